@@ -1,0 +1,193 @@
+"""The exception tree: every way a stream can go wrong is a `StreamError`.
+
+Each error says what was expected and what arrived, quoting a bounded excerpt
+of the offending line or body. None of them ever carries a request header, so
+an API key cannot leak through an error message or a log of one.
+
+Caller mistakes (bad arguments, feeding a machine after `close()`) are plain
+`ValueError` / `TypeError` / `RuntimeError`, not `StreamError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "EXCERPT_LIMIT",
+    "HTTPStatusError",
+    "LineTooLongError",
+    "MalformedChunkError",
+    "ProviderError",
+    "StreamError",
+    "StreamTimeoutError",
+    "ToolArgumentsError",
+    "TransportError",
+    "TruncatedStreamError",
+    "UnexpectedContentTypeError",
+    "excerpt",
+]
+
+#: How many characters of an offending line or body an error message quotes.
+EXCERPT_LIMIT = 200
+
+
+def excerpt(text: str | bytes, limit: int = EXCERPT_LIMIT) -> str:
+    """Return `text` cut to at most `limit` characters, marking the cut.
+
+    Bytes are decoded as UTF-8 with replacement first, so any body can be quoted.
+
+    >>> excerpt("x" * 300, limit=10)
+    'xxxxxxxxxx… (300 chars)'
+    """
+    total, unit = len(text), "chars"
+    if isinstance(text, bytes | bytearray):
+        # Decode only what can be shown: 4 bytes per character at the most.
+        text, unit = bytes(text[: limit * 4]).decode("utf-8", "replace"), "bytes"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({total} {unit})"
+
+
+class StreamError(Exception):
+    """Base class of everything that can go wrong with a stream."""
+
+
+class HTTPStatusError(StreamError):
+    """The server answered with a non-2xx status.
+
+    Attributes:
+        status_code: the HTTP status.
+        retry_after: seconds to wait before retrying, from `Retry-After` (or
+            `retry-after-ms`), or None.
+        provider_message: the provider's own error message when the body was
+            JSON in the usual `{"error": {"message": ...}}` shape.
+        body: a bounded excerpt of the response body.
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        *,
+        reason: str = "",
+        body: str = "",
+        provider_message: str | None = None,
+        retry_after: float | None = None,
+        request: str = "",
+    ) -> None:
+        self.status_code = status_code
+        self.reason = reason
+        self.body = body
+        self.provider_message = provider_message
+        self.retry_after = retry_after
+        self.request = request
+        head = f"HTTP {status_code}{' ' + reason if reason else ''}"
+        if request:
+            head += f" from {request}"
+        detail = provider_message if provider_message else (body or "(empty body)")
+        text = f"{head}: {detail}"
+        if retry_after is not None:
+            text += f" (retry after {retry_after:g} s)"
+        super().__init__(text)
+
+
+class UnexpectedContentTypeError(StreamError):
+    """A 2xx answer that is not an event stream (e.g. JSON: the endpoint ignored
+    `stream: true`)."""
+
+    def __init__(self, content_type: str, *, status_code: int, body: str = "") -> None:
+        self.content_type = content_type
+        self.status_code = status_code
+        self.body = body
+        super().__init__(
+            f"expected a text/event-stream response, got HTTP {status_code} with "
+            f"content type {content_type!r} (did the endpoint ignore stream: true?): "
+            f"{body or '(empty body)'}"
+        )
+
+
+class TransportError(StreamError):
+    """The connection failed (refused, reset, read timeout, incomplete body).
+
+    The original httpx (or OS) exception is the `__cause__`.
+    """
+
+
+class StreamTimeoutError(StreamError):
+    """A stream exceeded one of its time limits (`first`, `idle` or `total`)."""
+
+    def __init__(self, limit: str, seconds: float, message: str | None = None) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        super().__init__(message or f"stream exceeded its {limit!r} time limit of {seconds:g} s")
+
+
+class ProviderError(StreamError):
+    """The provider reported an error inside an HTTP 200 stream.
+
+    Attributes:
+        message: the provider's message.
+        type: the provider's error type, if any.
+        code: the provider's error code (string or number), if any.
+        payload: the decoded JSON the error arrived in (or None).
+        event: the SSE event name the error arrived with.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        type: str | None = None,
+        code: str | int | None = None,
+        payload: Any = None,
+        event: str = "message",
+    ) -> None:
+        self.message = message
+        self.type = type
+        self.code = code
+        self.payload = payload
+        self.event = event
+        parts = [p for p in (type, None if code is None else f"code {code!r}") if p]
+        head = f"provider error ({', '.join(parts)})" if parts else "provider error"
+        super().__init__(f"{head}: {message}")
+
+
+class MalformedChunkError(StreamError):
+    """A frame's data is not a valid chat chunk (invalid JSON, or not an object)."""
+
+    def __init__(self, reason: str, data: str) -> None:
+        self.reason = reason
+        self.data = data
+        super().__init__(f"malformed chunk ({reason}): {excerpt(data)!r}")
+
+
+class TruncatedStreamError(StreamError):
+    """The input ended before `[DONE]` while a choice was still unfinished."""
+
+    def __init__(self, message: str, *, unfinished: tuple[int, ...] = ()) -> None:
+        self.unfinished = unfinished
+        super().__init__(message)
+
+
+class LineTooLongError(StreamError):
+    """A line grew past the splitter's limit without a line terminator."""
+
+    def __init__(self, limit: int, head: str | bytes) -> None:
+        self.limit = limit
+        super().__init__(
+            f"line longer than the limit of {limit} without a line break; it starts with "
+            f"{excerpt(head)!r}"
+        )
+
+
+class ToolArgumentsError(StreamError):
+    """A tool call's accumulated arguments are not valid JSON (or not an object)."""
+
+    def __init__(self, *, name: str | None, id: str | None, arguments: str, reason: str) -> None:
+        self.name = name
+        self.id = id
+        self.arguments = arguments
+        self.reason = reason
+        super().__init__(
+            f"arguments of tool call {name!r} (id {id!r}) are not a JSON object ({reason}): "
+            f"{excerpt(arguments)!r}"
+        )

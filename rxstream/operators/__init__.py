@@ -1,0 +1,27 @@
+"""The Rx operators: one small module per concept, each a thin wrapper over a core machine."""
+
+from .chunks import decode_chunks
+from .coalesce import coalesce
+from .deltas import deltas
+from .lines import lines
+from .message import accumulate_message
+from .split import split_by_delta_type
+from .sse import sse_frames
+from .think import think_tags
+from .timeouts import timeouts
+from .tokens import count_tokens
+from .tools import accumulate_tool_calls
+
+__all__ = [
+    "accumulate_message",
+    "accumulate_tool_calls",
+    "coalesce",
+    "count_tokens",
+    "decode_chunks",
+    "deltas",
+    "lines",
+    "split_by_delta_type",
+    "sse_frames",
+    "think_tags",
+    "timeouts",
+]

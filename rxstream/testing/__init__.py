@@ -1,0 +1,1 @@
+"""Helpers for testing LLM pipelines: stream builders, marbles, a fake LLM server."""

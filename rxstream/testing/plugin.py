@@ -1,0 +1,1 @@
+"""The rxstream pytest plugin (entry point `pytest11`)."""

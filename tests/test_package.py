@@ -1,0 +1,95 @@
+"""The shape of the package: one front door, a core that imports no I/O or Rx."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import rxstream as rs
+
+CORE_MODULES = [
+    "rxstream.core.lines",
+    "rxstream.core.sse",
+    "rxstream.core.chunks",
+    "rxstream.core.deltas",
+    "rxstream.core.tools",
+    "rxstream.core.message",
+    "rxstream.core.think",
+    "rxstream.core.tokens",
+]
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_imports_neither_reactivex_nor_httpx(module: str) -> None:
+    # A fresh interpreter, so nothing the test session imported can hide a leak.
+    code = (
+        "import importlib, json, sys\n"
+        f"importlib.import_module({module!r})\n"
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in {'reactivex', 'httpx', 'httpx2', 'asyncio', 'threading'})))"
+    )
+    # Importing rxstream.core.X runs rxstream/__init__.py, which loads the Rx layers; so
+    # load the core package the way a no-Rx user would: as a stand-alone package path.
+    loader = (
+        "import importlib.util, sys, pathlib, types\n"
+        "root = pathlib.Path(sys.argv[1])\n"
+        "pkg = types.ModuleType('rxstream'); pkg.__path__ = [str(root)]\n"
+        "sys.modules['rxstream'] = pkg\n"
+    )
+    root = rs.__path__[0]
+    out = subprocess.run(
+        [sys.executable, "-c", loader + code, root],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert json.loads(out) == []
+
+
+def test_front_door_lists_exactly_what_it_exports() -> None:
+    public = {name for name in dir(rs) if not name.startswith("_")}
+    modules = {"bridges", "core", "errors", "models", "operators", "sources", "testing"}
+    assert set(rs.__all__) - {"__version__"} == public - modules
+    for name in rs.__all__:
+        assert getattr(rs, name) is not None
+
+
+def test_every_error_is_a_stream_error() -> None:
+    errors = [
+        rs.HTTPStatusError,
+        rs.TransportError,
+        rs.StreamTimeoutError,
+        rs.ProviderError,
+        rs.MalformedChunkError,
+        rs.TruncatedStreamError,
+        rs.LineTooLongError,
+        rs.ToolArgumentsError,
+        rs.UnexpectedContentTypeError,
+    ]
+    assert all(issubclass(e, rs.StreamError) for e in errors)
+
+
+def test_delta_types_are_lower_case_names() -> None:
+    assert [t.value for t in rs.DeltaType] == [t.name.lower() for t in rs.DeltaType]
+    assert rs.DeltaType.TOOL_CALL == "tool_call"
+    deltas: list[rs.Delta] = [
+        rs.TextDelta("a"),
+        rs.ReasoningDelta("b"),
+        rs.RefusalDelta("c"),
+        rs.ToolCallDelta(0),
+        rs.Finish("stop"),
+        rs.Usage(1, 2, 3),
+    ]
+    assert [d.type for d in deltas] == list(rs.DeltaType)
+    assert all(d.choice == 0 for d in deltas)
+
+
+def test_items_are_frozen_slotted_and_compare_by_value() -> None:
+    a, b = rs.TextDelta("hi", choice=1), rs.TextDelta("hi", choice=1)
+    assert a == b
+    assert not hasattr(a, "__dict__")
+    with pytest.raises(AttributeError):
+        a.text = "x"  # type: ignore[misc]
