@@ -1,10 +1,423 @@
-"""PLACEHOLDER: being written; replace this whole file."""
+"""Bridges from an observable to a pull-based iterator, with a bounded buffer.
 
-from typing import Any
+Rx pushes; a `for` loop pulls. The bridges hold at most `maxsize` items
+between the two and make the producer wait when the buffer is full:
+
+- `to_iterator` subscribes on a worker thread, so a synchronous source (one
+  that runs the whole stream inside `subscribe`) runs there, and its
+  `on_next` blocks while the buffer is full: the socket is not read ahead.
+- `to_async_iterator` subscribes inside the running loop, within a
+  `demand_scope`, so an rxstream async source awaits the bridge's `Demand`
+  before each read; items pushed from another thread (a sync source on a
+  thread pool) are handed over thread-safely, and that thread blocks while
+  the buffer is full.
+
+Leaving the loop early (`break`, an exception in the loop body, `close()` /
+`aclose()`, or dropping the iterator) disposes the subscription, which closes
+the connection. Items that arrived before an error are delivered first; the
+error itself is raised, as the very exception object, at the pull after them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.scheduler import CurrentThreadScheduler
+
+from ._demand import Demand, demand_scope
+
+__all__ = ["ObservableAsyncIterator", "ObservableIterator", "to_async_iterator", "to_iterator"]
+
+T = TypeVar("T")
 
 
-def to_iterator(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("to_iterator is not written yet")
+def _check_maxsize(maxsize: int) -> int:
+    if isinstance(maxsize, bool) or not isinstance(maxsize, int):
+        raise TypeError(f"maxsize must be an int, got {type(maxsize).__name__}")
+    if maxsize < 1:
+        raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+    return maxsize
 
-def to_async_iterator(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("to_async_iterator is not written yet")
+
+class _ConsumerGone(Exception):
+    """Raised in `on_next` on the worker thread once the consumer has left.
+
+    A source that produces inside `subscribe` (without scheduling its reads)
+    has not handed out its disposable yet, so disposing cannot reach it; the
+    exception unwinds its loop instead (its `finally` closes the response).
+    """
+
+
+class _SyncChannel(Generic[T]):
+    """The state shared by an `ObservableIterator` and its worker thread.
+
+    The worker and the source reference the channel, never the iterator, so
+    dropping the iterator (a `break`, an exception in the loop body) runs its
+    `__del__`, which closes the channel.
+    """
+
+    def __init__(self, observable: Observable[T], maxsize: int) -> None:
+        self._observable = observable
+        self._maxsize = maxsize
+        self._cond = threading.Condition()
+        self._buffer: deque[T] = deque()
+        self._error: Exception | None = None
+        self._completed = False
+        self._started = False
+        self._closed = False  # the consumer is gone, or has seen the end
+        self._subscription: abc.DisposableBase | None = None
+        self._worker: int | None = None
+        self._consumer: int | None = None
+
+    def pull(self) -> T:
+        with self._cond:
+            self._consumer = threading.get_ident()
+            if not self._started and not self._closed:
+                self._started = True
+                threading.Thread(target=self._run, name="rxstream-to-iterator", daemon=True).start()
+            while not self._buffer and not self._closed and not self._ended():
+                self._cond.wait()
+            if self._buffer:
+                item = self._buffer.popleft()
+                self._cond.notify_all()
+                return item
+            if self._closed:
+                raise StopIteration
+            self._closed = True
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+        raise StopIteration
+
+    def close(self) -> None:
+        with self._cond:
+            if self._closed and self._subscription is None:
+                return
+            self._closed = True
+            self._buffer.clear()
+            subscription, self._subscription = self._subscription, None
+            self._cond.notify_all()
+        if subscription is not None:
+            subscription.dispose()
+
+    def _ended(self) -> bool:
+        return self._completed or self._error is not None
+
+    def _run(self) -> None:
+        self._worker = threading.get_ident()
+
+        def subscribe(_: abc.SchedulerBase, __: Any = None) -> None:
+            # Inside a running trampoline a source that schedules its reads on
+            # the current thread (rxstream's sync sources, `from_iterable`)
+            # returns its disposable before the first read, so `close()` can
+            # reach it even while a read is blocked.
+            subscription = self._observable.subscribe(
+                self._on_next, self._on_error, self._on_completed
+            )
+            with self._cond:
+                if not self._closed:
+                    self._subscription = subscription
+                    return
+            subscription.dispose()
+
+        try:
+            CurrentThreadScheduler.singleton().schedule(subscribe)
+        except _ConsumerGone:
+            pass
+        except Exception as exc:  # a source that raises instead of calling on_error
+            self._on_error(exc)
+
+    def _on_next(self, item: T) -> None:
+        with self._cond:
+            # Never block the consumer's own thread: nobody would ever pull.
+            if threading.get_ident() != self._consumer:
+                while len(self._buffer) >= self._maxsize and not self._closed:
+                    self._cond.wait()
+            if self._closed:
+                if threading.get_ident() == self._worker:
+                    raise _ConsumerGone("the iterator was closed")
+                return
+            if self._ended():
+                return
+            self._buffer.append(item)
+            self._cond.notify_all()
+
+    def _on_error(self, error: Exception) -> None:
+        with self._cond:
+            if not self._closed and not self._ended():
+                self._error = error
+                self._cond.notify_all()
+
+    def _on_completed(self) -> None:
+        with self._cond:
+            if not self._closed and not self._ended():
+                self._completed = True
+                self._cond.notify_all()
+
+
+class ObservableIterator(Generic[T]):
+    """An iterator over an observable's items, made by `to_iterator`.
+
+    Also a context manager: leaving the `with` block closes it.
+    """
+
+    def __init__(self, observable: Observable[T], maxsize: int) -> None:
+        self._channel = _SyncChannel(observable, _check_maxsize(maxsize))
+
+    def __iter__(self) -> ObservableIterator[T]:
+        return self
+
+    def __next__(self) -> T:
+        return self._channel.pull()
+
+    def close(self) -> None:
+        """Dispose the subscription (closing the connection); later pulls stop."""
+        self._channel.close()
+
+    def __enter__(self) -> ObservableIterator[T]:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        channel = getattr(self, "_channel", None)
+        if channel is not None:
+            channel.close()
+
+
+def to_iterator(observable: Observable[T], *, maxsize: int = 64) -> ObservableIterator[T]:
+    """Iterate an observable at the consumer's pace, buffering at most `maxsize` items.
+
+    The subscription starts at the first `next()`, on a worker thread: a
+    synchronous source runs there and blocks in `on_next` while the buffer is
+    full. Leaving the loop early (break, an exception in the body, `close()`,
+    or the end of a `with` block) disposes the subscription and unblocks the
+    worker. An error from the stream is raised at the pull after the items
+    that came before it.
+
+    Args:
+        observable: the stream to consume.
+        maxsize: how many items may wait between producer and consumer.
+
+    Returns:
+        An iterator, also usable as a context manager.
+
+    Raises:
+        ValueError: `maxsize` is below 1.
+        TypeError: `maxsize` is not an int.
+
+    >>> import reactivex
+    >>> list(to_iterator(reactivex.of(1, 2, 3), maxsize=2))
+    [1, 2, 3]
+    """
+    return ObservableIterator(observable, maxsize)
+
+
+class _AsyncChannel(Generic[T]):
+    """The state shared by an `ObservableAsyncIterator` and its subscription.
+
+    Kept apart from the iterator for the reason `_SyncChannel` is.
+    """
+
+    def __init__(self, observable: Observable[T], maxsize: int) -> None:
+        self._observable = observable
+        self._maxsize = maxsize
+        self._cond = threading.Condition()
+        self._buffer: deque[T] = deque()
+        self._error: Exception | None = None
+        self._completed = False
+        self._started = False
+        self._closed = False
+        self._demand = Demand()
+        self._subscription: abc.DisposableBase | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def pull(self) -> T:
+        if self._closed and not self._buffer:
+            raise StopAsyncIteration
+        if not self._started:
+            self._start()
+        assert self._loop is not None
+        while True:
+            with self._cond:
+                if self._buffer:
+                    item = self._buffer.popleft()
+                    if len(self._buffer) < self._maxsize:
+                        self._demand.resume()
+                    self._cond.notify_all()
+                    return item
+                if self._closed:
+                    raise StopAsyncIteration
+                if self._completed or self._error is not None:
+                    self._closed = True
+                    error, self._error = self._error, None
+                    break
+                waiter = self._waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        if error is not None:
+            raise error
+        raise StopAsyncIteration
+
+    def _start(self) -> None:
+        self._started = True
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        # An rxstream async source captures the demand while it is subscribed.
+        with demand_scope(self._demand):
+            subscription = self._observable.subscribe(
+                self._on_next, self._on_error, self._on_completed
+            )
+        with self._cond:
+            if not self._closed:
+                self._subscription = subscription
+                return
+        subscription.dispose()
+
+    def close(self) -> None:
+        with self._cond:
+            if self._closed and self._subscription is None:
+                return
+            self._closed = True
+            self._buffer.clear()
+            subscription, self._subscription = self._subscription, None
+            self._cond.notify_all()
+        if subscription is not None:
+            subscription.dispose()
+        # A source waiting for demand wakes, sees it was disposed, and ends.
+        self._demand.resume()
+        self._wake_from_any_thread()
+
+    def _on_next(self, item: T) -> None:
+        on_loop = threading.get_ident() == self._loop_thread
+        with self._cond:
+            if not on_loop:
+                # A producer thread may wait; the loop thread never does.
+                while len(self._buffer) >= self._maxsize and not self._closed:
+                    self._cond.wait()
+            if self._closed or self._completed or self._error is not None:
+                return
+            self._buffer.append(item)
+            if on_loop and len(self._buffer) >= self._maxsize:
+                self._demand.pause()
+        self._wake_from_any_thread()
+
+    def _on_error(self, error: Exception) -> None:
+        with self._cond:
+            if self._closed or self._completed or self._error is not None:
+                return
+            self._error = error
+        self._wake_from_any_thread()
+
+    def _on_completed(self) -> None:
+        with self._cond:
+            if self._closed or self._completed or self._error is not None:
+                return
+            self._completed = True
+        self._wake_from_any_thread()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _wake_from_any_thread(self) -> None:
+        if self._loop is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._wake()
+            return
+        # A closed loop raises: nobody is waiting any more.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._wake)
+
+
+class ObservableAsyncIterator(Generic[T]):
+    """An async iterator over an observable's items, made by `to_async_iterator`.
+
+    Also an async context manager: leaving the `async with` block closes it.
+    """
+
+    def __init__(self, observable: Observable[T], maxsize: int) -> None:
+        self._channel = _AsyncChannel(observable, _check_maxsize(maxsize))
+
+    def __aiter__(self) -> ObservableAsyncIterator[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        return await self._channel.pull()
+
+    async def aclose(self) -> None:
+        """Dispose the subscription (closing the connection); later pulls stop."""
+        self._channel.close()
+
+    async def __aenter__(self) -> ObservableAsyncIterator[T]:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._channel.close()
+
+    def __del__(self) -> None:
+        channel = getattr(self, "_channel", None)
+        if channel is None:
+            return
+        # Best effort at garbage collection: `__del__` must not raise.
+        with contextlib.suppress(Exception):
+            channel.close()
+
+
+def to_async_iterator(
+    observable: Observable[T], *, maxsize: int = 64
+) -> ObservableAsyncIterator[T]:
+    """Iterate an observable with `async for`, buffering at most `maxsize` items.
+
+    The subscription starts at the first `__anext__`, on the running loop,
+    inside a `demand_scope`: an rxstream async source pauses its reads while
+    the buffer is full. Items pushed from another thread (a sync source on a
+    thread pool) are handed to the loop thread-safely, and that thread blocks
+    while the buffer is full. A synchronous source subscribed on the loop
+    thread cannot be made to wait there (the loop would stall), so it fills
+    the buffer past `maxsize`; give it a `ThreadPoolScheduler`. `break`, an
+    exception in the body, `aclose()` or the end of an `async with` block
+    dispose the subscription. An error from the stream is raised at the pull
+    after the items that came before it.
+
+    Args:
+        observable: the stream to consume.
+        maxsize: how many items may wait between producer and consumer.
+
+    Returns:
+        An async iterator, also usable as an async context manager.
+
+    Raises:
+        ValueError: `maxsize` is below 1.
+        TypeError: `maxsize` is not an int.
+
+    >>> import asyncio, reactivex
+    >>> async def main():
+    ...     return [x async for x in to_async_iterator(reactivex.of(1, 2))]
+    >>> asyncio.run(main())
+    [1, 2]
+    """
+    return ObservableAsyncIterator(observable, maxsize)

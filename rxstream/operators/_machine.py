@@ -12,7 +12,7 @@ An operator is a core machine plus subscription, disposal and error plumbing:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from reactivex import Observable, abc
@@ -29,9 +29,9 @@ B_co = TypeVar("B_co", covariant=True)
 class Machine(Protocol[A_contra, B_co]):
     """What `machine_operator` needs of a core machine."""
 
-    def feed(self, item: A_contra, /) -> list[B_co]: ...  # pragma: no cover
+    def feed(self, item: A_contra, /) -> Sequence[B_co]: ...  # pragma: no cover
 
-    def close(self) -> list[B_co]: ...  # pragma: no cover
+    def close(self) -> Sequence[B_co]: ...  # pragma: no cover
 
 
 def machine_operator(

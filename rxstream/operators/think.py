@@ -1,7 +1,41 @@
-"""PLACEHOLDER: being written; replace this whole file."""
+"""`think_tags()`: move `<think>...</think>` text into `ReasoningDelta`, over
+`rxstream.core.think.ThinkTagSplitter`."""
 
-from typing import Any
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reactivex import Observable
+
+from ..core.think import ThinkTagSplitter
+from ..models import ChatChunk, Delta
+from ._machine import machine_operator
+
+__all__ = ["think_tags"]
 
 
-def think_tags(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("think_tags is not written yet")
+def think_tags() -> Callable[[Observable[ChatChunk | Delta]], Observable[Delta]]:
+    """Turn the text inside `<think>...</think>` into `ReasoningDelta` (opt-in).
+
+    For models that put their reasoning in the content (DeepSeek-R1 distills
+    on Groq or Together). The tags are dropped; the rest of the text stays
+    `TextDelta`; other deltas pass through. A tag split across fragments is
+    still found: only a piece that could be the start of a tag is held back,
+    and released before the choice's next non-text delta or at completion.
+    Chunks are decoded to deltas first. Each subscription gets its own state.
+
+    Marble sketch (`a`=`"<think>hm"`, `b`=`"</th"`, `c`=`"ink>Hi"`)::
+
+        -a-b-c-|   ->   -R---T-|       (R = ReasoningDelta("hm"), T = TextDelta("Hi"))
+
+    Returns:
+        An operator from chunks (or deltas) to deltas.
+
+    >>> import reactivex
+    >>> from rxstream.models import TextDelta
+    >>> src = reactivex.of(TextDelta("<think>hm</think>Hi"))
+    >>> _ = src.pipe(think_tags()).subscribe(print)
+    ReasoningDelta(text='hm', choice=0)
+    TextDelta(text='Hi', choice=0)
+    """
+    return machine_operator(ThinkTagSplitter)

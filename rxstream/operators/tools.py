@@ -1,7 +1,47 @@
-"""PLACEHOLDER: being written; replace this whole file."""
+"""`accumulate_tool_calls()`: fragments -> complete `ToolCall`s, over
+`rxstream.core.tools.ToolCallAccumulator`."""
 
-from typing import Any
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reactivex import Observable
+
+from ..core.tools import ToolCallAccumulator
+from ..models import ChatChunk, Delta, ToolCall
+from ._machine import machine_operator
+
+__all__ = ["accumulate_tool_calls"]
 
 
-def accumulate_tool_calls(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("accumulate_tool_calls is not written yet")
+def accumulate_tool_calls(
+    *, partial: bool = False
+) -> Callable[[Observable[ChatChunk | Delta]], Observable[ToolCall]]:
+    """Reassemble tool-call fragments into one complete `ToolCall` per call.
+
+    A choice's calls are emitted (in index order) when its `Finish` arrives,
+    or when the source completes for a choice that never finished. Fragments
+    are matched per choice by index, else by id, else continue the latest
+    call; `id` and `name` are never doubled. Chunks are decoded to deltas
+    first; non-tool deltas are ignored. Each subscription gets its own state.
+
+    Marble sketch (`a`, `b` = fragments of one call, `f` = its `Finish`)::
+
+        -a-b-f-|   ->   -----C-|        (C = the complete ToolCall)
+        -a-b-|     ->   -----C|         (emitted at completion)
+
+    Args:
+        partial: also emit snapshots `ToolCall(complete=False, partial=...)`
+            as the arguments grow; `partial` holds the best-effort parse of
+            the incomplete JSON (jiter's partial mode when installed).
+
+    Returns:
+        An operator from chunks (or deltas) to tool calls.
+
+    >>> import reactivex
+    >>> from rxstream.models import Finish, ToolCallDelta
+    >>> src = reactivex.of(ToolCallDelta(0, "{}", id="c1", name="f"), Finish("tool_calls"))
+    >>> _ = src.pipe(accumulate_tool_calls()).subscribe(lambda c: print(c.name, c.arguments))
+    f {}
+    """
+    return machine_operator(lambda: ToolCallAccumulator(partial=partial))

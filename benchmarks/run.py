@@ -1,0 +1,286 @@
+"""rxstream against its peers, side by side in one process, reported as ratios.
+
+    python benchmarks/run.py            # full size; exits 1 when a target is missed
+    python benchmarks/run.py --quick    # small streams, for CI: prints, never fails on ratios
+
+Every contender parses the same bytes, cut into the same 4 KiB reads, and its
+result is checked against the stream's truth on every run (a fast wrong answer
+is an error, not a win). Times are CPU time (`time.process_time`), the median
+of several runs, in µs per chunk. Peers that are not installed are skipped
+(`pip install -e ".[bench]"` brings them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reactivex  # noqa: E402
+from streams import SCENARIOS, Stream  # noqa: E402
+
+import rxstream as rs  # noqa: E402
+
+Result = dict[str, Any]
+Contender = Callable[[Stream], Result]
+
+
+def _result(content: str = "", reasoning: str = "", tool_calls: list[dict[str, str]] | None = None,
+            usage: dict[str, int] | None = None) -> Result:
+    return {"content": content, "reasoning": reasoning, "tool_calls": tool_calls or [],
+            "usage": usage}
+
+
+def _from_dicts(chunks: list[dict[str, Any]]) -> Result:
+    """What a hand-written loop's list of dicts means (computed outside the timing)."""
+    content, reasoning, calls, usage = [], [], {}, None
+    for chunk in chunks:
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                content.append(delta["content"])
+            if delta.get("reasoning_content"):
+                reasoning.append(delta["reasoning_content"])
+            for call in delta.get("tool_calls") or []:
+                record = calls.setdefault(call["index"], {"id": "", "name": "", "arguments": ""})
+                record["id"] = record["id"] or call.get("id") or ""
+                record["name"] = record["name"] or call.get("function", {}).get("name") or ""
+                record["arguments"] += call.get("function", {}).get("arguments") or ""
+    return _result("".join(content), "".join(reasoning), [calls[i] for i in sorted(calls)], usage)
+
+
+# -- contenders -------------------------------------------------------------------------------
+
+
+def hand_loop(loads: Callable[[bytes], Any]) -> Contender:
+    """The loop every team writes: split on blank lines, decode the JSON, append."""
+
+    def run(stream: Stream) -> Result:
+        out: list[Any] = []
+        buffer = b""
+        for piece in stream.pieces:
+            buffer += piece
+            *events, buffer = buffer.split(b"\n\n")
+            for event in events:
+                if event.startswith(b"data: "):
+                    data = event[6:]
+                    if data == b"[DONE]":
+                        break
+                    out.append(loads(data))
+        return _from_dicts(out)
+
+    return run
+
+
+def httpx_sse_loop(stream: Stream) -> Result:
+    import httpx
+    from httpx_sse import EventSource
+
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, content=iter(stream.pieces)
+    )
+    out = []
+    for event in EventSource(response).iter_sse():
+        if event.data == "[DONE]":
+            break
+        out.append(json.loads(event.data))
+    return _from_dicts(out)
+
+
+def openai_sdk(stream: Stream) -> Result:
+    """The openai SDK's own machinery: its SSE decoder, chunk models and stream state."""
+    from openai._models import construct_type
+    from openai._streaming import SSEDecoder
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    state = ChatCompletionStreamState()
+    for sse in SSEDecoder().iter_bytes(iter(stream.pieces)):
+        if sse.data.startswith("[DONE]"):
+            break
+        chunk = construct_type(type_=ChatCompletionChunk, value=json.loads(sse.data))
+        for _ in state.handle_chunk(chunk):  # type: ignore[arg-type]
+            pass
+    message = state.current_completion_snapshot.choices[0].message
+    snapshot = state.current_completion_snapshot
+    calls = [
+        {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+        for c in message.tool_calls or []
+    ]
+    reasoning = getattr(message, "reasoning_content", None) or ""
+    usage = snapshot.usage.model_dump(exclude_none=True) if snapshot.usage else None
+    if usage:
+        usage = {k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return _result(message.content or "", reasoning, calls, usage)
+
+
+def rxstream_pipeline(stream: Stream) -> Result:
+    """bytes -> lines -> sse_frames -> decode_chunks -> deltas -> accumulate_message."""
+    messages: list[rs.Message] = []
+    errors: list[Exception] = []
+    reactivex.from_iterable(stream.pieces).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode_chunks(), rs.deltas(), rs.accumulate_message()
+    ).subscribe(messages.append, errors.append)
+    if errors:
+        raise errors[0]
+    (message,) = messages
+    usage = message.usage
+    return _result(
+        message.content,
+        message.reasoning,
+        [{"id": c.id or "", "name": c.name or "", "arguments": c.arguments}
+         for c in message.tool_calls],
+        None if usage is None else {"prompt_tokens": usage.prompt_tokens,
+                                    "completion_tokens": usage.completion_tokens,
+                                    "total_tokens": usage.total_tokens},
+    )
+
+
+def contenders() -> dict[str, Contender]:
+    found: dict[str, Contender] = {"hand loop, json.loads": hand_loop(json.loads)}
+    try:
+        import orjson
+
+        found["hand loop, orjson"] = hand_loop(orjson.loads)
+    except ImportError:
+        pass
+    try:
+        import msgspec
+
+        found["hand loop, msgspec"] = hand_loop(msgspec.json.decode)
+    except ImportError:
+        pass
+    try:
+        import httpx_sse  # noqa: F401
+
+        found["httpx-sse + json.loads"] = httpx_sse_loop
+    except ImportError:
+        pass
+    found["rxstream"] = rxstream_pipeline
+    try:
+        import openai  # noqa: F401
+
+        found["openai SDK stream state"] = openai_sdk
+    except ImportError:
+        pass
+    return found
+
+
+# -- measuring --------------------------------------------------------------------------------
+
+
+def check(name: str, stream: Stream, result: Result) -> None:
+    truth = _result(stream.content, stream.reasoning, stream.tool_calls,
+                    {k: stream.usage[k] for k in ("prompt_tokens", "completion_tokens",
+                                                  "total_tokens")} if stream.usage else None)
+    for key, expected in truth.items():
+        if result[key] != expected:
+            raise SystemExit(f"{name} got the {stream.name} stream's {key} wrong")
+
+
+def cpu_us_per_chunk(run: Contender, stream: Stream, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.process_time()
+        run(stream)
+        times.append(time.process_time() - start)
+    return statistics.median(times) / stream.chunks * 1e6
+
+
+def repeated_pieces(chunks: int, read_size: int = 4096) -> Iterator[bytes]:
+    """A text stream of `chunks` chunks generated lazily (it is never all in memory)."""
+    sample = SCENARIOS["text"](n=64, read_size=1 << 30)
+    body = sample.pieces[0]
+    events = body.split(b"\n\n")[1:-4]  # content chunks only
+    buffer = b""
+    for i in range(chunks):
+        buffer += events[i % len(events)] + b"\n\n"
+        if len(buffer) >= read_size:
+            yield buffer[:read_size]
+            buffer = buffer[read_size:]
+    yield buffer + b"data: [DONE]\n\n"
+
+
+def peak_memory_mb(chunks: int) -> float:
+    """Peak traced memory above baseline for `chunks` chunks through split_by_delta_type."""
+    seen = [0]
+
+    def on_group(group: Any) -> None:
+        group.subscribe(lambda _: seen.__setitem__(0, seen[0] + 1))
+
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    reactivex.from_iterable(repeated_pieces(chunks)).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode_chunks(), rs.split_by_delta_type()
+    ).subscribe(on_group)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    if seen[0] != chunks:
+        raise SystemExit(f"memory run saw {seen[0]} deltas, expected {chunks}")
+    return peak / 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small streams; never fails")
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    repeats = args.repeats or (3 if args.quick else 5)
+    streams = [
+        SCENARIOS["text"](n=20_000 // scale),
+        SCENARIOS["tools"](fragments=5_000 // scale),
+        SCENARIOS["reasoning"](n=10_000 // scale),
+    ]
+    found = contenders()
+    print(f"# rxstream benchmarks ({'quick' if args.quick else 'full'}) — "
+          f"{platform.python_implementation()} {platform.python_version()}, "
+          f"{platform.machine()}, {platform.system()}")
+    failures = []
+    for stream in streams:
+        print(f"\n## {stream.name}: {stream.chunks} chunks, {stream.size / 1e6:.1f} MB in "
+              f"{len(stream.pieces)} reads")
+        print("| way of parsing | µs per chunk (median) | × hand-written loop |")
+        print("|---|---:|---:|")
+        results: dict[str, float] = {}
+        for name, run in found.items():
+            check(name, stream, run(stream))
+            results[name] = cpu_us_per_chunk(run, stream, repeats)
+        base = results["hand loop, json.loads"]
+        for name, us in results.items():
+            print(f"| {name} | {us:.2f} | {us / base:.2f} |")
+        ratio = results["rxstream"] / base
+        if ratio > 1.5:
+            failures.append(f"{stream.name}: rxstream is {ratio:.2f}x the hand loop (target 1.5x)")
+        if "openai SDK stream state" in results:
+            gain = results["openai SDK stream state"] / results["rxstream"]
+            print(f"\nopenai SDK / rxstream: {gain:.1f}x (target >= 30x)")
+            if gain < 30:
+                failures.append(f"{stream.name}: only {gain:.1f}x less CPU than the openai SDK")
+    chunks = 100_000 if args.quick else 1_000_000
+    peak = peak_memory_mb(chunks)
+    print(f"\npeak memory, {chunks} chunks through split_by_delta_type: {peak:.2f} MB "
+          "(target < 10 MB)")
+    if peak >= 10:
+        failures.append(f"memory: {peak:.1f} MB")
+    for failure in failures:
+        print(f"MISSED: {failure}")
+    return 0 if args.quick or not failures else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,262 @@
+"""Decode the frames of an OpenAI-compatible chat-completion stream into chunks.
+
+Input: `SSEFrame`s (what `SSEParser` gives) of a `/v1/chat/completions`
+stream with `stream: true`.
+Output: `ChatChunk(raw)`, one per frame that carries a chunk, with the whole
+decoded JSON kept (provider extras are never lost).
+
+Invariants:
+
+- `data: [DONE]` ends the stream: `done` turns True and no more input is taken.
+- A provider error inside the HTTP 200 stream (an `event: error` frame, or a
+  chunk with a non-null `"error"` key) raises `ProviderError`.
+- Data that is not a JSON object, or a chat chunk that is structurally broken
+  (`choices` not a list, a choice not an object, a `delta` or `index` of the
+  wrong type) raises `MalformedChunkError`, or is dropped with
+  `on_malformed="skip"`. Missing fields are fine.
+- The input ending before `[DONE]` while a choice that was seen never got a
+  `finish_reason` raises `TruncatedStreamError` from `close()`; a stream whose
+  every choice finished (TGI sends no `[DONE]`) completes normally.
+- One `json.loads` per frame and no other pass over the data.
+
+Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
+as its compatible providers actually send it (see QUIRKS.md, section 6).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from ..errors import MalformedChunkError, ProviderError, TruncatedStreamError, excerpt
+from ..models import JSON, ChatChunk, JSONObject, SSEFrame
+
+__all__ = ["ChunkDecoder", "OnMalformed"]
+
+#: What `ChunkDecoder` does with a frame that is not a valid chat chunk.
+OnMalformed = Literal["raise", "skip"]
+
+_DONE = "[DONE]"
+
+
+class ChunkDecoder:
+    """Turn `SSEFrame`s into `ChatChunk`s, ending at `[DONE]`.
+
+    Args:
+        on_malformed: `"raise"` (the default) raises `MalformedChunkError` for
+            a frame that is not a valid chat chunk; `"skip"` drops it.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+
+    >>> decoder = ChunkDecoder()
+    >>> decoder.feed(SSEFrame('{"choices": [{"index": 0, "delta": {"content": "Hi"}}]}'))
+    [ChatChunk(raw={'choices': [{'index': 0, 'delta': {'content': 'Hi'}}]})]
+    >>> decoder.feed(SSEFrame("[DONE]")), decoder.done
+    ([], True)
+    >>> decoder.close()
+    []
+    """
+
+    __slots__ = ("_count", "_done", "_finished", "_seen", "_skip", "_state")
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        if on_malformed not in ("raise", "skip"):
+            raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+        self._skip = on_malformed == "skip"
+        # Choice indexes seen, and those that got a finish_reason: close()
+        # tells a truncated stream from one that merely omits [DONE].
+        self._seen: set[int] = set()
+        self._finished: set[int] = set()
+        self._count = 0
+        self._done = False
+        self._state = "open"
+
+    @property
+    def done(self) -> bool:
+        """True once `[DONE]` arrived: the stream is complete."""
+        return self._done
+
+    def feed(self, frame: SSEFrame) -> list[ChatChunk]:
+        """Take one frame and return the chunk it carries.
+
+        Args:
+            frame: the next frame of the stream.
+
+        Returns:
+            `[chunk]`, or `[]` for `[DONE]`, empty data and skipped frames.
+
+        Raises:
+            ProviderError: the frame reports a provider error.
+            MalformedChunkError: the frame is not a valid chat chunk (unless
+                `on_malformed="skip"`).
+            RuntimeError: the decoder is done, closed, or failed before.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this ChunkDecoder is {self._state}; it takes no more input")
+        if self._done:
+            raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
+        try:
+            return self._feed(frame)
+        except Exception:
+            self._state = "failed"
+            raise
+
+    def close(self) -> list[ChatChunk]:
+        """End the input, checking that the stream did not stop half-way.
+
+        Returns:
+            `[]` (a decoder buffers nothing).
+
+        Raises:
+            TruncatedStreamError: `[DONE]` never arrived and some choice that
+                was seen never got a `finish_reason`.
+            RuntimeError: the decoder was already closed, or failed before.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this ChunkDecoder is {self._state}; it cannot be closed again")
+        self._state = "closed"
+        if not self._done:
+            unfinished = tuple(sorted(self._seen - self._finished))
+            if unfinished:
+                self._state = "failed"
+                which = ", ".join(map(str, unfinished))
+                plural = "s" if len(unfinished) > 1 else ""
+                chunks = "chunk" if self._count == 1 else "chunks"
+                raise TruncatedStreamError(
+                    f"the stream ended before [DONE] with choice{plural} {which} unfinished,"
+                    f" after {self._count} {chunks}",
+                    unfinished=unfinished,
+                )
+        return []
+
+    def _feed(self, frame: SSEFrame) -> list[ChatChunk]:
+        data = frame.data
+        if frame.event == "error":
+            raise _event_error(data, frame.event)
+        try:
+            value = json.loads(data)
+        except ValueError as exc:
+            # [DONE] and keep-alive blanks are not JSON; testing them only
+            # here keeps the common frame at a single json.loads.
+            stripped = data.strip()
+            if stripped == _DONE:
+                self._done = True
+                return []
+            if not stripped:
+                return []
+            return self._malformed(f"invalid JSON: {exc}", data)
+        if type(value) is not dict:
+            return self._malformed(f"a JSON {_kind(value)}, not an object", data)
+        error = value.get("error")
+        if error is not None:
+            raise _chunk_error(error, value, data, frame.event)
+        choices = value.get("choices")
+        if choices is not None:
+            if type(choices) is not list:
+                return self._malformed(f"'choices' is a JSON {_kind(choices)}, not an array", data)
+            reason = self._track(choices)
+            if reason:
+                return self._malformed(reason, data)
+        self._count += 1
+        return [ChatChunk(value)]
+
+    def _track(self, choices: list[JSON]) -> str | None:
+        """Record the choices' indexes and finishes; return why they are broken, if they are."""
+        # Validate every choice before recording any, so a skipped chunk
+        # leaves no trace in the truncation bookkeeping.
+        seen: list[int] = []
+        finished: list[int] = []
+        for position, choice in enumerate(choices):
+            if type(choice) is not dict:
+                return f"choice {position} is a JSON {_kind(choice)}, not an object"
+            index = choice.get("index")
+            if index is None:
+                index = 0
+            elif type(index) is not int:
+                kind = _kind(index)
+                return f"choice {position} has an 'index' that is a JSON {kind}, not an integer"
+            delta = choice.get("delta")
+            if delta is not None and type(delta) is not dict:
+                return (
+                    f"choice {position} has a 'delta' that is a JSON {_kind(delta)}, not an object"
+                )
+            seen.append(index)
+            if choice.get("finish_reason") is not None:
+                finished.append(index)
+        self._seen.update(seen)
+        if finished:
+            self._finished.update(finished)
+        return None
+
+    def _malformed(self, reason: str, data: str) -> list[ChatChunk]:
+        if self._skip:
+            return []
+        raise MalformedChunkError(reason, data)
+
+
+def _kind(value: JSON) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__  # pragma: no cover - json.loads makes no other types
+
+
+def _event_error(data: str, event: str) -> ProviderError:
+    """The `ProviderError` of an `event: error` frame, whatever its data holds."""
+    try:
+        payload: JSON = json.loads(data)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if error is not None:
+            return _chunk_error(error, payload, data, event)
+        message = payload.get("message")
+        if isinstance(message, str) and message:
+            kind = payload.get("type")
+            # {"type": "error", ...} is an envelope tag (OpenAI Responses), not an error type.
+            return ProviderError(
+                message,
+                type=kind if isinstance(kind, str) and kind != "error" else None,
+                code=_code(payload.get("code")),
+                payload=payload,
+                event=event,
+            )
+    return ProviderError(
+        excerpt(data) if data.strip() else "(no data)", payload=payload, event=event
+    )
+
+
+def _chunk_error(error: JSON, payload: JSONObject, data: str, event: str) -> ProviderError:
+    """The `ProviderError` of a payload whose `"error"` is not null."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        kind = error.get("type")
+        return ProviderError(
+            message if isinstance(message, str) and message else excerpt(data),
+            type=kind if isinstance(kind, str) else None,
+            code=_code(error.get("code")),
+            payload=payload,
+            event=event,
+        )
+    if isinstance(error, str) and error:
+        return ProviderError(error, payload=payload, event=event)
+    return ProviderError(excerpt(data), payload=payload, event=event)
+
+
+def _code(value: JSON) -> str | int | None:
+    """A provider error code, if it is one (a string or an integer)."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return None

@@ -1,0 +1,278 @@
+"""Cut a stream of text or byte chunks into lines, by the event-stream rule.
+
+Input: `str` or `bytes` chunks, cut anywhere (one stream uses one type).
+Output: lines as `str`, without their terminators; a blank line is `""`.
+
+Invariants:
+
+- A line ends only at CRLF, LF or CR, also when CR and LF arrive in different
+  chunks; no other character (U+2028, U+0085, form feed, ...) ends a line, so
+  this is not `str.splitlines`.
+- Bytes are cut into lines before they are decoded, so a multi-byte character
+  split across chunks survives; invalid UTF-8 becomes U+FFFD, never an error.
+- A UTF-8 BOM at the very start of the stream is removed once.
+- No line, and no buffered partial line, grows past `limit`.
+- The output is the same however the input is chunked.
+
+Spec: the line rule of WHATWG HTML, "Server-sent events", section "Parsing an
+event stream" (end-of-line = CRLF / LF / CR).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ..errors import LineTooLongError
+
+__all__ = ["DEFAULT_LIMIT", "LineSplitter"]
+
+#: The default longest line, in bytes (or characters for `str` input): 1 MiB.
+DEFAULT_LIMIT = 1_048_576
+
+_BOM_BYTES = b"\xef\xbb\xbf"
+_BOM_STR = "\ufeff"
+
+T = TypeVar("T", str, bytes)
+
+
+class LineSplitter:
+    """Split `str` or `bytes` chunks into lines at CRLF, LF or CR.
+
+    A line is emitted as soon as its terminator arrives (at a CR, without
+    waiting to see whether an LF follows). The unterminated last line is
+    emitted by `close()`.
+
+    Args:
+        limit: the longest line allowed, in bytes for `bytes` input and in
+            characters for `str` input, terminator excluded.
+
+    Raises:
+        ValueError: `limit` is not a positive int.
+
+    >>> splitter = LineSplitter()
+    >>> splitter.feed(b"data: caf\\xc3")
+    []
+    >>> splitter.feed(b"\\xa9\\r\\n\\r\\nda")
+    ['data: café', '']
+    >>> splitter.close()
+    ['da']
+    """
+
+    __slots__ = (
+        "_at_start",
+        "_cr",
+        "_error",
+        "_kind",
+        "_limit",
+        "_pending_b",
+        "_pending_len",
+        "_pending_s",
+        "_state",
+    )
+
+    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit!r}")
+        self._limit = limit
+        self._kind: type[str] | type[bytes] | None = None
+        # Pieces of the line that has no terminator yet; a list so a long line
+        # that arrives in many small chunks is joined once, not once per chunk.
+        self._pending_b: list[bytes] = []
+        self._pending_s: list[str] = []
+        self._pending_len = 0
+        # The previous chunk ended in CR: an LF starting this one ends nothing.
+        self._cr = False
+        # Still within the first bytes of the stream, where a BOM may sit.
+        self._at_start = True
+        # An over-long line found after good lines in one chunk: those lines are
+        # returned first and this is raised by the next call.
+        self._error: LineTooLongError | None = None
+        self._state = "open"
+
+    def feed(self, chunk: str | bytes | bytearray) -> list[str]:
+        """Take the next chunk and return the lines it completes.
+
+        Args:
+            chunk: the next piece of the stream; `str` or `bytes` (or
+                `bytearray`), the same type for the whole stream.
+
+        Returns:
+            The completed lines, in order (possibly none).
+
+        Raises:
+            LineTooLongError: a line grew past the limit. When complete lines
+                came before it in the same chunk, those are returned first and
+                the error is raised by the next `feed` or `close`, so what is
+                delivered before the error does not depend on the chunking.
+            TypeError: the chunk is not `str`/`bytes`, or not the type of the
+                earlier chunks.
+            RuntimeError: the splitter was closed or has failed.
+        """
+        self._check_open()
+        if isinstance(chunk, bytearray):
+            chunk = bytes(chunk)
+        kind = _kind_of(chunk)
+        if self._kind is None:
+            self._kind = kind
+        elif kind is not self._kind:
+            raise TypeError(
+                f"this splitter takes {self._kind.__name__} chunks, got a {kind.__name__} chunk"
+            )
+        if not chunk:
+            return []
+        if self._at_start:
+            chunk = self._strip_bom(chunk)
+            if not chunk:
+                return []
+        try:
+            if isinstance(chunk, bytes):
+                return self._feed_bytes(chunk)
+            return self._feed_str(chunk)
+        except BaseException:
+            self._state = "failed"
+            raise
+
+    def close(self) -> list[str]:
+        """End the input and return the unterminated last line, if any.
+
+        Returns:
+            `[last_line]`, or `[]` when the input ended with a terminator.
+
+        Raises:
+            LineTooLongError: an over-long line was found by the last `feed`.
+            RuntimeError: the splitter was already closed or has failed.
+        """
+        self._check_open()
+        self._state = "closed"
+        if self._pending_b:
+            return [b"".join(self._pending_b).decode("utf-8", "replace")]
+        if self._pending_s:
+            return ["".join(self._pending_s)]
+        return []
+
+    def _check_open(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._state = "failed"
+            raise error
+        if self._state != "open":
+            raise RuntimeError(f"this LineSplitter is {self._state}; it takes no more input")
+
+    def _strip_bom(self, chunk: str | bytes) -> str | bytes:
+        if isinstance(chunk, str):
+            self._at_start = False
+            return chunk[1:] if chunk.startswith(_BOM_STR) else chunk
+        # The three BOM bytes may arrive in separate chunks: hold a prefix of
+        # them until it either completes the BOM or turns out to be text.
+        head = b"".join([*self._pending_b, chunk])
+        if len(head) < len(_BOM_BYTES) and _BOM_BYTES.startswith(head):
+            self._pending_b = [head]
+            self._pending_len = len(head)
+            return b""
+        self._at_start = False
+        self._pending_b = []
+        self._pending_len = 0
+        return head[3:] if head.startswith(_BOM_BYTES) else head
+
+    def _feed_bytes(self, data: bytes) -> list[str]:
+        if self._cr and data[0] == 0x0A:
+            data = data[1:]
+            if not data:
+                self._cr = False
+                return []
+        if b"\r" in data:
+            self._cr = data[-1] == 0x0D
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        else:
+            self._cr = False
+        end = data.rfind(b"\n")
+        pending = self._pending_b
+        if end < 0:
+            self._hold(pending, data)
+            return []
+        region = data[:end]
+        if pending:
+            pending.append(region)
+            region = b"".join(pending)
+        tail = data[end + 1 :]
+        pending.clear()
+        self._pending_len = 0
+        if len(region) > self._limit:
+            # Rare: only now is it worth measuring each line.
+            parts = region.split(b"\n")
+            for i, part in enumerate(parts):
+                if len(part) > self._limit:
+                    return self._fail_after(
+                        b"\n".join(parts[:i]).decode("utf-8", "replace").split("\n") if i else [],
+                        part,
+                    )
+        lines = region.decode("utf-8", "replace").split("\n")
+        if tail:
+            if len(tail) > self._limit:
+                return self._fail_after(lines, tail)
+            pending.append(tail)
+            self._pending_len = len(tail)
+        return lines
+
+    def _feed_str(self, data: str) -> list[str]:
+        if self._cr and data[0] == "\n":
+            data = data[1:]
+            if not data:
+                self._cr = False
+                return []
+        if "\r" in data:
+            self._cr = data[-1] == "\r"
+            data = data.replace("\r\n", "\n").replace("\r", "\n")
+        else:
+            self._cr = False
+        end = data.rfind("\n")
+        pending = self._pending_s
+        if end < 0:
+            self._hold(pending, data)
+            return []
+        region = data[:end]
+        if pending:
+            pending.append(region)
+            region = "".join(pending)
+        tail = data[end + 1 :]
+        pending.clear()
+        self._pending_len = 0
+        lines = region.split("\n")
+        if len(region) > self._limit:
+            for i, line in enumerate(lines):
+                if len(line) > self._limit:
+                    return self._fail_after(lines[:i], line)
+        if tail:
+            if len(tail) > self._limit:
+                return self._fail_after(lines, tail)
+            pending.append(tail)
+            self._pending_len = len(tail)
+        return lines
+
+    def _hold(self, pending: list[T], data: T) -> None:
+        size = self._pending_len + len(data)
+        if size > self._limit:
+            # data[:0] is an empty str or bytes, whichever this stream carries.
+            head = data[:0].join(pending) + data
+            raise LineTooLongError(self._limit, head[: self._limit + 1])
+        pending.append(data)
+        self._pending_len = size
+
+    def _fail_after(self, lines: list[str], line: str | bytes) -> list[str]:
+        # Deliver the good lines before the over-long one, so the output up
+        # to the error does not depend on how the input was chunked.
+        error = LineTooLongError(self._limit, line[: self._limit + 1])
+        if not lines:
+            raise error
+        self._error = error
+        return lines
+
+
+def _kind_of(chunk: object) -> type[str] | type[bytes]:
+    if isinstance(chunk, str):
+        return str
+    if isinstance(chunk, bytes):
+        return bytes
+    raise TypeError(f"expected a str or bytes chunk, got {type(chunk).__name__}")

@@ -1,0 +1,143 @@
+"""Deltas (or chunks) to the final assistant message of each choice.
+
+Input: `ChatChunk` items or deltas. Output: nothing while the stream runs;
+`close()` returns one `Message` per choice, in choice order.
+
+Invariants:
+
+- choices stay apart (`n > 1`); a choice exists once any chunk or delta names it;
+- text, reasoning and refusal are the concatenation of their deltas, joined once;
+- tool calls are reassembled by `ToolCallAccumulator` and listed in index order;
+- `finish_reason` is the choice's last `Finish` (None if it never finished);
+- `usage` is the stream's last `Usage`, shared by every choice;
+- `role` is read from the chunks' `delta.role` (the first non-empty one), as
+  deltas carry no role; it is `"assistant"` when fed deltas or when none came.
+
+Follows the OpenAI chat streaming format (a `chat.completion` assembled from
+its `chat.completion.chunk` stream).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..models import (
+    ChatChunk,
+    Delta,
+    Finish,
+    Message,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from .deltas import DELTA_CLASSES, DeltaDecoder
+from .tools import ToolCallAccumulator
+
+__all__ = ["MessageAccumulator"]
+
+
+@dataclass(slots=True)
+class _Choice:
+    role: str | None = None
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+class MessageAccumulator:
+    """Accumulate a stream into one final `Message` per choice.
+
+    Returns: `feed` always returns `[]`; `close()` returns the messages, in
+    choice order.
+
+    Raises:
+        TypeError: an item that is neither a `ChatChunk` nor a delta.
+        RuntimeError: `feed` after `close()` or after an error.
+
+    >>> acc = MessageAccumulator()
+    >>> acc.feed(TextDelta("Hi")) + acc.feed(Finish("stop"))
+    []
+    >>> acc.close()[0].content
+    'Hi'
+    """
+
+    def __init__(self) -> None:
+        self._decoder = DeltaDecoder()
+        self._tools = ToolCallAccumulator()
+        self._choices: dict[int, _Choice] = {}
+        self._usage: Usage | None = None
+        self._closed = False
+
+    def feed(self, item: ChatChunk | Delta) -> list[Message]:
+        """Take one chunk or delta; return `[]` (messages come at `close()`)."""
+        if self._closed:
+            raise RuntimeError("MessageAccumulator: feed() after close() or after an error")
+        if isinstance(item, DELTA_CLASSES):
+            deltas: list[Delta] = [item]
+        elif isinstance(item, ChatChunk):
+            for raw in item.choices:
+                index = raw.get("index")
+                state = self._choice(index if type(index) is int else 0)
+                delta = raw.get("delta")
+                role = delta.get("role") if isinstance(delta, dict) else None
+                if state.role is None and isinstance(role, str) and role:
+                    state.role = role
+            deltas = self._decoder.feed(item)
+        else:
+            self._closed = True
+            raise TypeError(f"MessageAccumulator expects ChatChunk or delta items, got {item!r}")
+        for delta in deltas:
+            self._apply(delta)
+        return []
+
+    def close(self) -> list[Message]:
+        """End the input; return one `Message` per choice, in choice order."""
+        if self._closed:
+            raise RuntimeError("MessageAccumulator: close() called twice or after an error")
+        self._closed = True
+        for call in self._tools.close():
+            self._choice(call.choice).tool_calls.append(call)
+        return [
+            Message(
+                choice=n,
+                role=state.role or "assistant",
+                content="".join(state.content),
+                reasoning="".join(state.reasoning),
+                refusal="".join(state.refusal),
+                tool_calls=tuple(sorted(state.tool_calls, key=lambda c: c.index)),
+                finish_reason=state.finish_reason,
+                usage=self._usage,
+            )
+            for n, state in sorted(self._choices.items())
+        ]
+
+    def _choice(self, n: int) -> _Choice:
+        state = self._choices.get(n)
+        if state is None:
+            state = self._choices[n] = _Choice()
+        return state
+
+    def _apply(self, delta: Delta) -> None:
+        match delta:
+            case Usage():
+                # Shared by all choices, so it names none.
+                self._usage = delta
+                return
+            case TextDelta(text=text):
+                self._choice(delta.choice).content.append(text)
+            case ReasoningDelta(text=text):
+                self._choice(delta.choice).reasoning.append(text)
+            case RefusalDelta(text=text):
+                self._choice(delta.choice).refusal.append(text)
+            case ToolCallDelta():
+                self._choice(delta.choice)
+                self._tools.feed(delta)
+            case Finish(reason=reason):
+                state = self._choice(delta.choice)
+                state.finish_reason = reason
+                state.tool_calls.extend(self._tools.feed(delta))

@@ -1,0 +1,133 @@
+"""Interpret event-stream lines as server-sent events.
+
+Input: lines as `str`, without terminators (what `LineSplitter` gives).
+Output: `SSEFrame(data, event, id, retry)`, one per dispatched event.
+
+Invariants:
+
+- A blank line dispatches the event being built; a frame is dispatched only
+  if at least one `data` field arrived since the last dispatch.
+- `id` (the last event id) and `retry` (the reconnection time) persist from
+  event to event; every frame carries their values at dispatch time.
+- Comments, unknown fields, an `id` containing NUL and a `retry` that is not
+  all ASCII digits are ignored, as the spec says.
+
+Spec: WHATWG HTML, "Server-sent events", section "Interpreting an event
+stream", with one deliberate deviation: at end of input, an event whose data
+arrived but whose closing blank line did not is still dispatched (real
+servers omit the last blank line; a browser would drop that event).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from ..models import SSEFrame
+
+__all__ = ["SSEParser"]
+
+
+class SSEParser:
+    """Turn event-stream lines into `SSEFrame`s, by the WHATWG rules.
+
+    >>> parser = SSEParser()
+    >>> parser.feed("event: delta")
+    []
+    >>> parser.feed("data: {}")
+    []
+    >>> parser.feed("")
+    [SSEFrame(data='{}', event='delta', id=None, retry=None)]
+    >>> parser.feed("data: tail")
+    []
+    >>> parser.close()
+    [SSEFrame(data='tail', event='message', id=None, retry=None)]
+    """
+
+    __slots__ = ("_data", "_event", "_fresh", "_id", "_retry", "_state")
+
+    def __init__(self) -> None:
+        # The data lines of the event being built; "\n".join of them is the
+        # spec's data buffer with its one trailing LF removed.
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._fresh = True
+        self._state = "open"
+
+    def feed(self, line: str) -> list[SSEFrame]:
+        """Take one line (without its terminator) and return the frame it dispatches.
+
+        Args:
+            line: the next line of the stream.
+
+        Returns:
+            `[frame]` when the line is blank and data was collected, else `[]`.
+
+        Raises:
+            TypeError: the line is not a `str`.
+            RuntimeError: the parser was closed.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this SSEParser is {self._state}; it takes no more input")
+        if self._fresh:
+            # Checked once: a stream of the wrong type fails on its first line.
+            if not isinstance(line, str):
+                raise TypeError(f"expected a str line, got {type(line).__name__}")
+            self._fresh = False
+            if line.startswith("\ufeff"):
+                line = line[1:]
+        # The hot path: nearly every line of a chat stream is a data line.
+        if line.startswith("data:"):
+            self._data.append(line[6:] if line.startswith(" ", 5) else line[5:])
+            return []
+        if not line:
+            return self._dispatch()
+        if line[0] == ":":
+            return []
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\x00" not in value:
+                self._id = value
+        # isdigit() alone would accept non-ASCII digits such as "٣".
+        elif name == "retry" and value.isascii() and value.isdigit():
+            # int() refuses a value of thousands of digits; the spec gives no
+            # other answer, so such a field is ignored like any bogus one.
+            with suppress(ValueError):
+                self._retry = int(value)
+        return []
+
+    def close(self) -> list[SSEFrame]:
+        """End the input, dispatching an event left without its closing blank line.
+
+        Returns:
+            `[frame]` if data was collected since the last dispatch, else `[]`.
+
+        Raises:
+            RuntimeError: the parser was already closed.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this SSEParser is {self._state}; it cannot be closed again")
+        self._state = "closed"
+        return self._dispatch()
+
+    def _dispatch(self) -> list[SSEFrame]:
+        data, event = self._data, self._event
+        self._event = ""
+        if not data:
+            return []
+        self._data = []
+        return [
+            SSEFrame(
+                data[0] if len(data) == 1 else "\n".join(data),
+                event or "message",
+                self._id,
+                self._retry,
+            )
+        ]

@@ -1,0 +1,152 @@
+"""MessageAccumulator: one final Message per choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rxstream.core.message import MessageAccumulator
+from rxstream.models import (
+    ChatChunk,
+    Finish,
+    Message,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+
+
+def run(items: list[Any]) -> list[Message]:
+    acc = MessageAccumulator()
+    for item in items:
+        assert acc.feed(item) == []
+    return acc.close()
+
+
+def ch(delta: Any, finish: str | None = None, index: int = 0, **extra: Any) -> ChatChunk:
+    return ChatChunk(
+        {"choices": [{"index": index, "delta": delta, "finish_reason": finish}], **extra}
+    )
+
+
+U1, U2 = Usage(1, 2, 3), Usage(1, 5, 6, reasoning_tokens=2)
+
+CASES: list[tuple[str, list[Any], list[Message]]] = [
+    ("nothing", [], []),
+    (
+        "text, reasoning, refusal joined",
+        [
+            ReasoningDelta("a"),
+            ReasoningDelta("b"),
+            TextDelta("c"),
+            TextDelta("d"),
+            RefusalDelta("e"),
+            Finish("stop"),
+        ],
+        [Message(reasoning="ab", content="cd", refusal="e", finish_reason="stop")],
+    ),
+    (
+        "tool calls in index order, finish reason tool_calls",
+        [ToolCallDelta(1, "{}", "b", "g"), ToolCallDelta(0, "{}", "a", "f"), Finish("tool_calls")],
+        [
+            Message(
+                tool_calls=(ToolCall(0, "a", "f", "{}"), ToolCall(1, "b", "g", "{}")),
+                finish_reason="tool_calls",
+            )
+        ],
+    ),
+    (
+        "tool calls of an unfinished choice still come",
+        [ToolCallDelta(0, "{", "a", "f"), ToolCallDelta(0, "}")],
+        [Message(tool_calls=(ToolCall(0, "a", "f", "{}"),))],
+    ),
+    (
+        "stop after tool calls: the last reason wins, calls kept",
+        [ToolCallDelta(0, "{}", "a", "f"), Finish("tool_calls"), Finish("stop")],
+        [Message(tool_calls=(ToolCall(0, "a", "f", "{}"),), finish_reason="stop")],
+    ),
+    (
+        "the last usage is shared by every choice",
+        [TextDelta("x"), TextDelta("y", choice=1), U1, U2],
+        [Message(content="x", usage=U2), Message(choice=1, content="y", usage=U2)],
+    ),
+    ("usage alone makes no choice", [U1], []),
+    (
+        "n>1 interleaved chunks stay apart, in choice order",
+        [
+            ch({"role": "assistant", "content": ""}, index=2),
+            ch({"role": "assistant", "content": ""}, index=0),
+            ch({"content": "c"}, index=2),
+            ch({"content": "a"}, index=0),
+            ch({}, "stop", index=2),
+            ch({}, "length", index=0),
+        ],
+        [
+            Message(content="a", finish_reason="length"),
+            Message(choice=2, content="c", finish_reason="stop"),
+        ],
+    ),
+    (
+        "role from the chunk; role null later ignored (mistral)",
+        [ch({"role": "tool", "content": "a"}), ch({"role": None, "content": "b"})],
+        [Message(role="tool", content="ab")],
+    ),
+    (
+        "role repeated on every chunk (openrouter)",
+        [
+            ch({"role": "assistant", "content": "a"}),
+            ch({"role": "assistant", "content": "b"}, "stop"),
+        ],
+        [Message(content="ab", finish_reason="stop")],
+    ),
+    (
+        "a choice named only by an empty delta exists",
+        [ch({"role": "assistant"})],
+        [Message()],
+    ),
+    (
+        "azure empty first chunk makes no choice",
+        [ChatChunk({"choices": [], "prompt_filter_results": []}), ch({"content": "Hi"}, "stop")],
+        [Message(content="Hi", finish_reason="stop")],
+    ),
+    (
+        "usage on the finish chunk",
+        [
+            ch(
+                {"content": "Hi"},
+                "stop",
+                usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+            )
+        ],
+        [Message(content="Hi", finish_reason="stop", usage=U1)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("items", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_accumulate(items: list[Any], expected: list[Message]) -> None:
+    assert run(items) == expected
+
+
+def test_chunks_and_deltas_mix() -> None:
+    assert run([ch({"role": "assistant", "content": "a"}), TextDelta("b"), Finish("stop")]) == [
+        Message(content="ab", finish_reason="stop")
+    ]
+
+
+def test_refuses_after_close_and_bad_items() -> None:
+    acc = MessageAccumulator()
+    acc.close()
+    with pytest.raises(RuntimeError, match="after close"):
+        acc.feed(TextDelta("a"))
+    with pytest.raises(RuntimeError):
+        acc.close()
+    acc = MessageAccumulator()
+    with pytest.raises(TypeError, match="ChatChunk"):
+        acc.feed(42)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        acc.close()

@@ -1,0 +1,178 @@
+"""decode_chunks(): SSEFrame -> ChatChunk as an Rx operator, over ChunkDecoder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import reactivex
+from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.marbles import marbles_testing
+
+import rxstream as rs
+from rxstream.models import ChatChunk, SSEFrame
+from rxstream.testing.builders import ChatStream, error_chunk, finish_chunk, text_chunk
+
+on_next = ReactiveTest.on_next
+on_completed = ReactiveTest.on_completed
+on_error = ReactiveTest.on_error
+subscribe = ReactiveTest.subscribe
+
+A, B = text_chunk("a"), text_chunk("b")
+END = finish_chunk("stop")
+
+
+def F(data: str | dict[str, Any], event: str = "message") -> SSEFrame:
+    return SSEFrame(data if isinstance(data, str) else json.dumps(data), event)
+
+
+# Expected records go on the left: only the predicate side knows how to compare.
+def is_error(kind: type[Exception], text: str = "") -> Callable[[Exception], bool]:
+    return lambda error: isinstance(error, kind) and text in str(error)
+
+
+def test_marbles_done_completes() -> None:
+    frames = {"a": F(A), "b": F(B), "D": F("[DONE]"), "x": F("never decoded")}
+    chunks = {"A": ChatChunk(A), "B": ChatChunk(B)}
+    with marbles_testing(timespan=1.0) as (start, cold, _hot, exp):
+        source = cold("-a-b-D-x-|", frames)
+        expected = exp("-A-B-|", chunks)
+        assert start(source.pipe(rs.decode_chunks())) == expected
+
+
+def test_done_ends_the_upstream_subscription_at_that_frame() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(210, F(A)),
+        on_next(220, F("[DONE]")),
+        on_next(230, F("not JSON, never read")),
+        on_completed(240),
+    )
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()))
+    assert [on_next(210, ChatChunk(A)), on_completed(220)] == results.messages
+    assert xs.subscriptions == [subscribe(200, 220)]
+
+
+def test_completion_after_every_choice_finished() -> None:
+    # TGI sends no [DONE]: the source's own completion ends the stream.
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(210, F(A)), on_next(220, F(END)), on_completed(230)
+    )
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()))
+    assert [
+        on_next(210, ChatChunk(A)),
+        on_next(220, ChatChunk(END)),
+        on_completed(230),
+    ] == results.messages
+    assert xs.subscriptions == [subscribe(200, 230)]
+
+
+ERRORS: list[tuple[str, SSEFrame, type[Exception], str]] = [
+    ("event error", F(error_chunk("Overloaded"), "error"), rs.ProviderError, "Overloaded"),
+    (
+        "in-chunk error",
+        F({"error": {"code": 400, "message": "Token limit reached"}, "choices": []}),
+        rs.ProviderError,
+        "Token limit reached",
+    ),
+    ("invalid JSON", F("{oops"), rs.MalformedChunkError, "{oops"),
+    ("not an object", F("[1]"), rs.MalformedChunkError, "not an object"),
+    ("broken choices", F('{"choices": 3}'), rs.MalformedChunkError, "'choices'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("frame", "kind", "text"), [c[1:] for c in ERRORS], ids=[c[0] for c in ERRORS]
+)
+def test_errors_reach_on_error_and_dispose_upstream(
+    frame: SSEFrame, kind: type[Exception], text: str
+) -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(210, F(A)), on_next(220, frame), on_next(230, F(B)), on_completed(240)
+    )
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()))
+    assert [on_next(210, ChatChunk(A)), on_error(220, is_error(kind, text))] == results.messages
+    assert xs.subscriptions == [subscribe(200, 220)]
+
+
+def test_truncated_stream_errors_at_completion() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(on_next(210, F(A)), on_completed(250))
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()))
+    assert [
+        on_next(210, ChatChunk(A)),
+        on_error(250, is_error(rs.TruncatedStreamError, "choice 0 unfinished")),
+    ] == results.messages
+    assert xs.subscriptions == [subscribe(200, 250)]
+
+
+def test_skip_drops_malformed_frames() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(210, F("{oops")),
+        on_next(220, F(A)),
+        on_next(230, F("[1, 2]")),
+        on_next(240, F("[DONE]")),
+    )
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks(on_malformed="skip")))
+    assert [on_next(220, ChatChunk(A)), on_completed(240)] == results.messages
+    assert xs.subscriptions == [subscribe(200, 240)]
+
+
+def test_skip_does_not_skip_provider_errors() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(on_next(210, F(error_chunk("boom"), "error")))
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks(on_malformed="skip")))
+    assert [on_error(210, is_error(rs.ProviderError, "boom"))] == results.messages
+    assert xs.subscriptions == [subscribe(200, 210)]
+
+
+def test_upstream_error_passes_through() -> None:
+    scheduler = TestScheduler()
+    failure = rs.TransportError("connection reset")
+    xs = scheduler.create_hot_observable(on_next(210, F(A)), on_error(220, failure))
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()))
+    assert [
+        on_next(210, ChatChunk(A)),
+        on_error(220, lambda error: error is failure),
+    ] == results.messages
+
+
+def test_downstream_dispose_disposes_upstream() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(on_next(210, F(A)), on_next(1100, F("[DONE]")))
+    results = scheduler.start(lambda: xs.pipe(rs.decode_chunks()), disposed=500)
+    assert [on_next(210, ChatChunk(A))] == results.messages
+    assert xs.subscriptions == [subscribe(200, 500)]
+
+
+def test_each_subscription_gets_its_own_decoder() -> None:
+    stream = ChatStream().text("Hi").finish().done()
+    chunks = reactivex.from_iterable(stream.frames()).pipe(rs.decode_chunks())
+    first: list[ChatChunk] = []
+    second: list[ChatChunk] = []
+    chunks.subscribe(first.append)
+    # A shared decoder would be done already and refuse the second run.
+    chunks.subscribe(second.append, on_error=pytest.fail)
+    assert first == second == [ChatChunk(raw) for raw in stream.chunks()]
+
+
+@pytest.mark.parametrize("value", ["ignore", "", "Skip"])
+def test_bad_option_fails_when_built(value: Any) -> None:
+    with pytest.raises(ValueError, match="on_malformed"):
+        rs.decode_chunks(on_malformed=value)
+
+
+def test_with_sse_frames() -> None:
+    stream = ChatStream().keepalive().role().text("Hel", "lo").finish().usage(1, 2).done()
+    got: list[ChatChunk] = []
+    completed: list[bool] = []
+    reactivex.from_iterable([*stream.lines(), "data: after done", ""]).pipe(
+        rs.sse_frames(), rs.decode_chunks()
+    ).subscribe(got.append, on_error=pytest.fail, on_completed=lambda: completed.append(True))
+    assert got == [ChatChunk(raw) for raw in stream.chunks()]
+    assert completed == [True]

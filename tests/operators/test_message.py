@@ -1,0 +1,66 @@
+"""accumulate_message(): MessageAccumulator under Rx."""
+
+from __future__ import annotations
+
+from reactivex.testing import TestScheduler
+from reactivex.testing.marbles import marbles_testing
+
+import rxstream as rs
+from rxstream.models import Finish, Message, TextDelta, Usage
+
+from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
+
+
+def test_marbles_one_message_at_completion() -> None:
+    with marbles_testing() as (start, cold, _hot, exp):
+        values = {"a": TextDelta("He"), "b": TextDelta("llo"), "f": Finish("stop")}
+        assert start(cold("-a-b-f-|", values).pipe(rs.accumulate_message())) == exp(
+            "-------(m,|)", {"m": Message(content="Hello", finish_reason="stop")}
+        )
+
+
+def test_n2_chunks_messages_in_choice_order_and_window() -> None:
+    scheduler = TestScheduler()
+    usage = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    source = scheduler.create_hot_observable(
+        on_next(210, chunk({"role": "assistant", "content": "b"}, index=1)),
+        on_next(220, chunk({"role": "assistant", "content": "a"}, index=0)),
+        on_next(230, chunk({}, "stop", index=1)),
+        on_next(240, chunk({}, "length", index=0)),
+        on_next(250, rs.ChatChunk({"choices": [], "usage": usage})),
+        on_completed(260),
+    )
+    results = scheduler.start(lambda: source.pipe(rs.accumulate_message()))
+    u = Usage(1, 2, 3)
+    assert results.messages == [
+        on_next(260, Message(0, content="a", finish_reason="length", usage=u)),
+        on_next(260, Message(1, content="b", finish_reason="stop", usage=u)),
+        on_completed(260),
+    ]
+    assert source.subscriptions == [subscribe(200, 260)]
+
+
+def test_upstream_error_passes_through_without_a_message() -> None:
+    scheduler = TestScheduler()
+    boom = rs.ProviderError("Token limit reached", code=400)
+    source = scheduler.create_hot_observable(on_next(210, TextDelta("a")), on_error(220, boom))
+    results = scheduler.start(lambda: source.pipe(rs.accumulate_message()))
+    assert len(results.messages) == 1
+    assert error_of(results.messages[0]) is boom
+    assert source.subscriptions == [subscribe(200, 220)]
+
+
+def test_bad_item_errors_and_disposes_upstream() -> None:
+    scheduler = TestScheduler()
+    source = scheduler.create_hot_observable(on_next(210, None), on_completed(300))
+    results = scheduler.start(lambda: source.pipe(rs.accumulate_message()))
+    assert isinstance(error_of(results.messages[0]), TypeError)
+    assert source.subscriptions == [subscribe(200, 210)]
+
+
+def test_dispose_before_completion_gives_nothing() -> None:
+    scheduler = TestScheduler()
+    source = scheduler.create_hot_observable(on_next(210, TextDelta("a")), on_completed(500))
+    results = scheduler.start(lambda: source.pipe(rs.accumulate_message()), disposed=300)
+    assert results.messages == []
+    assert source.subscriptions == [subscribe(200, 300)]
