@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "EXCERPT_LIMIT",
+    "BufferOverflowError",
     "HTTPStatusError",
     "LineTooLongError",
     "MalformedChunkError",
@@ -190,4 +191,24 @@ class ToolArgumentsError(StreamError):
         super().__init__(
             f"arguments of tool call {name!r} (id {id!r}) are not a JSON object ({reason}): "
             f"{excerpt(arguments)!r}"
+        )
+
+
+class BufferOverflowError(StreamError):
+    """An observer of `rs.multicast` fell behind with `overflow="error"`: its buffer was full.
+
+    Attributes:
+        maxsize: the observer's buffer size.
+        observer: the name given to the observer (or None).
+        item: a bounded `repr` excerpt of the item that did not fit.
+    """
+
+    def __init__(self, maxsize: int, *, observer: str | None = None, item: object = None) -> None:
+        self.maxsize = maxsize
+        self.observer = observer
+        self.item = excerpt(repr(item))
+        who = f"observer {observer!r}" if observer else "an observer"
+        super().__init__(
+            f"{who} fell behind: its buffer of {maxsize} item(s) (overflow='error') was full "
+            f"when {self.item} arrived"
         )

@@ -4,5 +4,35 @@ Each machine has two verbs: `feed(x)` returns a list of items (possibly empty),
 `close()` flushes what is buffered and raises if the input stopped half-way.
 No I/O, no threads, no clocks, no reactivex, no httpx: the same input always
 gives the same output, so the same machine serves an Rx operator, a `for` loop
-and an `async for`.
+and an `async for`:
+
+    from rxstream.core import ChunkDecoder, DeltaDecoder, LineSplitter, SSEParser
+
+    splitter, parser, decoder, deltas = LineSplitter(), SSEParser(), ChunkDecoder(), DeltaDecoder()
+    for piece in response.iter_bytes():
+        for line in splitter.feed(piece):
+            for frame in parser.feed(line):
+                for chunk in decoder.feed(frame):
+                    for delta in deltas.feed(chunk):
+                        print(delta)
 """
+
+from .chunks import ChunkDecoder
+from .deltas import DeltaDecoder
+from .lines import LineSplitter
+from .message import MessageAccumulator
+from .sse import SSEParser
+from .think import ThinkTagSplitter
+from .tokens import TokenCounter
+from .tools import ToolCallAccumulator
+
+__all__ = [
+    "ChunkDecoder",
+    "DeltaDecoder",
+    "LineSplitter",
+    "MessageAccumulator",
+    "SSEParser",
+    "ThinkTagSplitter",
+    "TokenCounter",
+    "ToolCallAccumulator",
+]

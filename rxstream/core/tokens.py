@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeAlias
 
@@ -53,9 +54,9 @@ DEFAULT_ENCODING = "o200k_base"
 
 _INSTALL_HINT = 'pip install "rxstream[tokens]"'
 
-# How many trailing regex pieces stay open (`add` has a fast path for two). Checked exhaustively on short texts
+# How many trailing regex pieces stay open. Checked exhaustively on short texts
 # for the r50k, cl100k and o200k patterns (tests/core/test_tokens.py): appending
-# never changes a piece before the last two.
+# never changes a piece before the last two. (`add` has a fast path for two.)
 _OPEN_PIECES = 2
 
 # Pieces up to this length have their count remembered; longer ones rarely repeat.
@@ -162,48 +163,69 @@ class _TextCount(Protocol):
 class _PieceTextCount:
     """One growing text under a tiktoken encoding: settled count + open pieces."""
 
-    __slots__ = ("_carry", "_count", "_findall", "_settled", "_tail", "_total")
+    __slots__ = ("_carry", "_count", "_encode", "_fallback", "_findall", "_settled", "_tail")
 
-    def __init__(self, findall: Callable[[str], list[str]], counts: _PieceCounts) -> None:
+    def __init__(
+        self,
+        findall: Callable[[str], list[str]],
+        counts: _PieceCounts,
+        encode: Callable[[str], Sequence[int]],
+    ) -> None:
         self._findall = findall
         self._count = counts.__getitem__
+        self._encode = encode
         self._settled = 0
         self._tail = ""
-        self._total = 0
         # A high surrogate ending a fragment waits for its low half, as tiktoken
         # joins surrogate pairs before encoding.
         self._carry = ""
+        self._fallback: _BoundaryTextCount | None = None
 
     def add(self, fragment: str) -> int:
-        if self._carry or not (fragment.isascii() or _is_utf8(fragment)):
-            fragment = self._repair(fragment)
+        if self._carry or not fragment.isascii():
+            if self._fallback is not None:
+                return self._fallback.add(self._take_carry() + fragment)
+            if self._carry or not _is_utf8(fragment):
+                fragment = self._repair(fragment)
+            if "Cn" in map(unicodedata.category, fragment):
+                # A character newer than this Python's Unicode tables: the `regex`
+                # module and tiktoken's own engine may class it differently, so
+                # from here on count with tiktoken itself.
+                self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
+                return self._fallback.add(self._tail + fragment)
+        elif self._fallback is not None:
+            return self._fallback.add(fragment)
         pieces = self._findall(self._tail + fragment)
         count = self._count
-        if len(pieces) == 3:  # the usual case with two pieces open: one settles
+        if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
             first, last_but_one, last = pieces
             self._settled += count(first)
             self._tail = last_but_one + last
-            total = self._settled + count(last_but_one) + count(last)
-        elif len(pieces) > _OPEN_PIECES:
+            return self._settled + count(last_but_one) + count(last)
+        if len(pieces) > _OPEN_PIECES:
             self._settled += sum(map(count, pieces[:-_OPEN_PIECES]))
             del pieces[:-_OPEN_PIECES]
             self._tail = "".join(pieces)
-            total = self._settled + sum(map(count, pieces))
         else:
             self._tail += fragment
-            total = self._settled + sum(map(count, pieces))
-        self._total = total
-        return total
+        return self._settled + sum(map(count, pieces))
 
     def finish(self) -> int:
+        if self._fallback is not None:
+            return (
+                self._fallback.add(self._take_carry()) if self._carry else self._fallback.finish()
+            )
         if self._carry:
             self._carry = ""
-            return self.add("\ufffd")
-        return self._total
+            return self.add("\ufffd")  # a lone half, as tiktoken counts it
+        return self._settled + sum(map(self._count, self._findall(self._tail)))
+
+    def _take_carry(self) -> str:
+        carry, self._carry = self._carry, ""
+        return carry
 
     def _repair(self, fragment: str) -> str:
-        fragment = self._carry + fragment
-        self._carry = ""
+        fragment = self._take_carry() + fragment
         if fragment and "\ud800" <= fragment[-1] <= "\udbff":
             self._carry, fragment = fragment[-1], fragment[:-1]
         # tiktoken's own fix-up: pairs become one character, lone halves U+FFFD.
@@ -218,10 +240,11 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-# Places no tiktoken pattern (r50k, cl100k, o200k) lets a piece span: a space
-# after a non-space, and a non-space after a line break. Tokenizers that
-# pre-split at whitespace in the same way count the two sides independently.
-_BOUNDARY = re.compile(r"(?<=\S) |(?<=[\r\n])(?=\S)")
+# The one place no tiktoken pattern (r50k, cl100k, o200k) lets a piece span: a
+# space after a non-space (" world" starts a piece). Tokenizers that pre-split
+# at whitespace the same way count the two sides independently. (Not a line
+# start: r50k splits "\n\nHi" as "\n", "\n", "Hi".)
+_BOUNDARY = re.compile(r"(?<=\S) ")
 
 
 class _BoundaryTextCount:
@@ -229,9 +252,9 @@ class _BoundaryTextCount:
 
     __slots__ = ("_encode", "_settled", "_tail", "_tail_count")
 
-    def __init__(self, encode: Callable[[str], Sequence[int]]) -> None:
+    def __init__(self, encode: Callable[[str], Sequence[int]], *, settled: int = 0) -> None:
         self._encode = encode
-        self._settled = 0
+        self._settled = settled
         self._tail = ""
         self._tail_count = 0
 
@@ -274,7 +297,7 @@ def _text_count_factory(
             return lambda: _BoundaryTextCount(enc.encode_ordinary)
         findall = regex.compile(enc._pat_str).findall
         counts = _PieceCounts(encode_piece)
-        return lambda: _PieceTextCount(findall, counts)
+        return lambda: _PieceTextCount(findall, counts, enc.encode_ordinary)
     encode: Callable[[str], Sequence[int]] = encoding  # type: ignore[assignment]
     return lambda: _BoundaryTextCount(encode)
 
@@ -364,9 +387,10 @@ class TokenCounter:
             `str -> list[int]`; None means `"o200k_base"`. Names need tiktoken
             (`pip install "rxstream[tokens]"`) and are resolved here, which may
             make tiktoken load or download its data file. A plain callable is
-            re-run from the last space after a word or the last line start,
-            which is exact for tokenizers that never let a token span those
-            places (tiktoken's and GPT-2-style ones do).
+            re-run on the text from the last space that follows a non-space,
+            which is exact for tokenizers that never let a token span such a
+            place (tiktoken's and GPT-2-style ones; text without spaces then
+            costs more, as it is re-run whole).
 
     Returns (from `feed`): a running `TokenCount` for the delta's choice after
     each delta that adds text (deltas adding none give nothing); from `close()`,
