@@ -17,6 +17,7 @@ else. The sans-I/O machines live in `rxstream.core`.
 from .__about__ import __version__
 from .bridges import to_async_iterator, to_iterator
 from .errors import (
+    BufferOverflowError,
     HTTPStatusError,
     LineTooLongError,
     MalformedChunkError,
@@ -43,6 +44,7 @@ from .models import (
     ToolCallDelta,
     Usage,
 )
+from .multicast import Multicast, multicast
 from .operators import (
     accumulate_message,
     accumulate_tool_calls,
@@ -59,6 +61,7 @@ from .operators import (
 from .sources import from_lines, from_request, from_response
 
 __all__ = [
+    "BufferOverflowError",
     "ChatChunk",
     "Delta",
     "DeltaType",
@@ -67,6 +70,7 @@ __all__ = [
     "LineTooLongError",
     "MalformedChunkError",
     "Message",
+    "Multicast",
     "ProviderError",
     "ReasoningDelta",
     "RefusalDelta",
@@ -93,6 +97,7 @@ __all__ = [
     "from_request",
     "from_response",
     "lines",
+    "multicast",
     "split_by_delta_type",
     "sse_frames",
     "think_tags",

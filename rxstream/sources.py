@@ -12,7 +12,8 @@ it never reads ahead of what downstream accepted and a downstream that disposes
   first read. Pass a `ThreadPoolScheduler` to run in the background.
 - Async clients and responses run as a task on the running asyncio loop (or
   the loop of a given `AsyncIOScheduler`); they await the bridge's demand
-  (`rxstream._demand`) before each read and each line.
+  (`rxstream._demand`) before each read and each line, and yield to the loop
+  after each read, so hundreds of streams in one loop interleave fairly.
 - The response is closed when the stream ends, fails, or is disposed (from any
   thread); nothing is emitted after dispose.
 
@@ -498,6 +499,10 @@ def _async_source(
                         observer.on_next(line)
                     if handle.disposed:
                         return
+                    # A read that finds its data already buffered returns without
+                    # suspending: yield once per read, so one fast stream cannot
+                    # starve the other tasks of the loop.
+                    await asyncio.sleep(0)
             except Exception as exc:
                 error = exc
             finally:

@@ -17,7 +17,10 @@ Invariants:
 - The input ending before `[DONE]` while a choice that was seen never got a
   `finish_reason` raises `TruncatedStreamError` from `close()`; a stream whose
   every choice finished (TGI sends no `[DONE]`) completes normally.
-- One `json.loads` per frame and no other pass over the data.
+- One JSON decode per frame and no other pass over the data. With the `fast`
+  extra installed (msgspec) that decode is msgspec's; whatever msgspec refuses
+  is decoded again by the standard library, which gives the answer (or the
+  error message), so the results are the same either way.
 
 Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
 as its compatible providers actually send it (see QUIRKS.md, section 6).
@@ -26,10 +29,13 @@ as its compatible providers actually send it (see QUIRKS.md, section 6).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from json.scanner import make_scanner
 from typing import Literal
 
 from ..errors import MalformedChunkError, ProviderError, TruncatedStreamError, excerpt
 from ..models import JSON, ChatChunk, JSONObject, SSEFrame
+from ._build import constructor
 
 __all__ = ["ChunkDecoder", "OnMalformed"]
 
@@ -37,6 +43,52 @@ __all__ = ["ChunkDecoder", "OnMalformed"]
 OnMalformed = Literal["raise", "skip"]
 
 _DONE = "[DONE]"
+
+_chunk: Callable[[JSONObject], ChatChunk] = constructor(ChatChunk)
+
+# The C scanner behind json.loads, called directly: for the usual frame (one
+# JSON object, no surrounding blanks) it gives what json.loads gives, without
+# json.loads's Python-level checks and two regex passes. Anything else goes
+# through json.loads itself, which then owns the result and the message.
+# (typeshed types make_scanner's argument wrongly; a JSONDecoder is what it takes.)
+_scan_once = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _stdlib_loads(data: str) -> JSON:
+    if type(data) is str:
+        try:
+            value, end = _scan_once(data, 0)
+        except (ValueError, StopIteration):
+            pass
+        else:
+            if end == len(data):
+                return value
+    return json.loads(data)
+
+
+def _load_fast_decoder() -> Callable[[str], JSON] | None:
+    try:  # msgspec is the optional `fast` extra.
+        import msgspec
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    decode = msgspec.json.Decoder().decode
+    refused = msgspec.DecodeError
+
+    def fast_loads(data: str) -> JSON:
+        try:
+            return decode(data)
+        except refused:
+            # msgspec refuses some texts json accepts (NaN, 1e400, lone
+            # surrogates): the standard library has the last word.
+            return _stdlib_loads(data)
+
+    return fast_loads
+
+
+# Set to None (as the tests do) to run the standard-library path only; each
+# decoder reads it when it is built. msgspec was picked over orjson by
+# measurement, and because orjson turns integers past 64 bits into floats.
+_fast_loads: Callable[[str], JSON] | None = _load_fast_decoder()
 
 
 class ChunkDecoder:
@@ -58,7 +110,7 @@ class ChunkDecoder:
     []
     """
 
-    __slots__ = ("_count", "_done", "_finished", "_seen", "_skip", "_state")
+    __slots__ = ("_count", "_done", "_finished", "_loads", "_seen", "_skip", "_state")
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -71,6 +123,7 @@ class ChunkDecoder:
         self._count = 0
         self._done = False
         self._state = "open"
+        self._loads = _fast_loads or _stdlib_loads
 
     @property
     def done(self) -> bool:
@@ -96,8 +149,39 @@ class ChunkDecoder:
             raise RuntimeError(f"this ChunkDecoder is {self._state}; it takes no more input")
         if self._done:
             raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
+        # The body of the hot path is inlined here (no helper call per frame).
         try:
-            return self._feed(frame)
+            data = frame.data
+            if frame.event == "error":
+                raise _event_error(data, frame.event)
+            try:
+                value = self._loads(data)
+            except ValueError as exc:
+                # [DONE] and keep-alive blanks are not JSON; testing them only
+                # here keeps the common frame at a single decode.
+                stripped = data.strip()
+                if stripped == _DONE:
+                    self._done = True
+                    return []
+                if not stripped:
+                    return []
+                return self._malformed(f"invalid JSON: {exc}", data)
+            if type(value) is not dict:
+                return self._malformed(f"a JSON {_kind(value)}, not an object", data)
+            error = value.get("error")
+            if error is not None:
+                raise _chunk_error(error, value, data, frame.event)
+            choices = value.get("choices")
+            if choices is not None:
+                if type(choices) is not list:
+                    return self._malformed(
+                        f"'choices' is a JSON {_kind(choices)}, not an array", data
+                    )
+                reason = self._track(choices)
+                if reason:
+                    return self._malformed(reason, data)
+            self._count += 1
+            return [_chunk(value)]
         except Exception:
             self._state = "failed"
             raise
@@ -130,50 +214,15 @@ class ChunkDecoder:
                 )
         return []
 
-    def _feed(self, frame: SSEFrame) -> list[ChatChunk]:
-        data = frame.data
-        if frame.event == "error":
-            raise _event_error(data, frame.event)
-        try:
-            value = json.loads(data)
-        except ValueError as exc:
-            # [DONE] and keep-alive blanks are not JSON; testing them only
-            # here keeps the common frame at a single json.loads.
-            stripped = data.strip()
-            if stripped == _DONE:
-                self._done = True
-                return []
-            if not stripped:
-                return []
-            return self._malformed(f"invalid JSON: {exc}", data)
-        if type(value) is not dict:
-            return self._malformed(f"a JSON {_kind(value)}, not an object", data)
-        error = value.get("error")
-        if error is not None:
-            raise _chunk_error(error, value, data, frame.event)
-        choices = value.get("choices")
-        if choices is not None:
-            if type(choices) is not list:
-                return self._malformed(f"'choices' is a JSON {_kind(choices)}, not an array", data)
-            reason = self._track(choices)
-            if reason:
-                return self._malformed(reason, data)
-        self._count += 1
-        return [ChatChunk(value)]
-
     def _track(self, choices: list[JSON]) -> str | None:
         """Record the choices' indexes and finishes; return why they are broken, if they are."""
         # Validate every choice before recording any, so a skipped chunk
         # leaves no trace in the truncation bookkeeping.
-        seen: list[int] = []
-        finished: list[int] = []
         for position, choice in enumerate(choices):
             if type(choice) is not dict:
                 return f"choice {position} is a JSON {_kind(choice)}, not an object"
             index = choice.get("index")
-            if index is None:
-                index = 0
-            elif type(index) is not int:
+            if index is not None and type(index) is not int:
                 kind = _kind(index)
                 return f"choice {position} has an 'index' that is a JSON {kind}, not an integer"
             delta = choice.get("delta")
@@ -181,12 +230,14 @@ class ChunkDecoder:
                 return (
                     f"choice {position} has a 'delta' that is a JSON {_kind(delta)}, not an object"
                 )
-            seen.append(index)
+        seen = self._seen
+        for choice in choices:
+            index = choice.get("index")
+            if index is None:
+                index = 0
+            seen.add(index)
             if choice.get("finish_reason") is not None:
-                finished.append(index)
-        self._seen.update(seen)
-        if finished:
-            self._finished.update(finished)
+                self._finished.add(index)
         return None
 
     def _malformed(self, reason: str, data: str) -> list[ChatChunk]:

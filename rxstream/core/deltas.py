@@ -24,6 +24,7 @@ listed in the fixtures' QUIRKS.md (reasoning fields, content arrays, legacy
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from ..models import (
     JSON,
@@ -37,8 +38,15 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
+from ._build import constructor
 
 __all__ = ["DELTA_CLASSES", "DeltaDecoder", "parse_usage"]
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+_tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDelta] = constructor(
+    ToolCallDelta
+)
 
 #: The classes a `Delta` may be; machines that accept deltas or chunks test against it.
 DELTA_CLASSES = (TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta, Finish, Usage)
@@ -60,6 +68,8 @@ class DeltaDecoder:
     [TextDelta(text='Hi', choice=0)]
     """
 
+    __slots__ = ("_closed", "_finished", "_usage")
+
     def __init__(self) -> None:
         self._finished: dict[int, str] = {}
         self._usage: Usage | None = None
@@ -69,18 +79,25 @@ class DeltaDecoder:
         """Decode one chunk (or pass one delta through)."""
         if self._closed:
             raise RuntimeError("DeltaDecoder: feed() after close() or after an error")
-        if isinstance(chunk, DELTA_CLASSES):
-            return [chunk]
-        if not isinstance(chunk, ChatChunk):
-            self._closed = True
-            raise TypeError(f"DeltaDecoder expects ChatChunk or delta items, got {chunk!r}")
+        if type(chunk) is not ChatChunk:
+            if isinstance(chunk, DELTA_CLASSES):
+                return [chunk]
+            if not isinstance(chunk, ChatChunk):
+                self._closed = True
+                raise TypeError(f"DeltaDecoder expects ChatChunk or delta items, got {chunk!r}")
+        raw = chunk.raw
         out: list[Delta] = []
-        for choice in chunk.choices:
-            self._decode_choice(choice, out)
-        usage = chunk.usage
-        if usage is None:
+        # What `ChatChunk.choices` and `.usage` give, read without building a list.
+        choices = raw.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, dict):
+                    self._decode_choice(choice, out)
+        usage = raw.get("usage")
+        if not isinstance(usage, dict):
+            usage = None
             # Groq also puts the numbers in `x_groq.usage`; top-level usage wins when both exist.
-            extra = chunk.raw.get("x_groq")
+            extra = raw.get("x_groq")
             if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):
                 usage = extra["usage"]
         if usage is not None:
@@ -98,32 +115,39 @@ class DeltaDecoder:
         return []
 
     def _decode_choice(self, choice: JSONObject, out: list[Delta]) -> None:
-        index = _int(choice.get("index"))
-        n = 0 if index is None else index
+        # The hot path of the whole pipeline: each field is read once, and the
+        # rare shapes (content arrays, reasoning_details) take the slow road.
+        index = choice.get("index")
+        n: int = index if type(index) is int else (_int(index) or 0)
         delta = choice.get("delta")
-        reasoning: list[str] = []
-        text: list[str] = []
         if isinstance(delta, dict):
-            primary = _str(delta.get("reasoning_content")) or _str(delta.get("reasoning"))
-            if primary:
-                reasoning.append(primary)
+            reasoning = delta.get("reasoning_content")
+            if not (reasoning and isinstance(reasoning, str)):
+                reasoning = delta.get("reasoning")
+                if not (reasoning and isinstance(reasoning, str)):
+                    # Only when no plain reasoning field came: OpenRouter sends both
+                    # with the same text.
+                    details = delta.get("reasoning_details")
+                    reasoning = (
+                        "".join(_reasoning_details_text(details)) if details is not None else ""
+                    )
+            content = delta.get("content")
+            if isinstance(content, str):
+                text = content
+            elif isinstance(content, list):
+                texts: list[str] = []
+                thoughts = [reasoning]
+                _content(content, texts, thoughts)
+                text, reasoning = "".join(texts), "".join(thoughts)
             else:
-                # Only when no plain reasoning field came: OpenRouter sends both with the same text.
-                reasoning.extend(_reasoning_details_text(delta.get("reasoning_details")))
-            _content(delta.get("content"), text, reasoning)
-        elif isinstance(choice.get("text"), str):
-            # Legacy completions; only without a `delta`, as Together sends both.
-            text.append(choice["text"])
-        joined = "".join(reasoning)
-        if joined:
-            out.append(ReasoningDelta(joined, choice=n))
-        joined = "".join(text)
-        if joined:
-            out.append(TextDelta(joined, choice=n))
-        if isinstance(delta, dict):
-            refusal = _str(delta.get("refusal"))
-            if refusal:
-                out.append(RefusalDelta(refusal, choice=n))
+                text = ""
+            if reasoning:
+                out.append(_reasoning(reasoning, n))
+            if text:
+                out.append(_text(text, n))
+            refusal = delta.get("refusal")
+            if refusal and isinstance(refusal, str):
+                out.append(RefusalDelta(refusal, n))
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 for call in calls:
@@ -132,10 +156,15 @@ class DeltaDecoder:
             legacy = delta.get("function_call")
             if isinstance(legacy, dict):
                 out.append(_function_delta(legacy, index=0, id=None, choice=n))
-        reason = _str(choice.get("finish_reason"))
-        if reason and self._finished.get(n) != reason:
+        else:
+            legacy_text = choice.get("text")
+            # Legacy completions; only without a `delta`, as Together sends both.
+            if legacy_text and isinstance(legacy_text, str):
+                out.append(TextDelta(legacy_text, n))
+        reason = choice.get("finish_reason")
+        if reason and isinstance(reason, str) and self._finished.get(n) != reason:
             self._finished[n] = reason
-            out.append(Finish(reason, choice=n))
+            out.append(Finish(reason, n))
 
 
 def parse_usage(raw: JSONObject) -> Usage | None:
@@ -217,16 +246,20 @@ def _content(content: JSON, text: list[str], reasoning: list[str]) -> None:
 
 def _tool_call_delta(call: JSONObject, choice: int) -> ToolCallDelta:
     function = call.get("function")
+    index = call.get("index")
+    if type(index) is not int:
+        index = _int(index)
+    id = call.get("id")
     return _function_delta(
         function if isinstance(function, dict) else {},
-        index=_int(call.get("index")),
-        id=_str(call.get("id")) or None,
-        choice=choice,
+        index,
+        id if id and isinstance(id, str) else None,
+        choice,
     )
 
 
 def _function_delta(
-    function: JSONObject, *, index: int | None, id: str | None, choice: int
+    function: JSONObject, index: int | None, id: str | None, choice: int
 ) -> ToolCallDelta:
     arguments = function.get("arguments")
     if isinstance(arguments, str):
@@ -236,10 +269,5 @@ def _function_delta(
     else:
         # Some providers send the arguments as a JSON object, not its text.
         text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    return ToolCallDelta(
-        index=index,
-        arguments=text,
-        id=id,
-        name=_str(function.get("name")) or None,
-        choice=choice,
-    )
+    name = function.get("name")
+    return _tool_call(index, text, id, name if name and isinstance(name, str) else None, choice)

@@ -66,6 +66,8 @@ class MessageAccumulator:
     'Hi'
     """
 
+    __slots__ = ("_choices", "_closed", "_decoder", "_tools", "_usage")
+
     def __init__(self) -> None:
         self._decoder = DeltaDecoder()
         self._tools = ToolCallAccumulator()
@@ -78,20 +80,30 @@ class MessageAccumulator:
         if self._closed:
             raise RuntimeError("MessageAccumulator: feed() after close() or after an error")
         if isinstance(item, DELTA_CLASSES):
-            deltas: list[Delta] = [item]
-        elif isinstance(item, ChatChunk):
-            for raw in item.choices:
-                index = raw.get("index")
-                state = self._choice(index if type(index) is int else 0)
-                delta = raw.get("delta")
-                role = delta.get("role") if isinstance(delta, dict) else None
-                if state.role is None and isinstance(role, str) and role:
-                    state.role = role
-            deltas = self._decoder.feed(item)
-        else:
+            self._apply(item)
+            return []
+        if not isinstance(item, ChatChunk):
             self._closed = True
             raise TypeError(f"MessageAccumulator expects ChatChunk or delta items, got {item!r}")
-        for delta in deltas:
+        # What `item.choices` gives, read without building a list.
+        choices = item.raw.get("choices")
+        if isinstance(choices, list):
+            known = self._choices
+            for raw in choices:
+                if not isinstance(raw, dict):
+                    continue
+                index = raw.get("index")
+                n = index if type(index) is int else 0
+                state = known.get(n)
+                if state is None:
+                    state = known[n] = _Choice()
+                # The role is the first non-empty one: once known, not looked up again.
+                if state.role is None:
+                    delta = raw.get("delta")
+                    role = delta.get("role") if isinstance(delta, dict) else None
+                    if isinstance(role, str) and role:
+                        state.role = role
+        for delta in self._decoder.feed(item):
             self._apply(delta)
         return []
 
@@ -123,6 +135,19 @@ class MessageAccumulator:
         return state
 
     def _apply(self, delta: Delta) -> None:
+        # Exact-type tests first (the common case, and cheaper than `match`);
+        # the `match` below serves subclasses.
+        if type(delta) is TextDelta:
+            self._choice(delta.choice).content.append(delta.text)
+        elif type(delta) is ReasoningDelta:
+            self._choice(delta.choice).reasoning.append(delta.text)
+        elif type(delta) is ToolCallDelta:
+            self._choice(delta.choice)
+            self._tools.feed(delta)
+        else:
+            self._apply_any(delta)
+
+    def _apply_any(self, delta: Delta) -> None:
         match delta:
             case Usage():
                 # Shared by all choices, so it names none.

@@ -20,11 +20,15 @@ servers omit the last blank line; a browser would drop that event).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 
 from ..models import SSEFrame
+from ._build import constructor
 
 __all__ = ["SSEParser"]
+
+_frame: Callable[[str, str, str | None, int | None], SSEFrame] = constructor(SSEFrame)
 
 
 class SSEParser:
@@ -68,20 +72,17 @@ class SSEParser:
             TypeError: the line is not a `str`.
             RuntimeError: the parser was closed.
         """
-        if self._state != "open":
-            raise RuntimeError(f"this SSEParser is {self._state}; it takes no more input")
+        # The hot path first: a chat stream is data lines and blank lines.
         if self._fresh:
-            # Checked once: a stream of the wrong type fails on its first line.
-            if not isinstance(line, str):
-                raise TypeError(f"expected a str line, got {type(line).__name__}")
-            self._fresh = False
-            if line.startswith("\ufeff"):
-                line = line[1:]
-        # The hot path: nearly every line of a chat stream is a data line.
+            line = self._first(line)
         if line.startswith("data:"):
             self._data.append(line[6:] if line.startswith(" ", 5) else line[5:])
             return []
         if not line:
+            data = self._data
+            if not data:
+                self._event = ""
+                return []
             return self._dispatch()
         if line[0] == ":":
             return []
@@ -103,6 +104,15 @@ class SSEParser:
                 self._retry = int(value)
         return []
 
+    def _first(self, line: str) -> str:
+        if self._state != "open":
+            raise RuntimeError(f"this SSEParser is {self._state}; it takes no more input")
+        # Checked once: a stream of the wrong type fails on its first line.
+        if not isinstance(line, str):
+            raise TypeError(f"expected a str line, got {type(line).__name__}")
+        self._fresh = False
+        return line[1:] if line.startswith("\ufeff") else line
+
     def close(self) -> list[SSEFrame]:
         """End the input, dispatching an event left without its closing blank line.
 
@@ -115,6 +125,8 @@ class SSEParser:
         if self._state != "open":
             raise RuntimeError(f"this SSEParser is {self._state}; it cannot be closed again")
         self._state = "closed"
+        # Every later feed goes through the slow check, which refuses it.
+        self._fresh = True
         return self._dispatch()
 
     def _dispatch(self) -> list[SSEFrame]:
@@ -124,7 +136,7 @@ class SSEParser:
             return []
         self._data = []
         return [
-            SSEFrame(
+            _frame(
                 data[0] if len(data) == 1 else "\n".join(data),
                 event or "message",
                 self._id,

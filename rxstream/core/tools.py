@@ -169,6 +169,8 @@ class ToolCallAccumulator:
     ('c1', 'f', '{"a":1}')
     """
 
+    __slots__ = ("_choices", "_closed", "_decoder", "_partial")
+
     def __init__(self, *, partial: bool = False) -> None:
         self._partial = partial
         self._decoder = DeltaDecoder()
@@ -179,6 +181,11 @@ class ToolCallAccumulator:
         """Take one chunk or delta; return the calls it completes (and snapshots)."""
         if self._closed:
             raise RuntimeError("ToolCallAccumulator: feed() after close() or after an error")
+        out: list[ToolCall] = []
+        if type(item) is ToolCallDelta:
+            # The hot path: one fragment, nothing to match.
+            self._add(item, out)
+            return out
         if isinstance(item, DELTA_CLASSES):
             deltas: list[Delta] = [item]
         elif isinstance(item, ChatChunk):
@@ -186,7 +193,6 @@ class ToolCallAccumulator:
         else:
             self._closed = True
             raise TypeError(f"ToolCallAccumulator expects ChatChunk or delta items, got {item!r}")
-        out: list[ToolCall] = []
         for delta in deltas:
             match delta:
                 case ToolCallDelta():

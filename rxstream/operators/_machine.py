@@ -8,15 +8,23 @@ An operator is a core machine plus subscription, disposal and error plumbing:
 - `on_completed` calls `close()` first, emitting what it flushes (or its error);
 - a machine that reports `done` (as the chunk decoder does at `[DONE]`) ends
   the stream at once and disposes the upstream, releasing the connection.
+
+Machine operators applied one after another (`lines()`, `sse_frames()`,
+`decode_chunks()`, ...) fuse: the result subscribes once to the first
+operator's source and hands each item from machine to machine with a plain
+call, instead of one Rx subscription (and observer wrapper) per stage. What an
+observer sees is exactly what the unfused chain gives, errors, `done` and
+disposal included; each operator still works alone, and any non-machine
+operator in between simply ends a fused run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from reactivex import Observable, abc
-from reactivex.disposable import SingleAssignmentDisposable
+from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 __all__ = ["Machine", "machine_operator"]
 
@@ -34,63 +42,134 @@ class Machine(Protocol[A_contra, B_co]):
     def close(self) -> Sequence[B_co]: ...  # pragma: no cover
 
 
+Factory = Callable[[], Machine[Any, Any]]
+
+
+class _MachineChain(Observable[B]):
+    """A run of machines stacked over one source, subscribed as one stage."""
+
+    def __init__(self, source: Observable[Any], factories: tuple[Factory, ...]) -> None:
+        super().__init__()
+        self._source = source
+        self._factories = factories
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        machines = [factory() for factory in self._factories]
+        n = len(machines)
+        upstream = SingleAssignmentDisposable()
+        # Stages below `cut` take no more input: the stopped ones always form a
+        # prefix (a done machine stops itself and everything above it; an
+        # error, a completion or a disposal stops them all), so one int is
+        # the whole of the state. Stage n is the observer.
+        cut = 0
+
+        def fail(error: Exception) -> None:
+            nonlocal cut
+            cut = n + 1
+            upstream.dispose()
+            observer.on_error(error)
+
+        def complete_from(i: int) -> None:
+            # What `on_completed` does down an unfused chain: each machine is
+            # closed and what it flushes runs through the machines below it.
+            nonlocal cut
+            while i < n:
+                if cut > i:
+                    return
+                try:
+                    out = machines[i].close()
+                except Exception as exc:
+                    fail(exc)
+                    return
+                cut = i + 1
+                below = stages[i + 1]
+                for value in out:
+                    below(value)
+                if cut > i + 1:
+                    return  # a machine below finished the stream meanwhile
+                i += 1
+            if cut <= n:
+                cut = n + 1
+                upstream.dispose()
+                observer.on_completed()
+
+        def finish(k: int) -> None:
+            nonlocal cut
+            cut = k + 1
+            upstream.dispose()
+            complete_from(k + 1)
+
+        def stage(k: int) -> Callable[[Any], None]:
+            machine = machines[k]
+            feed = machine.feed
+            below = stages[k + 1]
+            if not hasattr(machine, "done"):
+
+                def on_item(item: Any) -> None:
+                    if cut > k:
+                        return
+                    try:
+                        out = feed(item)
+                    except Exception as exc:
+                        fail(exc)
+                        return
+                    for value in out:
+                        below(value)
+
+                return on_item
+
+            def on_item_until_done(item: Any) -> None:
+                if cut > k:
+                    return
+                try:
+                    out = feed(item)
+                except Exception as exc:
+                    fail(exc)
+                    return
+                for value in out:
+                    below(value)
+                if machine.done and cut <= k:
+                    finish(k)
+
+            return on_item_until_done
+
+        stages: list[Callable[[Any], None]] = [observer.on_next] * (n + 1)
+        for k in range(n - 1, -1, -1):
+            stages[k] = stage(k)
+
+        def on_error(error: Exception) -> None:
+            if cut == 0:
+                fail(error)
+
+        def on_completed() -> None:
+            complete_from(0)
+
+        upstream.disposable = self._source.subscribe(
+            stages[0], on_error, on_completed, scheduler=scheduler
+        )
+
+        def dispose() -> None:
+            nonlocal cut
+            cut = n + 1
+            upstream.dispose()
+
+        return Disposable(dispose)
+
+
 def machine_operator(
     factory: Callable[[], Machine[A, B]],
 ) -> Callable[[Observable[A]], Observable[B]]:
-    """Turn a machine factory into an Rx operator (see the module docstring)."""
+    """Turn a machine factory into an Rx operator (see the module docstring).
+
+    Applied to the output of another machine operator, the two fuse into one
+    subscription; the items observed are the same.
+    """
 
     def operator(source: Observable[A]) -> Observable[B]:
-        def subscribe(
-            observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            machine = factory()
-            upstream = SingleAssignmentDisposable()
-            stopped = False
-
-            def stop() -> None:
-                nonlocal stopped
-                stopped = True
-                upstream.dispose()
-
-            def on_next(item: A) -> None:
-                if stopped:
-                    return
-                try:
-                    out = machine.feed(item)
-                except Exception as exc:
-                    stop()
-                    observer.on_error(exc)
-                    return
-                for value in out:
-                    observer.on_next(value)
-                if getattr(machine, "done", False) and not stopped:
-                    stop()
-                    observer.on_completed()
-
-            def on_error(error: Exception) -> None:
-                if not stopped:
-                    stop()
-                    observer.on_error(error)
-
-            def on_completed() -> None:
-                if stopped:
-                    return
-                try:
-                    out = machine.close()
-                except Exception as exc:
-                    stop()
-                    observer.on_error(exc)
-                    return
-                for value in out:
-                    observer.on_next(value)
-                stop()
-                observer.on_completed()
-
-            upstream.disposable = source.subscribe(
-                on_next, on_error, on_completed, scheduler=scheduler
-            )
-            return upstream
-
-        return Observable(subscribe)
+        if isinstance(source, _MachineChain):
+            return _MachineChain(source._source, (*source._factories, factory))
+        return _MachineChain(source, (factory,))
 
     return operator

@@ -39,7 +39,6 @@ from reactivex.observable.marbles import parse
 from reactivex.testing import TestScheduler
 from reactivex.testing.coldobservable import ColdObservable
 from reactivex.testing.hotobservable import HotObservable
-from reactivex.testing.reactivetest import OnErrorPredicate
 from reactivex.testing.recorded import Recorded
 from reactivex.testing.subscription import Subscription
 
@@ -301,12 +300,41 @@ def _number(symbol: str) -> float | None:
     return None
 
 
-def _error_matcher(expected: BaseException | type[BaseException]) -> OnErrorPredicate[Any]:
-    if isinstance(expected, type):
-        return OnErrorPredicate(lambda exc: isinstance(exc, expected))
-    return OnErrorPredicate(
-        lambda exc: isinstance(exc, type(expected)) and str(exc) == str(expected)
-    )
+class _ErrorMatcher(OnError[Any]):
+    """An expected `on_error` that matches by type (and message, for an instance).
+
+    A subclass of `OnError`, so Python asks it first whichever side of `==` it is
+    on (reactivex's own `OnError` equality compares only the message text).
+    """
+
+    def __init__(self, expected: BaseException | type[BaseException]) -> None:
+        if isinstance(expected, type):
+            super().__init__(f"any {expected.__name__}")
+        else:
+            super().__init__(expected)  # type: ignore[arg-type]
+        self.expected = expected
+
+    def matches(self, exc: object) -> bool:
+        expected = self.expected
+        if isinstance(expected, type):
+            return isinstance(exc, expected)
+        return isinstance(exc, type(expected)) and str(exc) == str(expected)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _ErrorMatcher):
+            return other.expected is self.expected
+        return isinstance(other, OnError) and self.matches(other.exception)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        expected = self.expected
+        shown = expected.__name__ if isinstance(expected, type) else repr(expected)
+        return f"OnError(like {shown})"
+
+
+def _error_matcher(expected: BaseException | type[BaseException]) -> _ErrorMatcher:
+    return _ErrorMatcher(expected)
 
 
 def _is_error(value: object) -> bool:
@@ -507,7 +535,7 @@ def diagram(records: list[Recorded[Any]], values: Values | None = None) -> str:
             symbol = "|"
         else:
             symbol = "#"
-        by_tick.setdefault(record.time, []).append(symbol)
+        by_tick.setdefault(int(record.time), []).append(symbol)
     out, position = [], SUBSCRIBED
     for tick in sorted(by_tick):
         out.append("-" * max(tick - position, 0))

@@ -271,6 +271,50 @@ class Scenario:
         """Only the first `n` steps, then the connection drops (no `[DONE]`)."""
         return replace(self, steps=(*self.steps[:n], Disconnect(reset=reset)))
 
+    @classmethod
+    def from_stream(cls, stream: Any, *, delay: float = 0.0) -> Scenario:
+        """A streamed answer from a `ChatStream` builder (or any SSE text), one step per event.
+
+        Args:
+            stream: a `rxstream.testing.builders.ChatStream`, or event-stream
+                text (`str`) whose events are separated by blank lines.
+            delay: seconds to wait before each event (see `paced` to vary it).
+
+        Example:
+            >>> from rxstream.testing.builders import ChatStream
+            >>> s = Scenario.from_stream(ChatStream().text("Hi").finish().done(), delay=0.01)
+            >>> len(s.steps), s.steps[0].delay
+            (3, 0.01)
+        """
+        lines: list[str] = stream.lines() if hasattr(stream, "lines") else stream.splitlines()
+        steps: list[Step] = []
+        event: list[str] = []
+        for line in lines:
+            event.append(line)
+            if line == "":
+                steps.append(Raw("\n".join(event) + "\n", delay))
+                event = []
+        if event:
+            steps.append(Raw("\n".join(event) + "\n\n", delay))
+        return cls(steps=tuple(steps))
+
+    def paced(self, delay: float, *, first: float | None = None) -> Scenario:
+        """This scenario with every step waiting `delay` seconds first (`first` for step one).
+
+        `Stall` and `Disconnect` steps keep their own timing.
+
+        Example:
+            >>> Scenario.text("a", "b").paced(0.02, first=0.3).steps[0].delay
+            0.3
+        """
+        steps: list[Step] = []
+        for i, step in enumerate(self.steps):
+            wait = first if i == 0 and first is not None else delay
+            steps.append(
+                step if isinstance(step, Stall | Disconnect) else replace(step, delay=wait)
+            )
+        return replace(self, steps=tuple(steps))
+
     def answer_text(self) -> str:
         """The text the steps stream (for the non-streaming answer)."""
         parts: list[str] = []

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import reactivex
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.models import ChatChunk, SSEFrame
 from rxstream.testing.builders import ChatStream, error_chunk, finish_chunk, text_chunk
+from rxstream.testing.marbles import DONE, StreamMarbles, error, malformed, text
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
@@ -34,12 +34,21 @@ def is_error(kind: type[Exception], text: str = "") -> Callable[[Exception], boo
 
 
 def test_marbles_done_completes() -> None:
-    frames = {"a": F(A), "b": F(B), "D": F("[DONE]"), "x": F("never decoded")}
-    chunks = {"A": ChatChunk(A), "B": ChatChunk(B)}
-    with marbles_testing(timespan=1.0) as (start, cold, _hot, exp):
-        source = cold("-a-b-D-x-|", frames)
-        expected = exp("-A-B-|", chunks)
-        assert start(source.pipe(rs.decode_chunks())) == expected
+    m = StreamMarbles()
+    values = {"a": A, "b": B, "D": DONE, "x": malformed("never decoded")}
+    source = m.frames("-a-b-D-x-|", values)
+    expected = m.expected("-A-B-|", {"A": ChatChunk(A), "B": ChatChunk(B)})
+    assert m.start(source.pipe(rs.decode_chunks())) == expected
+    assert source.subscriptions == [m.subscription("^----!")]
+
+
+def test_marbles_a_provider_error_mid_stream_ends_it() -> None:
+    m = StreamMarbles()
+    values = {"a": text("a"), "e": error("overloaded", code=529), "D": DONE}
+    source = m.lines("-a-e-a-D", values)
+    out = m.start(source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas()))
+    assert out == m.expected("-a-e", values)
+    assert source.subscriptions == [m.subscription("^--!")]
 
 
 def test_done_ends_the_upstream_subscription_at_that_frame() -> None:

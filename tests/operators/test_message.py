@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
-from rxstream.models import Finish, Message, TextDelta, Usage
+from rxstream.models import Message, TextDelta, Usage
+from rxstream.testing.marbles import StreamMarbles, finish, text
 
 from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
 
 
 def test_marbles_one_message_at_completion() -> None:
-    with marbles_testing() as (start, cold, _hot, exp):
-        values = {"a": TextDelta("He"), "b": TextDelta("llo"), "f": Finish("stop")}
-        assert start(cold("-a-b-f-|", values).pipe(rs.accumulate_message())) == exp(
-            "-------(m,|)", {"m": Message(content="Hello", finish_reason="stop")}
-        )
+    m = StreamMarbles()
+    source = m.deltas("-a-b-f-|", {"a": text("He"), "b": text("llo"), "f": finish("stop")})
+    assert m.start(source.pipe(rs.accumulate_message())) == m.expected(
+        "-------(m,|)", {"m": Message(content="Hello", finish_reason="stop")}
+    )
+    assert source.subscriptions == [m.subscription("^------!")]
 
 
 def test_n2_chunks_messages_in_choice_order_and_window() -> None:

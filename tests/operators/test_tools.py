@@ -3,32 +3,36 @@
 from __future__ import annotations
 
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
-from rxstream.models import Finish, ToolCall, ToolCallDelta
+from rxstream.models import ToolCall, ToolCallDelta
+from rxstream.testing.marbles import DONE, StreamMarbles, finish, tool
 
 from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
 
 
 def test_marbles_call_emitted_at_finish() -> None:
-    with marbles_testing() as (start, cold, _hot, exp):
-        values = {
-            "a": ToolCallDelta(0, '{"q"', "c1", "f"),
-            "b": ToolCallDelta(0, ":1}"),
-            "f": Finish("tool_calls"),
-        }
-        assert start(cold("-a-b-f-|", values).pipe(rs.accumulate_tool_calls())) == exp(
-            "-----c-|", {"c": ToolCall(0, "c1", "f", '{"q":1}')}
-        )
+    m = StreamMarbles()
+    values = {
+        "a": tool(0, '{"q"', id="c1", name="f"),
+        "b": tool(0, ":1}"),
+        "f": finish("tool_calls"),
+    }
+    source = m.lines("-a-b-f-D", {**values, "D": DONE})
+    pipeline = (rs.sse_frames(), rs.decode_chunks(), rs.accumulate_tool_calls())
+    assert m.start(source.pipe(*pipeline)) == m.expected(
+        "-----c-|", {"c": ToolCall(0, "c1", "f", '{"q":1}')}
+    )
+    assert source.subscriptions == [m.subscription("^------!")]
 
 
 def test_marbles_unfinished_call_emitted_at_completion() -> None:
-    with marbles_testing() as (start, cold, _hot, exp):
-        values = {"a": ToolCallDelta(0, "{", "c1", "f"), "b": ToolCallDelta(0, "}")}
-        assert start(cold("-a-b-|", values).pipe(rs.accumulate_tool_calls())) == exp(
-            "-----(c,|)", {"c": ToolCall(0, "c1", "f", "{}")}
-        )
+    m = StreamMarbles()
+    source = m.deltas("-a-b-|", {"a": tool(0, "{", id="c1", name="f"), "b": tool(0, "}")})
+    assert m.start(source.pipe(rs.accumulate_tool_calls())) == m.expected(
+        "-----(c,|)", {"c": ToolCall(0, "c1", "f", "{}")}
+    )
+    assert source.subscriptions == [m.subscription("^----!")]
 
 
 def test_chunks_in_partial_snapshots_and_window() -> None:

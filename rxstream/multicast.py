@@ -1,0 +1,555 @@
+"""Multicasting: one upstream subscription (one HTTP request) fanned out to N observers.
+
+Rx's own tools leave two traps with a synchronous source such as a stream read
+with `httpx.Client` on the current thread: `share()` starts the request at the
+first subscription, so the whole stream has ended before the second observer
+subscribes (it sees nothing, or makes a second request); `publish()` waits for
+`connect()`, which is easy to forget (nothing happens at all). A `Multicast`
+hub makes the order explicit: attach every observer first, then `connect()`
+(or leave a `with` block, which connects), and only then does the source run;
+attaching after that is a `RuntimeError`, so every observer sees every item.
+
+Each observer chooses what happens when it falls behind, i.e. when it consumes
+on its own scheduler (a thread pool, the asyncio loop) more slowly than the
+source produces:
+
+- `"block"`: at most `maxsize` items wait; then the source waits too. A sync
+  source's thread blocks; an async source (on the loop) stops reading the
+  socket until the observer catches up (the `rxstream._demand` gate).
+- `"latest"`: at most `maxsize` items wait (default 1); the oldest are
+  dropped, so a status display shows the newest item without slowing anyone.
+- `"error"`: at most `maxsize` items wait; one more ends that observer with
+  `BufferOverflowError` (after the items already buffered). The others go on.
+
+Without a scheduler an observer is called on the source's thread as each item
+arrives: it cannot fall behind, it slows the source (`"block"` in effect).
+Disposing one observer leaves the others running; when the last one is gone the
+upstream subscription is disposed, which closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Generic, Literal, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.disposable import Disposable, SingleAssignmentDisposable
+from reactivex.scheduler import CurrentThreadScheduler, ImmediateScheduler, VirtualTimeScheduler
+
+from ._demand import Demand, demand_scope
+from .errors import BufferOverflowError
+
+__all__ = ["Multicast", "Overflow", "multicast"]
+
+T = TypeVar("T")
+
+#: What an observer does when its buffer is full (see the module docstring).
+Overflow = Literal["block", "latest", "error"]
+
+_OVERFLOWS = ("block", "latest", "error")
+_DEFAULT_MAXSIZE = {"block": 64, "latest": 1, "error": 64}
+
+
+def multicast(source: Observable[T]) -> Multicast[T]:
+    """Share one subscription of `source` (one HTTP request) among several observers.
+
+    Attach every observer with `hub.subscribe(...)` or `hub.observe()`, then call
+    `hub.connect()` (or use the hub as a context manager: leaving the block
+    connects). A sync source runs inside `connect()` and has ended when it
+    returns; an async source runs as a task on the loop.
+
+    Args:
+        source: any observable, typically `rs.from_request(...)` piped through
+            the parsing operators.
+
+    Returns:
+        A `Multicast` hub, not yet connected.
+
+    Example:
+        >>> import reactivex
+        >>> hub = multicast(reactivex.of(1, 2))
+        >>> ui, log = [], []
+        >>> _ = hub.subscribe(ui.append)
+        >>> _ = hub.subscribe(log.append)
+        >>> _ = hub.connect()
+        >>> ui, log
+        ([1, 2], [1, 2])
+
+    Marbles (one upstream subscription, every observer sees every item)::
+
+        source:   -a-b-c-|
+        ui:       -a-b-c-|
+        logger:   -a-b-c-|
+    """
+    return Multicast(source)
+
+
+class Multicast(Generic[T]):
+    """A hub that subscribes to its source once, at `connect()`, for all its observers.
+
+    Made by `rs.multicast(source)`. Thread-safe: observers may consume on their
+    own schedulers and dispose from any thread.
+    """
+
+    def __init__(self, source: Observable[T]) -> None:
+        self._source = source
+        self._lock = threading.Lock()
+        self._outlets: list[_Outlet[T]] = []
+        self._state: Literal["open", "connected", "ended", "disposed"] = "open"
+        self._upstream = SingleAssignmentDisposable()
+        self._demand = Demand()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+
+    # ----------------------------------------------------------------- public
+
+    def observe(
+        self,
+        *,
+        overflow: Overflow = "block",
+        maxsize: int | None = None,
+        scheduler: abc.SchedulerBase | None = None,
+        name: str | None = None,
+    ) -> Observable[T]:
+        """An observable of the shared items, for piping (`hub.observe().pipe(rs.coalesce(0.05))`).
+
+        Each subscription to it attaches one observer to the hub; subscribing
+        after `connect()` fails with `RuntimeError` (via `on_error`).
+
+        Args:
+            overflow: `"block"`, `"latest"` or `"error"`, for when the observer
+                falls behind (see `rxstream.multicast`).
+            maxsize: how many items may wait for this observer (default 64;
+                1 for `"latest"`).
+            scheduler: where this observer is called; None: on the source's
+                thread, as items arrive (then it cannot fall behind). Give each
+                observer its own scheduler: with `"block"`, a source waiting
+                for an observer queued behind it on the same single thread
+                would wait forever.
+            name: a name for error messages (`BufferOverflowError`).
+
+        Returns:
+            An observable of the source's items, starting at `connect()`.
+
+        Raises:
+            ValueError: an unknown `overflow`, `maxsize` below 1, or
+                `"latest"`/`"error"` without a scheduler (such an observer can
+                never fall behind, so the choice would silently do nothing).
+            TypeError: `maxsize` is not an int.
+
+        Marbles (`"latest"`, maxsize=1, an observer busy while b and c arrive)::
+
+            source:   -a-b-c---|
+            observer: -a-----c-|
+        """
+        size = _check_options(overflow, maxsize, scheduler)
+        if isinstance(scheduler, CurrentThreadScheduler | ImmediateScheduler):
+            scheduler = None  # they run the observer right here, on the source's thread
+
+        def subscribe(
+            observer: abc.ObserverBase[T], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            outlet = self._attach(observer, overflow, size, scheduler, name)
+            return Disposable(outlet.dispose)
+
+        return Observable(subscribe)
+
+    def subscribe(
+        self,
+        on_next: abc.ObserverBase[T] | Callable[[T], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+        on_completed: Callable[[], None] | None = None,
+        *,
+        overflow: Overflow = "block",
+        maxsize: int | None = None,
+        scheduler: abc.SchedulerBase | None = None,
+        name: str | None = None,
+    ) -> abc.DisposableBase:
+        """Attach an observer (or callbacks); its disposable detaches only this one.
+
+        Args:
+            on_next: an observer, or the item callback.
+            on_error, on_completed: the other callbacks (with a callable `on_next`).
+            overflow, maxsize, scheduler, name: as for `observe`.
+
+        Returns:
+            A disposable: disposing it stops this observer; the last one to go
+            disposes the upstream subscription (closing the connection).
+
+        Raises:
+            RuntimeError: the hub is already connected (a late observer would
+                miss items).
+            ValueError, TypeError: bad options, as for `observe`.
+
+        Example:
+            >>> import reactivex
+            >>> hub = multicast(reactivex.of("a"))
+            >>> _ = hub.subscribe(print, overflow="block")
+            >>> _ = hub.connect()
+            a
+        """
+        with self._lock:
+            self._check_open()
+        observable = self.observe(
+            overflow=overflow, maxsize=maxsize, scheduler=scheduler, name=name
+        )
+        return observable.subscribe(on_next, on_error, on_completed)
+
+    def connect(self) -> abc.DisposableBase:
+        """Subscribe to the source, once, for every observer attached so far.
+
+        A sync source on the current thread runs to its end before this
+        returns; an async source starts a task on the running loop.
+
+        Returns:
+            A disposable that stops the stream for everybody (closing the connection).
+
+        Raises:
+            RuntimeError: already connected, or no observer is attached.
+
+        Example:
+            >>> import reactivex
+            >>> hub = multicast(reactivex.of(1))
+            >>> _ = hub.subscribe(print)
+            >>> _ = hub.connect()
+            1
+        """
+        with self._lock:
+            self._check_open()
+            if not self._outlets:
+                raise RuntimeError(
+                    "connect() with no observer attached: subscribe the observers first"
+                )
+            self._state = "connected"
+        try:
+            self._loop = asyncio.get_running_loop()
+            self._loop_thread = threading.get_ident()
+        except RuntimeError:
+            self._loop = None
+
+        def start(_: abc.SchedulerBase, __: Any = None) -> None:
+            # An async source captures the hub's demand while it is subscribed.
+            with demand_scope(self._demand):
+                subscription = self._source.subscribe(
+                    self._on_next, self._on_error, self._on_completed
+                )
+            self._upstream.disposable = subscription
+
+        # Inside a running trampoline a sync source queues its first read, so
+        # its disposable is assigned before it reads: the last observer to go
+        # can then dispose it mid-stream.
+        CurrentThreadScheduler.singleton().schedule(start)
+        return Disposable(self.dispose)
+
+    def dispose(self) -> None:
+        """Stop the stream for every observer (they receive nothing more)."""
+        with self._lock:
+            if self._state in ("open", "connected"):
+                self._state = "disposed"
+            outlets, self._outlets = self._outlets, []
+        for outlet in outlets:
+            outlet.silence()
+        self._upstream.dispose()
+        self._demand_resume()
+
+    @property
+    def connected(self) -> bool:
+        """Whether the hub is past its open state (connected, ended or disposed)."""
+        return self._state != "open"
+
+    def __enter__(self) -> Multicast[T]:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Connect on a normal exit (if not yet connected); dispose on an exception."""
+        if exc_type is not None:
+            self.dispose()
+        elif self._state == "open":
+            self.connect()
+
+    # ----------------------------------------------------------------- internals
+
+    def _check_open(self) -> None:
+        if self._state != "open":
+            raise RuntimeError(
+                f"this multicast hub is {self._state}: attach every observer before connect(), "
+                "so each one sees every item (make a new hub, and a new request, for a new stream)"
+            )
+
+    def _attach(
+        self,
+        observer: abc.ObserverBase[T],
+        overflow: Overflow,
+        maxsize: int,
+        scheduler: abc.SchedulerBase | None,
+        name: str | None,
+    ) -> _Outlet[T]:
+        outlet = _Outlet(self, observer, overflow, maxsize, scheduler, name)
+        with self._lock:
+            self._check_open()
+            self._outlets.append(outlet)
+        return outlet
+
+    def _detach(self, outlet: _Outlet[T]) -> None:
+        with self._lock:
+            if outlet not in self._outlets:
+                return
+            self._outlets.remove(outlet)
+            last = not self._outlets and self._state == "connected"
+            if last:
+                self._state = "disposed"
+        if outlet.paused:
+            self._unpause(outlet)
+        if last:
+            self._upstream.dispose()
+            self._demand_resume()
+
+    def _live(self) -> list[_Outlet[T]]:
+        with self._lock:
+            return list(self._outlets)
+
+    def _on_next(self, item: T) -> None:
+        for outlet in self._live():
+            outlet.push(item)
+
+    def _on_error(self, error: Exception) -> None:
+        for outlet in self._end():
+            outlet.end(error)
+
+    def _on_completed(self) -> None:
+        for outlet in self._end():
+            outlet.end(None)
+
+    def _end(self) -> list[_Outlet[T]]:
+        with self._lock:
+            if self._state == "connected":
+                self._state = "ended"
+            return list(self._outlets)
+
+    # The demand gate is an asyncio.Event of the source's loop: touch it there only.
+
+    def _on_loop(self) -> bool:
+        return self._loop is not None and threading.get_ident() == self._loop_thread
+
+    def _pause(self, outlet: _Outlet[T]) -> None:
+        outlet.paused = True
+        self._demand.pause()
+
+    def _unpause(self, outlet: _Outlet[T]) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        if self._on_loop():
+            self._unpause_here(outlet)
+        elif not loop.is_closed():
+            # A loop that closed meanwhile raises: nobody waits any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._unpause_here, outlet)
+
+    def _unpause_here(self, outlet: _Outlet[T]) -> None:
+        outlet.paused = False
+        if not any(other.paused for other in self._live()):
+            self._demand.resume()
+
+    def _demand_resume(self) -> None:
+        # A source waiting on the gate wakes, sees it was disposed, and ends.
+        loop = self._loop
+        if loop is None or self._on_loop():
+            self._demand.resume()
+        elif not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._demand.resume)
+
+
+class _Outlet(Generic[T]):
+    """One observer of a hub: its buffer, its overflow policy and its drain."""
+
+    def __init__(
+        self,
+        hub: Multicast[T],
+        observer: abc.ObserverBase[T],
+        overflow: Overflow,
+        maxsize: int,
+        scheduler: abc.SchedulerBase | None,
+        name: str | None,
+    ) -> None:
+        self._hub = hub
+        self._observer = observer
+        self._overflow = overflow
+        self._maxsize = maxsize
+        self._scheduler = scheduler
+        self._name = name
+        self._cond = threading.Condition()
+        self._buffer: deque[T] = deque()
+        self._end: Callable[[], None] | None = None  # the terminal call, after the buffer
+        self._stopped = False  # no more items accepted (ended or overflowed)
+        self._gone = False  # nothing more is delivered (disposed, failed, terminal sent)
+        self._draining = False
+        self._drain_thread: int | None = None
+        self.paused = False  # this observer holds the hub's demand gate closed
+
+    # ----------------------------------------------------------------- producer side
+
+    def push(self, item: T) -> None:
+        if self._scheduler is None:
+            if not self._gone:
+                self._deliver(item)
+            return
+        overflowed = False
+        with self._cond:
+            if self._stopped or self._gone:
+                return
+            if len(self._buffer) >= self._maxsize:
+                if self._overflow == "latest":
+                    self._buffer.popleft()
+                elif self._overflow == "error":
+                    overflowed = self._stopped = True
+                    error = BufferOverflowError(self._maxsize, observer=self._name, item=item)
+                    self._end = lambda: self._observer.on_error(error)
+                elif self._may_wait():
+                    while len(self._buffer) >= self._maxsize and not self._gone:
+                        self._cond.wait()
+                    if self._gone:
+                        return
+            if not overflowed:
+                self._buffer.append(item)
+            pause = (
+                self._overflow == "block"
+                and len(self._buffer) >= self._maxsize
+                and self._hub._on_loop()
+            )
+            start = self._claim_drain()
+        if pause:
+            self._hub._pause(self)
+        if overflowed:
+            # The others go on; this one gets its buffered items, then the error.
+            self._hub._detach(self)
+        if start:
+            self._scheduler.schedule(self._drain)
+
+    def end(self, error: Exception | None) -> None:
+        def terminal() -> None:
+            if error is None:
+                self._observer.on_completed()
+            else:
+                self._observer.on_error(error)
+
+        if self._scheduler is None:
+            if not self._gone:
+                self._gone = True
+                terminal()
+            return
+        with self._cond:
+            if self._stopped or self._gone:
+                return
+            self._stopped = True
+            self._end = terminal
+            start = self._claim_drain()
+        if start:
+            self._scheduler.schedule(self._drain)
+
+    def _may_wait(self) -> bool:
+        # Waiting is only safe where someone else can drain: never on the drain's
+        # own thread, never on a running event loop (it would stall), never in
+        # virtual time (the test's one thread is the drain).
+        if threading.get_ident() == self._drain_thread:
+            return False
+        if isinstance(self._scheduler, VirtualTimeScheduler):
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return True
+        return False
+
+    def _claim_drain(self) -> bool:
+        if self._draining or (not self._buffer and self._end is None):
+            return False
+        self._draining = True
+        return True
+
+    # ----------------------------------------------------------------- consumer side
+
+    def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        self._drain_thread = threading.get_ident()
+        try:
+            while True:
+                resume = False
+                with self._cond:
+                    if self._gone:
+                        self._draining = False
+                        return
+                    if self._buffer:
+                        item = self._buffer.popleft()
+                        self._cond.notify_all()
+                        resume = self.paused and len(self._buffer) < self._maxsize
+                    elif self._end is not None:
+                        terminal, self._end = self._end, None
+                        self._gone = True
+                        self._draining = False
+                        break
+                    else:
+                        self._draining = False
+                        return
+                if resume:
+                    self._hub._unpause(self)
+                self._deliver(item)
+        finally:
+            self._drain_thread = None
+        terminal()
+
+    def _deliver(self, item: T) -> None:
+        try:
+            self._observer.on_next(item)
+        except Exception as exc:  # an observer's bug ends that observer only
+            with self._cond:
+                if self._gone:
+                    return
+                self._gone = self._stopped = True
+                self._buffer.clear()
+                self._cond.notify_all()
+            self._hub._detach(self)
+            self._observer.on_error(exc)
+
+    # ----------------------------------------------------------------- disposal
+
+    def silence(self) -> None:
+        with self._cond:
+            self._gone = self._stopped = True
+            self._buffer.clear()
+            self._end = None
+            self._cond.notify_all()
+
+    def dispose(self) -> None:
+        self.silence()
+        self._hub._detach(self)
+
+
+def _check_options(overflow: str, maxsize: int | None, scheduler: abc.SchedulerBase | None) -> int:
+    if overflow not in _OVERFLOWS:
+        raise ValueError(f"overflow must be one of {_OVERFLOWS}, got {overflow!r}")
+    if maxsize is None:
+        maxsize = _DEFAULT_MAXSIZE[overflow]
+    if isinstance(maxsize, bool) or not isinstance(maxsize, int):
+        raise TypeError(f"maxsize must be an int, got {type(maxsize).__name__}")
+    if maxsize < 1:
+        raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+    if overflow != "block" and (
+        scheduler is None or isinstance(scheduler, CurrentThreadScheduler | ImmediateScheduler)
+    ):
+        raise ValueError(
+            f"overflow={overflow!r} needs a scheduler for the observer (e.g. a "
+            "ThreadPoolScheduler or AsyncIOScheduler): an observer called on the "
+            "source's own thread never falls behind"
+        )
+    return maxsize
