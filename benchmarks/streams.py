@@ -12,12 +12,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-WORDS = (
+# One text, split: easier to read than a list of 80 quoted words.
+WORDS = str.split(
     "the of and to in is you that it he was for on are as with his they I at be this have from "
     "or one had by word but not what all were we when your can said there use an each which she "
     "do how their if will up other about out many then them these so some her would make like "
     "stream token chunk reactive observable parser delta message tool reasoning café naïve 東京 🙂"
-).split()
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ def _usage(completion: int) -> dict[str, Any]:
         "created": 1727346168,
         "model": "gpt-4o-2024-08-06",
         "choices": [],
-        "usage": {"prompt_tokens": 17, "completion_tokens": completion,
-                  "total_tokens": 17 + completion},
+        "usage": {
+            "prompt_tokens": 17,
+            "completion_tokens": completion,
+            "total_tokens": 17 + completion,
+        },
     }
 
 
@@ -86,8 +90,9 @@ def text_stream(n: int = 20_000, read_size: int = 4096, seed: int = 1) -> Stream
     chunks.append(_envelope({}, "stop"))
     chunks.append(_usage(n))
     usage = chunks[-1]["usage"]
-    return Stream("text", _cut(_body(chunks), read_size), len(chunks), content="".join(tokens),
-                  usage=usage)
+    return Stream(
+        "text", _cut(_body(chunks), read_size), len(chunks), content="".join(tokens), usage=usage
+    )
 
 
 def reasoning_stream(n: int = 10_000, read_size: int = 4096, seed: int = 2) -> Stream:
@@ -99,13 +104,19 @@ def reasoning_stream(n: int = 10_000, read_size: int = 4096, seed: int = 2) -> S
     chunks += [_envelope({"content": t, "reasoning_content": None}) for t in answer]
     chunks.append(_envelope({}, "stop"))
     chunks.append(_usage(2 * n))
-    return Stream("reasoning", _cut(_body(chunks), read_size), len(chunks),
-                  content="".join(answer), reasoning="".join(thoughts),
-                  usage=chunks[-1]["usage"])
+    return Stream(
+        "reasoning",
+        _cut(_body(chunks), read_size),
+        len(chunks),
+        content="".join(answer),
+        reasoning="".join(thoughts),
+        usage=chunks[-1]["usage"],
+    )
 
 
-def tools_stream(fragments: int = 5_000, calls: int = 4, read_size: int = 4096,
-                 seed: int = 3) -> Stream:
+def tools_stream(
+    fragments: int = 5_000, calls: int = 4, read_size: int = 4096, seed: int = 3
+) -> Stream:
     """`calls` parallel tool calls whose arguments arrive in `fragments` fragments in all."""
     rng = random.Random(seed)
     per_call = fragments // calls
@@ -119,15 +130,34 @@ def tools_stream(fragments: int = 5_000, calls: int = 4, read_size: int = 4096,
         pieces = [arguments[a:b] for a, b in zip([0, *cuts], [*cuts, len(arguments)], strict=True)]
         call_id = f"call_{index:02d}_{rng.randrange(16**8):08x}"
         name = f"search_{index}"
-        chunks.append(_envelope({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                                 "function": {"name": name, "arguments": ""}}]}))
-        chunks += [_envelope({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
-                   for p in pieces]
+        chunks.append(
+            _envelope(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        chunks += [
+            _envelope({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+            for p in pieces
+        ]
         truth.append({"id": call_id, "name": name, "arguments": arguments})
     chunks.append(_envelope({}, "tool_calls"))
     chunks.append(_usage(fragments))
-    return Stream("tools", _cut(_body(chunks), read_size), len(chunks), tool_calls=truth,
-                  usage=chunks[-1]["usage"])
+    return Stream(
+        "tools",
+        _cut(_body(chunks), read_size),
+        len(chunks),
+        tool_calls=truth,
+        usage=chunks[-1]["usage"],
+    )
 
 
 SCENARIOS = {"text": text_stream, "tools": tools_stream, "reasoning": reasoning_stream}

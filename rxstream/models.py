@@ -24,8 +24,8 @@ from .errors import ToolArgumentsError
 __all__ = [
     "JSON",
     "ChatChunk",
-    "DeltaType",
     "Delta",
+    "DeltaType",
     "Finish",
     "JSONObject",
     "Message",

@@ -52,7 +52,7 @@ def test_core_imports_neither_reactivex_nor_httpx(module: str) -> None:
 def test_front_door_lists_exactly_what_it_exports() -> None:
     # "@py_builtins" and friends come from pytest rewriting the plugin's package.
     public = {name for name in dir(rs) if not name.startswith(("_", "@"))}
-    modules = {"bridges", "core", "errors", "models", "operators", "sources", "testing"}
+    modules = {"bridges", "cli", "core", "errors", "models", "operators", "sources", "testing"}
     assert set(rs.__all__) - {"__version__"} == public - modules
     for name in rs.__all__:
         assert getattr(rs, name) is not None

@@ -1,7 +1,7 @@
 """The `rxstream` command: argument parsing, the pipeline, and how it ends.
 
 One request per run. Its lines go through `sse_frames()` and are multicast
-(`publish()` + one `connect()`): to the view (via `decode_chunks()`,
+(`rxstream.multicast` + one `connect()`): to the view (via `decode_chunks()`,
 `deltas()` and, when tiktoken has an encoding on disk, `count_tokens()`) and,
 with `--log FILE`, to a log of every frame (written as SSE, so
 `rxstream replay FILE` plays it back). The stream runs on a worker thread; the
@@ -27,6 +27,7 @@ from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
 from ..models import SSEFrame
+from ..multicast import multicast
 from ..operators import count_tokens, decode_chunks, deltas, sse_frames
 from ._tokens import offline_encoding
 from ._view import View, make_view
@@ -80,20 +81,19 @@ class _Run:
 
     def run(self, lines: Observable[str]) -> int:
         """Stream `lines` into the view; return the exit code."""
-        frames = lines.pipe(sse_frames(), ops.publish())
+        frames = multicast(lines.pipe(sse_frames()))
         frames.subscribe(
             self._log_frame,
             lambda _: self.frames_ended.set(),
             self.frames_ended.set,
         )
-        items = frames.pipe(decode_chunks(), deltas(), ops.share())
+        items = frames.observe().pipe(decode_chunks(), deltas(), ops.share())
         if self.encoding is not None:
             # Its errors are the view's errors too: reported once, below.
             items.pipe(count_tokens(self.encoding)).subscribe(self.view.count, lambda _: None)
         items.subscribe(self.view.delta, self._failed, self.ended.set)
         self.view.start()
         connection = frames.connect()
-        assert connection is not None
         try:
             while not self.ended.wait(0.05):
                 pass

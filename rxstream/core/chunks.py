@@ -71,24 +71,20 @@ def _load_fast_decoder() -> Callable[[str], JSON] | None:
         import msgspec
     except ImportError:  # pragma: no cover - depends on the environment
         return None
-    decode = msgspec.json.Decoder().decode
-    refused = msgspec.DecodeError
-
-    def fast_loads(data: str) -> JSON:
-        try:
-            return decode(data)
-        except refused:
-            # msgspec refuses some texts json accepts (NaN, 1e400, lone
-            # surrogates): the standard library has the last word.
-            return _stdlib_loads(data)
-
-    return fast_loads
+    # Its DecodeError is a ValueError, and whatever it refuses (NaN, 1e400,
+    # lone surrogates, ...) is decoded again by `_stdlib_loads`, which has the
+    # last word: the results and the messages are those of the standard library.
+    decode: Callable[[str], JSON] = msgspec.json.Decoder().decode
+    return decode
 
 
 # Set to None (as the tests do) to run the standard-library path only; each
 # decoder reads it when it is built. msgspec was picked over orjson by
 # measurement, and because orjson turns integers past 64 bits into floats.
 _fast_loads: Callable[[str], JSON] | None = _load_fast_decoder()
+
+# What `_not_json` returns for data that carries no chunk ([DONE], blanks, a skipped frame).
+_HANDLED: JSON = object()
 
 
 class ChunkDecoder:
@@ -149,23 +145,17 @@ class ChunkDecoder:
             raise RuntimeError(f"this ChunkDecoder is {self._state}; it takes no more input")
         if self._done:
             raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
-        # The body of the hot path is inlined here (no helper call per frame).
+        # The hot path is inlined here: no helper call for the usual frame.
         try:
             data = frame.data
             if frame.event == "error":
                 raise _event_error(data, frame.event)
             try:
                 value = self._loads(data)
-            except ValueError as exc:
-                # [DONE] and keep-alive blanks are not JSON; testing them only
-                # here keeps the common frame at a single decode.
-                stripped = data.strip()
-                if stripped == _DONE:
-                    self._done = True
+            except ValueError:
+                value = self._not_json(data)
+                if value is _HANDLED:
                     return []
-                if not stripped:
-                    return []
-                return self._malformed(f"invalid JSON: {exc}", data)
             if type(value) is not dict:
                 return self._malformed(f"a JSON {_kind(value)}, not an object", data)
             error = value.get("error")
@@ -177,9 +167,10 @@ class ChunkDecoder:
                     return self._malformed(
                         f"'choices' is a JSON {_kind(choices)}, not an array", data
                     )
-                reason = self._track(choices)
-                if reason:
-                    return self._malformed(reason, data)
+                if not self._track_one(choices):
+                    reason = self._track(choices)
+                    if reason:
+                        return self._malformed(reason, data)
             self._count += 1
             return [_chunk(value)]
         except Exception:
@@ -214,6 +205,26 @@ class ChunkDecoder:
                 )
         return []
 
+    def _track_one(self, choices: list[JSON]) -> bool:
+        """Record a well-formed lone choice (the usual chunk); False leaves it to `_track`."""
+        if len(choices) != 1:
+            return False
+        choice = choices[0]
+        if type(choice) is not dict:
+            return False
+        index = choice.get("index")
+        if index is None:
+            index = 0
+        elif type(index) is not int:
+            return False
+        delta = choice.get("delta")
+        if delta is not None and type(delta) is not dict:
+            return False
+        self._seen.add(index)
+        if choice.get("finish_reason") is not None:
+            self._finished.add(index)
+        return True
+
     def _track(self, choices: list[JSON]) -> str | None:
         """Record the choices' indexes and finishes; return why they are broken, if they are."""
         # Validate every choice before recording any, so a skipped chunk
@@ -239,6 +250,23 @@ class ChunkDecoder:
             if choice.get("finish_reason") is not None:
                 self._finished.add(index)
         return None
+
+    def _not_json(self, data: str) -> JSON:
+        """The value of data the first decode refused, or `_HANDLED` when it is no chunk."""
+        try:
+            # The fast decoder refuses a few texts json accepts: json decides.
+            return _stdlib_loads(data)
+        except ValueError as exc:
+            # [DONE] and keep-alive blanks are not JSON; testing them only
+            # here keeps the common frame at a single decode.
+            stripped = data.strip()
+            if stripped == _DONE:
+                self._done = True
+                return _HANDLED
+            if not stripped:
+                return _HANDLED
+            self._malformed(f"invalid JSON: {exc}", data)
+            return _HANDLED
 
     def _malformed(self, reason: str, data: str) -> list[ChatChunk]:
         if self._skip:

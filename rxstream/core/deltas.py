@@ -250,11 +250,17 @@ def _tool_call_delta(call: JSONObject, choice: int) -> ToolCallDelta:
     if type(index) is not int:
         index = _int(index)
     id = call.get("id")
-    return _function_delta(
-        function if isinstance(function, dict) else {},
-        index,
-        id if id and isinstance(id, str) else None,
-        choice,
+    if not (id and isinstance(id, str)):
+        id = None
+    if not isinstance(function, dict):
+        return _tool_call(index, "", id, None, choice)
+    arguments = function.get("arguments")
+    name = function.get("name")
+    if not isinstance(arguments, str):
+        # Rare: leave the conversions to `_function_delta`.
+        return _function_delta(function, index, id, choice)
+    return _tool_call(
+        index, arguments, id, name if name and isinstance(name, str) else None, choice
     )
 
 

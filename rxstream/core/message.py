@@ -19,6 +19,7 @@ its `chat.completion.chunk` stream).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..models import (
@@ -106,6 +107,28 @@ class MessageAccumulator:
         for delta in self._decoder.feed(item):
             self._apply(delta)
         return []
+
+    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[Message]) -> None:
+        """Feed many items at once: the same as `feed` for each in turn (and `out` stays empty)."""
+        choices = self._choices
+        tools = self._tools
+        for item in items:
+            # Text, reasoning and tool-call deltas are nearly all a stream
+            # holds: `_apply`'s hot cases, inline; the rest takes `feed`.
+            if self._closed:
+                self.feed(item)  # which refuses it
+            elif type(item) is TextDelta:
+                state = choices.get(item.choice) or self._choice(item.choice)
+                state.content.append(item.text)
+            elif type(item) is ReasoningDelta:
+                state = choices.get(item.choice) or self._choice(item.choice)
+                state.reasoning.append(item.text)
+            elif type(item) is ToolCallDelta:
+                if item.choice not in choices:
+                    self._choice(item.choice)
+                tools.feed(item)
+            else:
+                self.feed(item)
 
     def close(self) -> list[Message]:
         """End the input; return one `Message` per choice, in choice order."""

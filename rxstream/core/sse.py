@@ -11,6 +11,9 @@ Invariants:
   event to event; every frame carries their values at dispatch time.
 - Comments, unknown fields, an `id` containing NUL and a `retry` that is not
   all ASCII digits are ignored, as the spec says.
+- `feed_all(lines, out)` is `feed` line by line, in one call (the fused
+  operator chain uses it; the data and blank lines of a chat stream take an
+  inline path there).
 
 Spec: WHATWG HTML, "Server-sent events", section "Interpreting an event
 stream", with one deliberate deviation: at end of input, an event whose data
@@ -20,7 +23,7 @@ servers omit the last blank line; a browser would drop that event).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 
 from ..models import SSEFrame
@@ -103,6 +106,42 @@ class SSEParser:
             with suppress(ValueError):
                 self._retry = int(value)
         return []
+
+    def feed_all(self, lines: Iterable[str], out: list[SSEFrame]) -> None:
+        """Feed many lines at once, appending the frames they dispatch to `out`.
+
+        The same as `out += parser.feed(line)` for each line in turn (an error
+        leaves in `out` what the lines before it gave), minus a call per line.
+
+        >>> parser, out = SSEParser(), []
+        >>> parser.feed_all(["data: a", "", "data: b", ""], out)
+        >>> [frame.data for frame in out]
+        ['a', 'b']
+        """
+        for line in lines:
+            # The two kinds of line a chat stream is made of, inline; any
+            # other line (and the first, and any after close) takes `feed`.
+            if self._fresh:
+                out += self.feed(line)
+            elif line.startswith("data:"):
+                self._data.append(line[6:] if line.startswith(" ", 5) else line[5:])
+            elif line:
+                out += self.feed(line)
+            else:
+                # A blank line: `_dispatch`, inline.
+                data = self._data
+                event = self._event
+                self._event = ""
+                if data:
+                    self._data = []
+                    out.append(
+                        _frame(
+                            data[0] if len(data) == 1 else "\n".join(data),
+                            event or "message",
+                            self._id,
+                            self._retry,
+                        )
+                    )
 
     def _first(self, line: str) -> str:
         if self._state != "open":

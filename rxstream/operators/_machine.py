@@ -35,7 +35,12 @@ B_co = TypeVar("B_co", covariant=True)
 
 
 class Machine(Protocol[A_contra, B_co]):
-    """What `machine_operator` needs of a core machine."""
+    """What `machine_operator` needs of a core machine.
+
+    A machine may also offer `feed_all(items, out)`: the same as
+    `out += feed(item)` for each item, in one call (a machine with `done`
+    must then stop taking items once done).
+    """
 
     def feed(self, item: A_contra, /) -> Sequence[B_co]: ...  # pragma: no cover
 
@@ -79,14 +84,13 @@ class _MachineChain(Observable[B]):
                 if cut > i:
                     return
                 try:
-                    out = machines[i].close()
+                    out = list(machines[i].close())
                 except Exception as exc:
                     fail(exc)
                     return
                 cut = i + 1
-                below = stages[i + 1]
-                for value in out:
-                    below(value)
+                if out:
+                    stages[i + 1](out)
                 if cut > i + 1:
                     return  # a machine below finished the stream meanwhile
                 i += 1
@@ -101,43 +105,62 @@ class _MachineChain(Observable[B]):
             upstream.dispose()
             complete_from(k + 1)
 
-        def stage(k: int) -> Callable[[Any], None]:
+        def stage(k: int) -> Callable[[list[Any]], None]:
+            # Items travel between machines in batches (what one feed gave),
+            # which the observer cannot tell apart from one at a time: the
+            # outputs arrive in the same order, a machine's error still comes
+            # after the outputs of the items before it, and a batch is never
+            # held past the source's item that produced it.
             machine = machines[k]
             feed = machine.feed
             below = stages[k + 1]
-            if not hasattr(machine, "done"):
+            # The machine again, typed loosely, when it reports `done` (the
+            # chunk decoder at [DONE]); None when it never does.
+            watch_done: Any = machine if hasattr(machine, "done") else None
+            feed_all = getattr(machine, "feed_all", None)
 
-                def on_item(item: Any) -> None:
-                    if cut > k:
-                        return
-                    try:
-                        out = feed(item)
-                    except Exception as exc:
-                        fail(exc)
-                        return
-                    for value in out:
-                        below(value)
-
-                return on_item
-
-            def on_item_until_done(item: Any) -> None:
+            def on_batch(items: list[Any]) -> None:
                 if cut > k:
                     return
+                out: list[Any] = []
+                error: Exception | None = None
                 try:
-                    out = feed(item)
+                    if feed_all is not None:
+                        feed_all(items, out)
+                    elif watch_done is not None:
+                        for item in items:
+                            out += feed(item)
+                            if watch_done.done:
+                                break
+                    else:
+                        for item in items:
+                            out += feed(item)
                 except Exception as exc:
-                    fail(exc)
-                    return
-                for value in out:
-                    below(value)
-                if machine.done and cut <= k:
+                    error = exc
+                if out:
+                    below(out)
+                if cut > k:
+                    return  # a machine below, or the observer, ended the stream
+                if error is not None:
+                    fail(error)
+                elif watch_done is not None and watch_done.done:
                     finish(k)
 
-            return on_item_until_done
+            return on_batch
 
-        stages: list[Callable[[Any], None]] = [observer.on_next] * (n + 1)
+        on_next = observer.on_next
+
+        def emit(items: list[Any]) -> None:
+            for item in items:
+                on_next(item)
+
+        stages: list[Callable[[list[Any]], None]] = [emit] * (n + 1)
         for k in range(n - 1, -1, -1):
             stages[k] = stage(k)
+        first = stages[0]
+
+        def on_item(item: Any) -> None:
+            first([item])
 
         def on_error(error: Exception) -> None:
             if cut == 0:
@@ -147,7 +170,7 @@ class _MachineChain(Observable[B]):
             complete_from(0)
 
         upstream.disposable = self._source.subscribe(
-            stages[0], on_error, on_completed, scheduler=scheduler
+            on_item, on_error, on_completed, scheduler=scheduler
         )
 
         def dispose() -> None:

@@ -357,6 +357,11 @@ class _ClientGone(Exception):
     pass
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) refuses bursts of concurrent clients.
+    request_queue_size = 128
+
+
 class FakeLLMServer:
     """A threaded HTTP server on 127.0.0.1 (a random port) answering from scenarios.
 
@@ -396,7 +401,7 @@ class FakeLLMServer:
         """Bind to 127.0.0.1 on a free port and serve in a background thread."""
         if self._httpd is not None:
             raise RuntimeError("this FakeLLMServer is already started")
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(

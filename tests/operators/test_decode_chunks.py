@@ -14,6 +14,7 @@ import rxstream as rs
 from rxstream.models import ChatChunk, SSEFrame
 from rxstream.testing.builders import ChatStream, error_chunk, finish_chunk, text_chunk
 from rxstream.testing.marbles import DONE, StreamMarbles, error, malformed, text
+from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
