@@ -44,7 +44,7 @@ from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
 from ._demand import Demand, current_demand
-from .core.lines import DEFAULT_LIMIT, LineSplitter
+from .core.lines import DEFAULT_LIMIT, LineAfterBOM, LineSplitter
 from .errors import (
     HTTPStatusError,
     LineTooLongError,
@@ -828,24 +828,29 @@ class _ItemSplitter:
         if isinstance(item, bytearray):
             item = bytes(item)
         if isinstance(item, bytes):
-            if self._first and item.startswith(b"\xef\xbb\xbf"):
+            bom = self._first and item.startswith(b"\xef\xbb\xbf")
+            if bom:
                 item = item[3:]
             pieces_b = _TERMINATOR_B.split(item)
             if len(pieces_b) > 1 and not pieces_b[-1]:
                 pieces_b.pop()
             self._check(pieces_b)
             self._first = False
-            return [piece.decode("utf-8", "replace") for piece in pieces_b]
-        if isinstance(item, str):
-            if self._first and item.startswith("\ufeff"):
+            pieces = [piece.decode("utf-8", "replace") for piece in pieces_b]
+        elif isinstance(item, str):
+            bom = self._first and item.startswith("\ufeff")
+            if bom:
                 item = item[1:]
             pieces = _TERMINATOR_S.split(item)
             if len(pieces) > 1 and not pieces[-1]:
                 pieces.pop()
             self._check(pieces)
             self._first = False
-            return pieces
-        raise TypeError(f"from_lines items must be str or bytes, got {type(item).__name__}")
+        else:
+            raise TypeError(f"from_lines items must be str or bytes, got {type(item).__name__}")
+        if bom:
+            pieces[0] = LineAfterBOM(pieces[0])
+        return pieces
 
     def _check(self, pieces: list[str] | list[bytes]) -> None:
         for piece in pieces:

@@ -24,13 +24,25 @@ from typing import TypeVar
 
 from ..errors import LineTooLongError
 
-__all__ = ["DEFAULT_LIMIT", "LineSplitter"]
+__all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter"]
 
 #: The default longest line, in bytes (or characters for `str` input): 1 MiB.
 DEFAULT_LIMIT = 1_048_576
 
 _BOM_BYTES = b"\xef\xbb\xbf"
 _BOM_STR = "\ufeff"
+
+
+class LineAfterBOM(str):
+    """The first line of a stream whose byte-order mark was already removed.
+
+    To everyone else it is the plain `str` it equals. It tells `SSEParser`
+    not to remove a BOM again: the event-stream rule removes one BOM per
+    stream, and a second one at the start makes the first field unknown.
+    """
+
+    __slots__ = ()
+
 
 T = TypeVar("T", str, bytes)
 
@@ -64,6 +76,7 @@ class LineSplitter:
         "_error",
         "_kind",
         "_limit",
+        "_mark_first",
         "_pending_b",
         "_pending_len",
         "_pending_s",
@@ -86,6 +99,8 @@ class LineSplitter:
         self._cr = False
         # Still within the first bytes of the stream, where a BOM may sit.
         self._at_start = True
+        # A BOM was removed and the first line is not out yet (see LineAfterBOM).
+        self._mark_first = False
         # An over-long line found after good lines in one chunk: those lines are
         # returned first and this is raised by the next call.
         self._error: LineTooLongError | None = None
@@ -127,12 +142,14 @@ class LineSplitter:
             if not chunk:
                 return []
         try:
-            if isinstance(chunk, bytes):
-                return self._feed_bytes(chunk)
-            return self._feed_str(chunk)
+            lines = self._feed_bytes(chunk) if isinstance(chunk, bytes) else self._feed_str(chunk)
         except BaseException:
             self._state = "failed"
             raise
+        if self._mark_first and lines:
+            lines[0] = LineAfterBOM(lines[0])
+            self._mark_first = False
+        return lines
 
     def close(self) -> list[str]:
         """End the input and return the unterminated last line, if any.
@@ -147,10 +164,12 @@ class LineSplitter:
         self._check_open()
         self._state = "closed"
         if self._pending_b:
-            return [b"".join(self._pending_b).decode("utf-8", "replace")]
-        if self._pending_s:
-            return ["".join(self._pending_s)]
-        return []
+            last = b"".join(self._pending_b).decode("utf-8", "replace")
+        elif self._pending_s:
+            last = "".join(self._pending_s)
+        else:
+            return []
+        return [LineAfterBOM(last) if self._mark_first else last]
 
     def _check_open(self) -> None:
         if self._error is not None:
@@ -163,7 +182,10 @@ class LineSplitter:
     def _strip_bom(self, chunk: str | bytes) -> str | bytes:
         if isinstance(chunk, str):
             self._at_start = False
-            return chunk[1:] if chunk.startswith(_BOM_STR) else chunk
+            if chunk.startswith(_BOM_STR):
+                self._mark_first = True
+                return chunk[1:]
+            return chunk
         # The three BOM bytes may arrive in separate chunks: hold a prefix of
         # them until it either completes the BOM or turns out to be text.
         head = b"".join([*self._pending_b, chunk])
@@ -174,7 +196,10 @@ class LineSplitter:
         self._at_start = False
         self._pending_b = []
         self._pending_len = 0
-        return head[3:] if head.startswith(_BOM_BYTES) else head
+        if head.startswith(_BOM_BYTES):
+            self._mark_first = True
+            return head[3:]
+        return head
 
     def _feed_bytes(self, data: bytes) -> list[str]:
         if self._cr and data[0] == 0x0A:

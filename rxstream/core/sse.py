@@ -28,6 +28,7 @@ from contextlib import suppress
 
 from ..models import SSEFrame
 from ._build import constructor
+from .lines import LineAfterBOM
 
 __all__ = ["SSEParser"]
 
@@ -150,6 +151,8 @@ class SSEParser:
         if not isinstance(line, str):
             raise TypeError(f"expected a str line, got {type(line).__name__}")
         self._fresh = False
+        if type(line) is LineAfterBOM:
+            return line  # the stream's one BOM is gone already
         return line[1:] if line.startswith("\ufeff") else line
 
     def close(self) -> list[SSEFrame]:

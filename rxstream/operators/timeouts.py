@@ -2,8 +2,9 @@
 
 Three independent limits, each optional: `first` (subscribe to first item),
 `idle` (the longest silence between items) and `total` (the whole stream).
-When one is exceeded the upstream is disposed at once, which makes an rxstream
-source close its response, and the error is delivered downstream.
+When one is exceeded the error is delivered downstream and the upstream is
+disposed, which makes an rxstream source close its response. In that order:
+a sync source then returns from `subscribe` with the error already delivered.
 
 Timers run on a reactivex scheduler, so they may fire on another thread than
 the items; notifications to the observer are still delivered one at a time,
@@ -217,8 +218,10 @@ def timeouts(
                             arm_gap_locked(limit, seconds)
                             return
                         expire(limit, seconds)
-                    upstream.dispose()
+                    # The error first, then the disposal: a sync source returns from
+                    # `subscribe` once disposed, and its caller must find the error.
                     queue.drain()
+                    upstream.dispose()
 
                 gap_timer.disposable = timer_scheduler.schedule_relative(seconds, fire)
 
@@ -228,8 +231,8 @@ def timeouts(
                     if stopped:
                         return
                     expire("total", total_s)
-                upstream.dispose()
                 queue.drain()
+                upstream.dispose()
 
             def on_next(item: T) -> None:
                 nonlocal generation

@@ -140,7 +140,7 @@ def test_a_stall_ends_with_an_idle_timeout_and_closes_the_connection(
     source = rs.from_request(client, "POST", fake_llm_server.url, json=PAYLOAD)
     items: list[Any] = []
     errors: list[BaseException] = []
-    source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas(), rs.timeouts(idle=0.2)).subscribe(
+    source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas(), rs.timeouts(idle=1.0)).subscribe(
         items.append, errors.append
     )
     assert fake_llm_server.wait_for_disconnect(timeout=5.0)
