@@ -1,4 +1,4 @@
-"""Shared bits of the delta-operator tests (E4)."""
+"""Shared bits of the operator tests: ReactiveTest shorthands, error records, chunks."""
 
 from __future__ import annotations
 

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import reactivex
-from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing import TestScheduler
 from reactivex.testing.marbles import marbles_testing
-from reactivex.testing.recorded import Recorded
 
 import rxstream as rs
 from rxstream.models import SSEFrame
-
-on_next, on_completed, on_error = (
-    ReactiveTest.on_next,
-    ReactiveTest.on_completed,
-    ReactiveTest.on_error,
-)
-subscribe = ReactiveTest.subscribe
-
-
-def error_of(record: Recorded[Any]) -> BaseException:
-    """The exception of an OnError record (OnError equality compares only the message)."""
-    assert record.value.kind == "E", record
-    exc: BaseException = record.value.exception
-    return exc
+from tests.operators._helpers import error_of, on_completed, on_error, on_next, subscribe
 
 
 def test_marbles_comment_blank_data() -> None:
