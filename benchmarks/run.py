@@ -379,6 +379,10 @@ def main() -> int:
         failures.append(f"memory: {peak:.1f} MB")
     for failure in failures:
         print(f"MISSED: {failure}")
+    if failures and args.quick:
+        # Ten times smaller streams weigh the fixed costs more: the targets are
+        # defined (and enforced) on the full-size run.
+        print("(quick run: ratios are indicative only; `python benchmarks/run.py` checks them)")
     return 0 if args.quick or not failures else 1
 
 
