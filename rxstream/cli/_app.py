@@ -197,10 +197,11 @@ def _demo(args: argparse.Namespace) -> int:
             close()
 
 
-def _file_chunks(path: str) -> Iterator[bytes]:
+def _file_lines(path: str) -> Iterator[bytes]:
+    # Whole lines, as from_lines wants them: a binary file splits after each LF
+    # (a CRLF stays together), and from_lines cuts any lone CR inside an item.
     with open(path, "rb") as file:
-        while chunk := file.read(65536):
-            yield chunk
+        yield from file
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -208,8 +209,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.file):
         raise _Failure(f"no such file: {args.file!r}")
-    # Whole chunks of bytes: from_lines cuts them at CR, LF or CRLF, as a server's body.
-    lines = from_lines(_file_chunks(args.file), scheduler=NewThreadScheduler())
+    lines = from_lines(_file_lines(args.file), scheduler=NewThreadScheduler())
     return _stream(args, lines, "" if args.json else f"rxstream replay {args.file}")
 
 
@@ -318,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:
         if args.debug:
-            traceback.print_exception(exc)
+            # The provider's message may quote the key back: redact the traceback too.
+            print(_redact("".join(traceback.format_exception(exc))), end="", file=sys.stderr)
         message = str(exc) if isinstance(exc, _Failure) else f"{type(exc).__name__}: {exc}"
         print(f"rxstream: error: {_redact(message)}", file=sys.stderr)
         return EXIT_ERROR

@@ -236,3 +236,30 @@ def test_without_tiktoken_the_footer_says_deltas_were_counted() -> None:
     assert "deltas (tiktoken not installed" in footer
     assert "counted deltas" in footer
     assert "provider usage: prompt 58" in footer
+
+
+def test_replay_of_a_recording_larger_than_one_read(tmp_path: Path) -> None:
+    # Lines crossing a 64 KiB read boundary must not be cut (deepseek's recording is 67 KB).
+    done = rxstream("replay", str(DATA / "deepseek" / "reasoning-content.sse"), "--json")
+    assert done.returncode == 0, done.stderr
+    items = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {"type": "finish", "reason": "stop", "choice": 0} in items
+    assert items[-1]["completion_tokens"] == 212
+
+
+def test_debug_traceback_never_prints_the_key() -> None:
+    scenario = Scenario.error(401, f"Incorrect API key provided: {KEY}.")
+    with FakeLLMServer(scenario) as server:
+        done = rxstream(
+            "chat",
+            "x",
+            "--model",
+            "m",
+            "--debug",
+            "--base-url",
+            server.base_url,
+            OPENAI_API_KEY=KEY,
+        )
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    assert KEY not in done.stdout + done.stderr
