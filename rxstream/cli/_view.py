@@ -273,6 +273,7 @@ class LiveView(View):
         self.title = title
         self._interrupted = False
         self._live = False
+        self._whole = False
         self.console = Console(file=out)
         self.live = Live(
             console=self.console,
@@ -325,13 +326,35 @@ class LiveView(View):
                 parts.append(line)
             footer = self.stats.footer(self._interrupted)
             parts.append(Text(footer, style="dim"))
-            return Group(*parts)
+            return Group(*parts) if self._whole else _Tail(Group(*parts))
 
     def finish(self, interrupted: bool) -> None:
         self._interrupted = interrupted
         if self._live:
+            # The last frame is printed whole, however tall, and stays on screen.
+            self._whole = True
+            self.live.vertical_overflow = "visible"
             self.live.refresh()
             self.live.stop()
+
+
+class _Tail:
+    """While streaming, the last lines that fit the terminal: the newest text and
+    the footer stay in view instead of freezing behind rich's overflow ellipsis."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.segment import Segment
+
+        lines = console.render_lines(self.renderable, options, pad=False)
+        room = max(1, (options.height or console.size.height) - 1)
+        shown = lines[-room:]
+        for number, line in enumerate(shown):
+            yield from line
+            if number < len(shown) - 1:
+                yield Segment.line()
 
 
 class JSONView(View):
