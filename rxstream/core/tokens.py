@@ -303,12 +303,13 @@ def _text_count_factory(
 
 
 class _Call:
-    __slots__ = ("count", "id", "text")
+    __slots__ = ("count", "id", "indexed", "text")
 
     def __init__(self, text: _TextCount, id: str | None) -> None:
         self.text = text
         self.id = id
         self.count = 0
+        self.indexed = False  # whether the provider sent an index for it
 
 
 class _Choice:
@@ -348,8 +349,18 @@ class _Choice:
             if call is not None and not (delta.id and call.id and delta.id != call.id):
                 return self._named(call, delta.id)
             call = self.by_id.get(delta.id) if delta.id else None
+            latest = self.calls[-1] if self.calls else None
+            # A call that began without an index may go on with one.
+            if (
+                call is None
+                and latest is not None
+                and not latest.indexed
+                and not (delta.id and latest.id and delta.id != latest.id)
+            ):
+                call = self._named(latest, delta.id)
             if call is None:
                 call = self._new_call(delta.id)
+            call.indexed = True
             self.by_index[delta.index] = call
             return call
         if delta.id:

@@ -105,6 +105,7 @@ def _complete_and_parse(text: str) -> JSON:
 @dataclass(slots=True)
 class _Call:
     index: int
+    wire: int | None = None  # the index the provider sent for it, if any
     id: str | None = None
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
@@ -125,7 +126,7 @@ class _Choice:
     def new_call(self, wire: int | None) -> _Call:
         used = {c.index for c in self.calls}
         index = wire if wire is not None and wire not in used else max(used, default=-1) + 1
-        call = _Call(index)
+        call = _Call(index, wire)
         self.calls.append(call)
         if wire is not None:
             self.by_wire[wire] = call
@@ -134,15 +135,26 @@ class _Choice:
     def find(self, delta: ToolCallDelta) -> _Call:
         if delta.index is not None:
             call = self.by_wire.get(delta.index)
-            if call is not None and not (delta.id and call.id and delta.id != call.id):
+            if call is not None and _same_call(delta, call.id):
                 return call
             if delta.id and delta.id in self.by_id:
                 call = self.by_wire[delta.index] = self.by_id[delta.id]
                 return call
+            latest = self.calls[-1] if self.calls else None
+            if latest is not None and latest.wire is None and _same_call(delta, latest.id):
+                # The call began without an index and goes on with one.
+                latest.wire = delta.index
+                self.by_wire[delta.index] = latest
+                return latest
             return self.new_call(delta.index)
         if delta.id:
             return self.by_id.get(delta.id) or self.new_call(None)
         return self.calls[-1] if self.calls else self.new_call(None)
+
+
+def _same_call(delta: ToolCallDelta, id: str | None) -> bool:
+    """Whether `delta` may continue a call with this id (no id on either side, or the same)."""
+    return not (delta.id and id and delta.id != id)
 
 
 class ToolCallAccumulator:

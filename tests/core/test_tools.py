@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxstream.core import tools as tools_module
+from rxstream.core.tokens import TokenCounter
 from rxstream.core.tools import ToolCallAccumulator, parse_partial_json
 from rxstream.errors import ToolArgumentsError
 from rxstream.models import ChatChunk, Delta, Finish, TextDelta, ToolCall, ToolCallDelta
@@ -400,3 +401,22 @@ def test_random_fragmenting_reassembles_every_call(
     assert all(
         c.parse_arguments() == json.loads(s["arguments"]) for c, s in zip(got, specs, strict=True)
     )
+
+
+def test_a_call_begun_without_an_index_goes_on_under_index_0() -> None:
+    def fragment(delta: dict[str, Any], finish: str | None = None) -> ChatChunk:
+        return ChatChunk({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    first = {"index": None, "id": "a", "function": {"name": "f", "arguments": '{"x":'}}
+    chunks = [
+        fragment({"tool_calls": [first]}),
+        fragment({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}),
+        fragment({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g"}}]}),
+        fragment({}, "tool_calls"),
+    ]
+    accumulator = ToolCallAccumulator()
+    calls = [c for chunk in chunks for c in accumulator.feed(chunk)] + accumulator.close()
+    assert calls == [ToolCall(0, "a", "f", '{"x":1}'), ToolCall(1, "b", "g", "")]
+    counter = TokenCounter(list)  # one token per character
+    counts = [n for chunk in chunks for n in counter.feed(chunk)] + counter.close()
+    assert counts[-1].tool_arguments == len('{"x":1}')
