@@ -46,6 +46,7 @@ from ..models import (
     Usage,
 )
 from .deltas import DeltaDecoder
+from .tools import CallSlot, ToolCallMatcher
 
 __all__ = ["DEFAULT_ENCODING", "EncodingSpec", "TokenCounter", "resolve_encoding"]
 
@@ -303,22 +304,19 @@ def _text_count_factory(
 
 
 class _Call:
-    __slots__ = ("count", "id", "indexed", "text")
+    __slots__ = ("count", "text")
 
-    def __init__(self, text: _TextCount, id: str | None) -> None:
+    def __init__(self, text: _TextCount) -> None:
         self.text = text
-        self.id = id
         self.count = 0
-        self.indexed = False  # whether the provider sent an index for it
 
 
 class _Choice:
     """Counts of one choice, one growing text per kind and per tool call."""
 
     __slots__ = (
-        "by_id",
-        "by_index",
         "calls",
+        "matcher",
         "new_text",
         "reasoning",
         "reasoning_n",
@@ -335,58 +333,24 @@ class _Choice:
         self.reasoning = new_text()
         self.refusal = new_text()
         self.text_n = self.reasoning_n = self.refusal_n = self.tools_n = 0
-        self.calls: list[_Call] = []
-        self.by_index: dict[int, _Call] = {}
-        self.by_id: dict[str, _Call] = {}
+        # Fragments find their call as in ToolCallAccumulator, through the same matcher.
+        self.matcher = ToolCallMatcher()
+        self.calls: dict[CallSlot, _Call] = {}
 
     def call(self, delta: ToolCallDelta) -> _Call:
-        # Which fragments form one call follows ToolCallAccumulator: the wire
-        # index, unless a different id arrives under it; without an index, the
-        # id, or else the latest call.
-        call: _Call | None
-        if delta.index is not None:
-            call = self.by_index.get(delta.index)
-            if call is not None and not (delta.id and call.id and delta.id != call.id):
-                return self._named(call, delta.id)
-            call = self.by_id.get(delta.id) if delta.id else None
-            latest = self.calls[-1] if self.calls else None
-            # A call that began without an index may go on with one.
-            if (
-                call is None
-                and latest is not None
-                and not latest.indexed
-                and not (delta.id and latest.id and delta.id != latest.id)
-            ):
-                call = self._named(latest, delta.id)
-            if call is None:
-                call = self._new_call(delta.id)
-            call.indexed = True
-            self.by_index[delta.index] = call
-            return call
-        if delta.id:
-            return self.by_id.get(delta.id) or self._new_call(delta.id)
-        return self.calls[-1] if self.calls else self._new_call(None)
-
-    def _named(self, call: _Call, id: str | None) -> _Call:
-        if id and call.id is None:
-            call.id = id
-            self.by_id[id] = call
-        return call
-
-    def _new_call(self, id: str | None) -> _Call:
-        call = _Call(self.new_text(), id)
-        self.calls.append(call)
-        if id:
-            self.by_id[id] = call
+        slot, _ = self.matcher.match(delta)
+        call = self.calls.get(slot)
+        if call is None:
+            call = self.calls[slot] = _Call(self.new_text())
         return call
 
     def finish(self) -> None:
         self.text_n = self.text.finish()
         self.reasoning_n = self.reasoning.finish()
         self.refusal_n = self.refusal.finish()
-        for call in self.calls:
+        for call in self.calls.values():
             call.count = call.text.finish()
-        self.tools_n = sum(call.count for call in self.calls)
+        self.tools_n = sum(call.count for call in self.calls.values())
 
 
 class TokenCounter:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..models import JSON, ChatChunk, Delta, Finish, ToolCall, ToolCallDelta
 from .deltas import DELTA_CLASSES, DeltaDecoder
 
-__all__ = ["ToolCallAccumulator", "parse_partial_json"]
+__all__ = ["CallSlot", "ToolCallAccumulator", "ToolCallMatcher", "parse_partial_json"]
 
 
 def _stdlib_partial(data: bytes) -> JSON:
@@ -102,11 +102,80 @@ def _complete_and_parse(text: str) -> JSON:
     return None
 
 
+class CallSlot:
+    """One call of a choice as `ToolCallMatcher` knows it: where it goes and its id."""
+
+    __slots__ = ("id", "index", "wire")
+
+    def __init__(self, index: int, wire: int | None, id: str | None) -> None:
+        self.index = index  # its place in the choice's tool calls (unique)
+        self.wire = wire  # the index the provider sent for it, if any
+        self.id = id
+
+
+class ToolCallMatcher:
+    """Which call of one choice a fragment belongs to (the rules in this module's docstring).
+
+    The one place those rules live: `ToolCallAccumulator` and `TokenCounter`
+    both ask it, so they always agree on where a call's fragments go.
+
+    >>> m = ToolCallMatcher()
+    >>> m.match(ToolCallDelta(None, id="a"))[0].index, m.match(ToolCallDelta(0))[0].index
+    (0, 0)
+    """
+
+    __slots__ = ("_by_id", "_by_wire", "_used", "slots")
+
+    def __init__(self) -> None:
+        self.slots: list[CallSlot] = []
+        # The latest call sent under each wire index; output indexes stay unique.
+        self._by_wire: dict[int, CallSlot] = {}
+        self._by_id: dict[str, CallSlot] = {}
+        self._used: set[int] = set()
+
+    def match(self, delta: ToolCallDelta) -> tuple[CallSlot, bool]:
+        """The fragment's call, and whether this fragment gave the call its id."""
+        wire, id = delta.index, delta.id
+        if wire is not None:
+            slot = self._by_wire.get(wire)
+            if slot is None or not _same_call(id, slot.id):
+                slot = self._by_id.get(id) if id else None
+                latest = self.slots[-1] if self.slots else None
+                if slot is None and latest is not None and latest.wire is None:
+                    # A call that began without an index may go on with one.
+                    slot = latest if _same_call(id, latest.id) else None
+                if slot is None:
+                    slot = self._new(wire)
+                elif slot.wire is None:
+                    slot.wire = wire
+                self._by_wire[wire] = slot
+        elif id:
+            slot = self._by_id.get(id) or self._new(None)
+        else:
+            slot = self.slots[-1] if self.slots else self._new(None)
+        if id and slot.id is None:
+            slot.id = id
+            self._by_id[id] = slot
+            return slot, True
+        return slot, False
+
+    def _new(self, wire: int | None) -> CallSlot:
+        used = self._used
+        index = wire if wire is not None and wire not in used else max(used, default=-1) + 1
+        used.add(index)
+        slot = CallSlot(index, wire, None)
+        self.slots.append(slot)
+        return slot
+
+
+def _same_call(id: str | None, other: str | None) -> bool:
+    # A fragment may continue a call unless both carry ids and they differ.
+    return not (id and other and id != other)
+
+
 @dataclass(slots=True)
 class _Call:
-    index: int
-    wire: int | None = None  # the index the provider sent for it, if any
-    id: str | None = None
+    slot: CallSlot
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
 
@@ -118,43 +187,8 @@ class _Call:
 
 @dataclass(slots=True)
 class _Choice:
-    calls: list[_Call] = field(default_factory=list)
-    # The latest call sent under each wire index; output indexes stay unique.
-    by_wire: dict[int, _Call] = field(default_factory=dict)
-    by_id: dict[str, _Call] = field(default_factory=dict)
-
-    def new_call(self, wire: int | None) -> _Call:
-        used = {c.index for c in self.calls}
-        index = wire if wire is not None and wire not in used else max(used, default=-1) + 1
-        call = _Call(index, wire)
-        self.calls.append(call)
-        if wire is not None:
-            self.by_wire[wire] = call
-        return call
-
-    def find(self, delta: ToolCallDelta) -> _Call:
-        if delta.index is not None:
-            call = self.by_wire.get(delta.index)
-            if call is not None and _same_call(delta, call.id):
-                return call
-            if delta.id and delta.id in self.by_id:
-                call = self.by_wire[delta.index] = self.by_id[delta.id]
-                return call
-            latest = self.calls[-1] if self.calls else None
-            if latest is not None and latest.wire is None and _same_call(delta, latest.id):
-                # The call began without an index and goes on with one.
-                latest.wire = delta.index
-                self.by_wire[delta.index] = latest
-                return latest
-            return self.new_call(delta.index)
-        if delta.id:
-            return self.by_id.get(delta.id) or self.new_call(None)
-        return self.calls[-1] if self.calls else self.new_call(None)
-
-
-def _same_call(delta: ToolCallDelta, id: str | None) -> bool:
-    """Whether `delta` may continue a call with this id (no id on either side, or the same)."""
-    return not (delta.id and id and delta.id != id)
+    matcher: ToolCallMatcher = field(default_factory=ToolCallMatcher)
+    calls: dict[CallSlot, _Call] = field(default_factory=dict)
 
 
 class ToolCallAccumulator:
@@ -230,12 +264,10 @@ class ToolCallAccumulator:
         state = self._choices.get(delta.choice)
         if state is None:
             state = self._choices[delta.choice] = _Choice()
-        call = state.find(delta)
-        changed = False
-        if delta.id and call.id is None:
-            call.id = delta.id
-            state.by_id[delta.id] = call
-            changed = True
+        slot, changed = state.matcher.match(delta)
+        call = state.calls.get(slot)
+        if call is None:
+            call = state.calls[slot] = _Call(slot)
         if delta.name and call.name is None:
             call.name = delta.name
             changed = True
@@ -246,8 +278,8 @@ class ToolCallAccumulator:
             arguments = call.arguments()
             out.append(
                 ToolCall(
-                    call.index,
-                    call.id,
+                    slot.index,
+                    slot.id,
                     call.name,
                     arguments,
                     choice=delta.choice,
@@ -258,5 +290,7 @@ class ToolCallAccumulator:
 
     @staticmethod
     def _complete(state: _Choice, choice: int) -> list[ToolCall]:
-        calls = sorted(state.calls, key=lambda c: c.index)
-        return [ToolCall(c.index, c.id, c.name, c.arguments(), choice=choice) for c in calls]
+        calls = sorted(state.calls.values(), key=lambda c: c.slot.index)
+        return [
+            ToolCall(c.slot.index, c.slot.id, c.name, c.arguments(), choice=choice) for c in calls
+        ]
