@@ -18,6 +18,7 @@ from .__about__ import __version__
 from .bridges import to_async_iterator, to_iterator
 from .errors import (
     BufferOverflowError,
+    EmptyStreamError,
     HTTPStatusError,
     LineTooLongError,
     MalformedChunkError,
@@ -65,6 +66,7 @@ __all__ = [
     "ChatChunk",
     "Delta",
     "DeltaType",
+    "EmptyStreamError",
     "Finish",
     "HTTPStatusError",
     "LineTooLongError",

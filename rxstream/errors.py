@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "EXCERPT_LIMIT",
     "BufferOverflowError",
+    "EmptyStreamError",
     "HTTPStatusError",
     "LineTooLongError",
     "MalformedChunkError",
@@ -167,6 +168,42 @@ class TruncatedStreamError(StreamError):
     def __init__(self, message: str, *, unfinished: tuple[int, ...] = ()) -> None:
         self.unfinished = unfinished
         super().__init__(message)
+
+
+class EmptyStreamError(TruncatedStreamError):
+    """A successful answer that brought no chat data at all.
+
+    An empty body, a body of keep-alive comments only, a stream whose only
+    chunk is usage, or `[DONE]` with nothing before it: the request did not
+    fail in HTTP terms, but no answer arrived, and that must not pass for an
+    empty success. A `TruncatedStreamError`, so code that already catches
+    short streams catches this one too.
+
+    Attributes:
+        reason: what arrived instead of an answer, in words.
+        status_code: the HTTP status, when the error was raised where it is known.
+        content_type: the response's content type, likewise.
+        body: a bounded excerpt of what arrived (may be empty).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        status_code: int | None = None,
+        content_type: str | None = None,
+        body: str = "",
+    ) -> None:
+        self.reason = reason
+        self.status_code = status_code
+        self.content_type = content_type
+        self.body = body
+        text = f"the stream brought no answer: {reason}"
+        if status_code is not None:
+            text += f" (HTTP {status_code}, content type {content_type or '(none)'!r})"
+        if body:
+            text += f": {body!r}"
+        super().__init__(text)
 
 
 class LineTooLongError(StreamError):
