@@ -12,10 +12,18 @@
 
 This module is the one front door: it re-exports the public names and nothing
 else. The sans-I/O machines live in `rxstream.core`.
+
+Models and errors load with the package; the operators and the I/O layer
+(which bring reactivex, httpx's world, asyncio and threads) load on first use
+of one of their names, so `import rxstream.core` stays free of all of them.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .__about__ import __version__
-from .bridges import to_async_iterator, to_iterator
 from .errors import (
     BufferOverflowError,
     EmptyStreamError,
@@ -45,21 +53,76 @@ from .models import (
     ToolCallDelta,
     Usage,
 )
-from .multicast import Multicast, multicast
-from .operators import (
-    accumulate_message,
-    accumulate_tool_calls,
-    coalesce,
-    count_tokens,
-    decode_chunks,
-    deltas,
-    lines,
-    split_by_delta_type,
-    sse_frames,
-    think_tags,
-    timeouts,
-)
-from .sources import from_lines, from_request, from_response
+
+if TYPE_CHECKING:
+    from .io import (
+        Multicast,
+        from_lines,
+        from_request,
+        from_response,
+        multicast,
+        to_async_iterator,
+        to_iterator,
+    )
+    from .operators import (
+        accumulate_message,
+        accumulate_tool_calls,
+        coalesce,
+        count_tokens,
+        decode_chunks,
+        deltas,
+        lines,
+        split_by_delta_type,
+        sse_frames,
+        think_tags,
+        timeouts,
+    )
+
+# The names that load their layer on first use: name -> module.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "Multicast",
+            "from_lines",
+            "from_request",
+            "from_response",
+            "multicast",
+            "to_async_iterator",
+            "to_iterator",
+        ),
+        ".io",
+    ),
+    **dict.fromkeys(
+        (
+            "accumulate_message",
+            "accumulate_tool_calls",
+            "coalesce",
+            "count_tokens",
+            "decode_chunks",
+            "deltas",
+            "lines",
+            "split_by_delta_type",
+            "sse_frames",
+            "think_tags",
+            "timeouts",
+        ),
+        ".operators",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rxstream' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "BufferOverflowError",

@@ -93,18 +93,41 @@ class HTTPStatusError(StreamError):
 
 
 class UnexpectedContentTypeError(StreamError):
-    """A 2xx answer that is not an event stream (e.g. JSON: the endpoint ignored
-    `stream: true`)."""
+    """A 2xx answer whose content type is not a stream: not an event stream, not
+    NDJSON (nor, for raw bytes, an AWS event stream). Raised before any parsing.
 
-    def __init__(self, content_type: str, *, status_code: int, body: str = "") -> None:
+    Attributes:
+        content_type: the content type that arrived.
+        status_code: the HTTP status.
+        body: a bounded excerpt of the body.
+        hint: what such an answer usually means (e.g. a JSON answer: the request
+            did not ask for a stream), or "".
+    """
+
+    def __init__(
+        self, content_type: str, *, status_code: int, body: str = "", hint: str | None = None
+    ) -> None:
         self.content_type = content_type
         self.status_code = status_code
         self.body = body
+        self.hint = _content_type_hint(content_type) if hint is None else hint
+        hint = self.hint
+        why = f" ({hint})" if hint else ""
         super().__init__(
-            f"expected a text/event-stream response, got HTTP {status_code} with "
-            f"content type {content_type!r} (did the endpoint ignore stream: true?): "
-            f"{body or '(empty body)'}"
+            f"expected a stream (text/event-stream or NDJSON), got HTTP {status_code} with "
+            f"content type {content_type!r}{why}: {body or '(empty body)'}"
         )
+
+
+def _content_type_hint(content_type: str) -> str:
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime == "application/vnd.amazon.eventstream":
+        return "a binary AWS event stream: read it with raw=True and rs.eventstream_frames()"
+    if mime == "application/json" or (mime.startswith("application/") and mime.endswith("+json")):
+        return "a whole JSON answer: did the request ask for a stream (stream: true, alt=sse)?"
+    if mime in ("text/html", "application/xhtml+xml"):
+        return "an HTML page: a wrong URL, a proxy or a login page?"
+    return ""
 
 
 class TransportError(StreamError):

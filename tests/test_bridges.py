@@ -22,8 +22,9 @@ from reactivex.disposable import Disposable
 from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
-from rxstream._demand import current_demand
-from rxstream.testing.server import Chunk, FakeLLMServer, Scenario, Stall, chat_chunk
+from rxstream._flow import current_demand
+from rxstream.testing.builders import text_chunk
+from rxstream.testing.server import Chunk, FakeLLMServer, Scenario, Stall
 
 WAIT = 10  # seconds a test waits for another thread before it fails (never reached when green)
 
@@ -439,7 +440,7 @@ def test_to_async_iterator_with_timeouts_on_a_stalled_async_source() -> None:
 
 # -- against a real server on 127.0.0.1: leaving early closes the connection ---------------
 
-STALLED = Scenario(steps=(Chunk(chat_chunk("Hi")), Stall(20)))
+STALLED = Scenario(steps=(Chunk(text_chunk("Hi")), Stall(20)))
 
 
 def test_to_iterator_close_reaches_a_read_blocked_on_the_server() -> None:

@@ -19,15 +19,16 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
+from ..core.sse import event_text
+from ..io import multicast
+from ..io._http import Credentials, shown_url
 from ..models import SSEFrame
-from ..multicast import multicast
 from ..operators import count_tokens, decode_chunks, deltas, sse_frames
 from ._tokens import offline_encoding
 from ._view import View, make_view
@@ -66,13 +67,8 @@ class _Run:
     def _log_frame(self, frame: SSEFrame) -> None:
         if self.log is None:
             return
-        lines = [f": t={time.monotonic() - self._started:.3f}"]
-        if frame.event != "message":
-            lines.append(f"event: {frame.event}")
-        if frame.id is not None:
-            lines.append(f"id: {frame.id}")
-        lines += [f"data: {line}" for line in frame.data.split("\n")]
-        self.log.write("\n".join(lines) + "\n\n")
+        stamp = f": t={time.monotonic() - self._started:.3f}\n"
+        self.log.write(stamp + event_text(frame.data, event=frame.event, id=frame.id))
         self.log.flush()
 
     def _failed(self, error: Exception) -> None:
@@ -143,7 +139,7 @@ def _request_lines(
 ) -> tuple[Observable[str], Callable[[], None]]:
     import httpx
 
-    from ..sources import from_request
+    from ..io import from_request
 
     client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
     source = from_request(
@@ -159,18 +155,6 @@ def _chat_payload(model: str, prompt: str, system: str | None, usage: bool) -> d
     if usage:
         payload["stream_options"] = {"include_usage": True}
     return payload
-
-
-def _shown_url(url: str) -> str:
-    """`url` without credentials, query or fragment (it goes on screen)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port is not None:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
-    except ValueError:
-        return "(invalid URL)"
 
 
 # --------------------------------------------------------------------------- commands
@@ -205,7 +189,7 @@ def _file_lines(path: str) -> Iterator[bytes]:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from ..sources import from_lines
+    from ..io import from_lines
 
     if not os.path.isfile(args.file):
         raise _Failure(f"no such file: {args.file!r}")
@@ -217,7 +201,7 @@ def _chat(args: argparse.Namespace) -> int:
     base_url = (args.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
     if not base_url.startswith(("http://", "https://")):
         raise _Failure(
-            f"the base URL must start with http:// or https://, got {_shown_url(base_url)!r}"
+            f"the base URL must start with http:// or https://, got {shown_url(base_url)!r}"
         )
     key = os.environ.get("OPENAI_API_KEY", "")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -227,7 +211,7 @@ def _chat(args: argparse.Namespace) -> int:
         payload=_chat_payload(args.model, args.prompt, args.system, not args.no_usage),
         timeout=args.timeout,
     )
-    title = "" if args.json else f"rxstream chat: {args.model} via {_shown_url(base_url)}"
+    title = "" if args.json else f"rxstream chat: {args.model} via {shown_url(base_url)}"
     try:
         return _stream(args, lines, title)
     finally:
@@ -294,8 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _redact(text: str) -> str:
-    key = os.environ.get("OPENAI_API_KEY", "")
-    return text.replace(key, "***") if len(key) >= 4 else text
+    credentials = Credentials()
+    credentials.add_headers({"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"})
+    return credentials.redact(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -171,6 +171,35 @@ class LineSplitter:
             return []
         return [LineAfterBOM(last) if self._mark_first else last]
 
+    def feed_lines(self, item: str | bytes | bytearray) -> list[str]:
+        """Take an item that holds whole lines: its end also ends a line.
+
+        For sources whose items are lines already (a list, a file read line by
+        line): a terminator at the item's end is optional, and an empty item
+        is one blank line. Inside the item the rule is `feed`'s.
+
+        >>> splitter = LineSplitter()
+        >>> splitter.feed_lines("data: a"), splitter.feed_lines(""), splitter.feed_lines("b\r\n")
+        (['data: a'], [''], ['b'])
+        """
+        if not item:
+            self._check_open()
+            self._at_start = False
+            return [""]
+        lines = self.feed(item)
+        self._cr = False
+        if self._pending_b or self._pending_s:
+            self._at_start = False
+            if self._pending_b:
+                last = b"".join(self._pending_b).decode("utf-8", "replace")
+            else:
+                last = "".join(self._pending_s)
+            self._pending_b, self._pending_s, self._pending_len = [], [], 0
+            if self._mark_first:
+                last, self._mark_first = LineAfterBOM(last), False
+            lines.append(last)
+        return lines
+
     def _check_open(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None

@@ -23,6 +23,7 @@ servers omit the last blank line; a browser would drop that event).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 
@@ -30,7 +31,7 @@ from ..models import SSEFrame
 from ._build import constructor
 from .lines import LineAfterBOM
 
-__all__ = ["SSEParser"]
+__all__ = ["SSEParser", "comment_lines", "event_lines", "event_text"]
 
 _frame: Callable[[str, str, str | None, int | None], SSEFrame] = constructor(SSEFrame)
 
@@ -185,3 +186,50 @@ class SSEParser:
                 self._retry,
             )
         ]
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def event_lines(
+    data: str, *, event: str | None = None, id: str | None = None, retry: int | None = None
+) -> list[str]:
+    """The lines (without terminators) that send one event, its closing blank line included.
+
+    The inverse of `SSEParser` for one event: the parser gives back `data`
+    (a line break in it becomes one `data:` line each) and `event`. The
+    default event type `"message"` is not written.
+
+    >>> event_lines('{"a": 1}')
+    ['data: {"a": 1}', '']
+    >>> event_lines("x\\ny", event="delta", id="7")
+    ['event: delta', 'id: 7', 'data: x', 'data: y', '']
+    """
+    head = []
+    if event is not None and event != "message":
+        head.append(f"event: {event}")
+    if id is not None:
+        head.append(f"id: {id}")
+    if retry is not None:
+        head.append(f"retry: {retry}")
+    return [*head, *(f"data: {line}" for line in _LINE_BREAK.split(data)), ""]
+
+
+def comment_lines(text: str = "") -> list[str]:
+    """The lines of a comment (a keep-alive): `: text` and a blank line.
+
+    >>> comment_lines("keep-alive")
+    [': keep-alive', '']
+    """
+    return [f": {text}" if text else ":", ""]
+
+
+def event_text(
+    data: str, *, event: str | None = None, id: str | None = None, retry: int | None = None
+) -> str:
+    """One event as event-stream text, each line ended by LF (see `event_lines`).
+
+    >>> event_text("[DONE]")
+    'data: [DONE]\\n\\n'
+    """
+    return "\n".join(event_lines(data, event=event, id=id, retry=retry)) + "\n"

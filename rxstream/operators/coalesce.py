@@ -23,7 +23,7 @@ from reactivex.disposable import (
 )
 
 from ..models import ReasoningDelta, TextDelta
-from .timeouts import Duration, _duration, _SerialQueue, _timer_scheduler
+from ._timing import Duration, SerialQueue, duration, timer_scheduler
 
 __all__ = ["coalesce"]
 
@@ -70,15 +70,15 @@ def coalesce(
     >>> reactivex.of(TextDelta("Hel"), TextDelta("lo")).pipe(coalesce(0.05)).run()
     TextDelta(text='Hello', choice=0)
     """
-    seconds = _duration(interval, "interval")
+    seconds = duration(interval, "interval")
 
     def operator(source: Observable[T]) -> Observable[T]:
         def subscribe(
             observer: abc.ObserverBase[T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            timer_scheduler = _timer_scheduler(scheduler, subscribe_scheduler)
+            timers = timer_scheduler(scheduler, subscribe_scheduler)
             lock = threading.Lock()
-            queue = _SerialQueue()
+            queue = SerialQueue()
             upstream = SingleAssignmentDisposable()
             window = SerialDisposable()
             stopped = False
@@ -114,7 +114,7 @@ def coalesce(
                             flush_locked()
                         pending.append(item)
                         if len(pending) == 1:
-                            window.disposable = timer_scheduler.schedule_relative(
+                            window.disposable = timers.schedule_relative(
                                 seconds, close_window(generation)
                             )
                     else:

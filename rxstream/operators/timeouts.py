@@ -9,17 +9,14 @@ a sync source then returns from `subscribe` with the error already delivered.
 Timers run on a reactivex scheduler, so they may fire on another thread than
 the items; notifications to the observer are still delivered one at a time,
 and a timer never blocks on a downstream call that is in progress (see
-`_SerialQueue`).
+`SerialQueue`).
 
-This module also holds the small timing helpers `coalesce` shares.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any, TypeVar
 
 from reactivex import Observable, abc
@@ -29,87 +26,14 @@ from reactivex.disposable import (
     SerialDisposable,
     SingleAssignmentDisposable,
 )
-from reactivex.scheduler import ImmediateScheduler, TimeoutScheduler, TrampolineScheduler
 
-from .._demand import current_demand
+from .._flow import current_demand
 from ..errors import StreamTimeoutError
+from ._timing import Duration, SerialQueue, duration, timer_scheduler
 
 __all__ = ["timeouts"]
 
 T = TypeVar("T")
-
-Duration = float | int | timedelta
-
-
-def _duration(value: Duration, name: str) -> float:
-    """Seconds in `value` (a number or a `timedelta`), checked to be positive."""
-    if isinstance(value, bool) or not isinstance(value, int | float | timedelta):
-        raise TypeError(
-            f"{name} must be a number of seconds or a timedelta, got {type(value).__name__}"
-        )
-    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    if not seconds > 0 or seconds == float("inf"):
-        raise ValueError(f"{name} must be a positive, finite duration, got {value!r}")
-    return seconds
-
-
-def _timer_scheduler(
-    explicit: abc.SchedulerBase | None, subscribed: abc.SchedulerBase | None
-) -> abc.SchedulerBase:
-    """The scheduler timers run on: the one given, else the subscriber's, else threads.
-
-    A trampoline (the current-thread scheduler) or the immediate scheduler would
-    sleep on, or refuse, the thread delivering the items, so a timer never
-    fires while that thread is busy; they are passed over for TimeoutScheduler.
-    """
-    if explicit is not None:
-        return explicit
-    if subscribed is not None and not isinstance(
-        subscribed, TrampolineScheduler | ImmediateScheduler
-    ):
-        return subscribed
-    return TimeoutScheduler.singleton()
-
-
-class _SerialQueue:
-    """Run notification calls one at a time, in the order they were queued.
-
-    Whoever finds the queue idle drains it; a thread that queues while another
-    drains returns at once, and the drainer runs its call next. So a timer
-    thread never waits on a downstream `on_next` that blocks (a bridge with a
-    full buffer does), and the observer never sees two calls at once.
-    `put` is meant to be called under the caller's state lock, so queue order
-    is decision order; `drain` outside it.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: deque[Callable[[], None]] = deque()
-        self._draining = False
-
-    def put(self, call: Callable[[], None]) -> None:
-        with self._lock:
-            self._calls.append(call)
-
-    def drain(self) -> None:
-        with self._lock:
-            if self._draining:
-                return
-            self._draining = True
-        try:
-            while True:
-                with self._lock:
-                    if not self._calls:
-                        self._draining = False
-                        return
-                    call = self._calls.popleft()
-                call()
-        except BaseException:
-            # The downstream raised; let the next caller drain what is left.
-            with self._lock:
-                self._draining = False
-            raise
-
 
 _MESSAGES = {
     "first": "no first item within {s:g} s of subscribing (the 'first' time limit)",
@@ -168,7 +92,7 @@ def timeouts(
     2
     """
     limits = {
-        name: _duration(value, name)
+        name: duration(value, name)
         for name, value in (("first", first), ("idle", idle), ("total", total))
         if value is not None
     }
@@ -183,11 +107,11 @@ def timeouts(
         def subscribe(
             observer: abc.ObserverBase[T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            timer_scheduler = _timer_scheduler(scheduler, subscribe_scheduler)
+            timers = timer_scheduler(scheduler, subscribe_scheduler)
             # A bridge subscribes inside its demand scope; its pause is not idleness.
             demand = current_demand()
             lock = threading.Lock()
-            queue = _SerialQueue()
+            queue = SerialQueue()
             upstream = SingleAssignmentDisposable()
             gap_timer = SerialDisposable()
             total_timer = SerialDisposable()
@@ -223,7 +147,7 @@ def timeouts(
                     queue.drain()
                     upstream.dispose()
 
-                gap_timer.disposable = timer_scheduler.schedule_relative(seconds, fire)
+                gap_timer.disposable = timers.schedule_relative(seconds, fire)
 
             def fire_total(_: abc.SchedulerBase, __: Any = None) -> None:
                 assert total_s is not None
@@ -267,7 +191,7 @@ def timeouts(
             # stream inside `subscribe`.
             with lock:
                 if total_s is not None:
-                    total_timer.disposable = timer_scheduler.schedule_relative(total_s, fire_total)
+                    total_timer.disposable = timers.schedule_relative(total_s, fire_total)
                 if opening[1] is not None:
                     arm_gap_locked(opening[0], opening[1])
             upstream.disposable = source.subscribe(

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
+from ..core.sse import comment_lines, event_lines
 from ..models import JSONObject, SSEFrame, ToolCall
 
 __all__ = [
@@ -531,12 +532,9 @@ class ChatStream:
         out: list[str] = []
         for item in self._events:
             if item.comment is not None:
-                out.append(f": {item.comment}" if item.comment else ":")
+                out += comment_lines(item.comment)
             else:
-                if item.event is not None:
-                    out.append(f"event: {item.event}")
-                out.extend(f"data: {line}" for line in item.data.split("\n"))
-            out.append("")
+                out += event_lines(item.data, event=item.event)
         return out
 
     def sse(self, newline: str = "\n") -> str:

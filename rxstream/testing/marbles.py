@@ -42,6 +42,7 @@ from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.recorded import Recorded
 from reactivex.testing.subscription import Subscription
 
+from ..core.sse import comment_lines, event_lines
 from ..errors import ProviderError
 from ..models import (
     ChatChunk,
@@ -265,11 +266,10 @@ def _lines_of(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, Keepalive):
-        return [f": {value.comment}" if value.comment else ":", ""]
+        return comment_lines(value.comment)
     frame = _frame_of(value)
     assert frame is not None
-    head = [] if frame.event == "message" else [f"event: {frame.event}"]
-    return [*head, *(f"data: {line}" for line in frame.data.split("\n")), ""]
+    return event_lines(frame.data, event=frame.event)
 
 
 # --------------------------------------------------------------------------- marbles

@@ -35,6 +35,9 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
+from ..core.sse import comment_lines, event_text
+from . import builders
+
 __all__ = [
     "Chunk",
     "Comment",
@@ -46,64 +49,17 @@ __all__ = [
     "Scenario",
     "Stall",
     "Step",
-    "chat_chunk",
 ]
 
 JSON: TypeAlias = Any
 
+#: The id and creation time of the chunks `Scenario.text` sends.
+FAKE_ID = "chatcmpl-fake"
+FAKE_CREATED = 1_700_000_000
+
 #: The longest any single step may wait (a guard against a test hanging forever).
 MAX_WAIT = 30.0
 _POLL = 0.02
-
-
-def chat_chunk(
-    content: str | None = None,
-    *,
-    role: str | None = None,
-    reasoning: str | None = None,
-    tool_calls: list[JSON] | None = None,
-    finish_reason: str | None = None,
-    usage: Mapping[str, int] | None = None,
-    choices: bool = True,
-    index: int = 0,
-    model: str = "fake-model",
-    id: str = "chatcmpl-fake",
-) -> JSON:
-    """Build one `chat.completion.chunk` dict, OpenAI's shape.
-
-    Args:
-        content, role, reasoning, tool_calls: what goes into the delta
-            (`reasoning` becomes `reasoning_content`, as DeepSeek sends it).
-        finish_reason: the choice's finish reason (None while streaming).
-        usage: a `usage` object for the chunk.
-        choices: False gives the usage-only chunk with `"choices": []`.
-        index, model, id: the usual fields.
-
-    Example:
-        >>> chat_chunk("Hi")["choices"][0]["delta"]
-        {'content': 'Hi'}
-    """
-    delta: dict[str, JSON] = {}
-    if role is not None:
-        delta["role"] = role
-    if content is not None:
-        delta["content"] = content
-    if reasoning is not None:
-        delta["reasoning_content"] = reasoning
-    if tool_calls is not None:
-        delta["tool_calls"] = tool_calls
-    chunk: dict[str, JSON] = {
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": (
-            [{"index": index, "delta": delta, "finish_reason": finish_reason}] if choices else []
-        ),
-    }
-    if usage is not None:
-        chunk["usage"] = dict(usage)
-    return chunk
 
 
 # --------------------------------------------------------------------------- steps
@@ -118,8 +74,8 @@ class Chunk:
     event: str | None = None
 
     def encode(self) -> bytes:
-        head = f"event: {self.event}\n" if self.event else ""
-        return f"{head}data: {json.dumps(self.payload, separators=(',', ':'))}\n\n".encode()
+        data = json.dumps(self.payload, separators=(",", ":"), ensure_ascii=False)
+        return event_text(data, event=self.event).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +97,7 @@ class Comment:
     delay: float = 0.0
 
     def encode(self) -> bytes:
-        return f": {self.text}\n\n".encode()
+        return ("\n".join(comment_lines(self.text)) + "\n").encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +107,7 @@ class Done:
     delay: float = 0.0
 
     def encode(self) -> bytes:
-        return b"data: [DONE]\n\n"
+        return event_text(builders.done()).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +151,7 @@ class Scenario:
     Example:
         >>> slow = Scenario.text("Hel", "lo", delay=0.05)
         >>> cut = Scenario.text("Hel", "lo").disconnect_after(2)
-        >>> pinged = Scenario(steps=(Comment(), Chunk(chat_chunk("Hi")), Done()))
+        >>> pinged = Scenario(steps=(Comment(), Chunk(builders.text_chunk("Hi")), Done()))
         >>> isinstance(cut.steps[-1], Disconnect)
         True
     """
@@ -226,14 +182,14 @@ class Scenario:
             model: the model name in each chunk.
         """
         pieces = pieces or ("Hello", ", world!")
-        steps: list[Step] = [Chunk(chat_chunk(role="assistant", content="", model=model), delay)]
-        steps += [Chunk(chat_chunk(piece, model=model), delay) for piece in pieces]
-        steps.append(Chunk(chat_chunk(finish_reason=finish_reason, model=model), delay))
+        ids: dict[str, Any] = {"id": FAKE_ID, "model": model, "created": FAKE_CREATED}
+        opening = builders.chunk({"role": "assistant", "content": ""}, **ids)
+        steps: list[Step] = [Chunk(opening, delay)]
+        steps += [Chunk(builders.text_chunk(piece, **ids), delay) for piece in pieces]
+        steps.append(Chunk(builders.finish_chunk(finish_reason, **ids), delay))
         if usage:
-            completion = len(pieces)
-            counts = {"prompt_tokens": 5, "completion_tokens": completion}
-            counts["total_tokens"] = 5 + completion
-            steps.append(Chunk(chat_chunk(usage=counts, choices=False, model=model), delay))
+            counts = builders.usage_chunk(5, len(pieces), **ids)
+            steps.append(Chunk(counts, delay))
         steps.append(Done(delay))
         return cls(steps=tuple(steps))
 

@@ -18,9 +18,10 @@ from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
-from rxstream._demand import Demand, demand_scope
+from rxstream._flow import Demand, demand_scope
 from rxstream.errors import StreamTimeoutError
-from rxstream.testing.server import Chunk, Comment, FakeLLMServer, Scenario, Stall, chat_chunk
+from rxstream.testing.builders import text_chunk
+from rxstream.testing.server import Chunk, Comment, FakeLLMServer, Scenario, Stall
 
 on_next, on_completed, on_error = (
     ReactiveTest.on_next,
@@ -229,7 +230,7 @@ def test_rejects_bad_limits(kwargs: dict[str, Any], error: type[Exception]) -> N
 
 # -- against a real server on 127.0.0.1: the right limit fires and the connection closes ----
 
-HI = Chunk(chat_chunk("Hi"))
+HI = Chunk(text_chunk("Hi"))
 STALLS = [
     pytest.param(
         Scenario(steps=(Stall(20),)), {"first": 0.2, "idle": 5}, "first", id="after-headers"
@@ -244,7 +245,7 @@ STALLS = [
         id="keep-alives-forever",
     ),
     pytest.param(
-        Scenario(steps=(*[Chunk(chat_chunk("x"), delay=0.03)] * 600,)),
+        Scenario(steps=(*[Chunk(text_chunk("x"), delay=0.03)] * 600,)),
         {"idle": 5, "total": 0.3},
         "total",
         id="trickling-chunks",

@@ -12,7 +12,8 @@ import reactivex.operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
-from rxstream._demand import Demand, demand_scope
+from rxstream._flow import Demand, demand_scope
+from rxstream.testing.builders import text_chunk
 from rxstream.testing.server import (
     Chunk,
     Comment,
@@ -21,7 +22,6 @@ from rxstream.testing.server import (
     Raw,
     Scenario,
     Stall,
-    chat_chunk,
 )
 
 from .helpers import TIMEOUT, Outcome, arun, free_port, run
@@ -104,7 +104,7 @@ def test_full_pipeline_gives_the_text(fake_llm_server: FakeLLMServer) -> None:
 
 def test_keep_alive_comments_pass_through_as_lines(fake_llm_server: FakeLLMServer) -> None:
     scenario = Scenario(
-        steps=(Comment("OPENROUTER PROCESSING"), Comment(), Chunk(chat_chunk("x")), Done())
+        steps=(Comment("OPENROUTER PROCESSING"), Comment(), Chunk(text_chunk("x")), Done())
     )
     fake_llm_server.serve(scenario)
     with httpx.Client() as client:
@@ -293,13 +293,16 @@ def test_2xx_json_is_an_unexpected_content_type(
     assert "chat.completion" in error.body
 
 
-def test_text_plain_event_stream_passes(fake_llm_server: FakeLLMServer) -> None:
+def test_text_plain_is_refused_before_parsing(fake_llm_server: FakeLLMServer) -> None:
+    # An event stream sent as text/plain is not taken on trust: the content type says
+    # the body is not a stream, and guessing would let an HTML or text error page through.
     scenario = Scenario.text("plain")
     fake_llm_server.serve(Scenario(steps=scenario.steps, content_type="text/plain"))
     with httpx.Client() as client:
         outcome = run(rs.from_request(client, "POST", fake_llm_server.url, json=PAYLOAD))
-    assert outcome.completed
-    assert outcome.items == expected_lines(scenario)
+    assert isinstance(outcome.error, rs.UnexpectedContentTypeError)
+    assert outcome.items == []
+    assert outcome.error.content_type == "text/plain"
 
 
 # --------------------------------------------------------------------------- transport errors
@@ -419,7 +422,7 @@ def test_done_disposes_the_source_while_the_server_would_send_more(
     fake_llm_server: FakeLLMServer,
 ) -> None:
     fake_llm_server.serve(
-        Scenario.text("a", "b").then(Stall(3.0), Chunk(chat_chunk("after done")), Done())
+        Scenario.text("a", "b").then(Stall(3.0), Chunk(text_chunk("after done")), Done())
     )
     with httpx.Client() as client:
         outcome = run(

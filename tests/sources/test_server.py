@@ -8,6 +8,7 @@ import httpx
 import openai
 import pytest
 
+from rxstream.testing.builders import text_chunk
 from rxstream.testing.server import (
     Chunk,
     Comment,
@@ -16,7 +17,6 @@ from rxstream.testing.server import (
     FakeLLMServer,
     Scenario,
     Stall,
-    chat_chunk,
 )
 
 PAYLOAD = {"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -101,7 +101,7 @@ def test_no_disconnect_when_the_client_reads_to_the_end(fake_llm_server: FakeLLM
 
 
 def test_disconnect_step_cuts_the_body(fake_llm_server: FakeLLMServer) -> None:
-    fake_llm_server.serve(Scenario(steps=(Chunk(chat_chunk("a")), Disconnect())))
+    fake_llm_server.serve(Scenario(steps=(Chunk(text_chunk("a")), Disconnect())))
     with pytest.raises(httpx.RemoteProtocolError):
         httpx.post(fake_llm_server.url, json=PAYLOAD)
 

@@ -12,7 +12,7 @@ from reactivex import operators as ops
 
 import rxstream as rs
 from rxstream.models import Finish, TextDelta, Usage
-from rxstream.testing.builders import ChatStream
+from rxstream.testing.builders import ChatStream, finish_chunk, text_chunk
 from rxstream.testing.server import (
     Chunk,
     Comment,
@@ -21,7 +21,6 @@ from rxstream.testing.server import (
     Raw,
     Scenario,
     Stall,
-    chat_chunk,
 )
 
 from ..sources.helpers import run
@@ -57,9 +56,9 @@ def test_keepalive_comments_make_no_items(
 ) -> None:
     steps = (
         Comment(),
-        Chunk(chat_chunk("Hi")),
+        Chunk(text_chunk("Hi")),
         Comment("ping"),
-        Chunk(chat_chunk(finish_reason="stop")),
+        Chunk(finish_chunk("stop")),
         Done(),
     )
     fake_llm_server.serve(Scenario(steps=steps))
@@ -82,9 +81,9 @@ def test_a_malformed_line_raises_or_is_skipped(
 ) -> None:
     scenario = Scenario(
         steps=(
-            Chunk(chat_chunk("a")),
+            Chunk(text_chunk("a")),
             Raw('data: {"choices": [\n\n'),
-            Chunk(chat_chunk("b")),
+            Chunk(text_chunk("b")),
             Done(),
         )
     )

@@ -15,7 +15,7 @@ source produces:
 
 - `"block"`: at most `maxsize` items wait; then the source waits too. A sync
   source's thread blocks; an async source (on the loop) stops reading the
-  socket until the observer catches up (the `rxstream._demand` gate).
+  socket until the observer catches up (the `rxstream._flow` gate).
 - `"latest"`: at most `maxsize` items wait (default 1); the oldest are
   dropped, so a status display shows the newest item without slowing anyone.
 - `"error"`: at most `maxsize` items wait; one more ends that observer with
@@ -41,8 +41,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler, ImmediateScheduler, VirtualTimeScheduler
 
-from ._demand import Demand, demand_scope
-from .errors import BufferOverflowError
+from .._flow import Demand, demand_scope
+from ..errors import BufferOverflowError
 
 __all__ = ["Multicast", "Overflow", "multicast"]
 

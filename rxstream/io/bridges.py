@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from reactivex import Observable, abc
 from reactivex.scheduler import CurrentThreadScheduler
 
-from ._demand import Demand, demand_scope
+from .._flow import Demand, demand_scope
 
 __all__ = ["ObservableAsyncIterator", "ObservableIterator", "to_async_iterator", "to_iterator"]
 

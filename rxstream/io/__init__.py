@@ -1,0 +1,22 @@
+"""I/O at the edges: sources (HTTP responses and iterables in), bridges (iterators out), multicast.
+
+- `sources`: the public entry points `from_request`, `from_response`, `from_lines`;
+- `_http`: the one HTTP boundary (what is accepted, every error mapped, credentials redacted);
+- `_body`, `_loops`: what is done with each block of a body, and the sync and async read loops;
+- `bridges`: `to_iterator`, `to_async_iterator`, pulling at the consumer's pace;
+- `multicast`: one upstream (one request) for several observers.
+"""
+
+from .bridges import to_async_iterator, to_iterator
+from .multicast import Multicast, multicast
+from .sources import from_lines, from_request, from_response
+
+__all__ = [
+    "Multicast",
+    "from_lines",
+    "from_request",
+    "from_response",
+    "multicast",
+    "to_async_iterator",
+    "to_iterator",
+]

@@ -1,0 +1,442 @@
+"""The HTTP boundary: what a source may accept from a response, and every error it maps.
+
+Everything that turns an HTTP answer or an httpx failure into an rxstream
+error happens here, once, for the sync and the async paths alike:
+
+- the client and response protocols the sources are typed against (httpx and
+  the httpx2 fork both fit; neither is imported here);
+- which answers are a stream (`accepted`): a 2xx status with an event-stream,
+  NDJSON or (for raw bytes) AWS event-stream content type; anything else is
+  read to a bounded excerpt and becomes `HTTPStatusError` or
+  `UnexpectedContentTypeError` (`answer_error`);
+- transport failures (`transport_error`): what httpx reported, in the message,
+  and nothing else: the httpx exception (which keeps the request and its
+  headers) is neither chained nor left as context;
+- credentials (`Credentials`): the values of the request's credential headers
+  and URL keys, redacted from every error message, excerpt and body line a
+  server echoes them in.
+
+The read loops (`_loops`) and the public entry points (`sources`) sit above.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import re
+import sys
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any, Literal, Protocol, TypeAlias
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+from ..core.provider_errors import error_message
+from ..errors import (
+    HTTPStatusError,
+    StreamError,
+    TransportError,
+    UnexpectedContentTypeError,
+    excerpt,
+)
+
+__all__ = [
+    "ERROR_BODY_LIMIT",
+    "AsyncClient",
+    "AsyncResponse",
+    "BodyKind",
+    "Credentials",
+    "SyncClient",
+    "SyncResponse",
+    "accepted",
+    "answer_error",
+    "describe",
+    "header",
+    "request_of",
+    "retry_after",
+    "shown_url",
+    "transport_error",
+]
+
+#: How much of a non-2xx (or otherwise unexpected) body is read to quote it in the error.
+ERROR_BODY_LIMIT = 65_536
+
+#: What a 2xx body holds, by its content type: lines of an event stream or of
+#: NDJSON, or binary AWS event-stream messages. None: no content type at all.
+BodyKind: TypeAlias = Literal["sse", "ndjson", "eventstream"]
+
+
+class SyncResponse(Protocol):
+    """What a source needs of an opened, streaming sync response (`httpx.Response`)."""
+
+    @property
+    def status_code(self) -> int: ...  # pragma: no cover
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...  # pragma: no cover
+
+    def iter_bytes(self) -> Iterator[bytes]: ...  # pragma: no cover
+
+    def close(self) -> None: ...  # pragma: no cover
+
+
+class AsyncResponse(Protocol):
+    """What a source needs of an opened, streaming async response."""
+
+    @property
+    def status_code(self) -> int: ...  # pragma: no cover
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...  # pragma: no cover
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...  # pragma: no cover
+
+    async def aclose(self) -> None: ...  # pragma: no cover
+
+
+class SyncClient(Protocol):
+    """What `from_request` needs of a sync client (`httpx.Client`, `httpx2.Client`)."""
+
+    def build_request(
+        self, method: str, url: Any, *args: Any, **kwargs: Any
+    ) -> Any: ...  # pragma: no cover
+
+    def send(self, request: Any, *args: Any, **kwargs: Any) -> SyncResponse: ...  # pragma: no cover
+
+
+class AsyncClient(Protocol):
+    """What `from_request` needs of an async client (`httpx.AsyncClient`, `httpx2.AsyncClient`)."""
+
+    def build_request(
+        self, method: str, url: Any, *args: Any, **kwargs: Any
+    ) -> Any: ...  # pragma: no cover
+
+    async def send(
+        self, request: Any, *args: Any, **kwargs: Any
+    ) -> AsyncResponse: ...  # pragma: no cover
+
+
+# --------------------------------------------------------------------------- credentials
+
+# Header and query-parameter names whose values are credentials: the usual ones
+# by name, and any name that says what it holds.
+_CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "cookie",
+        "ocp-apim-subscription-key",
+    }
+)
+_CREDENTIAL_WORDS = re.compile(r"key|token|secret|auth|passw|signature|credential|session|^sig$")
+
+#: What a redacted credential reads as.
+REDACTED = "[redacted]"
+
+# Shorter values are not worth hiding and would deface ordinary text.
+_MIN_SECRET = 4
+
+
+class Credentials:
+    """The credential values of a request, to be redacted wherever a server echoes them.
+
+    Collected from the headers (`Authorization`, `api-key`, `x-api-key`,
+    `x-goog-api-key`, cookies and any header whose name says key, token,
+    secret, auth, ...) and from the URL's query string (`?key=...`), each in
+    its plain and its URL-encoded form; for `Authorization: Bearer X`, both
+    the whole value and `X`.
+
+    >>> creds = Credentials()
+    >>> creds.add_headers({"Authorization": "Bearer sk-123456"})
+    >>> creds.redact("your key sk-123456 is invalid")
+    'your key [redacted] is invalid'
+    """
+
+    __slots__ = ("_bytes", "_pattern", "_secrets")
+
+    def __init__(self) -> None:
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._bytes: tuple[bytes, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def add_request(self, request: Any) -> None:
+        """Collect the credentials of an httpx request (its headers and its URL)."""
+        if request is None:
+            return
+        headers = getattr(request, "headers", None)
+        if headers is not None:
+            self.add_headers(headers)
+        url = getattr(request, "url", None)
+        if url is not None:
+            self.add_url(str(url))
+
+    def add_headers(self, headers: Any) -> None:
+        """Collect the values of credential headers (a mapping or httpx `Headers`)."""
+        items: Iterable[tuple[Any, Any]]
+        multi = getattr(headers, "multi_items", None)
+        items = multi() if callable(multi) else headers.items()
+        for name, value in items:
+            name = _text(name).lower()
+            if name in _CREDENTIAL_HEADERS or _CREDENTIAL_WORDS.search(name):
+                value = _text(value)
+                self._add(value)
+                scheme, _, token = value.partition(" ")
+                if token and scheme.isalpha():
+                    self._add(token.strip())
+
+    def add_url(self, url: str) -> None:
+        """Collect the values of credential query parameters and of the URL's userinfo."""
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return
+        if parts.password:
+            self._add(parts.password)
+            self._add(unquote(parts.password))
+        for name, value in parse_qsl(parts.query, keep_blank_values=False):
+            if _CREDENTIAL_WORDS.search(name.lower()):
+                self._add(value)
+        for piece in parts.query.split("&"):
+            name, _, value = piece.partition("=")
+            if _CREDENTIAL_WORDS.search(unquote(name).lower()):
+                self._add(value)
+
+    def _add(self, value: str) -> None:
+        if len(value) >= _MIN_SECRET and value not in self._secrets:
+            self._secrets.add(value)
+            # Longest first, so "Bearer X" goes whole before X alone.
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, ordered)))
+            self._bytes = tuple(s.encode("utf-8", "replace") for s in ordered)
+
+    def redact(self, text: str) -> str:
+        """`text` with every credential replaced by `[redacted]`."""
+        pattern = self._pattern
+        if pattern is None or not text:
+            return text
+        return pattern.sub(REDACTED, text)
+
+    def found_in(self, data: bytes) -> bool:
+        """Whether any credential occurs in `data` (a cheap test per read)."""
+        return any(secret in data for secret in self._bytes)
+
+    @property
+    def longest(self) -> int:
+        """The length in bytes of the longest credential (0 without any)."""
+        return max(map(len, self._bytes), default=0)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("latin-1")
+    return str(value)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of header `name` (lower case), whatever the mapping's case rules."""
+    value = headers.get(name)
+    if value is None:
+        for key, item in headers.items():
+            if key.lower() == name:
+                return item
+    return value
+
+
+def _mime(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+_KINDS: dict[str, BodyKind] = {
+    "text/event-stream": "sse",
+    "application/x-ndjson": "ndjson",
+    "application/ndjson": "ndjson",
+    "application/jsonl": "ndjson",
+    "application/x-jsonlines": "ndjson",
+    "application/jsonlines": "ndjson",
+    "application/vnd.amazon.eventstream": "eventstream",
+}
+
+
+def body_kind(content_type: str | None) -> BodyKind | None:
+    """What a body of this content type holds, or None when it is not a stream."""
+    return _KINDS.get(_mime(content_type))
+
+
+def accepted(response: Any, *, raw: bool) -> bool:
+    """Whether `response` is a stream a source reads (else `answer_error` explains why).
+
+    A 2xx status with an event-stream or NDJSON content type, or an AWS event
+    stream when the source hands out raw bytes. A response with no content
+    type at all is read too: what its body holds is judged as it arrives.
+    """
+    status: int = response.status_code
+    if not 200 <= status < 300:
+        return False
+    content_type = header(response.headers, "content-type")
+    if not content_type or not _mime(content_type):
+        return True
+    kind = body_kind(content_type)
+    return kind is not None and (raw or kind != "eventstream")
+
+
+def answer_error(response: Any, body: bytes, where: str, credentials: Credentials) -> StreamError:
+    """The error for a response `accepted` refused, quoting `body` (bounded, redacted)."""
+    status: int = response.status_code
+    headers: Mapping[str, str] = response.headers
+    text = excerpt(credentials.redact(body.decode("utf-8", "replace")))
+    if 200 <= status < 300:
+        content_type = header(headers, "content-type") or ""
+        return UnexpectedContentTypeError(content_type, status_code=status, body=text)
+    reason = getattr(response, "reason_phrase", "")
+    message = error_message(body)
+    return HTTPStatusError(
+        status,
+        reason=reason if isinstance(reason, str) else "",
+        body=text,
+        provider_message=credentials.redact(message) if message else None,
+        retry_after=retry_after(headers),
+        request=where,
+    )
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    millis = header(headers, "retry-after-ms")
+    if millis is not None:
+        with contextlib.suppress(ValueError):
+            value = float(millis)
+            if value >= 0 and value == value and value != float("inf"):
+                return value / 1000
+    text = header(headers, "retry-after")
+    if text is None:
+        return None
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def request_of(response: object) -> Any:
+    """The request a response answers, or None (httpx raises when it has none)."""
+    try:
+        return getattr(response, "request", None)
+    except RuntimeError:  # httpx: "The request instance has not been set on this response."
+        return None
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be shown: no userinfo, query string or fragment.
+
+    >>> shown_url("https://user:pw@host:8443/v1/chat?key=secret#x")
+    'https://host:8443/v1/chat'
+    """
+    try:
+        parts = urlsplit(url)
+        netloc = parts.hostname or ""
+        if ":" in netloc:
+            netloc = f"[{netloc}]"
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return url.split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+
+
+def describe(request: Any) -> str:
+    """`"POST http://host:port/path"`: no query string, no credentials, never a header."""
+    if request is None:
+        return ""
+    method = getattr(request, "method", "")
+    if isinstance(method, bytes):
+        method = method.decode("ascii", "replace")
+    return f"{method} {shown_url(str(getattr(request, 'url', '')))}".strip()
+
+
+# --------------------------------------------------------------------------- transport errors
+
+_WHAT = {
+    "ConnectTimeout": "timed out connecting to the server",
+    "ConnectError": "could not connect to the server",
+    "ConnectionRefusedError": "could not connect to the server (connection refused)",
+    "ReadTimeout": "timed out waiting for the server to send more of the response",
+    "WriteTimeout": "timed out sending the request",
+    "PoolTimeout": "timed out waiting for a free connection in the client's pool",
+    "RemoteProtocolError": "the server closed the connection or broke HTTP mid-response",
+    "ConnectionResetError": "the connection was reset",
+    "ReadError": "reading the response failed",
+    "WriteError": "sending the request failed",
+    "DecodingError": "could not decode the response body (content encoding)",
+    "ProxyError": "the proxy failed",
+    "TimeoutException": "the request timed out",
+}
+
+_CLOSED_CLIENT = (
+    "the client was closed before the request was sent. With an async client the stream "
+    "runs as a task after subscribe() returns: keep the client open until the stream ends, "
+    "e.g. `await source.pipe(...)` or `async for x in rs.to_async_iterator(...)` inside the "
+    "`async with` block"
+)
+
+
+def transport_types() -> tuple[type[Exception], ...]:
+    """The exception types a transport failure arrives as (httpx's, httpx2's, OSError)."""
+    types: list[type[Exception]] = [OSError]
+    for name in ("httpx", "httpx2"):
+        module = sys.modules.get(name)
+        for attr in ("TransportError", "DecodingError", "StreamError"):
+            cls = getattr(module, attr, None)
+            if isinstance(cls, type) and issubclass(cls, Exception):
+                types.append(cls)
+    return tuple(types)
+
+
+def transport_error(exc: BaseException, where: str, credentials: Credentials) -> StreamError | None:
+    """The `TransportError` that stands for `exc`; None when `exc` is not a transport failure.
+
+    The message says what failed and what httpx reported (redacted); the
+    `__cause__` is a bare exception of the same type with that message. The
+    caller raises it outside its `except` block, so that the httpx exception,
+    which keeps the request and its headers, is not reachable as `__context__`.
+    """
+    if isinstance(exc, StreamError):
+        return None
+    if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
+        head = f"{_CLOSED_CLIENT} ({where})" if where else _CLOSED_CLIENT
+        return TransportError(head)
+    if not isinstance(exc, transport_types()):
+        return None
+    what = next(
+        (_WHAT[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _WHAT),
+        "the connection failed",
+    )
+    detail = excerpt(credentials.redact(str(exc))) or "(no detail)"
+    head = f"{what} ({where})" if where else what
+    error = TransportError(f"{head}: {type(exc).__name__}: {detail}")
+    error.__cause__ = _bare_copy(exc, detail)
+    return error
+
+
+def _bare_copy(exc: BaseException, detail: str) -> BaseException | None:
+    """An exception of `exc`'s type with its (redacted) message and nothing else.
+
+    So `isinstance(error.__cause__, httpx.ReadTimeout)` still tells what
+    failed, while the original, which keeps the request and its headers (and
+    a traceback full of locals), stays out of reach.
+    """
+    try:
+        copy = type(exc)(detail)
+    except Exception:
+        return None
+    return copy if type(copy) is type(exc) else None

@@ -1,0 +1,389 @@
+"""Sources: an HTTP response, or an iterable of lines, as a cold observable.
+
+Every subscription makes its own request (or iterates afresh) and pushes what
+one read gave before it reads again (see `_loops`): it never reads ahead of
+what downstream accepted, and a downstream that disposes (`take(n)`,
+`decode_chunks` at `[DONE]`) stops the read loop at once.
+
+- Sync clients and responses run on the given scheduler, by default
+  reactivex's current-thread trampoline: `subscribe` returns when the stream
+  has ended. Pass a `ThreadPoolScheduler` to run in the background.
+- Async clients and responses run as a task on the running asyncio loop (or
+  the loop of a given `AsyncIOScheduler`); they read only while the consumer
+  asks for more (`rxstream._flow`).
+- The response is closed when the stream ends, fails, or is disposed (from any
+  thread); nothing is emitted after dispose.
+
+What a source accepts and how it fails is decided at one boundary (`_http`):
+a non-2xx status is `HTTPStatusError`, a content type that is not a stream is
+`UnexpectedContentTypeError`, a 2xx body that holds no stream is
+`EmptyStreamError`, a transport failure is `TransportError`; none of them
+carries a credential of the request.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any, Literal, TypeAlias, overload
+
+from reactivex import Observable, abc
+
+from ..core.lines import DEFAULT_LIMIT, LineSplitter
+from ._http import (
+    AsyncClient,
+    AsyncResponse,
+    Credentials,
+    SyncClient,
+    SyncResponse,
+    describe,
+    request_of,
+    transport_error,
+)
+from ._loops import Handle, aread_response, async_source, read_response, sync_source
+
+__all__ = [
+    "AsyncClient",
+    "AsyncResponse",
+    "SyncClient",
+    "SyncResponse",
+    "from_lines",
+    "from_request",
+    "from_response",
+]
+
+LineItem: TypeAlias = str | bytes | bytearray
+
+# Keyword arguments that belong to `send()`, not to `build_request()`.
+_SEND_KWARGS = ("auth", "follow_redirects")
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: str,
+    url: Any,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: Literal[False] = False,
+    **httpx_kwargs: Any,
+) -> Observable[str]: ...
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: str,
+    url: Any,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: Literal[True],
+    **httpx_kwargs: Any,
+) -> Observable[bytes]: ...
+
+
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: str,
+    url: Any,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: bool = False,
+    **httpx_kwargs: Any,
+) -> Observable[str] | Observable[bytes]:
+    """Make a streaming request per subscription and emit the body's lines.
+
+    Works with `httpx.Client` / `httpx.AsyncClient` and the `httpx2` fork's
+    clients. The body is cut into lines at CRLF, LF or CR (`LineSplitter`).
+
+    Args:
+        client: a sync or async client; the request is built with
+            `client.build_request(method, url, **httpx_kwargs)` and sent with
+            `client.send(request, stream=True)`.
+        method: the HTTP method, e.g. `"POST"`.
+        url: the URL (relative to the client's `base_url` if it has one).
+        scheduler: sync clients: where the read loop runs (default: the
+            current thread; `subscribe` returns when the stream ends; not the
+            `ImmediateScheduler`, which would recurse once per read). Async
+            clients: an `AsyncIOScheduler` picks the loop (default: the
+            running loop).
+        line_limit: the longest line allowed, in bytes (default 1 MiB).
+        raw: emit the body's blocks as `bytes`, as they arrive, instead of
+            lines (for binary formats: AWS Bedrock's event stream, read with
+            `rs.eventstream_frames()`).
+        **httpx_kwargs: passed on (`json=`, `headers=`, `timeout=`, ...);
+            `auth=` and `follow_redirects=` go to `send()`.
+
+    Returns:
+        A cold observable of lines (`str`, without terminators), or of `bytes`
+        blocks with `raw=True`.
+
+    Errors (via `on_error`):
+        HTTPStatusError: a non-2xx status (`status_code`, `retry_after`,
+            `provider_message`, a bounded excerpt of the body).
+        UnexpectedContentTypeError: a 2xx answer that is not a stream (JSON,
+            HTML, plain text), before any parsing.
+        EmptyStreamError: a 2xx stream that brought no event at all (an empty
+            body, only keep-alive comments, a JSON body sent as an event stream).
+        TransportError: the connection failed, or the client was closed; the
+            message says what httpx reported.
+        LineTooLongError: a line longer than `line_limit`.
+        RuntimeError: an async client subscribed with no running event loop.
+
+    Credentials of the request (the `Authorization`, `api-key`, `x-api-key`,
+    `x-goog-api-key` headers, a key in the query string) never appear in an
+    error: a server that echoes one back has it replaced by `[redacted]`, in
+    the errors and in the lines themselves.
+
+    Example:
+        >>> with httpx.Client() as client:  # doctest: +SKIP
+        ...     rs.from_request(client, "POST", url, json=payload).pipe(
+        ...         rs.sse_frames(), rs.decode_chunks()
+        ...     ).subscribe(print)
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a str such as 'POST', got {type(method).__name__}")
+    _check_limit(line_limit)
+    send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
+
+    def start() -> tuple[Any, str, Credentials]:
+        request = client.build_request(method, url, **httpx_kwargs)
+        credentials = Credentials()
+        credentials.add_request(request)
+        return request, describe(request), credentials
+
+    if inspect.iscoroutinefunction(getattr(client, "send", None)):
+        async_client: AsyncClient = client  # type: ignore[assignment]
+
+        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+            request, where, credentials = start()
+            error: Exception | None = None
+            try:
+                response = await async_client.send(request, stream=True, **send_kwargs)
+            except Exception as exc:
+                error = transport_error(exc, where, credentials)
+                if error is None:
+                    raise
+            if error is not None:
+                raise error
+            credentials.add_request(request_of(response))  # with what auth= added
+            async for batch in aread_response(
+                response, handle, where, credentials, raw=raw, line_limit=line_limit
+            ):
+                yield batch
+
+        return async_source(aread, scheduler)
+
+    sync_client: SyncClient = client  # type: ignore[assignment]
+
+    def read(handle: Handle) -> Iterator[list[Any]]:
+        request, where, credentials = start()
+        error: Exception | None = None
+        try:
+            response = sync_client.send(request, stream=True, **send_kwargs)
+        except Exception as exc:
+            error = transport_error(exc, where, credentials)
+            if error is None:
+                raise
+        if error is not None:
+            raise error
+        credentials.add_request(request_of(response))
+        yield from read_response(
+            response, handle, where, credentials, raw=raw, line_limit=line_limit
+        )
+
+    return sync_source(read, scheduler)
+
+
+@overload
+def from_response(
+    response: SyncResponse | AsyncResponse,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: Literal[False] = False,
+) -> Observable[str]: ...
+
+
+@overload
+def from_response(
+    response: SyncResponse | AsyncResponse,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: Literal[True],
+) -> Observable[bytes]: ...
+
+
+def from_response(
+    response: SyncResponse | AsyncResponse,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: bool = False,
+) -> Observable[str] | Observable[bytes]:
+    """Emit the lines of an already opened streaming response (sync or async).
+
+    The observable takes over the response: it checks the status and content
+    type first (as `from_request` does) and closes the response at the end,
+    on error and on dispose. A response can be read once, so only the first
+    subscription reads it; a later one fails with `RuntimeError`.
+
+    This is how to keep a provider SDK for the request and hand its raw
+    streaming response to rxstream, e.g. the openai SDK's
+    `client.chat.completions.with_streaming_response.create(...)`, whose
+    `.http_response` is an httpx (or httpx2) response.
+
+    Args:
+        response: e.g. from `client.send(request, stream=True)`; an async
+            response (from an `AsyncClient`) is read on the event loop.
+        scheduler: as for `from_request`.
+        line_limit: the longest line allowed, in bytes (default 1 MiB).
+        raw: emit the body's `bytes` blocks instead of lines.
+
+    Returns:
+        An observable of lines (`str`, without terminators), or of `bytes`.
+
+    Errors (via `on_error`): as for `from_request`.
+
+    Example:
+        >>> request = client.build_request("POST", url, json=payload)  # doctest: +SKIP
+        >>> rs.from_response(client.send(request, stream=True)).subscribe(print)
+    """
+    _check_limit(line_limit)
+    taken = False
+
+    def take() -> None:
+        nonlocal taken
+        if taken:
+            raise RuntimeError(
+                "from_response reads its response once; this observable was already "
+                "subscribed (use from_request for a fresh request per subscription, "
+                "or rs.multicast to fan one response out)"
+            )
+        taken = True
+
+    request = request_of(response)
+    where = describe(request)
+    credentials = Credentials()
+    credentials.add_request(request)
+    if _is_async_response(response):
+        async_response: AsyncResponse = response  # type: ignore[assignment]
+
+        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+            take()
+            async for batch in aread_response(
+                async_response, handle, where, credentials, raw=raw, line_limit=line_limit
+            ):
+                yield batch
+
+        return async_source(aread, scheduler)
+
+    sync_response: SyncResponse = response  # type: ignore[assignment]
+
+    def read(handle: Handle) -> Iterator[list[Any]]:
+        take()
+        yield from read_response(
+            sync_response, handle, where, credentials, raw=raw, line_limit=line_limit
+        )
+
+    return sync_source(read, scheduler)
+
+
+def from_lines(
+    lines: Iterable[LineItem] | AsyncIterable[LineItem],
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+) -> Observable[str]:
+    """Emit the lines of an iterable (or async iterable) of `str` / `bytes` items.
+
+    Each item holds one or more whole lines: it is split at CRLF, LF or CR, and
+    a terminator at its end is optional, so both `open(path)` and
+    `["data: x", ""]` work (`""` is a blank line). Bytes are decoded as UTF-8
+    (invalid bytes become U+FFFD); a BOM at the very start is dropped. One
+    stream holds one type of item (all `str` or all `bytes`). Arbitrary
+    chunks, cut anywhere, go through `rs.lines()` instead.
+
+    Each subscription iterates afresh (`iter()` / `aiter()`); the iterator is
+    closed (`close()` / `aclose()`, if it has one) when the stream ends or is
+    disposed, so a generator's `finally` runs and an open file is closed.
+
+    Args:
+        lines: an iterable (list, generator, open file) or async iterable.
+        scheduler: sync iterables: where the loop runs (default: the current
+            thread). Async iterables: an `AsyncIOScheduler` picks the loop.
+        line_limit: the longest line allowed (bytes, or characters for `str`).
+
+    Returns:
+        An observable of lines (`str`, without terminators).
+
+    Raises:
+        TypeError: `lines` is a `str`/`bytes` (wrap it in a list) or not iterable.
+
+    Example:
+        >>> rs.from_lines(["data: a\\n\\ndata: b", ""]).subscribe(print)  # doctest: +SKIP
+        data: a
+        <BLANKLINE>
+        data: b
+        <BLANKLINE>
+
+    Marbles: `-"a\\nb"-"c"-|` -> `-a-b-c-|`
+    """
+    _check_limit(line_limit)
+    if isinstance(lines, str | bytes | bytearray):
+        raise TypeError(
+            f"from_lines takes an iterable of lines, got a {type(lines).__name__}; "
+            "wrap it in a list: from_lines([text])"
+        )
+    if isinstance(lines, AsyncIterable):
+        source_a: AsyncIterable[LineItem] = lines
+
+        async def aread(handle: Handle) -> AsyncIterator[list[str]]:
+            iterator = aiter(source_a)
+            handle.attach_async(iterator)
+            splitter = LineSplitter(limit=line_limit)
+            async for item in iterator:
+                yield splitter.feed_lines(_item(item))
+
+        return async_source(aread, scheduler)
+    if not isinstance(lines, Iterable):
+        raise TypeError(f"from_lines takes an iterable of lines, got {type(lines).__name__}")
+    source_s: Iterable[LineItem] = lines
+
+    def read(handle: Handle) -> Iterator[list[str]]:
+        iterator = iter(source_s)
+        handle.attach(iterator)
+        splitter = LineSplitter(limit=line_limit)
+        for item in iterator:
+            yield splitter.feed_lines(_item(item))
+
+    return sync_source(read, scheduler)
+
+
+def _item(item: object) -> LineItem:
+    if not isinstance(item, str | bytes | bytearray):
+        raise TypeError(f"from_lines items must be str or bytes, got {type(item).__name__}")
+    return item
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"line_limit must be an int, got {type(limit).__name__}")
+    if limit <= 0:
+        raise ValueError(f"line_limit must be positive, got {limit!r}")
+
+
+def _is_async_response(response: object) -> bool:
+    # httpx responses have both iter_bytes and aiter_bytes; the stream a client
+    # attached tells which one works.
+    stream = getattr(response, "stream", None)
+    if stream is not None:
+        if isinstance(stream, Iterable):
+            return False
+        if isinstance(stream, AsyncIterable):
+            return True
+    return not hasattr(response, "iter_bytes") and hasattr(response, "aiter_bytes")
