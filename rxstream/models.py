@@ -5,7 +5,10 @@ Stages and their items:
 - lines: plain `str`
 - `sse_frames`: `SSEFrame`
 - `decode_chunks`: `ChatChunk` (the decoded JSON kept whole as `.raw`)
-- `deltas`: `Delta` = `TextDelta | ReasoningDelta | RefusalDelta | ToolCallDelta | Finish | Usage`
+- `deltas` / `decode`: `Delta` = `TextDelta | ReasoningDelta | RefusalDelta |
+  ToolCallDelta | Finish | Usage`, and the items some providers add:
+  `Citation`, `ServerToolCall`, `ServerToolResult`, `ReasoningState`, `Metadata`
+- `eventstream_frames`: `EventStreamMessage` (AWS binary event stream)
 - accumulators: `ToolCall`, `Message`, `TokenCount`
 
 A delta carries only the new piece; accumulators keep the totals. Every item
@@ -22,16 +25,23 @@ from typing import Any, TypeAlias
 from .errors import ToolArgumentsError
 
 __all__ = [
+    "DELTA_CLASSES",
     "JSON",
     "ChatChunk",
+    "Citation",
     "Delta",
     "DeltaType",
+    "EventStreamMessage",
     "Finish",
     "JSONObject",
     "Message",
+    "Metadata",
     "ReasoningDelta",
+    "ReasoningState",
     "RefusalDelta",
     "SSEFrame",
+    "ServerToolCall",
+    "ServerToolResult",
     "TextDelta",
     "TokenCount",
     "ToolCall",
@@ -60,6 +70,24 @@ class SSEFrame:
     event: str = "message"
     id: str | None = None
     retry: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventStreamMessage:
+    """One message of an AWS event stream (`application/vnd.amazon.eventstream`).
+
+    Attributes:
+        headers: the message's headers by name, with their typed values:
+            strings as `str`, byte arrays and UUIDs as `bytes`, booleans as
+            `bool`, integers and timestamps (milliseconds) as `int`. Bedrock
+            says what a message is in `:message-type` (`"event"` or
+            `"exception"`), `:event-type` / `:exception-type` and
+            `:content-type`.
+        payload: the message's payload (for Bedrock, a JSON object).
+    """
+
+    headers: dict[str, str | bytes | int | bool]
+    payload: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +135,11 @@ class DeltaType(StrEnum):
     TOOL_CALL = "tool_call"
     FINISH = "finish"
     USAGE = "usage"
+    CITATION = "citation"
+    SERVER_TOOL_CALL = "server_tool_call"
+    SERVER_TOOL_RESULT = "server_tool_result"
+    REASONING_STATE = "reasoning_state"
+    METADATA = "metadata"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +201,23 @@ class ToolCallDelta:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """A choice finished, with the provider's reason (`"stop"`, `"length"`, ...)."""
+    """A choice finished.
+
+    Attributes:
+        reason: the normalised reason: `"stop"`, `"length"`, `"tool_calls"`,
+            `"content_filter"`, or the provider's own word when none of these
+            fits (Anthropic's `"pause_turn"`, `"refusal"`, ...). A stream that
+            ends by asking for client tool calls says `"tool_calls"` in every
+            dialect.
+        choice: the choice that finished.
+        raw: what the provider sent (`"end_turn"`, `"MAX_TOKENS"`, `"stop"`,
+            ...), or None. Not part of equality: `Finish("stop")` equals the
+            finish of any stream that stopped normally.
+    """
 
     reason: str
     choice: int = 0
+    raw: str | None = field(default=None, compare=False)
 
     @property
     def type(self) -> DeltaType:
@@ -180,7 +226,19 @@ class Finish:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """The provider's token usage for the request (shared by all choices)."""
+    """The provider's token usage for the request (shared by all choices).
+
+    Attributes:
+        prompt_tokens: every input token, cached ones included (Anthropic:
+            input + cache creation + cache read).
+        completion_tokens: every output token, reasoning included (Gemini:
+            candidates + thoughts).
+        total_tokens: as the provider says, else prompt + completion.
+        reasoning_tokens: output tokens spent on reasoning, where the provider says.
+        cached_tokens: input tokens read from a cache, where the provider says.
+        choice: always 0 (usage belongs to the whole request).
+        raw: the provider's own usage object, or None. Not part of equality.
+    """
 
     prompt_tokens: int
     completion_tokens: int
@@ -188,13 +246,191 @@ class Usage:
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
     choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
 
     @property
     def type(self) -> DeltaType:
         return DeltaType.USAGE
 
 
-Delta: TypeAlias = TextDelta | ReasoningDelta | RefusalDelta | ToolCallDelta | Finish | Usage
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A source the answer cites: a citation, an annotation, or grounding.
+
+    OpenAI `url_citation` annotations (chat and Responses), Anthropic
+    `citations_delta`, Gemini `groundingMetadata` / `citationMetadata`, Cohere
+    `citation-start`, Bedrock `citation` deltas. The common fields are read
+    where the provider has them; `raw` keeps the provider's whole object.
+
+    Attributes:
+        kind: the provider's type for it (`"url_citation"`,
+            `"web_search_result_location"`, `"grounding"`, ...).
+        url: the cited address, if any.
+        title: the cited document's title, if any.
+        text: the cited text (or the answer text it supports), if any.
+        start, end: character offsets into the answer's text, if the
+            provider gives them.
+        choice: the choice it belongs to.
+        raw: the provider's object, as sent.
+    """
+
+    kind: str
+    url: str | None = None
+    title: str | None = None
+    text: str | None = None
+    start: int | None = None
+    end: int | None = None
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.CITATION
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolCall:
+    """A tool the provider ran on its own side (never the client's to answer).
+
+    Anthropic `server_tool_use` (web search, code execution, ...), OpenAI
+    Responses `web_search_call` / `file_search_call` / `code_interpreter_call`
+    and the like, Gemini `executableCode`. Arrives whole, once the provider
+    has sent all of it.
+
+    Attributes:
+        id: the provider's id for the call, if any.
+        name: the tool (`"web_search"`, `"code_execution"`, ...).
+        input: its input as the provider sent it (decoded JSON).
+        choice: the choice it belongs to.
+        raw: the provider's object, as sent.
+    """
+
+    id: str | None
+    name: str
+    input: JSON = None
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.SERVER_TOOL_CALL
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolResult:
+    """The result of a tool the provider ran (Anthropic `web_search_tool_result`,
+    Gemini `codeExecutionResult`, ...).
+
+    Attributes:
+        call_id: the id of the `ServerToolCall` it answers, if known.
+        name: the tool or result kind.
+        content: the result as the provider sent it (decoded JSON).
+        choice: the choice it belongs to.
+        raw: the provider's object, as sent.
+    """
+
+    call_id: str | None
+    name: str
+    content: JSON = None
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.SERVER_TOOL_RESULT
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningState:
+    """Opaque reasoning state the provider needs sent back on the next turn.
+
+    Kinds (`kind`), by dialect:
+
+    - `"thinking"` (Anthropic, Bedrock): a thinking block's `signature` in
+      `data`, with the block's whole thinking text in `text`;
+    - `"redacted_thinking"` (Anthropic, Bedrock): the encrypted block in `data`;
+    - `"thought_signature"` (Gemini): a part's `thoughtSignature` in `data`;
+      `index` is the tool call it rode on (None for a text or thought part);
+    - `"reasoning_item"` (OpenAI Responses): a reasoning output item, its id in
+      `id` and its `encrypted_content` (when requested) in `data`.
+
+    `raw` is the provider's object to send back as it is (the Anthropic
+    content block, the Responses output item, the Gemini part).
+
+    Attributes:
+        kind: see above.
+        data: the opaque value ("" when the provider sent none).
+        text: the reasoning text it covers, where that matters ("" otherwise).
+        id: the provider's id for it, if any.
+        index: the tool call it belongs to, if any.
+        choice: the choice it belongs to.
+        raw: the provider's object, as sent.
+    """
+
+    kind: str
+    data: str = ""
+    text: str = ""
+    id: str | None = None
+    index: int | None = None
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.REASONING_STATE
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """What the provider said beyond the content: response id and model, stop
+    sequence, logprobs, safety ratings, prompt feedback, vendor extras, and
+    events of types rxstream does not know (under `"events"`).
+
+    `MessageAccumulator` merges every `Metadata` of a choice into
+    `Message.metadata`: a list value extends the list already there (logprobs
+    arrive piece by piece), any other value replaces it.
+
+    Attributes:
+        data: the keys and values, as JSON.
+        choice: the choice it belongs to.
+    """
+
+    data: JSONObject
+    choice: int = 0
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.METADATA
+
+
+Delta: TypeAlias = (
+    TextDelta
+    | ReasoningDelta
+    | RefusalDelta
+    | ToolCallDelta
+    | Finish
+    | Usage
+    | Citation
+    | ServerToolCall
+    | ServerToolResult
+    | ReasoningState
+    | Metadata
+)
+
+#: Every class a `Delta` may be (for `isinstance` checks).
+DELTA_CLASSES = (
+    TextDelta,
+    ReasoningDelta,
+    RefusalDelta,
+    ToolCallDelta,
+    Finish,
+    Usage,
+    Citation,
+    ServerToolCall,
+    ServerToolResult,
+    ReasoningState,
+    Metadata,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +488,19 @@ class ToolCall:
 class Message:
     """The final assistant message of one choice.
 
-    Absent text is `""`; `tool_calls` is in index order; `usage` is the
-    stream's last `Usage` (shared by all choices) or None.
+    Absent text is `""`; `tool_calls` (the client's tools only) is in index
+    order; `usage` is the stream's last `Usage` (shared by all choices) or None.
+
+    Attributes:
+        choice, role, content, reasoning, refusal, tool_calls, finish_reason,
+            usage: as above; `finish_reason` is the normalised reason.
+        finish_raw: the provider's own finish reason, or None.
+        citations: the `Citation`s, in wire order.
+        server_tools: the `ServerToolCall`s and `ServerToolResult`s, in wire order.
+        reasoning_state: what the provider needs sent back on the next turn
+            (`ReasoningState`: thinking signatures, redacted thinking, thought
+            signatures, reasoning items), in wire order.
+        metadata: every `Metadata` merged (see `Metadata`).
     """
 
     choice: int = 0
@@ -264,6 +511,11 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
+    finish_raw: str | None = None
+    citations: tuple[Citation, ...] = ()
+    server_tools: tuple[ServerToolCall | ServerToolResult, ...] = ()
+    reasoning_state: tuple[ReasoningState, ...] = ()
+    metadata: JSONObject = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)

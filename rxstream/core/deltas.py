@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable
 
 from ..models import (
+    DELTA_CLASSES,
     JSON,
     ChatChunk,
     Delta,
@@ -48,8 +49,6 @@ _tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDel
     ToolCallDelta
 )
 
-#: The classes a `Delta` may be; machines that accept deltas or chunks test against it.
-DELTA_CLASSES = (TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta, Finish, Usage)
 
 
 class DeltaDecoder:

@@ -8,7 +8,11 @@ Invariants:
 - choices stay apart (`n > 1`); a choice exists once any chunk or delta names it;
 - text, reasoning and refusal are the concatenation of their deltas, joined once;
 - tool calls are reassembled by `ToolCallAccumulator` and listed in index order;
-- `finish_reason` is the choice's last `Finish` (None if it never finished);
+- `finish_reason` is the choice's last `Finish` (None if it never finished),
+  `finish_raw` that finish's provider word;
+- citations, server-side tools and reasoning state are kept in wire order;
+  `Metadata` items merge into `metadata` (a list extends the list there,
+  anything else replaces it);
 - `usage` is the stream's last `Usage`, shared by every choice;
 - `role` is read from the chunks' `delta.role` (the first non-empty one), as
   deltas carry no role; it is `"assistant"` when fed deltas or when none came.
@@ -24,11 +28,17 @@ from dataclasses import dataclass, field
 
 from ..models import (
     ChatChunk,
+    Citation,
     Delta,
     Finish,
+    JSONObject,
     Message,
+    Metadata,
     ReasoningDelta,
+    ReasoningState,
     RefusalDelta,
+    ServerToolCall,
+    ServerToolResult,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -48,6 +58,11 @@ class _Choice:
     refusal: list[str] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
+    finish_raw: str | None = None
+    citations: list[Citation] = field(default_factory=list)
+    server_tools: list[ServerToolCall | ServerToolResult] = field(default_factory=list)
+    reasoning_state: list[ReasoningState] = field(default_factory=list)
+    metadata: JSONObject = field(default_factory=dict)
 
 
 class MessageAccumulator:
@@ -147,6 +162,11 @@ class MessageAccumulator:
                 tool_calls=tuple(sorted(state.tool_calls, key=lambda c: c.index)),
                 finish_reason=state.finish_reason,
                 usage=self._usage,
+                finish_raw=state.finish_raw,
+                citations=tuple(state.citations),
+                server_tools=tuple(state.server_tools),
+                reasoning_state=tuple(state.reasoning_state),
+                metadata=state.metadata,
             )
             for n, state in sorted(self._choices.items())
         ]
@@ -185,7 +205,22 @@ class MessageAccumulator:
             case ToolCallDelta():
                 self._choice(delta.choice)
                 self._tools.feed(delta)
-            case Finish(reason=reason):
+            case Finish(reason=reason, raw=raw):
                 state = self._choice(delta.choice)
                 state.finish_reason = reason
+                state.finish_raw = raw
                 state.tool_calls.extend(self._tools.feed(delta))
+            case Citation():
+                self._choice(delta.choice).citations.append(delta)
+            case ServerToolCall() | ServerToolResult():
+                self._choice(delta.choice).server_tools.append(delta)
+            case ReasoningState():
+                self._choice(delta.choice).reasoning_state.append(delta)
+            case Metadata(data=data):
+                merged = self._choice(delta.choice).metadata
+                for key, value in data.items():
+                    old = merged.get(key)
+                    if isinstance(value, list) and isinstance(old, list):
+                        merged[key] = old + value
+                    else:
+                        merged[key] = value

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TypeAlias
 
 from ..models import (
+    DELTA_CLASSES,
     ChatChunk,
     Delta,
     Finish,
@@ -454,7 +455,7 @@ class TokenCounter:
         # Dispatch on the exact class: this runs once per fragment.
         kind = type(delta)
         if kind is TextDelta or kind is ReasoningDelta or kind is RefusalDelta:
-            fragment: str = delta.text  # type: ignore[union-attr]
+            fragment: str = delta.text  # type: ignore[union-attr,assignment]
             if not fragment:
                 return []
             n = delta.choice
@@ -480,6 +481,8 @@ class TokenCounter:
         elif kind is Usage:
             self._usage = delta  # type: ignore[assignment]
             return []
+        elif isinstance(delta, DELTA_CLASSES):
+            return []  # citations, server tools, reasoning state, metadata: no local text
         else:
             raise TypeError(
                 f"TokenCounter takes ChatChunk or delta items, got {type(delta).__name__}"
