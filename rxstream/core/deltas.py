@@ -50,7 +50,6 @@ _tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDel
 )
 
 
-
 class DeltaDecoder:
     """Turn `ChatChunk` items into flat delta events, in wire order.
 
