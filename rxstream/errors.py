@@ -177,12 +177,21 @@ class ProviderError(StreamError):
 
 
 class MalformedChunkError(StreamError):
-    """A frame's data is not a valid chat chunk (invalid JSON, or not an object)."""
+    """A frame's data is not what its dialect sends: invalid JSON, not an object, a
+    field of the wrong type, an event of another dialect, a broken binary frame.
 
-    def __init__(self, reason: str, data: str) -> None:
+    Attributes:
+        reason: what is wrong, naming the JSON path where it applies.
+        data: the offending data (its excerpt is in the message).
+        dialect: the dialect that was decoding (`"anthropic"`, ...), or None.
+    """
+
+    def __init__(self, reason: str, data: str | bytes, *, dialect: str | None = None) -> None:
         self.reason = reason
         self.data = data
-        super().__init__(f"malformed chunk ({reason}): {excerpt(data)!r}")
+        self.dialect = dialect
+        what = f"malformed {dialect} data" if dialect else "malformed chunk"
+        super().__init__(f"{what} ({reason}): {excerpt(data)!r}")
 
 
 class TruncatedStreamError(StreamError):

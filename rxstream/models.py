@@ -501,6 +501,10 @@ class Message:
             (`ReasoningState`: thinking signatures, redacted thinking, thought
             signatures, reasoning items), in wire order.
         metadata: every `Metadata` merged (see `Metadata`).
+
+    Equality compares the fields up to `usage`; the provider extras after it
+    (like `Finish.raw`) ride along without being part of it, so the same
+    answer from two providers compares equal.
     """
 
     choice: int = 0
@@ -511,11 +515,11 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
-    finish_raw: str | None = None
-    citations: tuple[Citation, ...] = ()
-    server_tools: tuple[ServerToolCall | ServerToolResult, ...] = ()
-    reasoning_state: tuple[ReasoningState, ...] = ()
-    metadata: JSONObject = field(default_factory=dict, hash=False)
+    finish_raw: str | None = field(default=None, compare=False)
+    citations: tuple[Citation, ...] = field(default=(), compare=False)
+    server_tools: tuple[ServerToolCall | ServerToolResult, ...] = field(default=(), compare=False)
+    reasoning_state: tuple[ReasoningState, ...] = field(default=(), compare=False)
+    metadata: JSONObject = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

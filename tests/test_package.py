@@ -92,6 +92,11 @@ def test_delta_types_are_lower_case_names() -> None:
         rs.ToolCallDelta(0),
         rs.Finish("stop"),
         rs.Usage(1, 2, 3),
+        rs.Citation("url_citation"),
+        rs.ServerToolCall(None, "web_search"),
+        rs.ServerToolResult(None, "web_search"),
+        rs.ReasoningState("thinking"),
+        rs.Metadata({}),
     ]
     assert [d.type for d in deltas] == list(rs.DeltaType)
     assert all(d.choice == 0 for d in deltas)

@@ -162,7 +162,9 @@ class DeltaDecoder:
         reason = choice.get("finish_reason")
         if reason and isinstance(reason, str) and self._finished.get(n) != reason:
             self._finished[n] = reason
-            out.append(Finish(reason, n))
+            # The legacy function_call ends in a tool call like any other.
+            norm = "tool_calls" if reason == "function_call" else reason
+            out.append(Finish(norm, n, reason))
 
 
 def parse_usage(raw: JSONObject) -> Usage | None:
@@ -196,6 +198,7 @@ def parse_usage(raw: JSONObject) -> Usage | None:
         total_tokens=prompt + completion if total is None else total,
         reasoning_tokens=reasoning,
         cached_tokens=cached,
+        raw=raw,
     )
 
 

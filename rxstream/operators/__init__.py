@@ -2,6 +2,7 @@
 
 from .chunks import decode_chunks
 from .coalesce import coalesce
+from .decode import decode
 from .deltas import deltas
 from .lines import lines
 from .message import accumulate_message
@@ -17,6 +18,7 @@ __all__ = [
     "accumulate_tool_calls",
     "coalesce",
     "count_tokens",
+    "decode",
     "decode_chunks",
     "deltas",
     "lines",

@@ -73,7 +73,7 @@ def test_replay_json_prints_one_object_per_delta() -> None:
     items = [json.loads(line) for line in done.stdout.splitlines()]
     assert items
     assert all(set(item) >= {"type", "choice"} for item in items)
-    assert {"type": "finish", "reason": "stop", "choice": 0} in items
+    assert {"type": "finish", "reason": "stop", "choice": 0, "raw": "stop"} in items
     assert items[-1]["type"] == "usage"
     text = "".join(item["text"] for item in items if item["type"] == "text")
     assert text
@@ -243,7 +243,7 @@ def test_replay_of_a_recording_larger_than_one_read(tmp_path: Path) -> None:
     done = rxstream("replay", str(DATA / "deepseek" / "reasoning-content.sse"), "--json")
     assert done.returncode == 0, done.stderr
     items = [json.loads(line) for line in done.stdout.splitlines()]
-    assert {"type": "finish", "reason": "stop", "choice": 0} in items
+    assert {"type": "finish", "reason": "stop", "choice": 0, "raw": "stop"} in items
     assert items[-1]["completion_tokens"] == 212
 
 

@@ -317,7 +317,7 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
             chunk(choice({"function_call": {"arguments": "{}"}})),
             chunk(choice({}, "function_call")),
         ],
-        [ToolCallDelta(0, "", None, "f"), ToolCallDelta(0, "{}"), Finish("function_call")],
+        [ToolCallDelta(0, "", None, "f"), ToolCallDelta(0, "{}"), Finish("tool_calls")],
     ),
     (
         "legacy completions text",
@@ -336,8 +336,13 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
     ),
     *[
         (f"finish {r}", [chunk(choice({}, r))], [Finish(r)])
-        for r in ("stop", "length", "tool_calls", "content_filter", "function_call")
+        for r in ("stop", "length", "tool_calls", "content_filter")
     ],
+    (
+        "finish function_call (legacy) is a tool-call finish",
+        [chunk(choice({}, "function_call"))],
+        [Finish("tool_calls", raw="function_call")],
+    ),
     (
         "finish repeated with the same reason: once",
         [chunk(choice({}, "stop")), chunk(choice({}, "stop"))],

@@ -1,0 +1,311 @@
+"""Dialects: every provider's wire format decoded into the same deltas (and rendered back).
+
+- `"openai-chat"`: `/v1/chat/completions` SSE frames, ends at `[DONE]`;
+- `"openai-responses"`: Responses API SSE frames (`response.*`), ends at
+  `response.completed` / `response.incomplete`;
+- `"anthropic"`: Messages API SSE frames, ends at `message_stop`;
+- `"gemini"`: `streamGenerateContent?alt=sse` frames, ends at the chunk with
+  a `finishReason` (then end of input);
+- `"cohere"`: v2 chat SSE frames, ends at `message-end`;
+- `"ollama"`: `/api/chat` NDJSON lines (`str`), ends at `"done": true`;
+- `"bedrock"`: ConverseStream `EventStreamMessage`s, ends at `messageStop`
+  (usage may follow in `metadata`).
+
+`decoder(name)` builds a dialect's decoder (one module per wire format, each
+a sans-I/O machine: `feed(item) -> deltas`, `close()`); `"auto"` builds an
+`AutoDecoder`, which picks the dialect from the first item that tells
+(`detect`). `renderer(name)` builds the machine that turns deltas back into
+that dialect's wire items (`wire_bytes` makes the bytes a server sends).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from ...errors import EmptyStreamError, MalformedChunkError, excerpt
+from ...models import Delta, EventStreamMessage, SSEFrame
+from ..provider_errors import provider_error
+from ._base import DialectDecoder, OnMalformed, ShapeError, load_json
+
+__all__ = [
+    "DIALECTS",
+    "AutoDecoder",
+    "Decoder",
+    "DialectDecoder",
+    "OnMalformed",
+    "ShapeError",
+    "decoder",
+    "detect",
+    "renderer",
+]
+
+#: The dialect names, in the order DESIGN.md lists them.
+DIALECTS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "cohere",
+    "ollama",
+    "bedrock",
+)
+
+# name -> (module, decoder class, renderer class); imported on first use.
+_MODULES = {
+    "openai-chat": ("openai_chat", "OpenAIChatDecoder", "OpenAIChatRenderer"),
+    "openai-responses": ("openai_responses", "ResponsesDecoder", "ResponsesRenderer"),
+    "anthropic": ("anthropic", "AnthropicDecoder", "AnthropicRenderer"),
+    "gemini": ("gemini", "GeminiDecoder", "GeminiRenderer"),
+    "cohere": ("cohere", "CohereDecoder", "CohereRenderer"),
+    "ollama": ("ollama", "OllamaDecoder", "OllamaRenderer"),
+    "bedrock": ("bedrock", "BedrockDecoder", "BedrockRenderer"),
+}
+
+
+class Decoder(Protocol):
+    """What every dialect decoder is (a core machine with `done`)."""
+
+    @property
+    def done(self) -> bool: ...  # pragma: no cover
+
+    def feed(self, item: Any, /) -> list[Delta]: ...  # pragma: no cover
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta], /) -> None: ...  # pragma: no cover
+
+    def close(self) -> list[Delta]: ...  # pragma: no cover
+
+
+def _check_name(name: str) -> str:
+    if name not in _MODULES:
+        raise ValueError(
+            f"unknown dialect {name!r}; the dialects are {', '.join(map(repr, DIALECTS))} "
+            "(or 'auto')"
+        )
+    return name
+
+
+def _attr(name: str, which: int) -> Any:
+    module, *classes = _MODULES[_check_name(name)]
+    return getattr(importlib.import_module(f".{module}", __name__), classes[which])
+
+
+def decoder(name: str = "auto", *, on_malformed: OnMalformed = "raise") -> Decoder:
+    """A new decoder for dialect `name` (or `"auto"`).
+
+    Raises:
+        ValueError: an unknown dialect name, or a bad `on_malformed`.
+
+    >>> decoder("openai-chat").feed(SSEFrame('{"choices": [{"delta": {"content": "a"}}]}'))
+    [TextDelta(text='a', choice=0)]
+    """
+    if on_malformed not in ("raise", "skip"):
+        raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+    if name == "auto":
+        return AutoDecoder(on_malformed=on_malformed)
+    made: Decoder = _attr(name, 0)(on_malformed=on_malformed)
+    return made
+
+
+def renderer(name: str, **options: Any) -> Any:
+    """A new renderer for dialect `name`: deltas in, that dialect's wire items out.
+
+    Raises:
+        ValueError: an unknown dialect name.
+    """
+    return _attr(name, 1)(**options)
+
+
+# --------------------------------------------------------------------------- detection
+
+_ANTHROPIC = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+    }
+)
+_COHERE = frozenset(
+    {
+        "message-start",
+        "message-end",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "debug",
+    }
+)
+_SSE_LINE = ("data:", "event:", "id:", "retry:", ":")
+
+
+def detect(item: object) -> str | None:
+    """The dialect an item belongs to; None when it does not tell (a blank line, empty data).
+
+    Raises:
+        ProviderError: the item is an error payload (whatever the dialect).
+        MalformedChunkError: the item belongs to no dialect rxstream knows.
+        TypeError: the item is of no kind a dialect reads, with a hint at the
+            operator that is probably missing.
+
+    >>> detect(SSEFrame("{}", event="message_start")), detect(SSEFrame("[DONE]"))
+    ('anthropic', 'openai-chat')
+    """
+    if isinstance(item, EventStreamMessage):
+        return "bedrock"
+    if isinstance(item, SSEFrame):
+        return _detect_frame(item)
+    if isinstance(item, str):
+        text = item.strip()
+        if not text:
+            return None
+        if text.startswith("{"):
+            return "ollama"
+        if text.startswith(_SSE_LINE):
+            raise TypeError(
+                "decode() got event-stream lines (str): add rs.sse_frames() before rs.decode() "
+                f"(got {excerpt(item)!r})"
+            )
+        raise MalformedChunkError(
+            "auto: a line that is neither NDJSON nor an event-stream field", item
+        )
+    if isinstance(item, bytes | bytearray):
+        raise TypeError(
+            "decode() got raw bytes: add rs.lines(), rs.sse_frames() (event streams), "
+            "rs.lines() (NDJSON) or rs.eventstream_frames() (AWS Bedrock) before rs.decode()"
+        )
+    raise TypeError(
+        f"decode() takes SSEFrame, str (NDJSON line) or EventStreamMessage items, "
+        f"got {type(item).__name__}"
+    )
+
+
+def _detect_frame(frame: SSEFrame) -> str | None:
+    event = frame.event
+    if event in _ANTHROPIC:
+        return "anthropic"
+    if event.startswith("response."):
+        return "openai-responses"
+    if event in _COHERE:
+        return "cohere"
+    data = frame.data.strip()
+    if not data:
+        return None
+    if data == "[DONE]":
+        return "openai-chat"
+    try:
+        payload = load_json(data)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        kind = payload.get("type")
+        if isinstance(kind, str):
+            if kind.startswith("response."):
+                return "openai-responses"
+            if kind in _ANTHROPIC:
+                return "anthropic"
+            if kind in _COHERE:
+                return "cohere"
+        if "choices" in payload or str(payload.get("object", "")).startswith("chat.completion"):
+            return "openai-chat"
+        if "candidates" in payload or "usageMetadata" in payload or "promptFeedback" in payload:
+            return "gemini"
+        if "error" in payload or event == "error" or kind == "error":
+            raise provider_error(payload, data=frame.data, event=event)
+    elif (
+        isinstance(payload, list)
+        and payload
+        and isinstance(payload[0], dict)
+        and ("error" in payload[0])
+    ):
+        raise provider_error(payload, data=frame.data, event=event)
+    if event == "error":
+        raise provider_error(payload, data=frame.data, event=event)
+    raise MalformedChunkError(
+        "auto: the first event belongs to no known dialect "
+        f"(event {event!r}); pass the dialect by name, one of {', '.join(DIALECTS)}",
+        frame.data,
+    )
+
+
+class AutoDecoder:
+    """A decoder that picks its dialect from the first item that tells (see `detect`).
+
+    Items that tell nothing (blank lines, frames with empty data) before the
+    first one that does are dropped; from then on every item goes to that
+    dialect's decoder, including its end and its errors.
+
+    >>> auto = AutoDecoder()
+    >>> auto.feed(SSEFrame('{"type": "ping"}', event="ping")), auto.dialect
+    ([], 'anthropic')
+    """
+
+    __slots__ = ("_inner", "_items", "_on_malformed", "_state", "dialect")
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        self._on_malformed: OnMalformed = on_malformed
+        self._inner: Decoder | None = None
+        self._state = "open"
+        self._items = 0
+        #: The dialect picked, once an item told it (None before).
+        self.dialect: str | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once the picked dialect's end marker arrived."""
+        return self._inner is not None and self._inner.done
+
+    def feed(self, item: object) -> list[Delta]:
+        """Take one item; pick the dialect if it tells, and decode it."""
+        inner = self._inner
+        if inner is None:
+            if self._state != "open":
+                raise RuntimeError(f"this AutoDecoder is {self._state}; it takes no more input")
+            self._items += 1
+            try:
+                name = detect(item)
+            except Exception:
+                self._state = "failed"
+                raise
+            if name is None:
+                return []
+            self.dialect = name
+            inner = self._inner = decoder(name, on_malformed=self._on_malformed)
+        return inner.feed(item)
+
+    def feed_all(self, items: Iterable[object], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item, stopping once done."""
+        rest = iter(items)
+        if self._inner is None:
+            for item in rest:
+                out += self.feed(item)
+                if self._inner is not None:
+                    break
+        inner = self._inner
+        if inner is not None and not inner.done:
+            inner.feed_all(rest, out)
+
+    def close(self) -> list[Delta]:
+        """End the input: the picked decoder's `close()`.
+
+        Raises:
+            EmptyStreamError: no item told the dialect (nothing arrived).
+        """
+        if self._inner is not None:
+            return self._inner.close()
+        if self._state != "open":
+            raise RuntimeError(f"this AutoDecoder is {self._state}; it cannot be closed again")
+        self._state = "closed"
+        raise EmptyStreamError(
+            f"no event arrived that tells the dialect ({self._items} empty item(s))"
+        )

@@ -1,0 +1,287 @@
+"""What every dialect decoder shares: one lifecycle, one way to fail, the JSON helpers.
+
+A dialect decoder takes its wire items (`SSEFrame`s, NDJSON lines, or AWS
+event-stream messages) and returns deltas. `DialectDecoder` gives each the
+same lifecycle and the same honest end:
+
+- `feed(item)` returns the deltas the item carries; after the dialect's end
+  marker `done` turns True and more input is refused; after `close()` or
+  after raising, every call raises `RuntimeError`;
+- `close()` raises `EmptyStreamError` when the stream brought nothing of an
+  answer, and `TruncatedStreamError` when it stopped before its end marker;
+- inside a decoder, a field of the wrong type raises `ShapeError(path,
+  expected, value)`; `feed` turns it into `MalformedChunkError` naming the
+  dialect, the JSON path and the data (or drops the item with
+  `on_malformed="skip"`).
+
+The JSON decode is the chunk decoder's (msgspec with the `fast` extra, the
+standard library otherwise, with identical results), and never lets a
+`RecursionError` out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar, Literal
+
+from ...errors import EmptyStreamError, MalformedChunkError, TruncatedStreamError, excerpt
+from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
+from ..chunks import _fast_loads, _stdlib_loads
+
+__all__ = [
+    "DialectDecoder",
+    "OnMalformed",
+    "ShapeError",
+    "json_kind",
+    "load_json",
+    "opt_int",
+    "opt_list",
+    "opt_object",
+    "opt_str",
+    "usage",
+]
+
+#: What a decoder does with an item that is not valid for its dialect.
+OnMalformed = Literal["raise", "skip"]
+
+#: The normalised finish reasons (a provider's own word is kept when none fits).
+STOP, LENGTH, TOOL_CALLS, CONTENT_FILTER = "stop", "length", "tool_calls", "content_filter"
+
+
+class ShapeError(Exception):
+    """A decoded field has the wrong type (raised inside a decoder, reported by `feed`).
+
+    Args:
+        path: where, as a JSON path (`delta.text`, `candidates[0].finishReason`).
+        expected: what was expected, in words (`"a string"`).
+        value: what arrived.
+    """
+
+    def __init__(self, path: str, expected: str, value: JSON) -> None:
+        self.path = path
+        super().__init__(f"{path} is {_a(json_kind(value))}, not {expected}")
+
+
+def _a(kind: str) -> str:
+    return f"a JSON {kind}" if kind != "null" else "null"
+
+
+def json_kind(value: JSON) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def load_json(data: str | bytes) -> JSON:
+    """Decode JSON text; raise `ValueError` for anything that is not JSON (deep nesting too)."""
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data).decode("utf-8", "replace")
+    try:
+        if _fast_loads is not None:
+            try:
+                return _fast_loads(data)
+            except ValueError:
+                pass
+        return _stdlib_loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def opt_str(obj: JSONObject, key: str, path: str) -> str | None:
+    """`obj[key]` when it is a string, None when missing or null; else `ShapeError`."""
+    value = obj.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise ShapeError(f"{path}.{key}" if path else key, "a string", value)
+
+
+def opt_int(obj: JSONObject, key: str, path: str) -> int | None:
+    """`obj[key]` when it is an integer (not a boolean), None when missing or null."""
+    value = obj.get(key)
+    if value is None or type(value) is int:
+        return value
+    raise ShapeError(f"{path}.{key}" if path else key, "an integer", value)
+
+
+def opt_object(obj: JSONObject, key: str, path: str) -> JSONObject | None:
+    """`obj[key]` when it is an object, None when missing or null."""
+    value = obj.get(key)
+    if value is None or type(value) is dict:
+        return value
+    raise ShapeError(f"{path}.{key}" if path else key, "an object", value)
+
+
+def opt_list(obj: JSONObject, key: str, path: str) -> list[Any] | None:
+    """`obj[key]` when it is an array, None when missing or null."""
+    value = obj.get(key)
+    if value is None or type(value) is list:
+        return value
+    raise ShapeError(f"{path}.{key}" if path else key, "an array", value)
+
+
+def usage(
+    prompt: int | None,
+    completion: int | None,
+    *,
+    total: int | None = None,
+    reasoning: int | None = None,
+    cached: int | None = None,
+    raw: JSONObject | None = None,
+) -> Usage:
+    """A `Usage` with the total computed when the provider gives none."""
+    prompt, completion = prompt or 0, completion or 0
+    return Usage(
+        prompt,
+        completion,
+        prompt + completion if total is None else total,
+        reasoning,
+        cached,
+        0,
+        raw,
+    )
+
+
+class DialectDecoder:
+    """The shared lifecycle of the dialect decoders (see the module docstring).
+
+    A subclass sets `dialect` and `end_marker` (for messages) and implements
+    `_decode(item)`; it sets `self._done = True` at its end marker and
+    `self._answered = True` once anything of an answer arrived, and may
+    override `_end()` for what `close()` checks.
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` items that are not
+            valid for the dialect. Provider errors are raised either way.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+    """
+
+    dialect: ClassVar[str] = ""
+    end_marker: ClassVar[str] = ""
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        if on_malformed not in ("raise", "skip"):
+            raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+        self._skip = on_malformed == "skip"
+        self._state = "open"
+        self._done = False
+        self._answered = False
+        self._items = 0
+
+    @property
+    def done(self) -> bool:
+        """True once the dialect's end marker arrived: the stream is complete."""
+        return self._done
+
+    def feed(self, item: Any) -> list[Delta]:
+        """Take one wire item; return the deltas it carries.
+
+        Raises:
+            ProviderError: the item reports a provider error.
+            MalformedChunkError: the item is not valid for the dialect (unless skipped).
+            TypeError: the item is not of the kind the dialect reads.
+            RuntimeError: the decoder is done, closed, or failed before.
+        """
+        if self._state != "open":
+            raise RuntimeError(
+                f"this {type(self).__name__} is {self._state}; it takes no more input"
+            )
+        if self._done:
+            raise RuntimeError(
+                f"this {type(self).__name__} is done ({self.end_marker} arrived); "
+                "it takes no more input"
+            )
+        try:
+            self._items += 1
+            return self._decode(item)
+        except ShapeError as exc:
+            if self._skip:
+                return []
+            self._state = "failed"
+            raise MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect) from None
+        except Exception:
+            self._state = "failed"
+            raise
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done."""
+        for item in items:
+            out += self.feed(item)
+            if self._done:
+                return
+
+    def close(self) -> list[Delta]:
+        """End the input: check that the stream brought an answer and its end marker.
+
+        Raises:
+            EmptyStreamError: nothing of an answer arrived.
+            TruncatedStreamError: the input ended before the end marker.
+            RuntimeError: already closed, or failed before.
+        """
+        if self._state != "open":
+            raise RuntimeError(
+                f"this {type(self).__name__} is {self._state}; it cannot be closed again"
+            )
+        self._state = "closed"
+        try:
+            return self._end()
+        except Exception:
+            self._state = "failed"
+            raise
+
+    # -- for subclasses ------------------------------------------------------------
+
+    def _decode(self, item: Any) -> list[Delta]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _end(self) -> list[Delta]:
+        if self._done:
+            return []
+        if not self._answered:
+            raise EmptyStreamError(
+                f"the {self.dialect} stream ended after {self._items} item(s) without "
+                f"any content or {self.end_marker}"
+            )
+        raise TruncatedStreamError(
+            f"the {self.dialect} stream ended before {self.end_marker}, after {self._items} item(s)"
+        )
+
+    def _malformed(self, reason: str, item: Any) -> list[Delta]:
+        """Drop `item` (with `on_malformed="skip"`) or raise `MalformedChunkError`."""
+        if self._skip:
+            return []
+        raise MalformedChunkError(reason, _data_of(item), dialect=self.dialect)
+
+    def _object(self, data: str | bytes, item: Any) -> JSONObject | None:
+        """`data` decoded as a JSON object; None when it was skipped as malformed."""
+        try:
+            value = load_json(data)
+        except ValueError as exc:
+            self._malformed(f"invalid JSON: {exc}", item)
+            return None
+        if type(value) is not dict:
+            self._malformed(f"a JSON {json_kind(value)}, not an object", item)
+            return None
+        return value
+
+
+def _data_of(item: Any) -> str | bytes:
+    if isinstance(item, SSEFrame):
+        return item.data if item.event == "message" else f"event: {item.event}\n{item.data}"
+    if isinstance(item, EventStreamMessage):
+        return item.payload
+    if isinstance(item, str | bytes):
+        return item
+    return excerpt(repr(item))

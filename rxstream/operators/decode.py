@@ -1,0 +1,67 @@
+"""`decode(dialect)`: any provider's wire items -> deltas, over `rxstream.core.dialects`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from reactivex import Observable
+
+from ..core.dialects import OnMalformed, decoder
+from ..models import Delta
+from ._machine import machine_operator
+
+__all__ = ["decode"]
+
+
+def decode(
+    dialect: str = "auto", *, on_malformed: OnMalformed = "raise"
+) -> Callable[[Observable[Any]], Observable[Delta]]:
+    """Decode a provider's stream into deltas, whatever its wire format.
+
+    The input is what the dialect's wire is made of: `SSEFrame`s (after
+    `rs.lines(), rs.sse_frames()`) for `"openai-chat"`, `"openai-responses"`,
+    `"anthropic"`, `"gemini"` and `"cohere"`; NDJSON lines (after
+    `rs.lines()`) for `"ollama"`; `EventStreamMessage`s (after
+    `rs.eventstream_frames()`) for `"bedrock"`. The output is the same
+    vocabulary of deltas for all of them, so every operator downstream
+    (`accumulate_message`, `accumulate_tool_calls`, `count_tokens`,
+    `split_by_delta_type`, `coalesce`, `think_tags`, `timeouts`, `multicast`)
+    works unchanged on any provider.
+
+    The stream completes at the dialect's end marker (disposing the upstream,
+    which releases the connection). A provider's error event is
+    `ProviderError`; input that ends before the end marker is
+    `TruncatedStreamError` (`EmptyStreamError` when nothing of an answer
+    came); an item of another dialect or of the wrong shape is
+    `MalformedChunkError` naming the dialect (or is dropped with
+    `on_malformed="skip"`). `"auto"` picks the dialect from the first item
+    that tells, and says so when none does. `decode("openai-chat")` is
+    `decode_chunks()` followed by `deltas()`, fused.
+
+    Marble sketch (Anthropic: `s` message_start, `t` a text delta, `e` message_stop)::
+
+        -s-t-t-e-x-|   ->   ---A-B-|        (A, B: TextDelta; upstream disposed at e)
+        -s-t-|         ->   ---A-#          (TruncatedStreamError: no message_stop)
+
+    Args:
+        dialect: one of `"openai-chat"`, `"openai-responses"`, `"anthropic"`,
+            `"gemini"`, `"cohere"`, `"ollama"`, `"bedrock"`, or `"auto"`.
+        on_malformed: `"raise"` (the default) or `"skip"` malformed items.
+
+    Returns:
+        An operator from wire items to deltas.
+
+    Raises:
+        ValueError: an unknown dialect or `on_malformed` value.
+
+    >>> import reactivex
+    >>> frames = reactivex.of(SSEFrame('{"choices": [{"delta": {"content": "Hi"}}]}'),
+    ...                       SSEFrame("[DONE]"))
+    >>> _ = frames.pipe(decode("openai-chat")).subscribe(print)
+    TextDelta(text='Hi', choice=0)
+    """
+    # Build one decoder now so a bad name or option fails at pipe-building time.
+    decoder(dialect, on_malformed=on_malformed)
+    return machine_operator(partial(decoder, dialect, on_malformed=on_malformed))
