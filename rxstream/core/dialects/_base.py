@@ -22,16 +22,25 @@ standard library otherwise, with identical results), and never lets a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
-from ...errors import EmptyStreamError, MalformedChunkError, TruncatedStreamError, excerpt
+from ...errors import (
+    EmptyStreamError,
+    MalformedChunkError,
+    ProviderError,
+    TruncatedStreamError,
+    excerpt,
+)
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
 from ..chunks import _fast_loads, _stdlib_loads
 
 __all__ = [
     "DialectDecoder",
     "OnMalformed",
+    "Renderer",
     "ShapeError",
+    "Wire",
+    "WireKind",
     "json_kind",
     "load_json",
     "opt_int",
@@ -43,6 +52,39 @@ __all__ = [
 
 #: What a decoder does with an item that is not valid for its dialect.
 OnMalformed = Literal["raise", "skip"]
+
+#: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.
+WireKind = Literal["sse", "ndjson", "eventstream"]
+
+#: One wire item: an `SSEFrame`, an NDJSON line (`str`, no terminator) or an `EventStreamMessage`.
+Wire: TypeAlias = SSEFrame | str | EventStreamMessage
+
+
+class Renderer(Protocol):
+    """Deltas back into a dialect's wire items (the inverse of its decoder).
+
+    A renderer is a sans-I/O machine like the decoders: `feed(delta)` returns
+    the wire items that delta becomes (opening and closing the dialect's
+    blocks, items and messages around it as needed), `close()` the items that
+    end a complete stream (the end marker, usage where the dialect puts it
+    last), and `error(exc)` the items of an error event in the dialect's own
+    shape, which end the stream instead. Decoding what a renderer gives yields
+    the same `Message` as far as the dialect can express it; what it cannot
+    express is left out (each renderer's docstring says what).
+
+    Constructed with keyword options; every renderer takes `model` (the model
+    name written into the stream) and `id` (the response id, a fixed default
+    so renders are reproducible).
+    """
+
+    wire: ClassVar[WireKind]
+
+    def feed(self, delta: Delta, /) -> list[Wire]: ...  # pragma: no cover
+
+    def close(self) -> list[Wire]: ...  # pragma: no cover
+
+    def error(self, error: ProviderError, /) -> list[Wire]: ...  # pragma: no cover
+
 
 #: The normalised finish reasons (a provider's own word is kept when none fits).
 STOP, LENGTH, TOOL_CALLS, CONTENT_FILTER = "stop", "length", "tool_calls", "content_filter"
