@@ -33,13 +33,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
+from ..core.deltas import DeltaDecoder
 from ..core.sse import comment_lines, event_lines
-from ..models import JSONObject, SSEFrame, ToolCall
+from ..models import ChatChunk, Delta, JSONObject, SSEFrame, ToolCall
 
 __all__ = [
     "DEFAULT_ID",
     "DEFAULT_MODEL",
     "ChatStream",
+    "StreamEvent",
     "chunk",
     "done",
     "error_chunk",
@@ -309,8 +311,15 @@ def split_text(text: str, pieces: int) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Event:
-    """One event of a built stream: a data event, or a comment when `comment` is set."""
+class StreamEvent:
+    """One event of a built stream: a data event, or a comment when `comment` is set.
+
+    Attributes:
+        data: the event's data (for a chunk, its JSON text).
+        event: the SSE event type, or None for the default.
+        payload: the chunk (or error payload) the data encodes, or None for raw data.
+        comment: the comment's text, for a comment.
+    """
 
     data: str = ""
     event: str | None = None
@@ -350,18 +359,18 @@ class ChatStream:
         self, *, model: str = DEFAULT_MODEL, id: str = DEFAULT_ID, created: int = 0
     ) -> None:
         self._common: dict[str, Any] = {"id": id, "model": model, "created": created}
-        self._events: list[_Event] = []
+        self._events: list[StreamEvent] = []
 
     # -- building -----------------------------------------------------------------
 
     def chunk(self, payload: JSONObject, *, event: str | None = None) -> Self:
         """Append any JSON object as a data event (optionally with an `event:` line)."""
-        self._events.append(_Event(data=_dumps(payload), event=event, payload=payload))
+        self._events.append(StreamEvent(data=_dumps(payload), event=event, payload=payload))
         return self
 
     def raw(self, data: str, *, event: str | None = None) -> Self:
         """Append a data event with `data` verbatim (one `data:` line per line of it)."""
-        self._events.append(_Event(data=data, event=event))
+        self._events.append(StreamEvent(data=data, event=event))
         return self
 
     def role(self, role: str = "assistant", *, choice: int = 0) -> Self:
@@ -514,7 +523,7 @@ class ChatStream:
 
     def keepalive(self, comment: str = "keep-alive") -> Self:
         """Append an SSE comment (`: keep-alive`) and its blank line, as proxies send."""
-        self._events.append(_Event(comment=comment))
+        self._events.append(StreamEvent(comment=comment))
         return self
 
     def malformed(self, data: str = '{"choices": [') -> Self:
@@ -526,6 +535,20 @@ class ChatStream:
         return self.raw(done())
 
     # -- rendering ----------------------------------------------------------------
+
+    def events(self) -> list[StreamEvent]:
+        """The events built so far, in order (what every rendering below is made of)."""
+        return list(self._events)
+
+    def deltas(self) -> list[Delta]:
+        """The deltas the stream's chunks carry (errors, comments and raw data carry none)."""
+        decoder = DeltaDecoder()
+        out: list[Delta] = []
+        for item in self._events:
+            payload = item.payload
+            if payload is not None and item.event != "error" and payload.get("error") is None:
+                out += decoder.feed(ChatChunk(payload))
+        return out
 
     def lines(self) -> list[str]:
         """The stream as SSE lines without terminators; each event ends with a blank line `""`."""

@@ -1,18 +1,35 @@
-"""A fake OpenAI-compatible chat server on 127.0.0.1, driven by scripted scenarios.
+"""A fake LLM server on 127.0.0.1, driven by scripted scenarios, in every provider's dialect.
 
-`FakeLLMServer` serves `POST /v1/chat/completions` over real sockets (HTTP/1.1,
-chunked transfer encoding, a flush after every step), so sources, timeouts and
-disposal are tested against the network stack they meet in production:
+`FakeLLMServer` serves real sockets (HTTP/1.1, chunked transfer encoding, a
+flush after every step), so sources, timeouts and disposal are tested against
+the network stack they meet in production. It answers each provider's
+streaming endpoint at its real path, in that provider's wire format:
+
+| path | dialect |
+|---|---|
+| `POST /v1/chat/completions` | `"openai-chat"` |
+| `POST /v1/responses` | `"openai-responses"` |
+| `POST /v1/messages` | `"anthropic"` |
+| `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` | `"gemini"` |
+| `POST /v2/chat` | `"cohere"` |
+| `POST /api/chat` | `"ollama"` (NDJSON) |
+| `POST /model/{id}/converse-stream` | `"bedrock"` (AWS event stream) |
 
     with FakeLLMServer(Scenario.text("Hel", "lo")) as server:
         rs.from_request(client, "POST", server.url, json={"stream": True, ...})
+        rs.from_request(client, "POST", server.url_for("anthropic"), json={...})
 
-A `Scenario` is a status, headers and a tuple of steps: `Chunk` (one `data:`
-event holding a JSON chunk), `Raw` (bytes as they are), `Comment` (a keep-alive
-comment), `Done` (`data: [DONE]`), `Stall` (send nothing for a while) and
-`Disconnect` (drop the connection mid-stream). Every step may wait first
-(`delay=`). Requests are served by the given scenarios in order, the last one
-repeating.
+A `Scenario` is a status, headers and a tuple of steps. Dialect-neutral steps
+are rendered in the dialect of the path that was asked (by the core's
+renderers): `Say` (deltas), `Keepalive` (a comment, or Anthropic's `ping`),
+`Fail` (the provider's error event mid-stream) and `End` (the dialect's end
+marker). The OpenAI-shaped steps `Chunk` (one chunk as JSON) and `Done`
+(`data: [DONE]`) are sent as they are at `/v1/chat/completions` and
+translated into the asked dialect elsewhere, so every scenario plays in every
+dialect. `Raw` bytes are sent as they are; `Stall` sends nothing for a while;
+`Disconnect` drops the connection. Every step may wait first (`delay=`).
+`Scenario.error(...)` answers an HTTP error in the asked provider's shape.
+Requests are served by the given scenarios in order, the last one repeating.
 
 The server records each request (`server.requests`) and notices when a client
 goes away before its response is finished (`server.disconnects`,
@@ -25,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import select
 import socket
 import struct
@@ -35,7 +53,13 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
-from ..core.sse import comment_lines, event_text
+from ..core import dialects
+from ..core.deltas import DeltaDecoder
+from ..core.dialects import Wire
+from ..core.provider_errors import provider_error
+from ..core.sse import comment_lines, event_lines, event_text
+from ..errors import ProviderError
+from ..models import ChatChunk, Delta, TextDelta
 from . import builders
 
 __all__ = [
@@ -43,12 +67,18 @@ __all__ = [
     "Comment",
     "Disconnect",
     "Done",
+    "End",
+    "Fail",
     "FakeLLMServer",
+    "HTTPError",
+    "Keepalive",
     "Raw",
     "RecordedRequest",
+    "Say",
     "Scenario",
     "Stall",
     "Step",
+    "route",
 ]
 
 JSON: TypeAlias = Any
@@ -130,7 +160,58 @@ class Disconnect:
     delay: float = 0.0
 
 
-Step: TypeAlias = Chunk | Raw | Comment | Done | Stall | Disconnect
+@dataclass(frozen=True, slots=True, init=False)
+class Say:
+    """Send deltas, rendered in the dialect of the request (one write for all of them).
+
+    Example:
+        >>> Say(TextDelta("Hi"), Finish("stop"), delay=0.01).deltas
+        (TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0))
+    """
+
+    deltas: tuple[Delta, ...]
+    delay: float
+
+    def __init__(self, *deltas: Delta, delay: float = 0.0) -> None:
+        object.__setattr__(self, "deltas", deltas)
+        object.__setattr__(self, "delay", delay)
+
+
+@dataclass(frozen=True, slots=True)
+class Keepalive:
+    """Send the dialect's keep-alive: an SSE comment, Anthropic's `ping` event
+    (nothing in NDJSON and AWS event streams, which have none: only the wait)."""
+
+    delay: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Send the dialect's error event mid-stream (then the scenario goes on, if it has more)."""
+
+    message: str = "fake error"
+    type: str | None = None
+    code: str | int | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """Send the dialect's end marker (`[DONE]`, `message_stop`, `response.completed`, ...)."""
+
+    delay: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPError:
+    """An HTTP error answer, with a body in the shape of the asked provider."""
+
+    message: str = "fake error"
+    type: str | None = None
+    code: str | int | None = None
+
+
+Step: TypeAlias = Chunk | Raw | Comment | Done | Stall | Disconnect | Say | Keepalive | Fail | End
 
 
 @dataclass(frozen=True)
@@ -159,9 +240,32 @@ class Scenario:
     steps: tuple[Step, ...] = ()
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
-    content_type: str = "text/event-stream; charset=utf-8"
+    content_type: str | None = None
     body: JSON = None
     framing: Literal["chunked", "close"] = "chunked"
+    http_error: HTTPError | None = None
+
+    @classmethod
+    def answer(
+        cls, *items: Delta | ProviderError, delay: float = 0.0, end: bool = True
+    ) -> Scenario:
+        """A streamed answer in any dialect: one `Say` per delta (a `ProviderError` is a
+        `Fail`), then the dialect's end marker (unless `end=False`: a cut stream).
+
+        Example:
+            >>> s = Scenario.answer(TextDelta("Hi"), Finish("stop"), Usage(3, 1, 4))
+            >>> [type(step).__name__ for step in s.steps]
+            ['Say', 'Say', 'Say', 'End']
+        """
+        steps: list[Step] = []
+        for item in items:
+            if isinstance(item, ProviderError):
+                steps.append(Fail(item.message, item.type, item.code, delay))
+            else:
+                steps.append(Say(item, delay=delay))
+        if end:
+            steps.append(End(delay))
+        return cls(steps=tuple(steps))
 
     @classmethod
     def text(
@@ -204,14 +308,18 @@ class Scenario:
         headers: Mapping[str, str] | None = None,
         body: JSON = None,
     ) -> Scenario:
-        """An HTTP error answer with an OpenAI-style JSON body (or `body` as given).
+        """An HTTP error answer in the asked provider's shape (or with `body` as given).
 
         Example:
             >>> Scenario.error(429, "slow down", headers={"Retry-After": "2"}).status
             429
         """
         if body is None:
-            body = {"error": {"message": message, "type": type, "param": None, "code": code}}
+            return cls(
+                status=status,
+                headers=dict(headers or {}),
+                http_error=HTTPError(message, type, code),
+            )
         return cls(
             status=status,
             headers=dict(headers or {}),
@@ -231,6 +339,10 @@ class Scenario:
     def from_stream(cls, stream: Any, *, delay: float = 0.0) -> Scenario:
         """A streamed answer from a `ChatStream` builder (or any SSE text), one step per event.
 
+        A `ChatStream`'s chunks, comments and `[DONE]` become `Chunk`,
+        `Comment` and `Done` steps, which play in every dialect; its raw and
+        malformed events, and SSE text, are sent as they are (`Raw`).
+
         Args:
             stream: a `rxstream.testing.builders.ChatStream`, or event-stream
                 text (`str`) whose events are separated by blank lines.
@@ -242,7 +354,9 @@ class Scenario:
             >>> len(s.steps), s.steps[0].delay
             (3, 0.01)
         """
-        lines: list[str] = stream.lines() if hasattr(stream, "lines") else stream.splitlines()
+        if isinstance(stream, builders.ChatStream):
+            return cls(steps=tuple(_steps_of(stream, delay)))
+        lines: list[str] = stream.splitlines()
         steps: list[Step] = []
         event: list[str] = []
         for line in lines:
@@ -266,21 +380,37 @@ class Scenario:
         steps: list[Step] = []
         for i, step in enumerate(self.steps):
             wait = first if i == 0 and first is not None else delay
-            steps.append(
-                step if isinstance(step, Stall | Disconnect) else replace(step, delay=wait)
-            )
+            if isinstance(step, Stall | Disconnect):
+                steps.append(step)
+            elif isinstance(step, Say):
+                steps.append(Say(*step.deltas, delay=wait))
+            else:
+                steps.append(replace(step, delay=wait))
         return replace(self, steps=tuple(steps))
 
     def answer_text(self) -> str:
-        """The text the steps stream (for the non-streaming answer)."""
-        parts: list[str] = []
+        """The text the steps stream in choice 0 (for the non-streaming answer)."""
+        return "".join(
+            delta.text
+            for delta in self.deltas()
+            if isinstance(delta, TextDelta) and delta.choice == 0
+        )
+
+    def deltas(self) -> list[Delta]:
+        """The deltas the `Chunk` and `Say` steps carry, in order."""
+        decoder = DeltaDecoder()
+        out: list[Delta] = []
         for step in self.steps:
-            if isinstance(step, Chunk) and isinstance(step.payload, dict):
-                for choice in step.payload.get("choices") or ():
-                    content = (choice.get("delta") or {}).get("content")
-                    if isinstance(content, str) and choice.get("index", 0) == 0:
-                        parts.append(content)
-        return "".join(parts)
+            if isinstance(step, Say):
+                out += step.deltas
+            elif (
+                isinstance(step, Chunk)
+                and isinstance(step.payload, dict)
+                and step.event != "error"
+                and step.payload.get("error") is None
+            ):
+                out += decoder.feed(ChatChunk(step.payload))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +536,26 @@ class FakeLLMServer:
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
+    def url_for(self, dialect: str, *, model: str = "fake-model") -> str:
+        """The URL of `dialect`'s streaming endpoint on this server.
+
+        Example:
+            >>> server.url_for("gemini")  # doctest: +SKIP
+            'http://127.0.0.1:PORT/v1beta/models/fake-model:streamGenerateContent?alt=sse'
+        """
+        paths = {
+            "openai-chat": "/v1/chat/completions",
+            "openai-responses": "/v1/responses",
+            "anthropic": "/v1/messages",
+            "gemini": f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
+            "cohere": "/v2/chat",
+            "ollama": "/api/chat",
+            "bedrock": f"/model/{model}/converse-stream",
+        }
+        if dialect not in paths:
+            raise ValueError(f"unknown dialect {dialect!r}; one of {', '.join(paths)}")
+        return f"http://127.0.0.1:{self.port}{paths[dialect]}"
+
     @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -511,17 +661,30 @@ class _Handler(BaseHTTPRequestHandler):
             decoded = None
         headers = {key.lower(): value for key, value in self.headers.items()}
         request = RecordedRequest(self.command, self.path, headers, body, decoded)
-        if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+        dialect = route(self.path)
+        if dialect is None:
             self._send_json(404, {"error": {"message": f"no route {self.path!r}"}})
             return
         scenario = self.owner._next_scenario(request)
+        player = _Player(dialect)
         try:
-            if scenario.body is not None or not 200 <= scenario.status < 300:
+            if scenario.http_error is not None:
+                error = scenario.http_error
+                content_type, data = player.http_error(
+                    scenario.status, error.message, error.type, error.code
+                )
+                self._send_bytes(scenario.status, data, content_type, scenario.headers)
+            elif scenario.body is not None or not 200 <= scenario.status < 300:
                 self._send_whole(scenario)
-            elif not request.stream:
+            elif dialect == "openai-chat" and not request.stream:
                 self._send_json(200, _completion(scenario), scenario.headers)
+            elif not _streaming(dialect, request):
+                content_type, data = player.http_error(
+                    400, "this fake server answers streaming requests only (ask for a stream)"
+                )
+                self._send_bytes(400, data, content_type, {})
             else:
-                self._stream(scenario)
+                self._stream(scenario, player)
             self.owner._note(disconnect=False)
         except _ClientGone:
             self.close_connection = True
@@ -548,7 +711,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = b""
         else:
             data = json.dumps(body).encode()
-        self._send_bytes(scenario.status, data, scenario.content_type, scenario.headers)
+        content_type = scenario.content_type or "application/json"
+        self._send_bytes(scenario.status, data, content_type, scenario.headers)
 
     def _send_bytes(
         self, status: int, data: bytes, content_type: str, headers: Mapping[str, str]
@@ -565,11 +729,11 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as exc:
             raise _ClientGone from exc
 
-    def _stream(self, scenario: Scenario) -> None:
+    def _stream(self, scenario: Scenario, player: _Player) -> None:
         chunked = scenario.framing == "chunked"
         try:
             self.send_response(scenario.status)
-            self.send_header("Content-Type", scenario.content_type)
+            self.send_header("Content-Type", scenario.content_type or player.content_type)
             self.send_header("Cache-Control", "no-cache")
             if chunked:
                 self.send_header("Transfer-Encoding", "chunked")
@@ -590,7 +754,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._drop(reset=step.reset)
                 return
             else:
-                self._write(step.encode(), chunked)
+                self._write(player.play(step), chunked)
         if chunked:
             self._write(b"", chunked, last=True)
         else:
@@ -646,6 +810,136 @@ class _Handler(BaseHTTPRequestHandler):
         # The client sent data mid-response (not expected); do not spin on it.
         time.sleep(timeout)
         return False
+
+
+def _steps_of(stream: builders.ChatStream, delay: float) -> list[Step]:
+    steps: list[Step] = []
+    for event in stream.events():
+        if event.comment is not None:
+            steps.append(Comment(event.comment, delay))
+        elif event.payload is not None:
+            steps.append(Chunk(event.payload, delay, event.event))
+        elif event.data == builders.done() and event.event is None:
+            steps.append(Done(delay))
+        else:
+            text = "\n".join(event_lines(event.data, event=event.event)) + "\n"
+            steps.append(Raw(text, delay))
+    return steps
+
+
+_ROUTES = (
+    (re.compile(r"(/v1)?/chat/completions"), "openai-chat"),
+    (re.compile(r"(/openai)?/deployments/[^/]+/chat/completions"), "openai-chat"),
+    (re.compile(r"(/v1)?/responses"), "openai-responses"),
+    (re.compile(r"(/v1)?/messages"), "anthropic"),
+    (re.compile(r"/v1(beta)?/(projects/.+/)?models/[^/:]+:streamGenerateContent"), "gemini"),
+    (re.compile(r"/v2/chat"), "cohere"),
+    (re.compile(r"/api/chat"), "ollama"),
+    (re.compile(r"/model/[^/]+/converse-stream"), "bedrock"),
+)
+
+
+def route(path: str) -> str | None:
+    """The dialect a request path asks for, or None.
+
+    >>> route("/v1/messages"), route("/v1beta/models/m:streamGenerateContent?alt=sse")
+    ('anthropic', 'gemini')
+    """
+    bare = path.split("?", 1)[0].rstrip("/")
+    for pattern, dialect in _ROUTES:
+        if pattern.fullmatch(bare):
+            return dialect
+    return None
+
+
+def _streaming(dialect: str, request: RecordedRequest) -> bool:
+    body = request.json if isinstance(request.json, dict) else {}
+    if dialect == "gemini":
+        return "alt=sse" in request.path
+    if dialect == "ollama":
+        return body.get("stream", True) is not False  # Ollama streams unless told not to
+    if dialect == "bedrock":
+        return True  # the converse-stream path always streams
+    return body.get("stream") is True
+
+
+_CONTENT_TYPES = {
+    "sse": "text/event-stream; charset=utf-8",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+class _Player:
+    """Turns the steps of one scenario into the bytes of one response, in one dialect.
+
+    At `/v1/chat/completions` the OpenAI-shaped steps (`Chunk`, `Done`) go out
+    as they are; in any other dialect they are decoded into deltas and
+    rendered like `Say` steps, so every scenario plays in every dialect.
+    """
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._renderer = dialects.renderer(dialect)
+        self.wire: str = self._renderer.wire
+        self.content_type = _CONTENT_TYPES[self.wire]
+        self._literal = dialect == "openai-chat"
+        self._decoder = DeltaDecoder()
+
+    def play(self, step: Step) -> bytes:
+        renderer = self._renderer
+        match step:
+            case Raw():
+                return step.encode()
+            case Comment():
+                return step.encode() if self.wire == "sse" else b""
+            case Keepalive():
+                return self._keepalive()
+            case Chunk() | Done() if self._literal:
+                return step.encode()
+            case Chunk(payload=payload, event=event):
+                if not isinstance(payload, dict):
+                    return self._bytes(renderer.error(provider_error(payload, data="")))
+                if event == "error" or payload.get("error") is not None:
+                    error = provider_error(payload, data=json.dumps(payload), event=event or "")
+                    return self._bytes(renderer.error(error))
+                items: list[Wire] = []
+                for delta in self._decoder.feed(ChatChunk(payload)):
+                    items += renderer.feed(delta)
+                return self._bytes(items)
+            case Done() | End():
+                return self._bytes(renderer.close())
+            case Say(deltas=deltas):
+                items = []
+                for delta in deltas:
+                    items += renderer.feed(delta)
+                return self._bytes(items)
+            case Fail(message=message, type=kind, code=code):
+                return self._bytes(renderer.error(ProviderError(message, type=kind, code=code)))
+        raise TypeError(f"a step the server cannot play: {step!r}")  # pragma: no cover
+
+    def http_error(
+        self,
+        status: int,
+        message: str,
+        kind: str | None = None,
+        code: str | int | None = None,
+    ) -> tuple[str, bytes]:
+        """(content type, body) of an HTTP error in this dialect's shape."""
+        result: tuple[str, bytes] = dialects.http_error(
+            self.dialect, status, message, type=kind, code=code
+        )
+        return result
+
+    def _keepalive(self) -> bytes:
+        if self.wire != "sse":
+            return b""
+        if self.dialect == "anthropic":
+            return event_text('{"type": "ping"}', event="ping").encode()
+        return ("\n".join(comment_lines("keep-alive")) + "\n").encode()
+
+    def _bytes(self, items: list[Wire]) -> bytes:
+        return dialects.wire_bytes(self._renderer, items)
 
 
 def _completion(scenario: Scenario) -> JSON:

@@ -180,10 +180,18 @@ def test_from_stream_and_paced_keep_the_builders_events() -> None:
     stream = ChatStream().role().text("Hi").keepalive().finish().usage(1, 1).done()
     scenario = Scenario.from_stream(stream).paced(0.01, first=0.2)
     assert [step.delay for step in scenario.steps] == [0.2, 0.01, 0.01, 0.01, 0.01, 0.01]
-    assert b"".join(step.encode() for step in scenario.steps if isinstance(step, Raw)) == (
-        stream.bytes()
-    )
+    # A builder's chunks, comments and [DONE] become steps that play in every dialect,
+    # and at /v1/chat/completions they send exactly the builder's bytes.
+    assert [type(step) for step in scenario.steps] == [Chunk, Chunk, Comment, Chunk, Chunk, Done]
+    assert b"".join(encoded(scenario)) == stream.bytes()
     text_form = Scenario.from_stream(stream.sse())
-    assert text_form.steps == Scenario.from_stream(stream).steps
+    assert all(isinstance(step, Raw) for step in text_form.steps)
+    assert b"".join(encoded(text_form)) == stream.bytes()
     stalled = Scenario(steps=(Stall(1.0),)).paced(0.5)
     assert stalled.steps == (Stall(1.0),)
+
+
+def encoded(scenario: Scenario) -> list[bytes]:
+    return [
+        step.encode() for step in scenario.steps if isinstance(step, Chunk | Comment | Done | Raw)
+    ]

@@ -27,7 +27,8 @@ from typing import Any, Protocol
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
 from ..provider_errors import provider_error
-from ._base import DialectDecoder, OnMalformed, ShapeError, load_json
+from ..sse import event_text
+from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
 
 __all__ = [
     "DIALECTS",
@@ -35,10 +36,15 @@ __all__ = [
     "Decoder",
     "DialectDecoder",
     "OnMalformed",
+    "Renderer",
     "ShapeError",
+    "Wire",
+    "WireKind",
     "decoder",
     "detect",
+    "http_error",
     "renderer",
+    "wire_bytes",
 ]
 
 #: The dialect names, in the order DESIGN.md lists them.
@@ -108,13 +114,53 @@ def decoder(name: str = "auto", *, on_malformed: OnMalformed = "raise") -> Decod
     return made
 
 
-def renderer(name: str, **options: Any) -> Any:
+def renderer(name: str, **options: Any) -> Renderer:
     """A new renderer for dialect `name`: deltas in, that dialect's wire items out.
 
     Raises:
         ValueError: an unknown dialect name.
+
+    >>> wire_bytes(r := renderer("openai-chat"), r.close())
+    b'data: [DONE]\n\n'
     """
-    return _attr(name, 1)(**options)
+    made: Renderer = _attr(name, 1)(**options)
+    return made
+
+
+def http_error(
+    name: str, status: int, message: str, *, type: str | None = None, code: str | int | None = None
+) -> tuple[str, bytes]:
+    """(content type, body) of an HTTP error answer in dialect `name`'s provider shape."""
+    module = importlib.import_module(f".{_MODULES[_check_name(name)][0]}", __name__)
+    result: tuple[str, bytes] = module.http_error(status, message, type=type, code=code)
+    return result
+
+
+def wire_bytes(renderer: Renderer, items: Iterable[Wire]) -> bytes:
+    """The bytes that send `items` in `renderer`'s wire kind.
+
+    SSE frames become events (each line ended by the renderer's `newline`, LF
+    unless it says otherwise: Gemini writes CRLF), NDJSON lines get their LF,
+    AWS event-stream messages are framed with their checksums.
+    """
+    kind = renderer.wire
+    if kind == "sse":
+        newline: str = getattr(renderer, "newline", "\n")
+        text = "".join(
+            event_text(item.data, event=item.event, id=item.id, retry=item.retry)
+            for item in items
+            if isinstance(item, SSEFrame)
+        )
+        return (text.replace("\n", newline) if newline != "\n" else text).encode()
+    if kind == "ndjson":
+        return "".join(f"{item}\n" for item in items if isinstance(item, str)).encode()
+    # Imported by name: the framing module is loaded only for AWS event streams.
+    encode_message = importlib.import_module("..eventstream", __name__).encode_message
+    return b"".join(
+        encode_message(item.headers, item.payload)
+        for item in items
+        if isinstance(item, EventStreamMessage)
+    )
 
 
 # --------------------------------------------------------------------------- detection
