@@ -1,0 +1,440 @@
+"""Every dialect: rs.decode(d) + accumulate_message against a hand loop and the providers' SDKs.
+
+    python benchmarks/bench_dialects.py            # 20,000 events per dialect; exits 1 on a miss
+    python benchmarks/bench_dialects.py --quick    # 2,000 events, for CI: prints, never fails
+
+Per dialect, one stream of 20,000 text events (plus the finish, usage and end
+events the dialect sends), made by the core's renderer, cut into 4 KiB reads,
+parsed side by side in one process (CPU time, median of round-robin runs,
+every result checked against the truth):
+
+- the floor: the fastest honest loop a careful user writes for that format:
+  each read decoded to `str` once (incrementally, so a character split across
+  reads survives), lines split with `str.split`, `json.loads` on the `str`
+  payload of each data line (NDJSON: each line; AWS event stream: the prelude
+  unpacked with `struct`, both CRCs checked, `json.loads` on the payload),
+  text pieces appended to a list and joined once;
+- rxstream on the standard library, and with the `fast` extra (msgspec):
+  bytes -> `lines()` -> `sse_frames()` -> `decode(d)` -> `accumulate_message()`
+  (NDJSON without `sse_frames`, Bedrock through `eventstream_frames()`);
+- the provider's own SDK stream helper where it is installed (`anthropic`'s
+  `messages.stream()`, the openai SDK's `responses.stream()`, `google-genai`'s
+  `generate_content_stream`), fed the same bytes through a mock transport.
+
+Targets (issue 11): rxstream <= 1.5x the floor with the standard library;
+the anthropic helper >= 7x and the openai Responses helper >= 30x rxstream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import gc
+import json
+import platform
+import statistics
+import struct
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import reactivex
+
+import rxstream as rs
+import rxstream.core.chunks as _chunks
+from rxstream.core import dialects
+
+READ = 4096
+WORDS = ("The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\n")
+
+
+@dataclass(frozen=True)
+class Stream:
+    dialect: str
+    pieces: list[bytes]
+    events: int
+    text: str
+    usage: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What every contender's output is reduced to (outside the timing)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def make_stream(dialect: str, n: int) -> Stream:
+    renderer = dialects.renderer(dialect)
+    pieces = [WORDS[i % len(WORDS)] for i in range(n)]
+    deltas: list[rs.Delta] = [rs.TextDelta(p) for p in pieces]
+    deltas += [rs.Finish("stop"), rs.Usage(12, n, 12 + n)]
+    items: list[Any] = []
+    for delta in deltas:
+        items += renderer.feed(delta)
+    items += renderer.close()
+    body = dialects.wire_bytes(renderer, items)
+    return Stream(
+        dialect,
+        [body[i : i + READ] for i in range(0, len(body), READ)],
+        n,
+        "".join(pieces),
+        (12, n),
+    )
+
+
+# -- the floors -------------------------------------------------------------------------------
+
+
+def _sse_floor(on_event: Callable[[dict[str, Any], list[str], dict[str, Any]], None]) -> Any:
+    def run(stream: Stream) -> Answer:
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        loads = json.loads
+        text: list[str] = []
+        state: dict[str, Any] = {}
+        rest = ""
+        for piece in stream.pieces:
+            lines = (rest + decode(piece)).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.startswith("data:"):
+                    data = line[5:]
+                    if data.strip() == "[DONE]":
+                        continue
+                    on_event(loads(data), text, state)
+        return Answer("".join(text), *state["usage"])
+
+    return run
+
+
+def _openai_chat(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
+    for choice in obj["choices"]:
+        content = choice["delta"].get("content")
+        if content:
+            text.append(content)
+    usage = obj.get("usage")
+    if usage:
+        state["usage"] = (usage["prompt_tokens"], usage["completion_tokens"])
+
+
+def _responses(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
+    kind = obj["type"]
+    if kind == "response.output_text.delta":
+        text.append(obj["delta"])
+    elif kind == "response.completed":
+        usage = obj["response"]["usage"]
+        state["usage"] = (usage["input_tokens"], usage["output_tokens"])
+
+
+def _anthropic(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
+    kind = obj["type"]
+    if kind == "content_block_delta":
+        delta = obj["delta"]
+        if delta["type"] == "text_delta":
+            text.append(delta["text"])
+    elif kind == "message_start":
+        state["input"] = obj["message"]["usage"]["input_tokens"]
+    elif kind == "message_delta":
+        state["usage"] = (state["input"], obj["usage"]["output_tokens"])
+
+
+def _gemini(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
+    for candidate in obj.get("candidates", ()):
+        for part in candidate.get("content", {}).get("parts", ()):
+            if "text" in part:
+                text.append(part["text"])
+    usage = obj.get("usageMetadata")
+    if usage:
+        state["usage"] = (usage.get("promptTokenCount", 0), usage.get("candidatesTokenCount", 0))
+
+
+def _cohere(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
+    kind = obj["type"]
+    if kind == "content-delta":
+        text.append(obj["delta"]["message"]["content"]["text"])
+    elif kind == "message-end":
+        tokens = obj["delta"]["usage"]["tokens"]
+        state["usage"] = (tokens["input_tokens"], tokens["output_tokens"])
+
+
+def ollama_floor(stream: Stream) -> Answer:
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    loads = json.loads
+    text: list[str] = []
+    usage = (0, 0)
+    rest = ""
+    for piece in stream.pieces:
+        lines = (rest + decode(piece)).split("\n")
+        rest = lines.pop()
+        for line in lines:
+            if not line:
+                continue
+            obj = loads(line)
+            content = obj["message"].get("content")
+            if content:
+                text.append(content)
+            if obj.get("done"):
+                usage = (obj["prompt_eval_count"], obj["eval_count"])
+    return Answer("".join(text), *usage)
+
+
+def bedrock_floor(stream: Stream) -> Answer:
+    """The AWS event-stream framing by hand: prelude, CRCs, the `:event-type` header, JSON."""
+    text: list[str] = []
+    usage = (0, 0)
+    buffer = b""
+    crc32 = zlib.crc32
+    loads = json.loads
+    for piece in stream.pieces:
+        buffer += piece
+        start = 0
+        while len(buffer) - start >= 12:
+            total, headers_length, prelude_crc = struct.unpack_from(">III", buffer, start)
+            if len(buffer) - start < total:
+                break
+            message = buffer[start : start + total]
+            start += total
+            if crc32(message[:8]) != prelude_crc:
+                raise ValueError("bad prelude CRC")
+            if crc32(message[:-4]) != struct.unpack_from(">I", message, total - 4)[0]:
+                raise ValueError("bad message CRC")
+            event = ""
+            at, end = 12, 12 + headers_length
+            while at < end:
+                name_length = message[at]
+                name = message[at + 1 : at + 1 + name_length]
+                at += 1 + name_length
+                kind = message[at]
+                at += 1
+                if kind == 7:
+                    (size,) = struct.unpack_from(">H", message, at)
+                    value = message[at + 2 : at + 2 + size]
+                    at += 2 + size
+                    if name == b":event-type":
+                        event = value.decode()
+                else:
+                    raise ValueError(f"header type {kind} in a Bedrock event")
+            payload = loads(message[end:-4])
+            if event == "contentBlockDelta":
+                chunk = payload["delta"].get("text")
+                if chunk:
+                    text.append(chunk)
+            elif event == "metadata":
+                usage = (payload["usage"]["inputTokens"], payload["usage"]["outputTokens"])
+        buffer = buffer[start:]
+    return Answer("".join(text), *usage)
+
+
+FLOORS: dict[str, Callable[[Stream], Answer]] = {
+    "openai-chat": _sse_floor(_openai_chat),
+    "openai-responses": _sse_floor(_responses),
+    "anthropic": _sse_floor(_anthropic),
+    "gemini": _sse_floor(_gemini),
+    "cohere": _sse_floor(_cohere),
+    "ollama": ollama_floor,
+    "bedrock": bedrock_floor,
+}
+
+
+# -- rxstream ---------------------------------------------------------------------------------
+
+
+def rxstream_run(fast: bool) -> Callable[[Stream], Answer]:
+    fast_loads = getattr(_chunks, "_fast_loads", None)
+
+    def run(stream: Stream) -> Answer:
+        if stream.dialect == "bedrock":
+            wire: Any = reactivex.compose(rs.eventstream_frames(), rs.decode("bedrock"))
+        elif stream.dialect == "ollama":
+            wire = reactivex.compose(rs.lines(), rs.decode("ollama"))
+        else:
+            wire = reactivex.compose(rs.lines(), rs.sse_frames(), rs.decode(stream.dialect))
+        saved = _chunks._fast_loads
+        _chunks._fast_loads = fast_loads if fast else None
+        out: list[rs.Message] = []
+        errors: list[Exception] = []
+        try:
+            reactivex.from_iterable(stream.pieces).pipe(wire, rs.accumulate_message()).subscribe(
+                out.append, errors.append
+            )
+        finally:
+            _chunks._fast_loads = saved
+        if errors:
+            raise errors[0]
+        [message] = out
+        usage = message.usage or rs.Usage(0, 0, 0)
+        return Answer(message.content, usage.prompt_tokens, usage.completion_tokens)
+
+    return run
+
+
+# -- the providers' SDKs ----------------------------------------------------------------------
+
+
+def _mock_client(stream: Stream, content_type: str = "text/event-stream") -> Any:
+    import httpx2
+
+    body = b"".join(stream.pieces)
+
+    def handler(request: Any) -> Any:
+        return httpx2.Response(200, headers={"content-type": content_type}, content=body)
+
+    return httpx2.Client(transport=httpx2.MockTransport(handler))
+
+
+def anthropic_sdk(stream: Stream) -> Answer:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test", http_client=_mock_client(stream), max_retries=0)
+    with client.messages.stream(
+        model="m", max_tokens=1024, messages=[{"role": "user", "content": "hi"}]
+    ) as events:
+        message = events.get_final_message()
+    text = "".join(block.text for block in message.content if block.type == "text")
+    return Answer(text, message.usage.input_tokens, message.usage.output_tokens)
+
+
+def openai_responses_sdk(stream: Stream) -> Answer:
+    import openai
+
+    client = openai.OpenAI(
+        api_key="test",
+        base_url="http://127.0.0.1:9/v1",
+        http_client=_mock_client(stream),
+        max_retries=0,
+    )
+    with client.responses.stream(model="m", input="hi") as events:
+        for _ in events:
+            pass
+        response = events.get_final_response()
+    usage = response.usage
+    assert usage is not None
+    return Answer(response.output_text, usage.input_tokens, usage.output_tokens)
+
+
+def gemini_sdk(stream: Stream) -> Answer:
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(
+        api_key="test", http_options=types.HttpOptions(httpx_client=_mock_client(stream))
+    )
+    text: list[str] = []
+    usage = (0, 0)
+    for chunk in client.models.generate_content_stream(model="m", contents="hi"):
+        for candidate in chunk.candidates or ():
+            for part in (candidate.content.parts if candidate.content else None) or ():
+                if part.text:
+                    text.append(part.text)
+        if chunk.usage_metadata:
+            meta = chunk.usage_metadata
+            usage = (meta.prompt_token_count or 0, meta.candidates_token_count or 0)
+    return Answer("".join(text), *usage)
+
+
+SDKS: dict[str, tuple[str, str, Callable[[Stream], Answer], float | None]] = {
+    # dialect: (label, module to import, runner, target ratio against rxstream)
+    "anthropic": ("anthropic SDK messages.stream()", "anthropic", anthropic_sdk, 7.0),
+    "openai-responses": ("openai SDK responses.stream()", "openai", openai_responses_sdk, 30.0),
+    "gemini": ("google-genai generate_content_stream", "google.genai", gemini_sdk, None),
+}
+
+
+# -- measuring --------------------------------------------------------------------------------
+
+FLOOR, STDLIB, FAST = "hand loop, json.loads", "rxstream (stdlib)", "rxstream (fast: msgspec)"
+
+
+def contenders(dialect: str) -> dict[str, Callable[[Stream], Answer]]:
+    found = {FLOOR: FLOORS[dialect], STDLIB: rxstream_run(fast=False)}
+    if getattr(_chunks, "_fast_loads", None) is not None:
+        found[FAST] = rxstream_run(fast=True)
+    if dialect in SDKS:
+        label, module, runner, _ = SDKS[dialect]
+        try:
+            __import__(module)
+            __import__("httpx2")
+        except ImportError:
+            print(f"({label}: not installed, skipped; pip install -e '.[bench]')")
+        else:
+            found[label] = runner
+    return found
+
+
+def measure(found: dict[str, Callable[[Stream], Answer]], stream: Stream, repeats: int) -> Any:
+    times: dict[str, list[float]] = {name: [] for name in found}
+    for _ in range(repeats):
+        for name, run in found.items():
+            gc.collect()
+            start = time.process_time()
+            run(stream)
+            times[name].append(time.process_time() - start)
+    return {name: statistics.median(t) / stream.events * 1e6 for name, t in times.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small streams; never fails")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--dialect", action="append", help="only these dialects")
+    args = parser.parse_args()
+    n = 2_000 if args.quick else 20_000
+    repeats = args.repeats or (3 if args.quick else 5)
+    print(
+        f"# rxstream dialect benchmarks ({'quick' if args.quick else 'full'}) — "
+        f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}"
+    )
+    failures: list[str] = []
+    for dialect in args.dialect or dialects.DIALECTS:
+        stream = make_stream(dialect, n)
+        found = contenders(dialect)
+        truth = Answer(stream.text, *stream.usage)
+        for name, run in found.items():
+            got = run(stream)
+            if got != truth:
+                print(f"{name} got the {dialect} stream wrong: {got!r:.200}", file=sys.stderr)
+                return 2
+        results = measure(found, stream, repeats)
+        base = results[FLOOR]
+        size = sum(map(len, stream.pieces))
+        print(f"\n## {dialect}: {n} text events, {size / 1e6:.1f} MB in {len(stream.pieces)} reads")
+        print("| way of parsing | µs per event (median) | × hand loop |")
+        print("|---|---:|---:|")
+        for name, us in results.items():
+            print(f"| {name} | {us:.2f} | {us / base:.2f} |")
+        ratio = results[STDLIB] / base
+        verdict = "met" if ratio <= 1.5 else "MISSED"
+        print(f"- {STDLIB} / hand loop: {ratio:.2f}x (target <= 1.5x): {verdict}")
+        if ratio > 1.5:
+            failures.append(f"{dialect}: rxstream is {ratio:.2f}x the hand loop")
+        if FAST in results:
+            print(f"- {FAST} / hand loop: {results[FAST] / base:.2f}x")
+        if dialect in SDKS and SDKS[dialect][0] in results:
+            label, _, _, target = SDKS[dialect]
+            best = results.get(FAST, results[STDLIB])
+            gain = results[label] / best
+            gain_stdlib = results[label] / results[STDLIB]
+            if target is None:
+                print(f"- {label} / rxstream: {gain:.1f}x ({gain_stdlib:.1f}x stdlib)")
+            else:
+                verdict = "met" if gain >= target else "MISSED"
+                print(
+                    f"- {label} / rxstream: {gain:.1f}x ({gain_stdlib:.1f}x stdlib; "
+                    f"target >= {target:g}x): {verdict}"
+                )
+                if gain < target:
+                    failures.append(f"{dialect}: the SDK helper is only {gain:.1f}x rxstream")
+    for failure in failures:
+        print(f"MISSED: {failure}")
+    if failures and args.quick:
+        print("(quick run: ratios are indicative only; the full run checks them)")
+    return 0 if args.quick or not failures else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
