@@ -206,7 +206,7 @@ class Finish:
     Attributes:
         reason: the normalised reason: `"stop"`, `"length"`, `"tool_calls"`,
             `"content_filter"`, or the provider's own word when none of these
-            fits (Anthropic's `"pause_turn"`, `"refusal"`, ...). A stream that
+            fits (Anthropic's `"pause_turn"`, ...). A stream that
             ends by asking for client tool calls says `"tool_calls"` in every
             dialect.
         choice: the choice that finished.
