@@ -140,7 +140,8 @@ def _anthropic(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> N
     elif kind == "message_start":
         state["input"] = obj["message"]["usage"]["input_tokens"]
     elif kind == "message_delta":
-        state["usage"] = (state["input"], obj["usage"]["output_tokens"])
+        usage = obj["usage"]  # supersedes message_start's counts
+        state["usage"] = (usage.get("input_tokens", state["input"]), usage["output_tokens"])
 
 
 def _gemini(obj: dict[str, Any], text: list[str], state: dict[str, Any]) -> None:
