@@ -19,6 +19,7 @@ and an `async for`:
 
 from .chunks import ChunkDecoder
 from .deltas import DeltaDecoder
+from .eventstream import EventStreamParser
 from .lines import LineSplitter
 from .message import MessageAccumulator
 from .sse import SSEParser
@@ -29,6 +30,7 @@ from .tools import ToolCallAccumulator
 __all__ = [
     "ChunkDecoder",
     "DeltaDecoder",
+    "EventStreamParser",
     "LineSplitter",
     "MessageAccumulator",
     "SSEParser",

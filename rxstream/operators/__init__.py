@@ -4,6 +4,7 @@ from .chunks import decode_chunks
 from .coalesce import coalesce
 from .decode import decode
 from .deltas import deltas
+from .eventstream import eventstream_frames
 from .lines import lines
 from .message import accumulate_message
 from .split import split_by_delta_type
@@ -21,6 +22,7 @@ __all__ = [
     "decode",
     "decode_chunks",
     "deltas",
+    "eventstream_frames",
     "lines",
     "split_by_delta_type",
     "sse_frames",

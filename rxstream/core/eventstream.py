@@ -1,0 +1,446 @@
+"""Cut AWS event-stream bytes into messages (`application/vnd.amazon.eventstream`).
+
+Input: `bytes` chunks, cut anywhere. Output: `EventStreamMessage(headers,
+payload)`, one per message. `encode_message` is the way back.
+
+A message, all integers big-endian::
+
+    uint32 total_length     the whole message, both checksums included (>= 16)
+    uint32 headers_length
+    uint32 prelude_crc      CRC32 of the 8 bytes before it
+    headers                 headers_length bytes
+    payload                 total_length - headers_length - 16 bytes
+    uint32 message_crc      CRC32 of everything before it
+
+A header is `name_length: uint8`, the name (UTF-8), `type: uint8` and a value
+by type: 0 true, 1 false (no value bytes), 2 byte (int8), 3 short (int16),
+4 int (int32), 5 long (int64), 6 bytes (uint16 length + bytes), 7 string
+(uint16 length + UTF-8), 8 timestamp (int64, milliseconds since the epoch),
+9 UUID (16 bytes).
+
+Invariants:
+
+- The output is the same however the input is chunked.
+- The prelude checksum is checked as soon as the 12 prelude bytes are there,
+  before `total_length` is trusted, so random bytes fail at once instead of
+  waiting for a message of gigabytes; a total length past `limit` fails too,
+  so nothing is buffered beyond `limit` bytes.
+- A bad checksum, a length that does not fit, a header running past the
+  headers, an unknown header type, a duplicate header name or a name or string
+  that is not UTF-8 is `MalformedChunkError`; the messages decoded before it
+  are still delivered (`feed` returns them and raises with the next call, as
+  `LineSplitter` does; `feed_all`, which the operator uses, raises at once with
+  them already out), so the output up to an error does not depend on the
+  chunking either.
+- Input that ends inside a message (a partial prelude or a message shorter
+  than its `total_length`) is `TruncatedStreamError` at `close()`.
+- Linear in the input: a partial message is kept in one buffer that only
+  grows; the bytes after a decoded message are moved once.
+
+Spec: the AWS event-stream encoding ("Event stream encoding" in the Amazon
+Transcribe and S3 Select documentation; `botocore.eventstream` reads the
+same), with botocore's limits: headers of at most 128 KiB, duplicate names
+refused.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+
+from ..errors import MalformedChunkError, TruncatedStreamError
+from ..models import EventStreamMessage
+from ._build import constructor
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_HEADERS_LENGTH",
+    "MIN_LENGTH",
+    "EventStreamParser",
+    "encode_message",
+]
+
+#: The longest message accepted by default, both checksums included: 32 MiB
+#: (botocore accepts payloads up to 24 MiB with up to 128 KiB of headers).
+DEFAULT_LIMIT = 33_554_432
+
+#: The most header bytes a message may carry (botocore's limit).
+MAX_HEADERS_LENGTH = 131_072
+
+#: The shortest message: the 12-byte prelude and the 4-byte message checksum.
+MIN_LENGTH = 16
+
+_PRELUDE = struct.Struct(">III")
+_U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
+# The fixed-size header values, by type.
+_FIXED = {
+    2: struct.Struct(">b"),
+    3: struct.Struct(">h"),
+    4: struct.Struct(">i"),
+    5: struct.Struct(">q"),
+    8: struct.Struct(">q"),
+}
+_TYPE_NAMES = {
+    0: "true",
+    1: "false",
+    2: "byte",
+    3: "short",
+    4: "int",
+    5: "long",
+    6: "bytes",
+    7: "string",
+    8: "timestamp",
+    9: "uuid",
+}
+# How many bytes of a broken message an error keeps.
+_QUOTE = 256
+# How many distinct header blocks a parser remembers (Bedrock uses about ten),
+# and the largest it remembers: at most 64 KiB held.
+_KNOWN_HEADERS = 64
+_KNOWN_SIZE = 1024
+
+HeaderValue = str | bytes | int | bool
+
+_message: Callable[[dict[str, HeaderValue], bytes], EventStreamMessage] = constructor(
+    EventStreamMessage
+)
+
+
+class EventStreamParser:
+    """Cut `bytes` chunks into AWS event-stream messages (see the module docstring).
+
+    Args:
+        limit: the longest message accepted, in bytes, both checksums
+            included (default 32 MiB).
+
+    Raises:
+        TypeError: `limit` is not an int.
+        ValueError: `limit` is below the 16 bytes of an empty message.
+
+    >>> data = encode_message({":event-type": "messageStart"}, b'{"role":"assistant"}')
+    >>> parser = EventStreamParser()
+    >>> parser.feed(data[:10])
+    []
+    >>> parser.feed(data[10:])
+    [EventStreamMessage(headers={':event-type': 'messageStart'}, payload=b'{"role":"assistant"}')]
+    >>> parser.close()
+    []
+    """
+
+    __slots__ = ("_buf", "_error", "_known", "_limit", "_need", "_offset", "_state")
+
+    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+        if limit < MIN_LENGTH:
+            raise ValueError(f"limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
+        self._limit = limit
+        # The start of a message not complete yet (never a whole message).
+        self._buf = bytearray()
+        # The checked total length of the message in `_buf` (0: prelude not checked).
+        self._need = 0
+        # Where `_buf` starts in the stream, for the errors.
+        self._offset = 0
+        # A broken message found after good ones in one chunk: raised by the next call.
+        self._error: MalformedChunkError | None = None
+        # Header blocks already parsed, by their bytes.
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self._state = "open"
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[EventStreamMessage]:
+        """Take the next chunk of the stream; return the messages it completes.
+
+        Args:
+            chunk: the next bytes, cut anywhere.
+
+        Returns:
+            The completed messages, in order (possibly none).
+
+        Raises:
+            MalformedChunkError: a message is broken (see the module
+                docstring). Messages completed before it in the same chunk
+                are returned first and the error is raised by the next
+                `feed` or `close`.
+            TypeError: the chunk is not bytes.
+            RuntimeError: the parser was closed or has failed.
+        """
+        self._check_open()
+        out: list[EventStreamMessage] = []
+        try:
+            self._take(chunk, out)
+        except MalformedChunkError as exc:
+            if not out:
+                raise
+            self._error = exc
+        return out
+
+    def feed_all(
+        self, chunks: Iterable[bytes | bytearray | memoryview], out: list[EventStreamMessage]
+    ) -> None:
+        """`out += feed(chunk)` for each chunk, in one call, raising at once.
+
+        What the fused operator chain calls: unlike `feed`, a broken message
+        is raised right away, with the messages before it already in `out`.
+        """
+        for chunk in chunks:
+            self._check_open()
+            self._take(chunk, out)
+
+    def _take(self, chunk: bytes | bytearray | memoryview, out: list[EventStreamMessage]) -> None:
+        """Append the messages `chunk` completes to `out`; on error, fail and raise."""
+        if not isinstance(chunk, bytes | bytearray | memoryview):
+            self._state = "failed"
+            raise TypeError(
+                f"EventStreamParser takes bytes chunks, got {type(chunk).__name__}"
+                + (" (read the body with raw=True)" if isinstance(chunk, str) else "")
+            )
+        if not chunk:
+            return
+        buf = self._buf
+        if buf:
+            buf += chunk
+            if len(buf) < (self._need or 12):
+                return  # still inside the same message: nothing to look at again
+            data: bytes | bytearray = buf
+        else:
+            data = chunk if isinstance(chunk, bytes) else bytes(chunk)
+        try:
+            pos = self._messages(data, out)
+        except MalformedChunkError:
+            self._state = "failed"
+            raise
+        if data is buf:
+            del buf[:pos]
+        elif pos < len(data):
+            self._buf = bytearray(data[pos:])
+        self._offset += pos
+
+    def close(self) -> list[EventStreamMessage]:
+        """End the input.
+
+        Returns:
+            `[]`: every complete message was returned by `feed`.
+
+        Raises:
+            TruncatedStreamError: the input ended inside a message.
+            MalformedChunkError: a broken message found by the last `feed`.
+            RuntimeError: the parser was already closed or has failed.
+        """
+        self._check_open()
+        self._state = "closed"
+        left = len(self._buf)
+        if not left:
+            return []
+        where = f"the event stream ended inside the message at byte {self._offset}"
+        if left < 12:
+            raise TruncatedStreamError(f"{where}: {left} of its 12 prelude bytes arrived")
+        raise TruncatedStreamError(f"{where}: {left} of its {self._need} bytes arrived")
+
+    def _check_open(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        if self._state != "open":
+            raise RuntimeError(f"this EventStreamParser is {self._state}; it takes no more input")
+
+    def _messages(self, data: bytes | bytearray, out: list[EventStreamMessage]) -> int:
+        """Decode the whole messages at the start of `data`; return where the rest begins."""
+        with memoryview(data) as view:
+            return self._messages_in(data, view, out)
+
+    def _messages_in(
+        self, data: bytes | bytearray, view: memoryview, out: list[EventStreamMessage]
+    ) -> int:
+        pos, end = 0, len(data)
+        crc32 = zlib.crc32
+        limit = min(self._limit, 2**32)
+        known = self._known
+        while end - pos >= 12:
+            total, headers_length, prelude_crc = _PRELUDE.unpack_from(data, pos)
+            if not self._need:
+                if (
+                    crc32(view[pos : pos + 8]) != prelude_crc
+                    or not MIN_LENGTH <= total <= limit
+                    or headers_length > min(total - MIN_LENGTH, MAX_HEADERS_LENGTH)
+                ):
+                    raise self._bad_prelude(data, view, pos, total, headers_length, prelude_crc)
+                self._need = total
+            if end - pos < total:
+                break
+            stop = pos + total - 4
+            (message_crc,) = _U32.unpack_from(data, stop)
+            # The message CRC runs over the prelude too: carry on from the prelude's.
+            if crc32(view[pos + 8 : stop], prelude_crc) != message_crc:
+                raise self._broken(
+                    data,
+                    pos,
+                    f"message CRC32 {message_crc:#010x} does not match the message "
+                    f"({crc32(view[pos:stop]):#010x})",
+                )
+            start = pos + 12
+            body = start + headers_length
+            # A stream repeats a few header blocks byte for byte (one per event
+            # type): each is parsed once, and every message gets its own copy.
+            if headers_length <= _KNOWN_SIZE:
+                raw = bytes(data[start:body])
+                headers = known.get(raw)
+                if headers is None:
+                    headers = self._headers(data, pos, start, body)
+                    if len(known) < _KNOWN_HEADERS:
+                        known[raw] = headers
+            else:
+                headers = self._headers(data, pos, start, body)
+            out.append(_message(headers.copy(), bytes(data[body:stop])))
+            self._need = 0
+            pos += total
+        return pos
+
+    def _bad_prelude(
+        self,
+        data: bytes | bytearray,
+        view: memoryview,
+        pos: int,
+        total: int,
+        headers_length: int,
+        crc: int,
+    ) -> MalformedChunkError:
+        """What is wrong with a prelude that failed the checks."""
+        actual = zlib.crc32(view[pos : pos + 8])
+        if actual != crc:
+            why = f"prelude CRC32 {crc:#010x} does not match the prelude ({actual:#010x})"
+        elif total < MIN_LENGTH:
+            why = f"total length {total} is below the minimum of {MIN_LENGTH}"
+        elif total > self._limit:
+            why = f"total length {total} is over the limit of {self._limit}"
+        elif headers_length > total - MIN_LENGTH:
+            why = f"headers length {headers_length} does not fit in a message of {total} bytes"
+        else:
+            why = f"headers length {headers_length} is over the limit of {MAX_HEADERS_LENGTH}"
+        return self._broken(data, pos, why)
+
+    def _headers(
+        self, data: bytes | bytearray, pos: int, i: int, end: int
+    ) -> dict[str, HeaderValue]:
+        headers: dict[str, HeaderValue] = {}
+        while i < end:
+            size = data[i]
+            i += 1
+            if i + size + 1 > end:
+                raise self._broken(data, pos, f"a header name runs past the headers (byte {i})")
+            name = self._text(data, pos, i, i + size, "a header name")
+            i += size
+            kind = data[i]
+            i += 1
+            value: HeaderValue
+            if kind <= 1:
+                value = kind == 0
+            elif kind in _FIXED:
+                fixed = _FIXED[kind]
+                if i + fixed.size > end:
+                    raise self._runs_past(data, pos, name, kind)
+                (value,) = fixed.unpack_from(data, i)
+                i += fixed.size
+            elif kind in (6, 7):
+                if i + 2 > end:
+                    raise self._runs_past(data, pos, name, kind)
+                (length,) = _U16.unpack_from(data, i)
+                i += 2
+                if i + length > end:
+                    raise self._runs_past(data, pos, name, kind)
+                if kind == 7:
+                    value = self._text(data, pos, i, i + length, f"header {name!r}")
+                else:
+                    value = bytes(data[i : i + length])
+                i += length
+            elif kind == 9:
+                if i + 16 > end:
+                    raise self._runs_past(data, pos, name, kind)
+                value = bytes(data[i : i + 16])
+                i += 16
+            else:
+                raise self._broken(data, pos, f"header {name!r} has an unknown type {kind}")
+            if name in headers:
+                raise self._broken(data, pos, f"header {name!r} appears twice")
+            headers[name] = value
+        return headers
+
+    def _text(self, data: bytes | bytearray, pos: int, start: int, end: int, what: str) -> str:
+        try:
+            return bytes(data[start:end]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._broken(data, pos, f"{what} is not UTF-8") from None
+
+    def _runs_past(
+        self, data: bytes | bytearray, pos: int, name: str, kind: int
+    ) -> MalformedChunkError:
+        return self._broken(
+            data, pos, f"the {_TYPE_NAMES[kind]} value of header {name!r} runs past the headers"
+        )
+
+    def _broken(self, data: bytes | bytearray, pos: int, reason: str) -> MalformedChunkError:
+        return MalformedChunkError(
+            f"event-stream message at byte {self._offset + pos}: {reason}",
+            bytes(data[pos : pos + _QUOTE]),
+        )
+
+
+def encode_message(headers: Mapping[str, HeaderValue], payload: bytes = b"") -> bytes:
+    """Encode one AWS event-stream message (the inverse of `EventStreamParser`).
+
+    Header values are typed by their Python type: `bool` as true/false,
+    `int` as an int (32 bits) or a long (64 bits) when it does not fit, `str`
+    as a string, `bytes` as a byte array. (Timestamps and UUIDs decode to
+    `int` and `bytes` and are encoded back as a long and a byte array.)
+
+    Args:
+        headers: the headers, in order.
+        payload: the payload bytes.
+
+    Returns:
+        The message, both checksums included.
+
+    Raises:
+        ValueError: a header name over 255 bytes, a string or byte value over
+            65,535 bytes, an int outside 64 bits, or headers over 128 KiB.
+        TypeError: a header value of another type.
+
+    >>> message = encode_message({":message-type": "event"}, b"{}")
+    >>> len(message), EventStreamParser().feed(message)
+    (40, [EventStreamMessage(headers={':message-type': 'event'}, payload=b'{}')])
+    """
+    parts: list[bytes] = []
+    for name, value in headers.items():
+        raw_name = name.encode("utf-8")
+        if len(raw_name) > 255:
+            raise ValueError(f"header name {name[:40]!r}... is over 255 bytes")
+        parts.append(bytes((len(raw_name),)) + raw_name)
+        if isinstance(value, bool):
+            parts.append(b"\x00" if value else b"\x01")
+        elif isinstance(value, int):
+            if -(2**31) <= value < 2**31:
+                parts.append(b"\x04" + _FIXED[4].pack(value))
+            elif -(2**63) <= value < 2**63:
+                parts.append(b"\x05" + _FIXED[5].pack(value))
+            else:
+                raise ValueError(f"header {name!r}: {value} does not fit in 64 bits")
+        elif isinstance(value, str | bytes | bytearray):
+            raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            if len(raw) > 65_535:
+                raise ValueError(f"header {name!r}: a value of {len(raw)} bytes is over 65,535")
+            parts.append((b"\x07" if isinstance(value, str) else b"\x06") + _U16.pack(len(raw)))
+            parts.append(raw)
+        else:
+            raise TypeError(
+                f"header {name!r}: a value must be str, bytes, int or bool, "
+                f"got {type(value).__name__}"
+            )
+    head = b"".join(parts)
+    if len(head) > MAX_HEADERS_LENGTH:
+        raise ValueError(f"the headers take {len(head)} bytes, over {MAX_HEADERS_LENGTH}")
+    total = MIN_LENGTH + len(head) + len(payload)
+    prelude = struct.pack(">II", total, len(head))
+    prelude += _U32.pack(zlib.crc32(prelude))
+    message = b"".join((prelude, head, payload))
+    return message + _U32.pack(zlib.crc32(message))
