@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
+from ..eventstream import encode_message
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
@@ -154,8 +155,6 @@ def wire_bytes(renderer: Renderer, items: Iterable[Wire]) -> bytes:
         return (text.replace("\n", newline) if newline != "\n" else text).encode()
     if kind == "ndjson":
         return "".join(f"{item}\n" for item in items if isinstance(item, str)).encode()
-    # Imported by name: the framing module is loaded only for AWS event streams.
-    encode_message = importlib.import_module("..eventstream", __name__).encode_message
     return b"".join(
         encode_message(item.headers, item.payload)
         for item in items
