@@ -21,7 +21,7 @@ standard library otherwise, with identical results), and never lets a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from ...errors import (
@@ -32,7 +32,7 @@ from ...errors import (
     excerpt,
 )
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
-from ..chunks import _fast_loads, _stdlib_loads
+from .. import chunks as _chunks
 
 __all__ = [
     "DialectDecoder",
@@ -127,15 +127,19 @@ def json_kind(value: JSON) -> str:
 
 def load_json(data: str | bytes) -> JSON:
     """Decode JSON text; raise `ValueError` for anything that is not JSON (deep nesting too)."""
+    return _load(data, _chunks._fast_loads)
+
+
+def _load(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:
     if isinstance(data, bytes | bytearray):
         data = bytes(data).decode("utf-8", "replace")
     try:
-        if _fast_loads is not None:
+        if fast is not None:
             try:
-                return _fast_loads(data)
+                return fast(data)
             except ValueError:
-                pass
-        return _stdlib_loads(data)
+                pass  # the standard library has the last word (and the message)
+        return _chunks._stdlib_loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -221,6 +225,8 @@ class DialectDecoder:
         self._done = False
         self._answered = False
         self._items = 0
+        # The chunk decoder's choice of JSON decoder, read when the decoder is built.
+        self._fast: Callable[[str], JSON] | None = _chunks._fast_loads
 
     @property
     def done(self) -> bool:
@@ -309,7 +315,7 @@ class DialectDecoder:
     def _object(self, data: str | bytes, item: Any) -> JSONObject | None:
         """`data` decoded as a JSON object; None when it was skipped as malformed."""
         try:
-            value = load_json(data)
+            value = _load(data, self._fast)
         except ValueError as exc:
             self._malformed(f"invalid JSON: {exc}", item)
             return None
