@@ -255,7 +255,8 @@ def _detect_frame(frame: SSEFrame) -> str | None:
     if isinstance(payload, dict):
         kind = payload.get("type")
         if isinstance(kind, str):
-            if kind.startswith("response."):
+            # "keepalive": OpenAI's undocumented keep-alive on long Responses streams.
+            if kind.startswith("response.") or kind == "keepalive":
                 return "openai-responses"
             if kind in _ANTHROPIC:
                 return "anthropic"
