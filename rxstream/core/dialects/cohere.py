@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...errors import ProviderError
 from ...models import (
@@ -69,6 +69,7 @@ from ._base import (
     STOP,
     TOOL_CALLS,
     DialectDecoder,
+    OnMalformed,
     ShapeError,
     Wire,
     WireKind,
@@ -120,7 +121,7 @@ class CohereDecoder(DialectDecoder):
     dialect: ClassVar[str] = "cohere"
     end_marker: ClassVar[str] = "message-end"
 
-    def __init__(self, *, on_malformed: Any = "raise") -> None:
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
 

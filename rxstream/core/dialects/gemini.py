@@ -17,7 +17,7 @@ when absent):
   object is serialised compactly (`{}` when absent). Vertex streamed
   arguments (`partialArgs` + `willContinue`) are written out as JSON text
   while they stream, so the fragments concatenate to the compact JSON of the
-  final arguments (see `_ArgsWriter`); the call ends at an empty
+  final arguments (see `_json_paths`); the call ends at an empty
   `functionCall`, at a chunk that says it will not continue, at the next
   call, or at the candidate's `finishReason` (streams may end with
   `{"text": ""}` instead of a closing `functionCall`);
@@ -62,9 +62,13 @@ to `totalTokenCount`), completion = `candidatesTokenCount` +
 object.
 
 The end: the stream is done at the chunk on which every candidate seen has
-its `finishReason` (or the prompt was blocked); content for a candidate
-after its finish is `MalformedChunkError`. End of input before that is
-`TruncatedStreamError`. `{"error": {"code", "message", "status"}}` (also
+its `finishReason` (or the prompt was blocked); then the decoder takes no
+more input and `rs.decode` releases the connection, so nothing after it is
+read. Content for a candidate after its own finish (while others go on) is
+`MalformedChunkError`. End of input before the end is
+`TruncatedStreamError`. The decoder keeps each candidate's answer text (to
+convert citation offsets) and the open containers of a streamed call;
+every chunk is read once. `{"error": {"code", "message", "status"}}` (also
 wrapped in a one-element list) is `ProviderError` (type = `status`, code =
 `code`).
 
@@ -99,12 +103,14 @@ from ...models import (
     Usage,
 )
 from ..provider_errors import provider_error
+from ..tools import ToolCallAccumulator
 from ._base import (
     CONTENT_FILTER,
     LENGTH,
     STOP,
     TOOL_CALLS,
     DialectDecoder,
+    OnMalformed,
     ShapeError,
     Wire,
     WireKind,
@@ -116,6 +122,7 @@ from ._base import (
     opt_str,
     usage,
 )
+from ._json_paths import ArgumentsWriter, PathError, format_path, parse_path, path_values
 
 __all__ = ["GeminiDecoder", "GeminiRenderer", "http_error"]
 
@@ -168,199 +175,6 @@ def _compact(value: JSON) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-# --------------------------------------------------------------------------- arguments
-
-
-class _ArgsError(Exception):
-    """A partial argument that cannot extend the JSON text written so far."""
-
-
-def _parse_path(path: str) -> list[str | int] | None:
-    """An RFC 9535 normalized-ish path (`$.a.b[0]['c d']`) as segments; None if not one."""
-    if not path.startswith("$"):
-        return None
-    out: list[str | int] = []
-    i, n = 1, len(path)
-    while i < n:
-        c = path[i]
-        if c == ".":
-            j = i + 1
-            while j < n and path[j] not in ".[":
-                j += 1
-            if j == i + 1:
-                return None
-            name = path[i + 1 : j]
-            if name == "*":
-                return None
-            out.append(name)
-            i = j
-        elif c == "[":
-            if i + 1 < n and path[i + 1] in "'\"":
-                quote = path[i + 1]
-                j = i + 2
-                while j < n and path[j] != quote:
-                    j += 2 if path[j] == "\\" else 1
-                if j + 1 >= n or path[j + 1] != "]":
-                    return None
-                body = path[i + 2 : j]
-                if quote == "'":
-                    body = body.replace("\\'", "'").replace('"', '\\"')
-                try:
-                    key = json.loads(f'"{body}"')
-                except ValueError:
-                    return None
-                out.append(key)
-                i = j + 2
-            else:
-                j = path.find("]", i)
-                digits = path[i + 1 : j] if j > 0 else ""
-                if not digits.isdigit() or not digits.isascii():
-                    return None
-                out.append(int(digits))
-                i = j + 1
-        else:
-            return None
-    return out
-
-
-class _ArgsWriter:
-    """Vertex streamed arguments (`partialArgs`) written out as JSON text while they stream.
-
-    Each partial argument sets the value at a JSON path (`$.a.b[0]`); string
-    values for the same path concatenate. The writer keeps the containers
-    that are open along the current path and writes, for each argument, the
-    closing brackets, commas, keys and opening brackets that lead from the
-    last value to the new one, then the value; a string is left open, since
-    more of it may follow. `close()` writes what is still open. So the
-    pieces, concatenated, are the compact JSON (`separators=(",", ":")`, keys
-    in arrival order) of the arguments the paths describe, at every step a
-    prefix of it: models write JSON front to back, and Vertex sends the
-    paths in that order.
-
-    A path that goes back to a value already written (a key set before, an
-    array index before the current one) cannot extend that text, and is
-    `_ArgsError`; so is a path through an array by name or an object by
-    number. Array indexes past the next one fill the gap with nulls.
-    """
-
-    __slots__ = ("_arrays", "_counts", "_keys", "_leaf", "_path", "_string_open")
-
-    def __init__(self) -> None:
-        # One entry per open container, the root object first.
-        self._arrays: list[bool] = []
-        self._counts: list[int] = []
-        self._keys: list[set[str]] = []
-        self._path: list[str | int] = []  # the segments leading to the innermost container
-        self._leaf: list[str | int] | None = None
-        self._string_open = False
-
-    def write(self, segments: list[str | int], value: JSON, is_string: bool) -> str:
-        """The text that sets `value` at `segments` (a string continued: just the new piece).
-
-        Raises:
-            _ArgsError: the path goes back over what was written, or through the wrong container.
-        """
-        if is_string and self._string_open and segments == self._leaf:
-            return _compact(value)[1:-1]
-        self._check(segments)
-        out: list[str] = []
-        if self._string_open:
-            out.append('"')
-            self._string_open = False
-        if not self._arrays:
-            out.append("{")
-            self._push(False)
-        *inner, leaf = segments
-        path = self._path
-        common = 0
-        for a, b in zip(path, inner, strict=False):
-            if a != b or type(a) is not type(b):
-                break
-            common += 1
-        while len(path) > common:
-            path.pop()
-            out.append("]" if self._pop() else "}")
-        for depth in range(common, len(inner)):
-            out.append(self._enter(inner[depth]))
-            following = inner[depth + 1] if depth + 1 < len(inner) else leaf
-            is_array = type(following) is int
-            out.append("[" if is_array else "{")
-            self._push(is_array)
-            path.append(inner[depth])
-        out.append(self._enter(leaf))
-        if is_string:
-            out.append(_compact(value)[:-1])
-            self._string_open = True
-        else:
-            out.append(_compact(value))
-        self._leaf = segments
-        return "".join(out)
-
-    def close(self) -> str:
-        """The text that closes everything still open (`{}` when nothing was written)."""
-        if not self._arrays:
-            return "{}"
-        out = ['"'] if self._string_open else []
-        self._string_open = False
-        while self._arrays:
-            out.append("]" if self._pop() else "}")
-        self._path.clear()
-        return "".join(out)
-
-    def _check(self, segments: list[str | int]) -> None:
-        """Raise `_ArgsError` unless `segments` can extend the text, touching no state."""
-        if not segments:
-            raise _ArgsError("a value for the whole arguments ($); they must be an object")
-        *inner, leaf = segments
-        path = self._path
-        common = 0
-        for a, b in zip(path, inner, strict=False):
-            if a != b or type(a) is not type(b):
-                break
-            common += 1
-        # Below `common` every container is new; its kind follows the segment under it.
-        if self._arrays:
-            level = common
-            segment = inner[common] if common < len(inner) else leaf
-            is_array, count, keys = self._arrays[level], self._counts[level], self._keys[level]
-        else:
-            segment, is_array, count, keys = segments[0], False, 0, set()
-        if is_array:
-            if type(segment) is not int:
-                raise _ArgsError(f"the name {segment!r} indexes an array")
-            if segment < count:
-                raise _ArgsError(f"array index {segment} goes back over values already written")
-        elif type(segment) is int:
-            raise _ArgsError(f"the index [{segment}] indexes an object")
-        elif segment in keys:
-            raise _ArgsError(f"the key {segment!r} was written before")
-
-    def _push(self, is_array: bool) -> None:
-        self._arrays.append(is_array)
-        self._counts.append(0)
-        self._keys.append(set())
-
-    def _pop(self) -> bool:
-        self._counts.pop()
-        self._keys.pop()
-        return self._arrays.pop()
-
-    def _enter(self, segment: str | int) -> str:
-        """The separator and key (or null fillers) before a new member of the inner container."""
-        count = self._counts[-1]
-        if self._arrays[-1]:
-            assert type(segment) is int
-            text = "".join(("," if i else "") + "null" for i in range(count, segment))
-            if count or segment:
-                text += ","
-            self._counts[-1] = segment + 1
-            return text
-        assert type(segment) is str
-        self._keys[-1].add(segment)
-        self._counts[-1] = count + 1
-        return ("," if count else "") + _compact(segment) + ":"
-
-
 # --------------------------------------------------------------------------- decoder
 
 
@@ -382,7 +196,7 @@ class _Candidate:
     def __init__(self) -> None:
         self.texts: list[str] = []  # the answer text, for converting byte offsets
         self.calls = 0  # client function calls begun
-        self.open_call: _ArgsWriter | None = None  # a Vertex call whose arguments stream
+        self.open_call: ArgumentsWriter | None = None  # a Vertex call whose arguments stream
         self.open_index = 0
         self.code_id: str | None = None  # the id of the last executableCode
         self.finished = False
@@ -403,14 +217,14 @@ class GeminiDecoder(DialectDecoder):
     [TextDelta(text='Hi', choice=0)]
     >>> out = d.feed(SSEFrame('{"candidates": [{"content": {"parts": [{"text": "!"}]},'
     ...                       ' "finishReason": "STOP"}]}'))
-    >>> out, d.done
-    ([TextDelta(text='!', choice=0), Finish(reason='stop', choice=0)], True)
+    >>> out[0], (out[1].reason, out[1].raw), d.done
+    (TextDelta(text='!', choice=0), ('stop', 'STOP'), True)
     """
 
     dialect: ClassVar[str] = "gemini"
     end_marker: ClassVar[str] = "a finishReason"
 
-    def __init__(self, *, on_malformed: Any = "raise") -> None:
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._candidates: dict[int, _Candidate] = {}
         self._unfinished = 0  # candidates seen without their finishReason yet
@@ -673,7 +487,7 @@ class GeminiDecoder(DialectDecoder):
             if args is not None:
                 out.append(ToolCallDelta(index, _compact(args), call_id, name, choice))
             elif pieces or more:
-                writer = _ArgsWriter()
+                writer = ArgumentsWriter()
                 text = self._write(writer, pieces, where, frame)
                 if more or any(p[3] for p in pieces):
                     state.open_call, state.open_index = writer, index
@@ -736,7 +550,7 @@ class GeminiDecoder(DialectDecoder):
             if path == self._last_path:
                 segments: list[str | int] | str = self._last_segments
             else:
-                parsed = _parse_path(path)
+                parsed = parse_path(path)
                 if parsed is None:
                     segments = path  # reported when written, so that skipping drops it alone
                 else:
@@ -747,7 +561,7 @@ class GeminiDecoder(DialectDecoder):
 
     def _write(
         self,
-        writer: _ArgsWriter,
+        writer: ArgumentsWriter,
         pieces: list[tuple[list[str | int] | str, JSON, bool, bool]],
         where: str,
         frame: SSEFrame,
@@ -759,8 +573,8 @@ class GeminiDecoder(DialectDecoder):
                 continue
             try:
                 text.append(writer.write(segments, value, is_string))
-            except _ArgsError as exc:
-                self._malformed(f"{where}.partialArgs: {_path_text(segments)}: {exc}", frame)
+            except PathError as exc:
+                self._malformed(f"{where}.partialArgs: {format_path(segments)}: {exc}", frame)
         return "".join(text)
 
     def _close_call(self, state: _Candidate, choice: int, out: list[Delta]) -> None:
@@ -828,10 +642,6 @@ class GeminiDecoder(DialectDecoder):
 
 def _without_id(obj: JSONObject) -> JSONObject:
     return {k: v for k, v in obj.items() if k != "id"} if "id" in obj else obj
-
-
-def _path_text(segments: list[str | int]) -> str:
-    return "$" + "".join(f"[{s}]" if type(s) is int else f".{s}" for s in segments)
 
 
 def _finish(reason: str, asked_for_calls: bool) -> str:
@@ -988,7 +798,6 @@ def _citations(state: _Candidate, choice: int, where: str) -> list[Delta]:
 _WORDS = {STOP: "STOP", TOOL_CALLS: "STOP", LENGTH: "MAX_TOKENS", CONTENT_FILTER: "SAFETY"}
 #: What Gemini's enum words look like (another dialect's raw word is not sent as one).
 _WORD = re.compile(r"[A-Z][A-Z_]*")
-_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789")
 
 
 def _dumps(value: JSON) -> str:
@@ -1048,8 +857,8 @@ class GeminiRenderer:
             JSON object, which Gemini cannot send.
 
     >>> r = GeminiRenderer()
-    >>> r.feed(TextDelta("Hi"))[0].data[:46]
-    '{"candidates": [{"content": {"parts": [{"text":'
+    >>> r.feed(TextDelta("Hi"))[0].data[:54]
+    '{"candidates": [{"content": {"parts": [{"text": "Hi"}]'
     """
 
     wire: ClassVar[WireKind] = "sse"
@@ -1063,8 +872,6 @@ class GeminiRenderer:
         id: str = "rxstream-gemini-0001",
         partial_args: bool = False,
     ) -> None:
-        from ..tools import ToolCallAccumulator
-
         self._model = model
         self._id = id
         self._partial = partial_args
@@ -1276,26 +1083,12 @@ def _arguments(text: str, name: str | None) -> JSONObject:
     return value
 
 
-def _path(path: str, segment: str | int) -> str:
-    if isinstance(segment, int):
-        return f"{path}[{segment}]"
-    if segment and segment[0] not in "0123456789" and _NAME.issuperset(segment):
-        return f"{path}.{segment}"
-    return f"{path}[{_compact(segment)}]"
-
-
 def _partial_pieces(args: JSONObject) -> list[JSONObject]:
-    """The partial arguments that set `args`, value by value, in order."""
+    """The `partialArgs` that set `args`, value by value; a string in two pieces and an
+    empty closing one, as Vertex sends them."""
     out: list[JSONObject] = []
-
-    def walk(path: str, value: JSON) -> None:
-        if type(value) is dict:
-            for key, item in value.items():
-                walk(_path(path, key), item)
-        elif type(value) is list:
-            for i, item in enumerate(value):
-                walk(_path(path, i), item)
-        elif type(value) is str:
+    for path, value in path_values(args):
+        if type(value) is str:
             half = len(value) // 2
             if half:
                 out.append({"jsonPath": path, "stringValue": value[:half], "willContinue": True})
@@ -1307,8 +1100,6 @@ def _partial_pieces(args: JSONObject) -> list[JSONObject]:
             out.append({"jsonPath": path, "nullValue": "NULL_VALUE"})
         else:
             out.append({"jsonPath": path, "numberValue": value})
-
-    walk("$", args)
     return out
 
 

@@ -798,3 +798,21 @@ def test_round_trip_any_script_any_chunking(data: st.DataObject, newline: str) -
 def test_registry_builds_the_cohere_machines() -> None:
     assert isinstance(decoder("cohere"), CohereDecoder)
     assert isinstance(renderer("cohere"), CohereRenderer)
+
+
+# --------------------------------------------------------------------------- operators downstream
+
+
+def test_partial_tool_call_snapshots_on_a_cohere_stream() -> None:
+    calls: list[Any] = []
+    reactivex.from_iterable([(DATA / "v2-tool-call.sse").read_bytes()]).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode(), rs.accumulate_tool_calls(partial=True)
+    ).subscribe(calls.append)
+    final = [(c.index, c.id, c.parse_arguments()) for c in calls if c.complete]
+    assert final == [
+        (0, "weather_e8p4pn45zt0t", {"location": "San Francisco"}),
+        (1, "cityAttractions_pyxssbwnq9fq", {"city": "San Francisco"}),
+    ]
+    partial = [c.partial for c in calls if not c.complete and c.index == 0]
+    assert {"location": "San Francisco"} in partial
+    assert partial[-1] == {"location": "San Francisco"}

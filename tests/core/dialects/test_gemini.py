@@ -17,11 +17,10 @@ from hypothesis import strategies as st
 
 import rxstream as rs
 from rxstream.core.dialects import AutoDecoder, decoder, detect, renderer
+from rxstream.core.dialects._json_paths import ArgumentsWriter, parse_path
 from rxstream.core.dialects.gemini import (
     GeminiDecoder,
     GeminiRenderer,
-    _ArgsWriter,
-    _parse_path,
     _partial_pieces,
     http_error,
 )
@@ -1244,8 +1243,8 @@ def test_random_gemini_shaped_json_gives_only_stream_errors(payload: Any) -> Non
         ("$..a", None),
     ],
 )
-def test_parse_path(path: str, segments: list[Any] | None) -> None:
-    assert _parse_path(path) == segments
+def testparse_path(path: str, segments: list[Any] | None) -> None:
+    assert parse_path(path) == segments
 
 
 JSON_ARGS = st.recursive(
@@ -1266,9 +1265,9 @@ JSON_ARGS = st.recursive(
 @given(st.dictionaries(st.text(max_size=4), JSON_ARGS, max_size=4))
 def test_writer_text_is_always_a_prefix_of_the_compact_json(args: dict[str, Any]) -> None:
     final = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
-    writer, text = _ArgsWriter(), ""
+    writer, text = ArgumentsWriter(), ""
     for piece in _partial_pieces(args):
-        segments = _parse_path(piece["jsonPath"])
+        segments = parse_path(piece["jsonPath"])
         assert segments is not None
         if "stringValue" in piece:
             text += writer.write(segments, piece["stringValue"], True)
@@ -1647,3 +1646,51 @@ def test_auto_decoder_picks_gemini_for_rendered_streams() -> None:
     assert auto.done
     assert content_only(out) == [TextDelta("a"), Finish("stop")]
     assert isinstance(decoder("gemini"), GeminiDecoder)
+
+
+# --------------------------------------------------------------------------- operators downstream
+
+
+def test_partial_tool_call_snapshots_of_streamed_arguments() -> None:
+    """Vertex streamed arguments stay a JSON prefix, so every snapshot parses to a prefix."""
+    data = (DATA / "vertex-partial-args-array-no-terminal-call.sse").read_bytes()
+    calls: list[Any] = []
+    reactivex.from_iterable([data]).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode("gemini"), rs.accumulate_tool_calls(partial=True)
+    ).subscribe(calls.append)
+    snapshots = [c for c in calls if not c.complete]
+    final = [c for c in calls if c.complete]
+    assert [(c.name, c.parse_arguments()) for c in final] == [
+        ("writeItems", RECORDINGS["vertex-partial-args-array-no-terminal-call.sse"].calls[0].args)
+    ]
+    assert len(snapshots) >= 7
+    items = [len(s.partial.get("operations", [])) for s in snapshots if isinstance(s.partial, dict)]
+    assert items == sorted(items)  # the array only grows
+    assert items[-1] == 2
+
+
+def words(text: str) -> list[int]:
+    """A stand-in tokenizer (one token per word) that needs no download."""
+    return [0] * len(text.split())
+
+
+def test_split_and_count_on_a_gemini_stream() -> None:
+    data = (DATA / "thinking-thought-parts.sse").read_bytes()
+    kinds: list[str] = []
+    reactivex.from_iterable([data]).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode(), rs.split_by_delta_type()
+    ).subscribe(lambda group: kinds.append(str(group.key)))
+    assert kinds[:2] == ["reasoning", "metadata"]
+    assert {"text", "reasoning_state", "finish", "usage"} <= set(kinds)
+    counts: list[Any] = []
+    reactivex.from_iterable([data]).pipe(
+        rs.lines(), rs.sse_frames(), rs.decode(), rs.count_tokens(words)
+    ).subscribe(counts.append)
+    last = counts[-1]
+    assert last.final
+    assert last.usage == Usage(34, 1256, 1290, reasoning_tokens=787)
+    message = run([data])[0]
+    assert (last.text, last.reasoning) == (
+        len(words(message.content)),
+        len(words(message.reasoning)),
+    )
