@@ -179,7 +179,7 @@ class LineSplitter:
         is one blank line. Inside the item the rule is `feed`'s.
 
         >>> splitter = LineSplitter()
-        >>> splitter.feed_lines("data: a"), splitter.feed_lines(""), splitter.feed_lines("b\r\n")
+        >>> splitter.feed_lines("data: a"), splitter.feed_lines(""), splitter.feed_lines("b\\r\\n")
         (['data: a'], [''], ['b'])
         """
         if not item:

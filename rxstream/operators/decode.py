@@ -57,6 +57,7 @@ def decode(
         ValueError: an unknown dialect or `on_malformed` value.
 
     >>> import reactivex
+    >>> from rxstream.models import SSEFrame
     >>> frames = reactivex.of(SSEFrame('{"choices": [{"delta": {"content": "Hi"}}]}'),
     ...                       SSEFrame("[DONE]"))
     >>> _ = frames.pipe(decode("openai-chat")).subscribe(print)

@@ -165,8 +165,9 @@ class Say:
     """Send deltas, rendered in the dialect of the request (one write for all of them).
 
     Example:
+        >>> from rxstream.models import Finish, TextDelta
         >>> Say(TextDelta("Hi"), Finish("stop"), delay=0.01).deltas
-        (TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0))
+        (TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw=None))
     """
 
     deltas: tuple[Delta, ...]
@@ -253,6 +254,7 @@ class Scenario:
         `Fail`), then the dialect's end marker (unless `end=False`: a cut stream).
 
         Example:
+            >>> from rxstream.models import Finish, TextDelta, Usage
             >>> s = Scenario.answer(TextDelta("Hi"), Finish("stop"), Usage(3, 1, 4))
             >>> [type(step).__name__ for step in s.steps]
             ['Say', 'Say', 'Say', 'End']

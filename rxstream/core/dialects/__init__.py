@@ -122,7 +122,7 @@ def renderer(name: str, **options: Any) -> Renderer:
         ValueError: an unknown dialect name.
 
     >>> wire_bytes(r := renderer("openai-chat"), r.close())
-    b'data: [DONE]\n\n'
+    b'data: [DONE]\\n\\n'
     """
     made: Renderer = _attr(name, 1)(**options)
     return made
