@@ -149,7 +149,7 @@ def _stream(
     args: argparse.Namespace, lines: Observable[str], title: str, clock: Clock = time.monotonic
 ) -> int:
     encoding, note = (None, "not counted") if args.json else offline_encoding(args.encoding)
-    counting = f"counted with {note}" if encoding is not None else f"tokens not counted: {note}"
+    counting = f"counted with {note}" if encoding is not None else f"tokens not counted; {note}"
     view = make_view(_view_kind(args, sys.stdout), counting=counting, title=title, clock=clock)
     log = open(args.log, "w", encoding="utf-8") if getattr(args, "log", None) else None  # noqa: SIM115
     try:

@@ -51,7 +51,7 @@ def offline_encoding(name: str | None = None) -> tuple[Any, str]:
         import tiktoken
         import tiktoken.load
     except ImportError:
-        return None, 'tiktoken not installed (pip install "rxstream[tokens]" for exact counts)'
+        return None, 'tiktoken not installed: pip install "rxstream[tokens]" for exact counts'
     known = list(tiktoken.list_encoding_names())
     if name is not None:
         candidates = [name]

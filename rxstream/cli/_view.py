@@ -253,16 +253,20 @@ class Stats:
     def rate(self) -> str:
         """Output per second, from the first content delta to the latest one.
 
-        Counted tokens when an encoding counts them (exact for the text so
-        far); else the provider's `completion_tokens` once its usage arrived
-        ("provider's count"); else content deltas, which are not tokens (one
-        delta may carry several), and the label says so.
+        Counted tokens when an encoding counts them (exact for the text so far,
+        "estimated" while a running count says it estimates a long tail); else
+        the provider's `completion_tokens` once its usage arrived ("provider's
+        count"); else content deltas, which are not tokens (one delta may carry
+        several), and the label says so.
         """
         first, last = self.first_token, self.last_token
         span = last - first if first is not None and last is not None else 0.0
         counted = self.counted()
         if counted is not None:
-            amount, unit = counted.total, "tokens/s"
+            # A running count may estimate a long unbroken tail (`TokenCount.estimated`,
+            # where the core has it); the final count is exact.
+            estimated = any(getattr(c, "estimated", False) for c in self.tokens.values())
+            amount, unit = counted.total, "tokens/s (estimated)" if estimated else "tokens/s"
         elif self.usage is not None:
             amount, unit = self.usage.completion_tokens, "tokens/s (provider's count)"
         else:
