@@ -335,7 +335,7 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [TextDelta("Hi")],
     ),
     *[
-        (f"finish {r}", [chunk(choice({}, r))], [Finish(r)])
+        (f"finish {r}", [chunk(choice({}, r))], list[Delta]([Finish(r)]))
         for r in ("stop", "length", "tool_calls", "content_filter", "function_call")
     ],
     (
