@@ -12,7 +12,7 @@ Peers that are not installed are skipped (`pip install -e ".[bench]"` brings
 them). rxstream runs twice: on the standard library alone, and with the `fast`
 extra (msgspec) when it is installed.
 
-Targets (issue 6), each a ratio measured in the same run:
+Targets, each a ratio measured in the same run:
 
 1. rxstream's full pipeline <= 1.5x the hand-written json.loads loop with the
    standard library alone, and <= 1.0x with the `fast` extra;

@@ -1,4 +1,4 @@
-"""One stream, three observers: a UI, a logger and a token counter, over ONE HTTP request.
+"""One stream, four observers: a UI, a logger, a token counter and a status line, ONE request.
 
 It starts rxstream's fake OpenAI-compatible server on 127.0.0.1 (no network,
 no real key), opens one streaming request with `httpx.Client`, and fans the
@@ -8,13 +8,19 @@ parsed SSE frames out with `rs.multicast`:
   text lost;
 - the logger logs every frame at debug level (the request is logged too, with
   its Authorization header redacted: a key never reaches a log);
-- the token counter keeps a running count (`rs.count_tokens`).
+- the token counter keeps a running count (`rs.count_tokens`);
+- the status line only ever needs the newest frame: it runs on its own thread
+  with `overflow="latest"`, so it can fall behind without slowing the others
+  (`"latest"` and `"error"` need a scheduler: an observer called on the
+  source's own thread can never fall behind).
+
+Every observer has an `on_error`: a failed stream reaches each of them.
 
     python examples/multicast_ui_logger.py             # count words as a stand-in for tokens
     python examples/multicast_ui_logger.py --tiktoken  # count with tiktoken's o200k_base
 
-tiktoken (`pip install "rxstream[tokens]"`) downloads its data file on first
-use, so the example counts with a stand-in tokenizer unless asked otherwise.
+`--tiktoken` needs the `tokens` extra (`pip install "rxstream[tokens]"`); when
+the encoding cannot be loaded the example says why and counts words.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
+from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Scenario
@@ -91,7 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     repaints: list[str] = []
     counts: list[rs.TokenCount] = []
-    ui_done = threading.Event()
+    status: list[rs.SSEFrame] = []
+    ui_done, status_done = threading.Event(), threading.Event()
+
+    def failed(observer: str, done: threading.Event | None = None) -> Callable[[Exception], None]:
+        def on_error(error: Exception) -> None:
+            log.warning("%s: stream failed: %s", observer, error)
+            if done is not None:
+                done.set()
+
+        return on_error
 
     with FakeLLMServer(answer) as server, httpx.Client(timeout=10.0) as client:
         log.debug("request: POST %s headers=%s", server.url, redacted(headers))
@@ -101,18 +117,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Attach every observer inside the block; leaving it connects: one request.
         with rs.multicast(frames) as hub:
             hub.observe().pipe(rs.decode_chunks(), rs.deltas(), rs.coalesce(0.05)).subscribe(
-                ui(repaints.append),
-                lambda error: (print(f"stream failed: {error}"), ui_done.set()),
-                ui_done.set,
+                ui(repaints.append), failed("ui", ui_done), ui_done.set
             )
             hub.subscribe(
                 lambda frame: log.debug("frame: event=%s data=%s", frame.event, frame.data),
-                lambda error: log.warning("stream failed: %s", error),
+                failed("logger"),
             )
             hub.observe().pipe(
                 rs.decode_chunks(), rs.deltas(), rs.count_tokens(encoding)
-            ).subscribe(counts.append, lambda _: None)
-        ui_done.wait(10.0)  # the last coalesced repaint may come from a timer thread
+            ).subscribe(counts.append, failed("counter"))
+            hub.subscribe(
+                status.append,
+                failed("status", status_done),
+                status_done.set,
+                overflow="latest",
+                scheduler=ThreadPoolScheduler(1),
+                name="status line",
+            )
+        # The last coalesced repaint may come from a timer thread, the status
+        # line's items from its own thread: wait for both to end.
+        ui_done.wait(10.0)
+        status_done.wait(10.0)
         requests = len(server.requests)
 
     print("".join(repaints))
@@ -120,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     final = next((count for count in reversed(counts) if count.final), None)
     if final is not None:
         print(f"{final.text} {unit}; provider usage: {final.usage}")
+    if status:
+        print(f"the status line's last frame: {status[-1].data}")
     print(f"HTTP requests: {requests}")
     return 0
 

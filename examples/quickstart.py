@@ -12,7 +12,6 @@ Bearer ...`) and nothing else changes.
 from __future__ import annotations
 
 import httpx
-import reactivex.operators as ops
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Scenario
@@ -35,17 +34,17 @@ def main() -> None:
             "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": "Why rxstream?"}],
         }
-        # publish() + connect(): one HTTP request, seen by both observers below.
         deltas = rs.from_request(client, "POST", server.url, json=payload).pipe(
             rs.sse_frames(),
             rs.decode_chunks(),
             rs.deltas(),
-            ops.publish(),
         )
-        deltas.subscribe(show, lambda error: print(f"\nstream failed: {error}"))
         messages: list[rs.Message] = []
-        deltas.pipe(rs.accumulate_message()).subscribe(messages.append, lambda _: None)
-        deltas.connect()  # a sync client: returns when the stream has ended
+        # One HTTP request, seen by both observers: attach them, then leave the
+        # block, which connects (a sync client: the stream has ended after it).
+        with rs.multicast(deltas) as hub:
+            hub.subscribe(show, lambda error: print(f"\nstream failed: {error}"))
+            hub.observe().pipe(rs.accumulate_message()).subscribe(messages.append, lambda _: None)
         print()
 
     for message in messages:

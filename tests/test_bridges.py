@@ -402,7 +402,7 @@ def test_to_async_iterator_raises_an_error_from_another_thread() -> None:
         raise rs.TransportError("connection reset")
 
     async def main() -> list[str]:
-        got = []
+        got: list[Any] = []
         source = rs.from_lines(broken(), scheduler=ThreadPoolScheduler(1))
         with pytest.raises(rs.TransportError, match="connection reset"):
             await collect(rs.to_async_iterator(source), got)
@@ -423,7 +423,7 @@ def test_to_async_iterator_with_timeouts_on_a_stalled_async_source() -> None:
             tally.on_end()
 
     async def main() -> list[str]:
-        got = []
+        got: list[Any] = []
         source = rs.from_lines(stalls()).pipe(rs.timeouts(idle=0.05))
         with pytest.raises(rs.StreamTimeoutError) as caught:
             await collect(rs.to_async_iterator(source), got)

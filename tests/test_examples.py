@@ -1,22 +1,37 @@
-"""The examples run as a user would run them: a fresh interpreter, exit status 0."""
+"""The examples run as a user would run them: a fresh interpreter, exit status 0.
+
+`PYTHONPATH` puts this checkout first, so the examples use the rxstream under
+test even where another copy is installed.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
 
 
-def test_quickstart_prints_the_streamed_text_and_the_final_message() -> None:
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "quickstart.py")],
+def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env=env,
     )
+
+
+def test_quickstart_prints_the_streamed_text_and_the_final_message() -> None:
+    result = run("quickstart.py")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     answer = "Reactive streams make LLM output composable."
@@ -25,3 +40,25 @@ def test_quickstart_prints_the_streamed_text_and_the_final_message() -> None:
     assert lines[2].strip() == answer
     assert "6 completion tokens" in result.stdout
     assert result.stderr == ""
+
+
+def test_quickstart_uses_a_hub_not_publish() -> None:
+    source = (EXAMPLES / "quickstart.py").read_text()
+    assert "rs.multicast(" in source
+    assert "publish()" not in source
+
+
+def test_multicast_example_feeds_four_observers_from_one_request() -> None:
+    result = run("multicast_ui_logger.py")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "One request, three observers: a UI, a logger and a counter."
+    assert lines[1].endswith("repaints for 15 text pieces")
+    assert lines[2].startswith("15 words (a stand-in; pass --tiktoken for real tokens)")
+    assert lines[3] == "the status line's last frame: [DONE]"
+    assert lines[4] == "HTTP requests: 1"
+    # The logger saw every frame, and never the key.
+    assert result.stderr.count("DEBUG rxstream.example: frame:") == 19
+    assert "sk-fake-EXAMPLE" not in result.stderr
+    assert "'Authorization': '<redacted>'" in result.stderr
+    assert "WARNING" not in result.stderr

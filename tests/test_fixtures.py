@@ -1,7 +1,7 @@
 """Every recorded OpenAI-compatible chat stream in tests/data, asserted to its final message.
 
-The files are real provider recordings (see tests/data and the project's
-PROVENANCE notes). Each one goes bytes -> lines -> frames -> chunks -> final
+The files are real provider recordings (where each one comes from:
+tests/data/PROVENANCE.md). Each one goes bytes -> lines -> frames -> chunks -> final
 messages through the core machines, and the result is checked against what
 the recording says: text (exact, or start + end + length when long),
 reasoning, tool calls (names and parsed arguments), finish reason and usage.

@@ -64,7 +64,7 @@ def interleave(draw: st.DrawFn, queues: list[list[Any]]) -> list[Any]:
     return out
 
 
-text_st = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+text_st = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: (

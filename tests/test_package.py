@@ -84,7 +84,7 @@ def test_every_error_is_a_stream_error() -> None:
 
 def test_delta_types_are_lower_case_names() -> None:
     assert [t.value for t in rs.DeltaType] == [t.name.lower() for t in rs.DeltaType]
-    assert rs.DeltaType.TOOL_CALL == "tool_call"
+    assert rs.DeltaType.TOOL_CALL == "tool_call"  # type: ignore[comparison-overlap]  # StrEnum
     deltas: list[rs.Delta] = [
         rs.TextDelta("a"),
         rs.ReasoningDelta("b"),

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..core.tools import CallSlot, ToolCallMatcher
 from ..models import (
     Delta,
     Finish,
@@ -39,69 +42,183 @@ def delta_json(delta: Delta) -> dict[str, Any]:
     return {"type": delta.type.value, **dataclasses.asdict(delta)}
 
 
-@dataclass
-class _Call:
-    """One tool call as it streams; `parsed` is set once its arguments are a whole object."""
+_JSON_SIGNIFICANT = re.compile(r'[{}\[\]"\\]')
 
-    index: int | None
-    choice: int
-    id: str | None = None
-    name: str | None = None
-    arguments: str = ""
-    parsed: dict[str, Any] | None = None
-    shown: bool = False
+
+class _ObjectEnd:
+    """Where the top-level JSON value of a call's arguments closes, found in linear time.
+
+    Fed the arguments piece by piece; looks at each character once (brackets,
+    quotes and escapes only), so a call is known to be whole the moment its
+    last brace arrives, without re-parsing the text so far on every fragment.
+    """
+
+    __slots__ = ("_depth", "_escaped", "_in_string", "closed")
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False  # the last piece ended inside a string, just after a backslash
+        self.closed = False
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece; True when the top-level object or array closed in it."""
+        if self.closed:
+            return False
+        skip = 0 if self._escaped else -1
+        self._escaped = False
+        for match in _JSON_SIGNIFICANT.finditer(piece):
+            at = match.start()
+            if at == skip:
+                continue
+            char = match.group()
+            if self._in_string:
+                if char == "\\":
+                    skip = at + 1
+                    self._escaped = skip == len(piece)
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "{[":
+                self._depth += 1
+            elif char in "}]" and self._depth > 0:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.closed = True
+                    return True
+        return False
+
+
+class _Call:
+    """One tool call as the view shows it.
+
+    Which call a fragment belongs to is the core's decision (`ToolCallMatcher`,
+    the rule `accumulate_tool_calls` follows): two calls that share an index
+    but not an id stay two calls here too. `parsed` is set once the arguments
+    are a whole JSON object, so a call can be shown before its choice ends.
+    """
+
+    __slots__ = (
+        "_end",
+        "_pieces",
+        "choice",
+        "finished",
+        "name",
+        "parsed",
+        "shown",
+        "size",
+        "slot",
+        "spoiled",
+    )
+
+    def __init__(self, slot: CallSlot, choice: int) -> None:
+        self.slot = slot
+        self.choice = choice
+        self.name: str | None = None
+        self.parsed: dict[str, Any] | None = None
+        self.shown = False
+        self.finished = False  # its choice finished
+        self.size = 0  # characters of arguments so far
+        self.spoiled = False  # text followed the closed object: the arguments are not one object
+        self._pieces: list[str] = []
+        self._end = _ObjectEnd()
+
+    @property
+    def id(self) -> str | None:
+        """The call's id (the matcher sets it from the first fragment that has one)."""
+        return self.slot.id
+
+    @property
+    def arguments(self) -> str:
+        """The arguments so far (joined once, then kept whole)."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
 
     def add(self, delta: ToolCallDelta) -> None:
-        self.id = self.id or delta.id
-        self.name = self.name or delta.name
-        self.arguments += delta.arguments
-        if self.parsed is None and self.arguments.rstrip().endswith("}"):
-            # A JSON object is complete exactly when it parses: nothing can follow
-            # its closing brace, so the call can be shown before the choice ends.
-            try:
-                value = json.loads(self.arguments)
-            except ValueError:
-                return
-            if isinstance(value, dict):
-                self.parsed = value
+        """Take one of the call's fragments."""
+        if delta.name and self.name is None:
+            self.name = delta.name
+        piece = delta.arguments
+        if not piece:
+            return
+        if self._end.closed and not self.spoiled and piece.strip():
+            self.spoiled = True
+            self.parsed = None
+        self._pieces.append(piece)
+        self.size += len(piece)
+        if self._end.feed(piece):
+            self._parse()
+
+    def finish(self) -> None:
+        """The choice finished: empty arguments are `{}`; otherwise try the whole text once."""
+        self.finished = True
+        if self.parsed is None and not self.spoiled:
+            if not self.arguments.strip():
+                self.parsed = {}
+            elif not self._end.closed:
+                self._parse()
+
+    def _parse(self) -> None:
+        try:
+            value = json.loads(self.arguments)
+        except ValueError:
+            return
+        if isinstance(value, dict):
+            self.parsed = value
 
     def summary(self) -> str:
-        args = self.parsed if self.parsed is not None else self.arguments
-        shown = json.dumps(args, ensure_ascii=False) if self.parsed is not None else str(args)
+        """`name (id) arguments`: parsed arguments re-serialised, else the raw text."""
+        if self.parsed is not None:
+            shown = json.dumps(self.parsed, ensure_ascii=False)
+        else:
+            shown = self.arguments
         ident = f" ({self.id})" if self.id else ""
         return f"{self.name or '?'}{ident} {shown}"
 
 
+Clock = Callable[[], float]
+
+
 @dataclass
 class Stats:
-    """Timing and counts for the footer."""
+    """Timing and counts for the footer.
 
-    started: float = field(default_factory=time.monotonic)
+    Times come from `clock`: the wall clock (`time.monotonic`) for a live
+    stream, the recorded `: t=` stamps for a replayed log, so a replay's
+    footer shows the timings of the stream it recorded.
+    """
+
+    clock: Clock = time.monotonic
+    started: float = 0.0
     first_token: float | None = None
+    last_token: float | None = None
     ended: float | None = None
     deltas: int = 0
-    tokens: TokenCount | None = None
+    content: int = 0  # deltas that carry text, reasoning, a refusal or tool-call arguments
+    tokens: dict[int, TokenCount] = field(default_factory=dict)  # the latest count per choice
     usage: Usage | None = None
     finish: str | None = None
     counting: str = ""
 
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
     def footer(self, interrupted: bool = False) -> str:
-        """One line: time to first token, tokens per second, token counts, provider usage."""
-        end = self.ended if self.ended is not None else time.monotonic()
+        """One line: time to first token, the rate, token counts, provider usage, finish."""
         parts: list[str] = []
         if self.first_token is None:
             parts.append("no tokens yet")
         else:
             parts.append(f"time to first token {self.first_token - self.started:.2f} s")
-        count, unit = self._count()
-        if self.first_token is not None and count:
-            span = end - self.first_token
-            parts.append(f"{count / span:.1f} {unit}/s" if span > 0 else f"- {unit}/s")
-        tokens = self.tokens
-        if tokens is not None:
+            parts.append(self.rate())
+        counted = self.counted()
+        if counted is not None:
+            refusal = f", refusal {counted.refusal}" if counted.refusal else ""
             parts.append(
-                f"{tokens.total} tokens (reasoning {tokens.reasoning}, text {tokens.text}, "
-                f"tool arguments {tokens.tool_arguments}; {self.counting})"
+                f"{counted.total} tokens (reasoning {counted.reasoning}, text {counted.text}, "
+                f"tool arguments {counted.tool_arguments}{refusal}; {self.counting})"
             )
         else:
             parts.append(f"{self.deltas} deltas ({self.counting})")
@@ -118,25 +235,61 @@ class Stats:
             parts.append("interrupted")
         return " · ".join(parts)
 
-    def _count(self) -> tuple[int, str]:
-        if self.tokens is not None:
-            return self.tokens.total, "tokens"
-        if self.usage is not None:
-            return self.usage.completion_tokens, "tokens"
-        return self.deltas, "deltas"
+    def counted(self) -> TokenCount | None:
+        """The local token counts, summed over the choices (None when not counting)."""
+        counts = list(self.tokens.values())
+        if not counts:
+            return None
+        if len(counts) == 1:
+            return counts[0]
+        return TokenCount(
+            text=sum(c.text for c in counts),
+            reasoning=sum(c.reasoning for c in counts),
+            refusal=sum(c.refusal for c in counts),
+            tool_arguments=sum(c.tool_arguments for c in counts),
+            final=all(c.final for c in counts),
+        )
+
+    def rate(self) -> str:
+        """Output per second, from the first content delta to the latest one.
+
+        Counted tokens when an encoding counts them (exact for the text so far,
+        "estimated" while a running count says it estimates a long tail); else
+        the provider's `completion_tokens` once its usage arrived ("provider's
+        count"); else content deltas, which are not tokens (one delta may carry
+        several), and the label says so.
+        """
+        first, last = self.first_token, self.last_token
+        span = last - first if first is not None and last is not None else 0.0
+        counted = self.counted()
+        if counted is not None:
+            # A running count may estimate a long unbroken tail (`TokenCount.estimated`,
+            # where the core has it); the final count is exact.
+            estimated = any(getattr(c, "estimated", False) for c in self.tokens.values())
+            amount, unit = counted.total, "tokens/s (estimated)" if estimated else "tokens/s"
+        elif self.usage is not None:
+            amount, unit = self.usage.completion_tokens, "tokens/s (provider's count)"
+        else:
+            amount, unit = self.content, "deltas/s (not tokens)"
+        if span <= 0 or amount <= 0:
+            return f"- {unit}"
+        return f"{amount / span:.1f} {unit}"
 
 
 class View:
     """The common state of the text views; subclasses render it."""
 
-    def __init__(self, out: IO[str], *, counting: str) -> None:
+    def __init__(self, out: IO[str], *, counting: str, clock: Clock = time.monotonic) -> None:
         self.out = out
         self.lock = threading.RLock()
-        self.stats = Stats(counting=counting)
+        self.stats = Stats(clock=clock, counting=counting)
         self.reasoning: dict[int, str] = {}
         self.text: dict[int, str] = {}
         self.refusal: dict[int, str] = {}
-        self.calls: dict[tuple[int, int | None], _Call] = {}
+        self.calls: list[_Call] = []  # every call, in the order they began
+        self._matchers: dict[int, ToolCallMatcher] = {}  # per unfinished choice
+        self._open: dict[int, dict[CallSlot, _Call]] = {}  # the calls of each unfinished choice
+        self.touched: list[_Call] = []  # the calls the latest delta changed
         self.error: BaseException | None = None
 
     def start(self) -> None:
@@ -145,43 +298,63 @@ class View:
     def delta(self, delta: Delta) -> None:
         """Take one delta (from any thread)."""
         with self.lock:
-            stats = self.stats
-            stats.deltas += 1
-            match delta:
-                case TextDelta() | ReasoningDelta() | RefusalDelta() | ToolCallDelta():
-                    if stats.first_token is None:
-                        stats.first_token = time.monotonic()
+            self.stats.deltas += 1
+            self.touched = []
             match delta:
                 case TextDelta(text=piece, choice=choice):
                     self.text[choice] = self.text.get(choice, "") + piece
+                    self._content()
                 case ReasoningDelta(text=piece, choice=choice):
                     self.reasoning[choice] = self.reasoning.get(choice, "") + piece
+                    self._content()
                 case RefusalDelta(text=piece, choice=choice):
                     self.refusal[choice] = self.refusal.get(choice, "") + piece
+                    self._content()
                 case ToolCallDelta(choice=choice):
-                    key = (choice, delta.index)
-                    if delta.index is None and self.calls:
-                        key = list(self.calls)[-1]
-                    call = self.calls.setdefault(key, _Call(delta.index, choice))
-                    call.add(delta)
-                case Finish(reason=reason):
-                    stats.finish = reason
-                    for call in self.calls.values():
-                        if call.parsed is None and call.arguments.strip() == "":
-                            call.parsed = {}
+                    self._tool_call(delta, choice)
+                    self._content()
+                case Finish(reason=reason, choice=choice):
+                    self.stats.finish = reason
+                    # As in the core: a finished choice's calls are complete, and a
+                    # later fragment of that choice would begin a new call.
+                    self._matchers.pop(choice, None)
+                    self.touched = list(self._open.pop(choice, {}).values())
+                    for call in self.touched:
+                        call.finish()
                 case Usage():
-                    stats.usage = delta
+                    self.stats.usage = delta
             self.show(delta)
+
+    def _content(self) -> None:
+        stats = self.stats
+        now = stats.clock()
+        if stats.first_token is None:
+            stats.first_token = now
+        stats.last_token = now
+        stats.content += 1
+
+    def _tool_call(self, delta: ToolCallDelta, choice: int) -> None:
+        matcher = self._matchers.get(choice)
+        if matcher is None:
+            matcher = self._matchers[choice] = ToolCallMatcher()
+        slot, _ = matcher.match(delta)
+        calls = self._open.setdefault(choice, {})
+        call = calls.get(slot)
+        if call is None:
+            call = calls[slot] = _Call(slot, choice)
+            self.calls.append(call)
+        call.add(delta)
+        self.touched = [call]
 
     def count(self, count: TokenCount) -> None:
         """Take a running (or the final) token count."""
         with self.lock:
-            self.stats.tokens = count
+            self.stats.tokens[count.choice] = count
 
     def end(self, *, error: BaseException | None = None, interrupted: bool = False) -> None:
         """The stream ended (completed, failed or interrupted): render the final state."""
         with self.lock:
-            self.stats.ended = time.monotonic()
+            self.stats.ended = self.stats.clock()
             self.error = error
         # Outside the lock: a live display's refresh thread renders under it.
         self.finish(interrupted)
@@ -200,8 +373,10 @@ class PlainView(View):
     is printed, with its parsed arguments, as soon as its arguments are whole.
     """
 
-    def __init__(self, out: IO[str], *, counting: str, title: str = "") -> None:
-        super().__init__(out, counting=counting)
+    def __init__(
+        self, out: IO[str], *, counting: str, title: str = "", clock: Clock = time.monotonic
+    ) -> None:
+        super().__init__(out, counting=counting, clock=clock)
         self.title = title
         self._section: tuple[str, int] | None = None
         self._midline = False
@@ -241,7 +416,7 @@ class PlainView(View):
                 self._show_calls()
 
     def _show_calls(self) -> None:
-        for call in self.calls.values():
+        for call in self.touched:
             if call.parsed is not None and not call.shown:
                 call.shown = True
                 self._section = None
@@ -255,18 +430,24 @@ class PlainView(View):
     def _finish(self, interrupted: bool) -> None:
         if self.error is not None and not self.stats.deltas:
             return  # nothing arrived: the one error line says it all
-        for call in self.calls.values():
-            if not call.shown:
+        for call in self.calls:
+            tag = f"[choice {call.choice}] " if call.choice else ""
+            if call.spoiled:
+                self._line(f"{tag}tool call (arguments are not one JSON object): {call.summary()}")
+            elif not call.shown:
                 call.shown = True
-                self._line(f"tool call (incomplete): {call.summary()}")
+                state = "not a JSON object" if call.finished else "incomplete"
+                self._line(f"{tag}tool call ({state}): {call.summary()}")
         self._line(f"-- {self.stats.footer(interrupted)}")
 
 
 class LiveView(View):
     """A live rich view: reasoning dimmed, text streaming, tool calls as they complete."""
 
-    def __init__(self, out: IO[str], *, counting: str, title: str = "") -> None:
-        super().__init__(out, counting=counting)
+    def __init__(
+        self, out: IO[str], *, counting: str, title: str = "", clock: Clock = time.monotonic
+    ) -> None:
+        super().__init__(out, counting=counting, clock=clock)
         from rich.console import Console
         from rich.live import Live
 
@@ -311,16 +492,24 @@ class LiveView(View):
                     parts.append(Text(tag) + Text(self.text[choice].lstrip()))
                 if self.refusal.get(choice):
                     parts.append(Text(f"{tag}refusal: {self.refusal[choice]}", style="red"))
-            for call in self.calls.values():
-                if call.parsed is not None:
+            for call in self.calls:
+                if call.parsed is not None and not call.spoiled:
                     line = Text("✓ tool call ", style="green bold") + Text(
                         f"{call.name or '?'}", style="bold"
                     )
                     line += Text(f"({call.id}) " if call.id else " ", style="dim")
                     line += Text(json.dumps(call.parsed, ensure_ascii=False), style="cyan")
+                elif call.finished or call.spoiled or self._whole:
+                    # Over, and its arguments are not one JSON object: show them as they came.
+                    state = "not a JSON object" if call.finished or call.spoiled else "incomplete"
+                    line = Text(f"✗ tool call ({state}) ", style="red bold") + Text(
+                        f"{call.name or '?'}", style="bold"
+                    )
+                    line += Text(f"({call.id}) " if call.id else " ", style="dim")
+                    line += Text(call.arguments)
                 else:
                     line = Text("… tool call ", style="yellow") + Text(
-                        f"{call.name or '?'} ({len(call.arguments)} chars of arguments)",
+                        f"{call.name or '?'} ({call.size} chars of arguments)",
                         style="dim",
                     )
                 parts.append(line)
@@ -365,11 +554,26 @@ class JSONView(View):
         self.out.flush()
 
 
-def make_view(kind: str, *, counting: str, title: str = "", out: IO[str] | None = None) -> View:
-    """The view for `kind`: `"json"`, `"live"` (needs rich) or `"plain"`."""
+def make_view(
+    kind: str,
+    *,
+    counting: str,
+    title: str = "",
+    out: IO[str] | None = None,
+    clock: Clock = time.monotonic,
+) -> View:
+    """The view for `kind`: `"json"`, `"live"` (needs rich) or `"plain"`.
+
+    Args:
+        kind: which view.
+        counting: how tokens are counted, in words, for the footer.
+        title: printed first (not by the JSON view).
+        out: where to write (default `sys.stdout`).
+        clock: the footer's clock (see `Stats`).
+    """
     stream = out if out is not None else sys.stdout
     if kind == "json":
-        return JSONView(stream, counting=counting)
+        return JSONView(stream, counting=counting, clock=clock)
     if kind == "live":
-        return LiveView(stream, counting=counting, title=title)
-    return PlainView(stream, counting=counting, title=title)
+        return LiveView(stream, counting=counting, title=title, clock=clock)
+    return PlainView(stream, counting=counting, title=title, clock=clock)

@@ -1,9 +1,10 @@
 """One BOM per stream: the line layer and the SSE layer never both remove one.
 
 Both `lines()` and `sse_frames()` remove a BOM at the start of their input
-(DESIGN.md), but a stream carries at most one: when the splitter has removed
-it, a second BOM starts the first field name, which is then unknown and
-ignored (web-platform-tests eventsource/format-bom-2).
+(the line rule, and the WHATWG event-stream rule), but a stream carries at
+most one: when the splitter has removed it, a second BOM starts the first
+field name, which is then unknown and ignored (web-platform-tests
+eventsource/format-bom-2).
 """
 
 from __future__ import annotations

@@ -335,13 +335,13 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [TextDelta("Hi")],
     ),
     *[
-        (f"finish {r}", [chunk(choice({}, r))], [Finish(r)])
+        (f"finish {r}", [chunk(choice({}, r))], list[Delta]([Finish(r)]))
         for r in ("stop", "length", "tool_calls", "content_filter")
     ],
     (
         "finish function_call (legacy) is a tool-call finish",
         [chunk(choice({}, "function_call"))],
-        [Finish("tool_calls", raw="function_call")],
+        list[Delta]([Finish("tool_calls", raw="function_call")]),
     ),
     (
         "finish repeated with the same reason: once",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections.abc import Callable, Sequence
@@ -191,7 +192,7 @@ class TextOnly:
 )
 def test_final_count_does_not_depend_on_chunking(text: str) -> None:
     for encoding in (CL100K, CL100K.encode_ordinary):
-        [final] = outputs_for_all_chunkings(lambda e=encoding: TextOnly(e), text)
+        [final] = outputs_for_all_chunkings(functools.partial(TextOnly, encoding), text)
         assert final.text == len(CL100K.encode_ordinary(text))
 
 
@@ -343,7 +344,7 @@ def test_no_content_still_gives_one_final_count(deltas: list[Any]) -> None:
 
 
 def test_chat_chunks_are_decoded_into_deltas() -> None:
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
         {"choices": [{"index": 0, "delta": {"content": "Hello"}}]},
         {"choices": [{"index": 0, "delta": {"content": " world"}, "finish_reason": "stop"}]},
@@ -387,7 +388,7 @@ def test_without_tiktoken_a_name_asks_for_the_extra(monkeypatch: pytest.MonkeyPa
     with pytest.raises(ImportError, match=r'pip install "rxstream\[tokens\]"'):
         TokenCounter()
     # A plain callable needs no tiktoken at all.
-    assert TokenCounter(str.split).feed(TextDelta("a b c"))[0].text == 3
+    assert TokenCounter(str.split).feed(TextDelta("a b c"))[0].text == 3  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("encoding", [42, b"cl100k_base", object()], ids=["int", "bytes", "obj"])

@@ -11,6 +11,7 @@ import pytest
 import reactivex
 import tiktoken
 from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
@@ -76,7 +77,7 @@ def test_an_upstream_error_passes_through_without_a_final_count() -> None:
 
 def test_a_wrong_item_errors_and_disposes_the_upstream() -> None:
     scheduler = TestScheduler()
-    source = scheduler.create_hot_observable(
+    source: HotObservable[Any] = scheduler.create_hot_observable(
         on_next(210, TextDelta("a")), on_next(220, "not a delta"), on_next(230, TextDelta("b"))
     )
     result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))

@@ -15,10 +15,10 @@ from rxstream.models import ChatChunk, SSEFrame
 from rxstream.testing.builders import ChatStream, error_chunk, finish_chunk, text_chunk
 from rxstream.testing.marbles import DONE, StreamMarbles, error, malformed, text
 from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.operators._helpers import on_error
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 A, B = text_chunk("a"), text_chunk("b")
@@ -167,7 +167,7 @@ def test_each_subscription_gets_its_own_decoder() -> None:
     second: list[ChatChunk] = []
     chunks.subscribe(first.append)
     # A shared decoder would be done already and refuse the second run.
-    chunks.subscribe(second.append, on_error=pytest.fail)
+    chunks.subscribe(second.append, on_error=lambda error: pytest.fail(repr(error)))
     assert first == second == [ChatChunk(raw) for raw in stream.chunks()]
 
 
@@ -183,6 +183,10 @@ def test_with_sse_frames() -> None:
     completed: list[bool] = []
     reactivex.from_iterable([*stream.lines(), "data: after done", ""]).pipe(
         rs.sse_frames(), rs.decode_chunks()
-    ).subscribe(got.append, on_error=pytest.fail, on_completed=lambda: completed.append(True))
+    ).subscribe(
+        got.append,
+        on_error=lambda error: pytest.fail(repr(error)),
+        on_completed=lambda: completed.append(True),
+    )
     assert got == [ChatChunk(raw) for raw in stream.chunks()]
     assert completed == [True]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.models import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
 
-from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
+from ._helpers import (
+    chunk,
+    error_of,
+    marbles_testing,
+    on_completed,
+    on_error,
+    on_next,
+    subscribe,
+)
 
 USAGE = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
 

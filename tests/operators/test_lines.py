@@ -5,11 +5,17 @@ from __future__ import annotations
 import pytest
 import reactivex
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.errors import LineTooLongError
-from tests.operators._helpers import error_of, on_completed, on_error, on_next, subscribe
+from tests.operators._helpers import (
+    error_of,
+    marbles_testing,
+    on_completed,
+    on_error,
+    on_next,
+    subscribe,
+)
 
 
 def test_marbles_cr_then_lf_in_the_next_chunk() -> None:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import reactivex
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.models import SSEFrame
-from tests.operators._helpers import error_of, on_completed, on_error, on_next, subscribe
+from tests.operators._helpers import (
+    error_of,
+    marbles_testing,
+    on_completed,
+    on_error,
+    on_next,
+    subscribe,
+)
 
 
 def test_marbles_comment_blank_data() -> None:

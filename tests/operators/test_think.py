@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.models import Finish, ReasoningDelta, TextDelta
+from tests.operators._helpers import marbles_testing
 
 from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
 

@@ -22,12 +22,9 @@ from rxstream._flow import Demand, demand_scope
 from rxstream.errors import StreamTimeoutError
 from rxstream.testing.builders import text_chunk
 from rxstream.testing.server import Chunk, Comment, FakeLLMServer, Scenario, Stall
+from tests.operators._helpers import on_error
 
-on_next, on_completed, on_error = (
-    ReactiveTest.on_next,
-    ReactiveTest.on_completed,
-    ReactiveTest.on_error,
-)
+on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe
 
 
@@ -253,7 +250,7 @@ STALLS = [
 ]
 
 
-def chunks_with(limits: dict[str, float]) -> Any:
+def chunks_with(limits: dict[str, Any]) -> Any:
     return (rs.sse_frames(), rs.decode_chunks(), rs.timeouts(**limits))
 
 

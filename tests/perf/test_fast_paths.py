@@ -23,7 +23,7 @@ import pytest
 import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reactivex import Observable
+from reactivex import GroupedObservable, Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
@@ -197,10 +197,10 @@ def observe(pieces: list[bytes], operators: list[Any]) -> Seen:
 
 def _groups() -> Callable[[Observable[Any]], Observable[Any]]:
     # split_by_delta_type, flattened back to (type, delta) pairs in arrival order.
-    return reactivex.compose(
-        rs.split_by_delta_type(),
-        ops.flat_map(lambda group: group.pipe(ops.map(lambda d: (group.key, d)))),
-    )
+    def pairs(group: GroupedObservable[Any, Any]) -> Observable[Any]:
+        return group.pipe(ops.map(lambda d: (group.key, d)))
+
+    return reactivex.compose(rs.split_by_delta_type(), ops.flat_map(pairs))
 
 
 CHAINS: dict[str, Callable[[], list[Any]]] = {
@@ -433,14 +433,14 @@ def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
 def test_message_feed_all_refuses_what_feed_refuses() -> None:
     accumulator = MessageAccumulator()
     with pytest.raises(TypeError, match="expects ChatChunk or delta"):
-        accumulator.feed_all([TextDelta("a"), "nope"], [])
+        accumulator.feed_all([TextDelta("a"), "nope"], [])  # type: ignore[list-item]
     with pytest.raises(RuntimeError, match="after close"):
         accumulator.feed_all([TextDelta("a")], [])
 
 
 # -- constructor ------------------------------------------------------------------------------
 
-BUILT = {
+BUILT: dict[str, tuple[type, tuple[Any, ...]]] = {
     "frame": (SSEFrame, ("d", "message", "7", 10)),
     "chunk": (ChatChunk, ({"choices": []},)),
     "text": (TextDelta, ("t", 1)),
@@ -450,7 +450,7 @@ BUILT = {
 
 @pytest.mark.parametrize(("cls", "args"), BUILT.values(), ids=BUILT.keys())
 def test_constructor_builds_what_the_class_builds(cls: type, args: tuple[Any, ...]) -> None:
-    build = constructor(cls)
+    build: Callable[..., Any] = constructor(cls)
     assert build is not cls
     item, expected = build(*args), cls(*args)
     assert type(item) is cls

@@ -51,11 +51,15 @@ async def arun(observable: Observable[Any]) -> Outcome:
     def end(_: object = None) -> None:
         done.set()
 
-    observable.subscribe(
-        outcome.on_next,
-        lambda e: (outcome.on_error(e), end()),
-        lambda: (outcome.on_completed(), end()),
-    )
+    def on_error(error: Exception) -> None:
+        outcome.on_error(error)
+        end()
+
+    def on_completed() -> None:
+        outcome.on_completed()
+        end()
+
+    observable.subscribe(outcome.on_next, on_error, on_completed)
     await asyncio.wait_for(done.wait(), TIMEOUT)
     return outcome
 

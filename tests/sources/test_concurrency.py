@@ -15,6 +15,7 @@ test_from_request.py. This module adds the targets that need many streams:
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import os
@@ -75,9 +76,14 @@ def test_a_thousand_async_streams_cancelled_leave_no_socket_or_thread(
         async with gate:
             first = asyncio.Event()
             seen: list[str] = []
+
+            def on_next(line: str) -> None:
+                seen.append(line)
+                first.set()
+
             subscription = rs.from_request(
                 client, "POST", stalling_server.url, json=PAYLOAD
-            ).subscribe(lambda line: (seen.append(line), first.set()))
+            ).subscribe(on_next)
             await asyncio.wait_for(first.wait(), TIMEOUT)
             subscription.dispose()
             return len(seen)
@@ -187,11 +193,16 @@ def test_five_hundred_concurrent_async_streams_each_get_their_own_answer() -> No
         done = asyncio.Event()
         text: list[str] = []
         errors: list[Exception] = []
+
+        def on_error(error: Exception) -> None:
+            errors.append(error)
+            done.set()
+
         rs.from_request(client, "POST", url, json=payload).pipe(
             rs.sse_frames(), rs.decode_chunks(), rs.deltas()
         ).subscribe(
             lambda d: text.append(d.text) if isinstance(d, rs.TextDelta) else None,
-            lambda e: (errors.append(e), done.set()),
+            on_error,
             done.set,
         )
         await asyncio.wait_for(done.wait(), 4 * TIMEOUT)
@@ -236,7 +247,8 @@ def test_streams_whose_data_is_always_ready_interleave_on_one_loop() -> None:
         done = [asyncio.Event() for _ in range(streams)]
         for who in range(streams):
             rs.from_lines(ready(lines)).subscribe(
-                lambda _, who=who: order.append(who), on_completed=done[who].set
+                functools.partial(lambda who, _: order.append(who), who),
+                on_completed=done[who].set,
             )
         await asyncio.wait_for(asyncio.gather(*(d.wait() for d in done)), TIMEOUT)
 
@@ -250,9 +262,9 @@ def test_streams_whose_data_is_always_ready_interleave_on_one_loop() -> None:
 def test_a_fast_http_stream_does_not_starve_a_slow_one(fake_llm_server: FakeLLMServer) -> None:
     # The fast answer arrives in one burst; the slow one trickles. The slow
     # stream's lines must show up while the fast one is still being read.
-    fast = Scenario.text(*(f"f{i}" for i in range(2000)))
-    slow = Scenario.text("s1", "s2", "s3", delay=0.005)
-    fake_llm_server.serve(slow, fast)
+    fast_answer = Scenario.text(*(f"f{i}" for i in range(2000)))
+    slow_answer = Scenario.text("s1", "s2", "s3", delay=0.005)
+    fake_llm_server.serve(slow_answer, fast_answer)
     order: list[str] = []
 
     async def main() -> None:
@@ -261,7 +273,10 @@ def test_a_fast_http_stream_does_not_starve_a_slow_one(fake_llm_server: FakeLLMS
             for name, event in zip(("a", "b"), done, strict=True):
                 rs.from_request(client, "POST", fake_llm_server.url, json=PAYLOAD).pipe(
                     rs.sse_frames()
-                ).subscribe(lambda _, name=name: order.append(name), on_completed=event.set)
+                ).subscribe(
+                    functools.partial(lambda name, _: order.append(name), name),
+                    on_completed=event.set,
+                )
             await asyncio.wait_for(asyncio.gather(*(d.wait() for d in done)), TIMEOUT)
 
     asyncio.run(main())

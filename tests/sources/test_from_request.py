@@ -172,11 +172,16 @@ def test_thread_pool_scheduler_runs_in_the_background(fake_llm_server: FakeLLMSe
     fake_llm_server.serve(scenario)
     threads: set[int] = set()
     outcome = Outcome()
+
+    def on_next(line: str) -> None:
+        threads.add(threading.get_ident())
+        outcome.on_next(line)
+
     with httpx.Client() as client:
         rs.from_request(
             client, "POST", fake_llm_server.url, json=PAYLOAD, scheduler=ThreadPoolScheduler(1)
         ).subscribe(
-            lambda line: (threads.add(threading.get_ident()), outcome.on_next(line)),
+            on_next,
             outcome.on_error,
             outcome.on_completed,
         )
@@ -442,11 +447,16 @@ def test_dispose_from_another_thread_interrupts_a_blocked_read(
     fake_llm_server.serve(Scenario.text("a").then(Stall(10.0), Done()))
     outcome = Outcome()
     first_line = threading.Event()
+
+    def on_next(line: str) -> None:
+        outcome.on_next(line)
+        first_line.set()
+
     with httpx.Client() as client:
         subscription = rs.from_request(
             client, "POST", fake_llm_server.url, json=PAYLOAD, scheduler=ThreadPoolScheduler(1)
         ).subscribe(
-            lambda line: (outcome.on_next(line), first_line.set()),
+            on_next,
             outcome.on_error,
             outcome.on_completed,
         )
@@ -467,11 +477,16 @@ def test_async_dispose_cancels_the_read_and_closes_the_connection(
     async def main() -> Outcome:
         outcome = Outcome()
         first_line = asyncio.Event()
+
+        def on_next(line: str) -> None:
+            outcome.on_next(line)
+            first_line.set()
+
         async with httpx.AsyncClient() as client:
             subscription = rs.from_request(
                 client, "POST", fake_llm_server.url, json=PAYLOAD
             ).subscribe(
-                lambda line: (outcome.on_next(line), first_line.set()),
+                on_next,
                 outcome.on_error,
                 outcome.on_completed,
             )
