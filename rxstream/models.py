@@ -42,6 +42,7 @@ __all__ = [
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StreamEntry",
     "TextDelta",
     "TokenCount",
     "ToolCall",
@@ -88,6 +89,23 @@ class EventStreamMessage:
 
     headers: dict[str, str | bytes | int | bool]
     payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    """An item with the id it has in a durable log (a Redis Stream entry id).
+
+    `rs.from_redis_stream(..., ids=True)` emits these, and `rs.to_sse` writes
+    `id` as the SSE event id, so a browser that reconnects with
+    `Last-Event-ID` resumes right after the last item it saw.
+
+    Attributes:
+        id: the entry id (Redis: `"<milliseconds>-<sequence>"`).
+        item: the pipeline item stored under it.
+    """
+
+    id: str
+    item: JSON
 
 
 @dataclass(frozen=True, slots=True)
