@@ -93,6 +93,10 @@ _OPEN_PIECES = 2
 #: break settles the text.
 TAIL_LIMIT = 128
 
+# Past this many pieces to settle at once, one encode of their text beats a
+# lookup (or an encode) per piece.
+_BULK_PIECES = 64
+
 # Pieces up to this length have their count remembered; longer ones rarely repeat.
 _CACHE_PIECE_CHARS = 32
 _CACHE_ENTRIES = 65_536
@@ -451,9 +455,24 @@ class _PieceTextCount:
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
         counts = self._counts
         if len(pieces) > _OPEN_PIECES:
-            self._settled += sum(map(counts.__getitem__, pieces[:-_OPEN_PIECES]))
+            settle = pieces[:-_OPEN_PIECES]
             del pieces[:-_OPEN_PIECES]
-            text = "".join(pieces)
+            tail = "".join(pieces)
+            if len(settle) > _BULK_PIECES and text.isascii():
+                # Many ASCII pieces (base64, minified code: few cached): one encode up to
+                # the last piece that ends in a non-space, which splits the same alone.
+                # (Not for other scripts: tiktoken's own split of CJK costs more than
+                # the byte-pair encoding of its pieces.)
+                k = len(settle)
+                while k and settle[k - 1][-1:].isspace():
+                    k -= 1
+                if k:
+                    rest = settle[k:]
+                    cut = len(text) - len(tail) - sum(map(len, rest))
+                    self._settled += len(self._encode(text[:cut]))
+                    settle = rest
+            self._settled += sum(map(counts.__getitem__, settle))
+            text = tail
         if len(text) <= TAIL_LIMIT:
             self.long = False
             self._parts = []
