@@ -20,10 +20,14 @@ Invariants:
   characters) it is re-read on each fragment, and the running count is exact.
   Text that runs on longer without a break (CJK without punctuation, base64,
   a blob in tool arguments) would make that quadratic, so a long tail is
-  re-split only each time it has doubled, and each piece is byte-pair encoded
-  once, when it settles or at the end. All in all the work is one encode of
-  the whole text plus bounded re-reads of short tails (and about two more
-  regular-expression passes over long runs).
+  re-split only when it has doubled or a space ends the run, and each piece
+  is byte-pair encoded once, when it settles or at the end. Text before a
+  space that follows a non-space, or before a piece that ends in a non-space,
+  splits the same on its own (checked exhaustively on short texts for the
+  r50k, cl100k and o200k patterns), so large fragments settle in one
+  tiktoken encode. All in all the work is one encode of the whole text plus
+  bounded re-reads of short tails (and about two more regular-expression
+  passes over long runs).
 - Honest estimates: while a tail is long, that text's running count is its
   settled count plus an estimate of the tail (its length at the
   tokens-per-character of a sample of it), and the `TokenCount` carries
@@ -161,6 +165,11 @@ _BUNDLED: dict[str, tuple[str, str, dict[str, int]]] = {
 #: Encodings the `tokens` extra makes available without network.
 BUNDLED_ENCODINGS = tuple(_BUNDLED)
 
+# Encodings that split and merge ordinary text exactly as a shipped one: they differ
+# only in special tokens, which counting never uses (`encode_ordinary`). gpt-oss
+# models use o200k_harmony.
+_ORDINARY_TWINS = {"o200k_harmony": "o200k_base"}
+
 _loaded: dict[str, Any] = {}  # bundled encodings already built (building one takes ~0.5 s)
 
 
@@ -172,7 +181,9 @@ def resolve_encoding(
     Names never touch the network: `"o200k_base"` and `"cl100k_base"` (and
     the models that use them) load from the data the `tokens` extra installs;
     any other encoding name loads only if tiktoken already has it on disk (in
-    its cache, or from a plugin package that bundles it).
+    its cache, or from a plugin package that bundles it). `"o200k_harmony"`
+    (gpt-oss), when not on disk, counts with the shipped `o200k_base`: the two
+    differ only in special tokens, which counting never uses.
 
     Args:
         encoding: a tiktoken `Encoding`; an encoding name (`"o200k_base"`) or a
@@ -232,6 +243,11 @@ def _encoding_by_name(name: str) -> TiktokenEncoding:
     encoding = _encoding_on_disk(tiktoken, encoding_name)
     if encoding is not None:
         return encoding
+    twin = _ORDINARY_TWINS.get(encoding_name)
+    if twin is not None:
+        bundled = _bundled_encoding(tiktoken, twin)
+        if bundled is not None:
+            return bundled  # the same counts for ordinary text
     if encoding_name in _BUNDLED:
         raise ImportError(
             f"the encoding {encoding_name!r} is not installed: {_INSTALL_HINT} "

