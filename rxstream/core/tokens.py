@@ -55,7 +55,7 @@ import importlib.util
 import re
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
@@ -393,6 +393,7 @@ class _PieceTextCount:
         "_next_split",
         "_parts",
         "_per_char",
+        "_plain",
         "_searched",
         "_settled",
         "_tail",
@@ -423,8 +424,27 @@ class _PieceTextCount:
         # joins surrogate pairs before encoding.
         self._carry = ""
         self._fallback: _BoundaryTextCount | None = None
+        self._plain = True  # none of the three above: `add` may take its hot path
 
     def add(self, fragment: str) -> int:
+        if self._plain and fragment.isascii():
+            # The hot path: a short tail, nothing carried, no fallback.
+            text = self._tail + fragment
+            if len(text) <= TAIL_LIMIT:
+                pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+                counts = self._counts
+                if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
+                    first, last_but_one, last = pieces
+                    settled = self._settled = self._settled + counts[first]
+                    self._tail = last_but_one + last
+                    return settled + counts[last_but_one] + counts[last]
+                return self._settle_pieces(text, pieces)
+        count = self._add(fragment)
+        self._plain = not (self._carry or self.long or self._fallback is not None)
+        return count
+
+    def _add(self, fragment: str) -> int:
+        """Any fragment: surrogates, unknown characters, long tails."""
         if self._carry or not fragment.isascii():
             fragment = self._clean(fragment)
             if self._fallback is not None:
@@ -443,13 +463,13 @@ class _PieceTextCount:
         text = self._tail + fragment
         if len(text) > TAIL_LIMIT:
             return self._split(text, 0)
-        pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+        return self._settle_pieces(
+            text, (self._ascii_findall if text.isascii() else self._findall)(text)
+        )
+
+    def _settle_pieces(self, text: str, pieces: list[str]) -> int:
+        """Settle all but the open pieces of a short `text`; the exact count so far."""
         counts = self._counts
-        if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
-            first, last_but_one, last = pieces
-            self._settled += counts[first]
-            self._tail = last_but_one + last
-            return self._settled + counts[last_but_one] + counts[last]
         if len(pieces) > _OPEN_PIECES:
             self._settled += sum(map(counts.__getitem__, pieces[:-_OPEN_PIECES]))
             del pieces[:-_OPEN_PIECES]
@@ -781,6 +801,7 @@ class _Choice:
 
     __slots__ = (
         "calls",
+        "estimated",
         "last",
         "long",
         "matcher",
@@ -803,8 +824,9 @@ class _Choice:
         # Fragments find their call as in ToolCallAccumulator, through the same matcher.
         self.matcher = ToolCallMatcher()
         self.calls: dict[CallSlot, _Call] = {}
-        # The texts whose running count is an estimate now (long tails).
+        # The texts whose running count is an estimate now (long tails), and whether any is.
         self.long: set[object] = set()
+        self.estimated = False
         # The latest running count given, sent again while nothing in it changes.
         self.last: TokenCount | None = None
 
@@ -823,6 +845,7 @@ class _Choice:
             call.count = call.text.finish()
         self.tools_n = sum(call.count for call in self.calls.values())
         self.long.clear()
+        self.estimated = False
 
 
 class TokenCounter:
@@ -885,36 +908,51 @@ class TokenCounter:
         >>> count.text, count.choice, count.final
         (2, 1, False)
         """
+        out: list[TokenCount] = []
+        self.feed_all((item,), out)
+        return out
+
+    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[TokenCount]) -> None:
+        """`out += feed(item)` for each item, in one call (what the Rx operator uses).
+
+        >>> counts: list[TokenCount] = []
+        >>> TokenCounter(str.split).feed_all([TextDelta("a"), TextDelta(" b")], counts)
+        >>> [c.text for c in counts]
+        [1, 2]
+        """
         if self._state is not None:
             raise RuntimeError(f"TokenCounter cannot be fed after it {self._state}")
         try:
-            if type(item) is TextDelta:
+            for item in items:
+                if type(item) is not TextDelta:
+                    if isinstance(item, ChatChunk):
+                        out += [c for d in self._decoded().feed(item) for c in self._count(d)]
+                    else:
+                        out += self._count(item)
+                    continue
                 # The hot path: one fragment of answer text, inline.
                 fragment = item.text
                 if not fragment:
-                    return []
+                    continue
                 n = item.choice
                 choice = self._choices.get(n) or self._choice(n)
                 text = choice.text
                 count = text.add(fragment)
-                if text.long or choice.long:
+                if text.long or choice.estimated:
                     _mark_long(choice, text)
-                if count == choice.text_n and choice.last is not None:
-                    return [choice.last]
-                choice.text_n = count
-                last = choice.last = _running_count(
-                    count,
-                    choice.reasoning_n,
-                    choice.refusal_n,
-                    choice.tools_n,
-                    self._usage,
-                    n,
-                    bool(choice.long),
-                )
-                return [last]
-            if isinstance(item, ChatChunk):
-                return [c for d in self._decoded().feed(item) for c in self._count(d)]
-            return self._count(item)
+                last = choice.last
+                if count != choice.text_n or last is None:
+                    choice.text_n = count
+                    last = choice.last = _running_count(
+                        count,
+                        choice.reasoning_n,
+                        choice.refusal_n,
+                        choice.tools_n,
+                        self._usage,
+                        n,
+                        choice.estimated,
+                    )
+                out.append(last)
         except BaseException:
             self._state = "raised"
             raise
@@ -1006,7 +1044,7 @@ class TokenCounter:
             raise TypeError(
                 f"TokenCounter takes ChatChunk or delta items, got {type(delta).__name__}"
             )
-        if text.long or choice.long:
+        if text.long or choice.estimated:
             _mark_long(choice, text)
         if count == before and choice.last is not None:
             return [choice.last]
@@ -1017,7 +1055,7 @@ class TokenCounter:
             choice.tools_n,
             self._usage,
             n,
-            bool(choice.long),
+            choice.estimated,
         )
         return [last]
 
@@ -1079,11 +1117,12 @@ _running_count = _running_count_maker()
 
 
 def _mark_long(choice: _Choice, text: _TextCount) -> None:
-    """Keep `choice.long` (the texts now estimated) in step with `text`."""
+    """Keep `choice.long` (the texts now estimated) and `choice.estimated` in step with `text`."""
     if text.long:
         if text not in choice.long:
             choice.long.add(text)
-            choice.last = None  # `estimated` changes
+            choice.last = None  # a count with another `estimated` comes next
     elif text in choice.long:
         choice.long.discard(text)
         choice.last = None
+    choice.estimated = bool(choice.long)
