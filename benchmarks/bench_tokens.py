@@ -26,7 +26,7 @@ compared interleaved in one process and the median taken:
 
 The process exits 1 when a target is missed or a final count is not exact.
 
-Usage: python benchmarks/bench_tokens.py [--quick] [--tokens N] [--size BYTES] [--runs N]
+Usage: python benchmarks/bench_tokens.py [--quick] [--part 1|2|3] [--tokens N] [--size N] [--runs N]
 The encoding comes from the `tokens` extra's data: no network.
 """
 
@@ -209,12 +209,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=None, help="part 1: stream length")
     parser.add_argument("--size", type=int, default=None, help="part 2: characters per kind")
     parser.add_argument("--runs", type=int, default=None, help="runs per measurement")
+    parser.add_argument(
+        "--part", type=int, choices=(1, 2, 3), default=None, help="run only this part"
+    )
     parser.add_argument("--encoding", default="cl100k_base")
     args = parser.parse_args(argv)
     tokens = args.tokens or (20_000 if args.quick else 100_000)
     size = args.size or (200_000 if args.quick else 1_000_000)
     fine = size // 5  # part 3: N characters in 1-6 character fragments (and 2N)
     runs = args.runs or (3 if args.quick else 5)
+    stream_runs = args.runs or (5 if args.quick else 11)  # part 1 is short: more runs
     encoding: Any = resolve_encoding(args.encoding)
     encode = encoding.encode_ordinary
     failed: list[str] = []
@@ -225,78 +229,93 @@ def main(argv: list[str] | None = None) -> int:
     def naive() -> list[Any]:
         return [ops.map(lambda d: len(encode(d.text))), ops.scan(operator.add)]
 
-    # -- 1. ordinary stream -----------------------------------------------------------
-    rng = random.Random(7)
-    text = prose(tokens * 6, rng)
-    text = encoding.decode(encode(text)[:tokens])
-    deltas = as_deltas(cut(text, 1, 6, rng), "text")
-    _, last = run(exact(), deltas)
-    whole = len(encode(text))
-    print(f"1. ordinary stream: {whole:,} tokens ({args.encoding}) in {len(deltas):,} fragments")
-    if final_count(last) != whole:
-        failed.append(f"ordinary stream: final count {final_count(last)} != {whole}")
-    got = medians(
-        runs,
-        exact=lambda: run(exact(), deltas)[0],
-        naive=lambda: run(naive(), deltas)[0],
-    )
-    ratio = got["exact"] / got["naive"]
-    per = 1e6 / len(deltas)
-    print(f"   count_tokens    {got['exact']:.3f} s  ({got['exact'] * per:.2f} µs a fragment)")
-    print(f"   map + scan      {got['naive']:.3f} s  ({got['naive'] * per:.2f} µs a fragment)")
-    print(f"   ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
-    if ratio > RATIO_TARGET:
-        failed.append(f"ordinary stream: {ratio:.2f}x the naive way")
-
-    # -- 2. every kind against one encode -----------------------------------------------
-    print(f"\n2. every kind, {size:,} characters in 500-1,500 character fragments, vs one encode")
-    for name, make in KINDS.items():
-        rng = random.Random(name)
-        text = make(size, rng)
-        fragments = cut(text, 500, 1500, rng)
+    def part1() -> None:
+        """The ordinary stream against the naive way."""
+        rng = random.Random(7)
+        text = prose(tokens * 6, rng)
+        text = encoding.decode(encode(text)[:tokens])
+        deltas = as_deltas(cut(text, 1, 6, rng), "text")
+        _, last = run(exact(), deltas)
         whole = len(encode(text))
-        row = [f"   {name:7}"]
-        for kind in ("text", "tools"):
-            deltas = as_deltas(fragments, kind)
-            _, last = run(exact(), deltas)
-            if final_count(last) != whole or last.estimated:
-                failed.append(f"{name} {kind}: final count {final_count(last)} != {whole}")
-            got = medians(
-                runs,
-                exact=lambda deltas=deltas: run(exact(), deltas)[0],  # type: ignore[misc]
-                encode=lambda text=text: timed(lambda: encode(text)),  # type: ignore[misc]
-            )
-            ratio = got["exact"] / got["encode"]
-            row.append(f"{kind} {got['exact']:.3f} s = {ratio:.2f}x")
-            if ratio > RATIO_TARGET:
-                failed.append(f"{name} {kind}: {ratio:.2f}x one encode")
-        print(f"{' | '.join(row)}  (one encode {got['encode']:.3f} s)")
+        print(
+            f"1. ordinary stream: {whole:,} tokens ({args.encoding}) in {len(deltas):,} fragments"
+        )
+        if final_count(last) != whole:
+            failed.append(f"ordinary stream: final count {final_count(last)} != {whole}")
+        got = medians(
+            stream_runs,
+            exact=lambda: run(exact(), deltas)[0],
+            naive=lambda: run(naive(), deltas)[0],
+        )
+        ratio = got["exact"] / got["naive"]
+        per = 1e6 / len(deltas)
+        print(f"   count_tokens    {got['exact']:.3f} s  ({got['exact'] * per:.2f} µs a fragment)")
+        print(f"   map + scan      {got['naive']:.3f} s  ({got['naive'] * per:.2f} µs a fragment)")
+        print(f"   ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
+        if ratio > RATIO_TARGET:
+            failed.append(f"ordinary stream: {ratio:.2f}x the naive way")
 
-    # -- 3. linear on every kind --------------------------------------------------------
-    print(f"\n3. every kind in 1-6 character fragments: {fine:,} and {2 * fine:,} characters")
-    for name, make in KINDS.items():
-        rng = random.Random(name)
-        text = make(2 * fine, rng)
-        row = [f"   {name:7}"]
-        for kind in ("text", "tools"):
-            small = as_deltas(cut(text[:fine], 1, 6, rng), kind)
-            large = as_deltas(cut(text, 1, 6, rng), kind)
-            _, last = run(exact(), large)
-            if final_count(last) != len(encode(text)):
-                failed.append(f"{name} {kind} (fine): final count is not exact")
-            contenders: dict[str, Callable[[], float]] = {
-                "small": lambda d=small: run(exact(), d)[0],  # type: ignore[misc]
-                "large": lambda d=large: run(exact(), d)[0],  # type: ignore[misc]
-            }
-            if kind == "text":  # the naive way reads only answer text
-                contenders["naive"] = lambda d=large: run(naive(), d)[0]  # type: ignore[misc]
-            got = medians(runs, **contenders)
-            scale = got["large"] / got["small"]
-            vs_naive = f", {got['large'] / got['naive']:.2f}x naive" if "naive" in got else ""
-            row.append(f"{kind} 2x text: {scale:.2f}x time{vs_naive}")
-            if abs(scale / 2 - 1) > SCALE_TOLERANCE:
-                failed.append(f"{name} {kind}: twice the text took {scale:.2f}x the time")
-        print(" | ".join(row))
+    def part2() -> None:
+        """Every kind against one encode."""
+        print(
+            f"\n2. every kind, {size:,} characters in 500-1,500 character fragments, vs one encode"
+        )
+        for name, make in KINDS.items():
+            rng = random.Random(name)
+            text = make(size, rng)
+            fragments = cut(text, 500, 1500, rng)
+            whole = len(encode(text))
+            row = [f"   {name:7}"]
+            for kind in ("text", "tools"):
+                deltas = as_deltas(fragments, kind)
+                _, last = run(exact(), deltas)
+                if final_count(last) != whole or last.estimated:
+                    failed.append(f"{name} {kind}: final count {final_count(last)} != {whole}")
+                got = medians(
+                    runs,
+                    exact=lambda deltas=deltas: run(exact(), deltas)[0],  # type: ignore[misc]
+                    encode=lambda text=text: timed(lambda: encode(text)),  # type: ignore[misc]
+                )
+                ratio = got["exact"] / got["encode"]
+                row.append(f"{kind} {got['exact']:.3f} s = {ratio:.2f}x")
+                if ratio > RATIO_TARGET:
+                    failed.append(f"{name} {kind}: {ratio:.2f}x one encode")
+            print(f"{' | '.join(row)}  (one encode {got['encode']:.3f} s)")
+
+    def part3() -> None:
+        """Linear on every kind."""
+        print(f"\n3. every kind in 1-6 character fragments: {fine:,} and {2 * fine:,} characters")
+        for name, make in KINDS.items():
+            rng = random.Random(name)
+            text = make(2 * fine, rng)
+            row = [f"   {name:7}"]
+            for kind in ("text", "tools"):
+                small = as_deltas(cut(text[:fine], 1, 6, rng), kind)
+                large = as_deltas(cut(text, 1, 6, rng), kind)
+                _, last = run(exact(), large)
+                if final_count(last) != len(encode(text)):
+                    failed.append(f"{name} {kind} (fine): final count is not exact")
+                contenders: dict[str, Callable[[], float]] = {
+                    "small": lambda d=small: run(exact(), d)[0],  # type: ignore[misc]
+                    "large": lambda d=large: run(exact(), d)[0],  # type: ignore[misc]
+                }
+                if kind == "text":  # the naive way reads only answer text
+                    contenders["naive"] = lambda d=large: run(naive(), d)[0]  # type: ignore[misc]
+                got = medians(runs, **contenders)
+                scale = got["large"] / got["small"]
+                vs_naive = f", {got['large'] / got['naive']:.2f}x naive" if "naive" in got else ""
+                row.append(f"{kind} 2x text: {scale:.2f}x time{vs_naive}")
+                if abs(scale / 2 - 1) > SCALE_TOLERANCE:
+                    failed.append(f"{name} {kind}: twice the text took {scale:.2f}x the time")
+            print(" | ".join(row))
+
+    parts = {args.part} if args.part else {1, 2, 3}
+    if 1 in parts:
+        part1()
+    if 2 in parts:
+        part2()
+    if 3 in parts:
+        part3()
 
     if failed:
         print("\nFAIL: " + "; ".join(failed))
