@@ -21,8 +21,9 @@ compared interleaved in one process and the median taken:
    Target: at most 2x one encode, for each kind, text and tool arguments alike.
 
 3. Linear on every kind. The same kinds in 1-6 character fragments, at N and at
-   2N characters: twice the text must cost twice the time (within 25%). The
-   ratio to the naive way on the same fragments is shown too.
+   2N characters: twice the text must cost at most 2.5 times the time (work
+   quadratic in the text would cost four times). The ratio to the naive way on
+   the same fragments is shown too.
 
 The process exits 1 when a target is missed or a final count is not exact.
 
@@ -51,7 +52,7 @@ from rxstream.core.tokens import resolve_encoding
 from rxstream.models import Delta, TextDelta, TokenCount, ToolCallDelta
 
 RATIO_TARGET = 2.0  # parts 1 and 2
-SCALE_TOLERANCE = 0.25  # part 3
+SCALE_TOLERANCE = 0.25  # part 3: 2x the text, at most 2.5x the time
 
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list of strings
     "the of and to in is that for it as was with be by on not he this are or his from at "
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                 scale = got["large"] / got["small"]
                 vs_naive = f", {got['large'] / got['naive']:.2f}x naive" if "naive" in got else ""
                 row.append(f"{kind} 2x text: {scale:.2f}x time{vs_naive}")
-                if abs(scale / 2 - 1) > SCALE_TOLERANCE:
+                if scale > 2 * (1 + SCALE_TOLERANCE):
                     failed.append(f"{name} {kind}: twice the text took {scale:.2f}x the time")
             print(" | ".join(row))
 
