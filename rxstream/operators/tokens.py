@@ -22,24 +22,29 @@ def count_tokens(
     to a choice comes that choice's running `TokenCount`; when the source
     completes, one `TokenCount(final=True)` per choice seen (choice order).
     Every count is exact for the text received so far (a count may shrink when a
-    fragment merges with the text before it); the final one is exact
-    for the whole stream. These are local counts of the completion only: the
-    provider's `Usage` (with the prompt's tokens) rides along in `.usage` once
-    it arrives (OpenAI sends it with `stream_options={"include_usage": True}`).
+    fragment merges with the text before it), except while a text runs on for
+    more than a few hundred characters without a break: then, to keep the
+    cost linear, that running count is an estimate and says so
+    (`estimated=True`). The final counts are always exact for the whole stream.
+    These are local counts of the completion only: the provider's `Usage` (with
+    the prompt's tokens) rides along in `.usage` once it arrives (OpenAI sends
+    it with `stream_options={"include_usage": True}`).
 
     Args:
         encoding: a tiktoken `Encoding`, an encoding or model name, any
             callable `str -> list[int]`, or None for `"o200k_base"`. A name is
-            resolved now, once (tiktoken may load or download its data file);
-            each subscription then counts with its own state.
+            resolved now, once, without the network: `o200k_base` and
+            `cl100k_base` ship with the `tokens` extra; each subscription then
+            counts with its own state.
 
     Returns:
         An operator from chunks or deltas to `TokenCount` items.
 
     Raises:
-        ImportError: a name was given and tiktoken (`pip install "rxstream[tokens]"`)
-            is missing.
-        ValueError: an unknown encoding or model name.
+        ImportError: a name was given and the `tokens` extra
+            (`pip install "rxstream[tokens]"`) is missing.
+        ValueError: an unknown encoding or model name, or one that is neither
+            shipped nor on disk.
 
     Marbles (`a` = `TextDelta("Hello")`, `b` = `TextDelta(" world")`, `u` a `Usage`)::
 

