@@ -478,7 +478,8 @@ class ToolCall:
         """Decode `arguments` as a JSON object; empty arguments give `{}`.
 
         Raises:
-            ToolArgumentsError: the text is not valid JSON, or not an object.
+            ToolArgumentsError: the text is not valid JSON (or nests deeper
+                than the decoder can follow), or not an object.
 
         >>> ToolCall(0, "call_1", "f", '{"a": 1}').parse_arguments()
         {'a': 1}
@@ -492,6 +493,13 @@ class ToolCall:
             raise ToolArgumentsError(
                 name=self.name, id=self.id, arguments=text, reason=f"invalid JSON: {exc}"
             ) from exc
+        except RecursionError:
+            raise ToolArgumentsError(
+                name=self.name,
+                id=self.id,
+                arguments=text,
+                reason="JSON nested deeper than the decoder allows",
+            ) from None
         if not isinstance(value, dict):
             raise ToolArgumentsError(
                 name=self.name,

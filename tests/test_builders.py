@@ -334,9 +334,10 @@ def test_raw_multiline_and_event() -> None:
 
 def test_custom_chunk() -> None:
     extra: dict[str, Any] = {"x_groq": {"id": "r"}, "choices": []}
-    stream = ChatStream().chunk(extra)
-    assert stream.chunks() == [extra]
-    assert decode(stream) == [extra]
+    # A finish follows: a stream of the custom chunk alone would bring no answer.
+    stream = ChatStream().chunk(extra).finish()
+    assert stream.chunks()[0] == extra
+    assert decode(stream) == stream.chunks()
 
 
 def test_fluent_returns_the_builder() -> None:

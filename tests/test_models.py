@@ -41,6 +41,12 @@ def test_parse_arguments_errors_name_the_call_and_quote_the_text(
     assert info.value.arguments == arguments
 
 
+def test_arguments_nested_past_the_decoder_are_a_tool_arguments_error() -> None:
+    call = rs.ToolCall(0, "c", "f", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(rs.ToolArgumentsError, match="nested deeper than the decoder allows"):
+        call.parse_arguments()
+
+
 def test_tool_arguments_error_quotes_a_bounded_excerpt() -> None:
     call = rs.ToolCall(0, "c", "f", '{"x": "' + "y" * 10_000)
     with pytest.raises(rs.ToolArgumentsError) as info:

@@ -19,6 +19,8 @@ CORE_MODULES = [
     "rxstream.core.message",
     "rxstream.core.think",
     "rxstream.core.tokens",
+    "rxstream.core.provider_errors",
+    "rxstream.core._machine",
 ]
 
 

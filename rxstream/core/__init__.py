@@ -1,7 +1,11 @@
 """The sans-I/O core: pure incremental state machines.
 
-Each machine has two verbs: `feed(x)` returns a list of items (possibly empty),
-`close()` flushes what is buffered and raises if the input stopped half-way.
+Each machine is a `Machine`: `feed(x)` returns a list of items (possibly
+empty), `feed_all(xs, out)` does the same for many at once, `close()` flushes
+what is buffered and raises if the input stopped half-way, and `done` tells
+that the input's own end marker arrived. After `close()` or an error, a
+machine refuses all input with a `RuntimeError`; an item of the wrong kind is
+a `TypeError` that names the operator missing in front.
 No I/O, no threads, no clocks, no reactivex, no httpx: the same input always
 gives the same output, so the same machine serves an Rx operator, a `for` loop
 and an `async for`:
@@ -17,6 +21,7 @@ and an `async for`:
                         print(delta)
 """
 
+from ._machine import Machine
 from .chunks import ChunkDecoder
 from .deltas import DeltaDecoder
 from .eventstream import EventStreamParser
@@ -32,6 +37,7 @@ __all__ = [
     "DeltaDecoder",
     "EventStreamParser",
     "LineSplitter",
+    "Machine",
     "MessageAccumulator",
     "SSEParser",
     "ThinkTagSplitter",

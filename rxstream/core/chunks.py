@@ -9,18 +9,24 @@ Invariants:
 
 - `data: [DONE]` ends the stream: `done` turns True and no more input is taken.
 - A provider error inside the HTTP 200 stream (an `event: error` frame, or a
-  chunk with a non-null `"error"` key) raises `ProviderError`.
-- Data that is not a JSON object, or a chat chunk that is structurally broken
-  (`choices` not a list, a choice not an object, a `delta` or `index` of the
-  wrong type) raises `MalformedChunkError`, or is dropped with
-  `on_malformed="skip"`. Missing fields are fine.
+  payload in one of the error shapes of `provider_errors`) raises
+  `ProviderError`.
+- Data that is not a JSON object, or a chat chunk with a field of the wrong
+  JSON type (every field `deltas.ChunkReader` reads is checked, and the
+  message names its path), raises `MalformedChunkError`, or is dropped with
+  `on_malformed="skip"`. So does JSON nested deeper than the decoder can
+  follow. Missing fields, `null` ones and fields nobody reads are fine.
+- A stream that brought no chat data raises `EmptyStreamError` (a
+  `TruncatedStreamError`): at `[DONE]`, or at `close()`, when no chunk named
+  a choice (no frame at all, only `[DONE]`, only a usage chunk or Azure's
+  prompt-filter chunk). A choice that finished without content is an answer.
 - The input ending before `[DONE]` while a choice that was seen never got a
   `finish_reason` raises `TruncatedStreamError` from `close()`; a stream whose
   every choice finished (TGI sends no `[DONE]`) completes normally.
-- One JSON decode per frame and no other pass over the data. With the `fast`
-  extra installed (msgspec) that decode is msgspec's; whatever msgspec refuses
-  is decoded again by the standard library, which gives the answer (or the
-  error message), so the results are the same either way.
+- One JSON decode per frame and one pass over the decoded chunk. With the
+  `fast` extra installed (msgspec) that decode is msgspec's; whatever msgspec
+  refuses is decoded again by the standard library, which gives the answer (or
+  the error message), so the results are the same either way.
 
 Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
 as its compatible providers actually send it (see QUIRKS.md, section 6).
@@ -29,13 +35,23 @@ as its compatible providers actually send it (see QUIRKS.md, section 6).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.scanner import make_scanner
-from typing import Literal
+from typing import Any, Literal
 
-from ..errors import MalformedChunkError, ProviderError, TruncatedStreamError, excerpt
+from ..errors import (
+    EmptyStreamError,
+    MalformedChunkError,
+    ProviderError,
+    TruncatedStreamError,
+    excerpt,
+)
 from ..models import JSON, ChatChunk, JSONObject, SSEFrame
 from ._build import constructor
+from ._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
+from .deltas import TOO_DEEP, ChunkReader, DeltaDecoder, FieldError, json_kind
+from .message import MessageAccumulator
+from .provider_errors import event_error, provider_error, reported_error
 
 __all__ = ["ChunkDecoder", "OnMalformed"]
 
@@ -87,7 +103,7 @@ _fast_loads: Callable[[str], JSON] | None = _load_fast_decoder()
 _HANDLED: JSON = object()
 
 
-class ChunkDecoder:
+class ChunkDecoder(MachineBase):
     """Turn `SSEFrame`s into `ChatChunk`s, ending at `[DONE]`.
 
     Args:
@@ -106,19 +122,38 @@ class ChunkDecoder:
     []
     """
 
-    __slots__ = ("_count", "_done", "_finished", "_loads", "_seen", "_skip", "_state")
+    __slots__ = (
+        "_blank",
+        "_count",
+        "_deltas",
+        "_done",
+        "_first",
+        "_loads",
+        "_reader",
+        "_skip",
+        "_skipped",
+        "_strings",
+    )
+    operator = "rs.decode_chunks()"
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
             raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+        super().__init__()
         self._skip = on_malformed == "skip"
-        # Choice indexes seen, and those that got a finish_reason: close()
-        # tells a truncated stream from one that merely omits [DONE].
-        self._seen: set[int] = set()
-        self._finished: set[int] = set()
-        self._count = 0
+        # Reads (and so checks) every chunk, and keeps the choices seen and
+        # finished, by which close() tells a truncated stream from one that
+        # merely omits [DONE], and an empty one from an answer.
+        self._reader = ChunkReader()
+        # Give the deltas instead of the chunks (set by `fuse`, never after a feed).
+        self._deltas = False
+        # Take the data of a frame as a plain str (set by `SSEParser.fuse`).
+        self._strings = False
+        self._count = 0  # chunks given
+        self._skipped = 0  # malformed frames dropped (on_malformed="skip")
+        self._blank = 0  # frames of blank data
+        self._first: str | None = None  # the first data that was not blank, for messages
         self._done = False
-        self._state = "open"
         self._loads = _fast_loads or _stdlib_loads
 
     @property
@@ -139,43 +174,104 @@ class ChunkDecoder:
             ProviderError: the frame reports a provider error.
             MalformedChunkError: the frame is not a valid chat chunk (unless
                 `on_malformed="skip"`).
+            EmptyStreamError: `[DONE]` arrived and no chunk named a choice.
+            TypeError: the item is not an `SSEFrame` (the message names the
+                operator missing in front of `rs.decode_chunks()`).
             RuntimeError: the decoder is done, closed, or failed before.
         """
-        if self._state != "open":
-            raise RuntimeError(f"this ChunkDecoder is {self._state}; it takes no more input")
-        if self._done:
-            raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
-        # The hot path is inlined here: no helper call for the usual frame.
+        out: list[ChatChunk] = []
+        self.feed_all((frame,), out)
+        return out
+
+    def feed_all(self, frames: Iterable[SSEFrame], out: list[ChatChunk]) -> None:
+        """Feed many frames at once: `out += feed(frame)` for each in turn, stopping at `[DONE]`.
+
+        >>> decoder, out = ChunkDecoder(), []
+        >>> decoder.feed_all([SSEFrame('{"choices": [{}]}'), SSEFrame("[DONE]")], out)
+        >>> out, decoder.done
+        ([ChatChunk(raw={'choices': [{}]})], True)
+        """
+        self._decode(frames, out)
+
+    def _decode(self, frames: Iterable[SSEFrame | str], out: list[Any]) -> None:
+        # The hot path of the pipeline, written out in one loop: a frame
+        # costs one JSON decode and one `ChunkReader.read`, and nothing else
+        # takes a call unless the frame is unusual.
+        if self._state is not OPEN or self._done:
+            self._refuse_feed()
+        loads = self._loads
+        read = self._reader.read
+        deltas = self._deltas
+        strings = self._strings
+        skip = self._skip
+        scratch: list[Any] = []
+        count = self._count
+        mark = len(out)
+        data = ""
+        frame: object = None
         try:
-            data = frame.data
-            if frame.event == "error":
-                raise _event_error(data, frame.event)
-            try:
-                value = self._loads(data)
-            except ValueError:
-                value = self._not_json(data)
-                if value is _HANDLED:
-                    return []
-            if type(value) is not dict:
-                return self._malformed(f"a JSON {_kind(value)}, not an object", data)
-            error = value.get("error")
-            if error is not None:
-                raise _chunk_error(error, value, data, frame.event)
-            choices = value.get("choices")
-            if choices is not None:
-                if type(choices) is not list:
-                    return self._malformed(
-                        f"'choices' is a JSON {_kind(choices)}, not an array", data
-                    )
-                if not self._track_one(choices):
-                    reason = self._track(choices)
-                    if reason:
-                        return self._malformed(reason, data)
-            self._count += 1
-            return [_chunk(value)]
-        except Exception:
-            self._state = "failed"
+            for frame in frames:
+                if strings and type(frame) is str:
+                    # The data of a "message" frame, from the parser fused
+                    # with this decoder (which keeps other frames whole).
+                    data = frame
+                    event = "message"
+                else:
+                    data = frame.data  # type: ignore[union-attr]
+                    event = frame.event  # type: ignore[union-attr]
+                    if event == "error":
+                        raise event_error(data, event)
+                try:
+                    value = loads(data)
+                except ValueError:
+                    value = self._not_json(data)
+                    if value is _HANDLED:
+                        if self._done:
+                            break
+                        continue
+                except RecursionError:
+                    self._malformed(TOO_DEEP, data)
+                    continue
+                if type(value) is not dict:
+                    self._not_object(value, data)
+                    continue
+                if value.get("error") is not None or value.get("type") == "error":
+                    raise _error(value, data, event)
+                if skip and not self._valid(value, data):
+                    continue
+                if deltas:
+                    # A chunk that fails half-way must leave none of its deltas.
+                    mark = len(out)
+                    read(value, out)
+                else:
+                    read(value, scratch)
+                    scratch.clear()
+                    out.append(_chunk(value))
+                if not count:
+                    self._first = data
+                count += 1
+            if self._done and not self._reader.seen:
+                raise self._empty(done=True, count=count)
+        except FieldError as exc:
+            self._state = FAILED
+            if deltas:
+                del out[mark:]
+            raise MalformedChunkError(exc.reason, data) from None
+        except RecursionError:
+            self._state = FAILED
+            if deltas:
+                del out[mark:]
+            raise MalformedChunkError(TOO_DEEP, data) from None
+        except (AttributeError, TypeError):
+            self._state = FAILED
+            if not isinstance(frame, SSEFrame | str if strings else SSEFrame):
+                raise wrong_input(frame, self.operator, Stage.FRAMES) from None
             raise
+        except BaseException:
+            self._state = FAILED
+            raise
+        finally:
+            self._count = count
 
     def close(self) -> list[ChatChunk]:
         """End the input, checking that the stream did not stop half-way.
@@ -184,17 +280,20 @@ class ChunkDecoder:
             `[]` (a decoder buffers nothing).
 
         Raises:
+            EmptyStreamError: no chunk named a choice (and `[DONE]` did not
+                already say so).
             TruncatedStreamError: `[DONE]` never arrived and some choice that
                 was seen never got a `finish_reason`.
             RuntimeError: the decoder was already closed, or failed before.
         """
-        if self._state != "open":
-            raise RuntimeError(f"this ChunkDecoder is {self._state}; it cannot be closed again")
-        self._state = "closed"
+        self._closing()
         if not self._done:
-            unfinished = tuple(sorted(self._seen - self._finished))
+            if not self._reader.seen:
+                self._state = FAILED
+                raise self._empty(done=False, count=self._count)
+            unfinished = tuple(sorted(self._reader.seen - self._reader.finished.keys()))
             if unfinished:
-                self._state = "failed"
+                self._state = FAILED
                 which = ", ".join(map(str, unfinished))
                 plural = "s" if len(unfinished) > 1 else ""
                 chunks = "chunk" if self._count == 1 else "chunks"
@@ -205,51 +304,65 @@ class ChunkDecoder:
                 )
         return []
 
-    def _track_one(self, choices: list[JSON]) -> bool:
-        """Record a well-formed lone choice (the usual chunk); False leaves it to `_track`."""
-        if len(choices) != 1:
-            return False
-        choice = choices[0]
-        if type(choice) is not dict:
-            return False
-        index = choice.get("index")
-        if index is None:
-            index = 0
-        elif type(index) is not int:
-            return False
-        delta = choice.get("delta")
-        if delta is not None and type(delta) is not dict:
-            return False
-        self._seen.add(index)
-        if choice.get("finish_reason") is not None:
-            self._finished.add(index)
-        return True
+    def fuse(self, below: object) -> Machine[Any, Any] | None:
+        """This decoder and the machine fed by it, as one machine (or None).
 
-    def _track(self, choices: list[JSON]) -> str | None:
-        """Record the choices' indexes and finishes; return why they are broken, if they are."""
-        # Validate every choice before recording any, so a skipped chunk
-        # leaves no trace in the truncation bookkeeping.
-        for position, choice in enumerate(choices):
-            if type(choice) is not dict:
-                return f"choice {position} is a JSON {_kind(choice)}, not an object"
-            index = choice.get("index")
-            if index is not None and type(index) is not int:
-                kind = _kind(index)
-                return f"choice {position} has an 'index' that is a JSON {kind}, not an integer"
-            delta = choice.get("delta")
-            if delta is not None and type(delta) is not dict:
-                return (
-                    f"choice {position} has a 'delta' that is a JSON {_kind(delta)}, not an object"
-                )
-        seen = self._seen
-        for choice in choices:
-            index = choice.get("index")
-            if index is None:
-                index = 0
-            seen.add(index)
-            if choice.get("finish_reason") is not None:
-                self._finished.add(index)
+        The fused operator chain asks each machine for this before any input
+        arrives. A chunk that goes straight into `DeltaDecoder` or
+        `MessageAccumulator` is read twice, once here (each chunk is checked)
+        and once there: fused, it is read once, and the deltas go on from
+        here. What comes out, errors included, is what the two give apart.
+
+        Args:
+            below: the machine that takes this decoder's output.
+
+        Returns:
+            The machine standing for both, or None when there is no shortcut.
+        """
+        if not self.pristine:
+            return None
+        if type(below) is DeltaDecoder and below.pristine:
+            self._deltas = True
+            return self
+        if type(below) is MessageAccumulator and below.pristine:
+            if not self._deltas:
+                # Fed chunks, the accumulator learns the choices and roles
+                # from them: from this decoder's reader, which sees them all.
+                below.share_reader(self._reader)
+            self._deltas = True
+            return Chained(self, below)
         return None
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing has been fed (nor the decoder closed)."""
+        return (
+            self._state is OPEN
+            and not (self._count or self._blank or self._skipped or self._done)
+            and self._first is None
+        )
+
+    def take_strings(self) -> None:
+        """Also take a plain `str` as the data of a `"message"` frame.
+
+        For `SSEParser.fuse`, whose parser then hands over the data of such
+        frames without building an `SSEFrame` for each.
+        """
+        self._strings = True
+
+    def _refuse_feed(self) -> None:
+        if self._state is OPEN:
+            raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
+        self._refuse()
+
+    def _valid(self, value: JSONObject, data: str) -> bool:
+        """Whether a chunk reads without error; a chunk that does not is skipped."""
+        try:
+            ChunkReader().read(value, [])
+        except (FieldError, RecursionError):
+            self._malformed("", data)
+            return False
+        return True
 
     def _not_json(self, data: str) -> JSON:
         """The value of data the first decode refused, or `_HANDLED` when it is no chunk."""
@@ -264,78 +377,39 @@ class ChunkDecoder:
                 self._done = True
                 return _HANDLED
             if not stripped:
+                self._blank += 1
                 return _HANDLED
             self._malformed(f"invalid JSON: {exc}", data)
             return _HANDLED
 
-    def _malformed(self, reason: str, data: str) -> list[ChatChunk]:
-        if self._skip:
-            return []
-        raise MalformedChunkError(reason, data)
-
-
-def _kind(value: JSON) -> str:
-    """The JSON name of a decoded value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__  # pragma: no cover - json.loads makes no other types
-
-
-def _event_error(data: str, event: str) -> ProviderError:
-    """The `ProviderError` of an `event: error` frame, whatever its data holds."""
-    try:
-        payload: JSON = json.loads(data)
-    except ValueError:
-        payload = None
-    if isinstance(payload, dict):
-        error = payload.get("error")
+    def _not_object(self, value: JSON, data: str) -> None:
+        # Google sends its error object wrapped in a list.
+        error = reported_error(value, data=data) if type(value) is list else None
         if error is not None:
-            return _chunk_error(error, payload, data, event)
-        message = payload.get("message")
-        if isinstance(message, str) and message:
-            kind = payload.get("type")
-            # {"type": "error", ...} is an envelope tag (OpenAI Responses), not an error type.
-            return ProviderError(
-                message,
-                type=kind if isinstance(kind, str) and kind != "error" else None,
-                code=_code(payload.get("code")),
-                payload=payload,
-                event=event,
-            )
-    return ProviderError(
-        excerpt(data) if data.strip() else "(no data)", payload=payload, event=event
-    )
+            raise error
+        self._malformed(f"a JSON {json_kind(value)}, not an object", data)
+
+    def _malformed(self, reason: str, data: str) -> None:
+        if not self._skip:
+            raise MalformedChunkError(reason, data)
+        self._skipped += 1
+        if self._first is None:
+            self._first = data
+
+    def _empty(self, *, done: bool, count: int) -> EmptyStreamError:
+        parts = []
+        if count:
+            parts.append(f"{count} chunk{'s' if count > 1 else ''} with no choice")
+        if self._skipped:
+            parts.append(f"{self._skipped} malformed frame{'s' if self._skipped > 1 else ''}")
+        if self._blank:
+            parts.append(f"{self._blank} frame{'s' if self._blank > 1 else ''} of blank data")
+        if done:
+            parts.append("then [DONE]" if parts else "only [DONE]")
+        reason = ", ".join(parts) if parts else "no event arrived"
+        return EmptyStreamError(reason, body=excerpt(self._first) if self._first else "")
 
 
-def _chunk_error(error: JSON, payload: JSONObject, data: str, event: str) -> ProviderError:
-    """The `ProviderError` of a payload whose `"error"` is not null."""
-    if isinstance(error, dict):
-        message = error.get("message")
-        kind = error.get("type")
-        return ProviderError(
-            message if isinstance(message, str) and message else excerpt(data),
-            type=kind if isinstance(kind, str) else None,
-            code=_code(error.get("code")),
-            payload=payload,
-            event=event,
-        )
-    if isinstance(error, str) and error:
-        return ProviderError(error, payload=payload, event=event)
-    return ProviderError(excerpt(data), payload=payload, event=event)
-
-
-def _code(value: JSON) -> str | int | None:
-    """A provider error code, if it is one (a string or an integer)."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    return None
+def _error(value: JSONObject, data: str, event: str) -> ProviderError:
+    # The caller saw an error shape.
+    return provider_error(value, data=data, event=event)

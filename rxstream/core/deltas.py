@@ -1,4 +1,4 @@
-"""Chat chunks to flat delta events, in wire order.
+"""Chat chunks to flat delta events, in wire order, checking every field read.
 
 Input: `ChatChunk` items (deltas fed in pass through unchanged, so the machine
 composes in any order). Output: `TextDelta`, `ReasoningDelta`, `RefusalDelta`,
@@ -9,12 +9,42 @@ Invariants:
 - Choices are handled in the order the chunk lists them. Within one choice the
   order is reasoning, text, refusal, tool calls, then `Finish`; a chunk's
   `Usage` comes after all its choices.
-- Empty strings give no delta; `null` or missing fields are tolerated anywhere.
+- Every field this module knows is checked for its JSON type, and a wrong one
+  is `MalformedChunkError` naming its path (`choices[0].delta.content is a
+  JSON number, not a string, an array or null`): nothing is skipped in
+  silence. `null` stands for "absent" wherever a field may be absent, missing
+  fields are fine, and fields this module does not know are left alone (they
+  stay in `ChatChunk.raw`).
+- Empty strings give no delta (an empty `finish_reason` is no finish either).
 - A `finish_reason` repeated for the same choice with the same reason gives one
   `Finish`; a different reason gives another one.
 - Usage is cumulative on the wire (some providers repeat it on every chunk), so a
   `Usage` is emitted only when it differs from the previous one: the last one
   wins and nothing is ever summed.
+
+The fields read, and their JSON types (`null` is allowed wherever a field
+may be absent, that is everywhere but in the items of an array):
+
+- `choices`: an array of objects;
+- `choices[i].index`: an integer (null counts as 0);
+- `choices[i].delta`: an object; `choices[i].finish_reason`: a string;
+- `choices[i].text` (legacy completions, read only without a `delta`): a string;
+- `delta.role`, `.refusal`, `.reasoning_content`, `.reasoning`: strings;
+- `delta.content`: a string, or an array of parts (Mistral): strings, or
+  objects whose `type` is `"text"` (with a string `text`), `"thinking"`
+  (with a `thinking` that is a string or such an array of parts), or another
+  kind (images, references: left alone);
+- `delta.reasoning_details`: an array of objects with string `type`, `text`
+  and `summary`;
+- `delta.tool_calls`: an array of objects: `index` an integer, `id` and
+  `type` strings, `function` an object whose `name` is a string and whose
+  `arguments` are a string or an object (sent on as compact JSON text);
+  the legacy `delta.function_call` is such a `function` object;
+- `usage` (or Groq's `x_groq.usage`, `x_groq` being an object): an object whose
+  `prompt_tokens`, `completion_tokens`, `total_tokens`, `reasoning_tokens`
+  and `prompt_cache_hit_tokens` are integers, and whose
+  `completion_tokens_details` and `prompt_tokens_details` are objects with
+  integer `reasoning_tokens` and `cached_tokens`.
 
 Follows the OpenAI `chat.completion.chunk` shape and the provider variations
 listed in the fixtures' QUIRKS.md (reasoning fields, content arrays, legacy
@@ -24,8 +54,10 @@ listed in the fixtures' QUIRKS.md (reasoning fields, content arrays, legacy
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import reprlib
+from collections.abc import Callable, Iterable
 
+from ..errors import MalformedChunkError
 from ..models import (
     DELTA_CLASSES,
     JSON,
@@ -40,8 +72,19 @@ from ..models import (
     Usage,
 )
 from ._build import constructor
+from ._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 
-__all__ = ["DELTA_CLASSES", "DeltaDecoder", "parse_usage"]
+__all__ = [
+    "DELTA_CLASSES",
+    "TOO_DEEP",
+    "ChunkReader",
+    "DeltaDecoder",
+    "FieldError",
+    "chunk_text",
+    "deltas_of",
+    "json_kind",
+    "parse_usage",
+]
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
@@ -50,121 +93,268 @@ _tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDel
 )
 
 
-class DeltaDecoder:
-    """Turn `ChatChunk` items into flat delta events, in wire order.
+_STRING = "a string or null"
+_INTEGER = "an integer or null"
+_OBJECT = "an object or null"
+_ARRAY = "an array or null"
 
-    Deltas fed in are passed through unchanged.
+#: The reason of the `MalformedChunkError` for JSON nested past Python's recursion limit.
+TOO_DEEP = "JSON nested deeper than the decoder allows"
 
-    Returns (from `feed`): the deltas the chunk carries; `close()` returns `[]`.
 
-    Raises:
-        TypeError: an item that is neither a `ChatChunk` nor a delta.
-        RuntimeError: `feed` after `close()` or after an error.
+class FieldError(ValueError):
+    """A field of a decoded chunk has the wrong JSON type (turned into `MalformedChunkError`).
 
-    >>> d = DeltaDecoder()
-    >>> d.feed(ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hi"}}]}))
-    [TextDelta(text='Hi', choice=0)]
+    Raised by `ChunkReader.read`; the machine that knows the chunk's text
+    raises `MalformedChunkError(error.reason, text)` in its place.
+
+    Attributes:
+        reason: e.g. `"choices[0].delta.content is a JSON number, not a string,
+            an array or null"`.
     """
 
-    __slots__ = ("_closed", "_finished", "_usage")
+    def __init__(self, path: str, value: JSON, expected: str) -> None:
+        self.reason = f"{path} is a JSON {json_kind(value)}, not {expected}"
+        super().__init__(self.reason)
+
+
+def json_kind(value: JSON) -> str:
+    """The JSON name of a decoded value's type, for messages.
+
+    >>> json_kind(1.5), json_kind(True), json_kind(None), json_kind([])
+    ('number', 'boolean', 'null', 'array')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__  # pragma: no cover - json.loads makes no other types
+
+
+def chunk_text(raw: JSONObject) -> str:
+    """The JSON text of a decoded chunk, for the message of an error about it.
+
+    Used where the text the chunk was decoded from is not at hand (a
+    `ChatChunk` built in code); never raises.
+    """
+    try:
+        return json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        # Too deep (or not JSON at all): a repr that stops a few levels down.
+        return reprlib.repr(raw)
+
+
+class ChunkReader:
+    """Read the deltas out of decoded chat chunks, checking each field it reads.
+
+    The one copy of the chunk-to-delta rules: `DeltaDecoder`, `ChunkDecoder`
+    (which checks every chunk it passes on) and the machines that take
+    chunks all read through one. Its state is what a stream needs beyond one
+    chunk: the choices named so far, the last finish reason and the first
+    role of each, and the last `Usage`.
+
+    Attributes:
+        seen: the indexes of every choice any chunk named.
+        finished: each finished choice's last (non-empty) finish reason.
+        roles: each choice's first non-empty `delta.role`.
+        usage: the last `Usage` emitted.
+
+    >>> reader, out = ChunkReader(), []
+    >>> reader.read({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}, out)
+    >>> out
+    [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
+    """
+
+    __slots__ = ("finished", "roles", "seen", "usage")
 
     def __init__(self) -> None:
-        self._finished: dict[int, str] = {}
-        self._usage: Usage | None = None
-        self._closed = False
+        self.seen: set[int] = set()
+        self.finished: dict[int, str] = {}
+        self.roles: dict[int, str] = {}
+        self.usage: Usage | None = None
 
-    def feed(self, chunk: ChatChunk | Delta) -> list[Delta]:
-        """Decode one chunk (or pass one delta through)."""
-        if self._closed:
-            raise RuntimeError("DeltaDecoder: feed() after close() or after an error")
-        if type(chunk) is not ChatChunk:
-            if isinstance(chunk, DELTA_CLASSES):
-                return [chunk]
-            if not isinstance(chunk, ChatChunk):
-                self._closed = True
-                raise TypeError(f"DeltaDecoder expects ChatChunk or delta items, got {chunk!r}")
-        raw = chunk.raw
-        out: list[Delta] = []
-        # What `ChatChunk.choices` and `.usage` give, read without building a list.
+    def read(self, raw: JSONObject, out: list[Delta]) -> None:
+        """Append the deltas of one decoded chunk to `out`.
+
+        Raises:
+            FieldError: a field has the wrong JSON type; `out` and the state
+                may hold part of the chunk (the caller fails, or checked the
+                chunk with a fresh reader first).
+            RecursionError: the content parts or the tool-call arguments nest
+                deeper than Python's recursion limit.
+        """
+        # The hot path of the whole pipeline, in one function: each field is
+        # read once and checked with one `type(x) is ...` test, and messages
+        # are built only on the way to an error.
         choices = raw.get("choices")
-        if isinstance(choices, list):
-            for choice in choices:
-                if isinstance(choice, dict):
-                    self._decode_choice(choice, out)
+        if choices is not None:
+            if type(choices) is not list:
+                raise FieldError("choices", choices, _ARRAY)
+            for i, choice in enumerate(choices):
+                if type(choice) is not dict:
+                    raise FieldError(f"choices[{i}]", choice, "an object")
+                index = choice.get("index")
+                if type(index) is int:
+                    n: int = index
+                elif index is None:
+                    n = 0
+                else:
+                    raise FieldError(f"choices[{i}].index", index, _INTEGER)
+                self.seen.add(n)
+                delta = choice.get("delta")
+                if type(delta) is dict:
+                    # One pass over the fields the delta has (one or two, as a rule)
+                    # costs less than a lookup of each of the eight it might have.
+                    content = reasoning = other = details = refusal = calls = legacy = None
+                    for key, value in delta.items():
+                        if value is None:
+                            continue  # null is absent, in every field
+                        if key == "content":
+                            content = value
+                        elif key == "reasoning_content":
+                            if type(value) is not str:
+                                raise FieldError(f"choices[{i}].delta.{key}", value, _STRING)
+                            reasoning = value
+                        elif key == "tool_calls":
+                            calls = value
+                        elif key == "role":
+                            if type(value) is not str:
+                                raise FieldError(f"choices[{i}].delta.{key}", value, _STRING)
+                            if value and n not in self.roles:
+                                self.roles[n] = value
+                        elif key == "reasoning":
+                            if type(value) is not str:
+                                raise FieldError(f"choices[{i}].delta.{key}", value, _STRING)
+                            other = value
+                        elif key == "refusal":
+                            if type(value) is not str:
+                                raise FieldError(f"choices[{i}].delta.{key}", value, _STRING)
+                            refusal = value
+                        elif key == "reasoning_details":
+                            details = value
+                        elif key == "function_call":
+                            legacy = value
+                    if not reasoning:
+                        reasoning = other
+                    if details is not None:
+                        # Checked always, used only when no plain reasoning field came:
+                        # OpenRouter sends both with the same text.
+                        thoughts = _details_text(details, i)
+                        if not reasoning:
+                            reasoning = thoughts
+                    if content is not None:
+                        if type(content) is str:
+                            if content:
+                                if reasoning:
+                                    out.append(_reasoning(reasoning, n))
+                                out.append(_text(content, n))
+                                reasoning = None
+                        elif type(content) is list:
+                            texts: list[str] = []
+                            parts = [reasoning] if reasoning else []
+                            _parts(content, texts, parts, f"choices[{i}].delta.content")
+                            reasoning = "".join(parts)
+                            if reasoning:
+                                out.append(_reasoning(reasoning, n))
+                                reasoning = None
+                            text = "".join(texts)
+                            if text:
+                                out.append(_text(text, n))
+                        else:
+                            raise FieldError(
+                                f"choices[{i}].delta.content", content, "a string, an array or null"
+                            )
+                    if reasoning:
+                        out.append(_reasoning(reasoning, n))
+                    if refusal:
+                        out.append(RefusalDelta(refusal, n))
+                    if calls is not None:
+                        if type(calls) is not list:
+                            raise FieldError(_calls(i), calls, _ARRAY)
+                        for j, call in enumerate(calls):
+                            if type(call) is not dict:
+                                raise FieldError(f"{_calls(i)}[{j}]", call, "an object")
+                            wire = call.get("index")
+                            if wire is not None and type(wire) is not int:
+                                raise FieldError(f"{_calls(i)}[{j}].index", wire, _INTEGER)
+                            id = call.get("id")
+                            if id is not None:
+                                if type(id) is not str:
+                                    raise FieldError(f"{_calls(i)}[{j}].id", id, _STRING)
+                                if not id:
+                                    id = None  # Qwen sends "" on the follow-up fragments
+                            kind = call.get("type")
+                            if kind is not None and type(kind) is not str:
+                                raise FieldError(f"{_calls(i)}[{j}].type", kind, _STRING)
+                            function = call.get("function")
+                            if type(function) is dict:
+                                arguments = function.get("arguments")
+                                name = function.get("name")
+                                if type(arguments) is str and (
+                                    name is None or (type(name) is str and name)
+                                ):
+                                    out.append(_tool_call(wire, arguments, id, name, n))
+                                else:
+                                    # Rare: empty or wrong names, arguments that are not text.
+                                    out.append(
+                                        _function_delta(
+                                            function, wire, id, n, f"{_calls(i)}[{j}].function"
+                                        )
+                                    )
+                            elif function is None:
+                                out.append(_tool_call(wire, "", id, None, n))
+                            else:
+                                raise FieldError(f"{_calls(i)}[{j}].function", function, _OBJECT)
+                    if legacy is not None:
+                        if type(legacy) is not dict:
+                            raise FieldError(f"choices[{i}].delta.function_call", legacy, _OBJECT)
+                        out.append(
+                            _function_delta(legacy, 0, None, n, f"choices[{i}].delta.function_call")
+                        )
+                elif delta is None:
+                    # Legacy completions; only without a `delta`, as Together sends both.
+                    legacy_text = choice.get("text")
+                    if legacy_text is not None:
+                        if type(legacy_text) is not str:
+                            raise FieldError(f"choices[{i}].text", legacy_text, _STRING)
+                        if legacy_text:
+                            out.append(_text(legacy_text, n))
+                else:
+                    raise FieldError(f"choices[{i}].delta", delta, _OBJECT)
+                reason = choice.get("finish_reason")
+                if reason is not None:
+                    if type(reason) is not str:
+                        raise FieldError(f"choices[{i}].finish_reason", reason, _STRING)
+                    if reason and self.finished.get(n) != reason:
+                        self.finished[n] = reason
+                        # The legacy function_call ends in a tool call like any other.
+                        norm = "tool_calls" if reason == "function_call" else reason
+                        out.append(Finish(norm, n, reason))
         usage = raw.get("usage")
-        if not isinstance(usage, dict):
-            usage = None
+        path = "usage"
+        if usage is None:
             # Groq also puts the numbers in `x_groq.usage`; top-level usage wins when both exist.
             extra = raw.get("x_groq")
-            if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):
-                usage = extra["usage"]
+            if extra is not None:
+                if type(extra) is not dict:
+                    raise FieldError("x_groq", extra, _OBJECT)
+                usage = extra.get("usage")
+                path = "x_groq.usage"
         if usage is not None:
-            parsed = parse_usage(usage)
-            if parsed is not None and parsed != self._usage:
-                self._usage = parsed
+            if type(usage) is not dict:
+                raise FieldError(path, usage, _OBJECT)
+            parsed = _usage(usage, path)
+            if parsed is not None and parsed != self.usage:
+                self.usage = parsed
                 out.append(parsed)
-        return out
-
-    def close(self) -> list[Delta]:
-        """End the input; nothing is buffered, so this returns `[]`."""
-        if self._closed:
-            raise RuntimeError("DeltaDecoder: close() called twice or after an error")
-        self._closed = True
-        return []
-
-    def _decode_choice(self, choice: JSONObject, out: list[Delta]) -> None:
-        # The hot path of the whole pipeline: each field is read once, and the
-        # rare shapes (content arrays, reasoning_details) take the slow road.
-        index = choice.get("index")
-        n: int = index if type(index) is int else (_int(index) or 0)
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            reasoning = delta.get("reasoning_content")
-            if not (reasoning and isinstance(reasoning, str)):
-                reasoning = delta.get("reasoning")
-                if not (reasoning and isinstance(reasoning, str)):
-                    # Only when no plain reasoning field came: OpenRouter sends both
-                    # with the same text.
-                    details = delta.get("reasoning_details")
-                    reasoning = (
-                        "".join(_reasoning_details_text(details)) if details is not None else ""
-                    )
-            content = delta.get("content")
-            if isinstance(content, str):
-                text = content
-            elif isinstance(content, list):
-                texts: list[str] = []
-                thoughts = [reasoning]
-                _content(content, texts, thoughts)
-                text, reasoning = "".join(texts), "".join(thoughts)
-            else:
-                text = ""
-            if reasoning:
-                out.append(_reasoning(reasoning, n))
-            if text:
-                out.append(_text(text, n))
-            refusal = delta.get("refusal")
-            if refusal and isinstance(refusal, str):
-                out.append(RefusalDelta(refusal, n))
-            calls = delta.get("tool_calls")
-            if isinstance(calls, list):
-                for call in calls:
-                    if isinstance(call, dict):
-                        out.append(_tool_call_delta(call, n))
-            legacy = delta.get("function_call")
-            if isinstance(legacy, dict):
-                out.append(_function_delta(legacy, index=0, id=None, choice=n))
-        else:
-            legacy_text = choice.get("text")
-            # Legacy completions; only without a `delta`, as Together sends both.
-            if legacy_text and isinstance(legacy_text, str):
-                out.append(TextDelta(legacy_text, n))
-        reason = choice.get("finish_reason")
-        if reason and isinstance(reason, str) and self._finished.get(n) != reason:
-            self._finished[n] = reason
-            # The legacy function_call ends in a tool call like any other.
-            norm = "tool_calls" if reason == "function_call" else reason
-            out.append(Finish(norm, n, reason))
 
 
 def parse_usage(raw: JSONObject) -> Usage | None:
@@ -175,23 +365,42 @@ def parse_usage(raw: JSONObject) -> Usage | None:
     `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`.
     A missing `total_tokens` is the sum of the other two.
 
+    Raises:
+        MalformedChunkError: a counter is not an integer (or null), or a
+            details field not an object (or null).
+
     >>> parse_usage({"prompt_tokens": 3, "completion_tokens": 4}).total_tokens
     7
     """
-    prompt = _int(raw.get("prompt_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    total = _int(raw.get("total_tokens"))
+    try:
+        return _usage(raw, "usage")
+    except FieldError as exc:
+        raise MalformedChunkError(exc.reason, chunk_text(raw)) from None
+
+
+def _usage(raw: JSONObject, path: str) -> Usage | None:
+    prompt = _count(raw, "prompt_tokens", path)
+    completion = _count(raw, "completion_tokens", path)
+    total = _count(raw, "total_tokens", path)
+    reasoning = _count(raw, "reasoning_tokens", path)
+    cached = _count(raw, "prompt_cache_hit_tokens", path)
+    details = raw.get("completion_tokens_details")
+    if details is not None:
+        if type(details) is not dict:
+            raise FieldError(f"{path}.completion_tokens_details", details, _OBJECT)
+        inner = _count(details, "reasoning_tokens", f"{path}.completion_tokens_details")
+        if inner is not None:
+            reasoning = inner
+    details = raw.get("prompt_tokens_details")
+    if details is not None:
+        if type(details) is not dict:
+            raise FieldError(f"{path}.prompt_tokens_details", details, _OBJECT)
+        inner = _count(details, "cached_tokens", f"{path}.prompt_tokens_details")
+        if inner is not None:
+            cached = inner
     if prompt is None and completion is None and total is None:
         return None
     prompt, completion = prompt or 0, completion or 0
-    details = raw.get("completion_tokens_details")
-    reasoning = _int(details.get("reasoning_tokens")) if isinstance(details, dict) else None
-    if reasoning is None:
-        reasoning = _int(raw.get("reasoning_tokens"))
-    details = raw.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-    if cached is None:
-        cached = _int(raw.get("prompt_cache_hit_tokens"))
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
@@ -202,79 +411,208 @@ def parse_usage(raw: JSONObject) -> Usage | None:
     )
 
 
-def _int(value: JSON) -> int | None:
-    # bool is an int in Python, but never a count or an index on the wire.
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _count(raw: JSONObject, key: str, path: str) -> int | None:
+    value = raw.get(key)
+    # bool is an int in Python, but never a count on the wire.
+    if value is None or type(value) is int:
+        return value
+    raise FieldError(f"{path}.{key}", value, _INTEGER)
 
 
-def _str(value: JSON) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _reasoning_details_text(details: JSON) -> list[str]:
-    if not isinstance(details, list):
-        return []
+def _details_text(details: JSON, i: int) -> str:
+    """The reasoning text of OpenRouter's `reasoning_details` (encrypted items carry none)."""
+    path = f"choices[{i}].delta.reasoning_details"
+    if type(details) is not list:
+        raise FieldError(path, details, _ARRAY)
     out = []
-    for item in details:
-        if isinstance(item, dict):
-            # `reasoning.encrypted` items carry opaque data, not text: skipped.
-            if item.get("type") == "reasoning.summary":
-                out.append(_str(item.get("summary")))
-            elif item.get("type") in ("reasoning.text", None):
-                out.append(_str(item.get("text")))
-    return out
+    for j, item in enumerate(details):
+        if type(item) is not dict:
+            raise FieldError(f"{path}[{j}]", item, "an object")
+        kind = item.get("type")
+        if kind is not None and type(kind) is not str:
+            raise FieldError(f"{path}[{j}].type", kind, _STRING)
+        for key in ("text", "summary"):
+            value = item.get(key)
+            if value is not None and type(value) is not str:
+                raise FieldError(f"{path}[{j}].{key}", value, _STRING)
+        # `reasoning.encrypted` items carry opaque data, not text: left alone.
+        if kind == "reasoning.summary":
+            out.append(item.get("summary") or "")
+        elif kind in ("reasoning.text", None):
+            out.append(item.get("text") or "")
+    return "".join(out)
 
 
-def _content(content: JSON, text: list[str], reasoning: list[str]) -> None:
-    if isinstance(content, str):
-        text.append(content)
-    elif isinstance(content, list):
-        # Mistral Magistral: an array of typed parts, thinking parts nesting their own text parts.
-        for part in content:
-            if isinstance(part, str):
-                text.append(part)
-            elif isinstance(part, dict):
-                kind = part.get("type")
-                if kind == "thinking":
-                    inner = part.get("thinking")
-                    if isinstance(inner, str):
-                        reasoning.append(inner)
-                    else:
-                        _content(inner, reasoning, reasoning)
-                elif kind in ("text", None):
-                    text.append(_str(part.get("text")))
+def _parts(content: list[JSON], text: list[str], reasoning: list[str], path: str) -> None:
+    # Mistral Magistral: an array of typed parts, thinking parts nesting their own text parts.
+    for j, part in enumerate(content):
+        if type(part) is str:
+            text.append(part)
+            continue
+        if type(part) is not dict:
+            raise FieldError(f"{path}[{j}]", part, "a string or an object")
+        kind = part.get("type")
+        if kind is None or kind == "text":
+            value = part.get("text")
+            if value is not None:
+                if type(value) is not str:
+                    raise FieldError(f"{path}[{j}].text", value, _STRING)
+                text.append(value)
+        elif kind == "thinking":
+            inner = part.get("thinking")
+            if type(inner) is str:
+                reasoning.append(inner)
+            elif type(inner) is list:
+                _parts(inner, reasoning, reasoning, f"{path}[{j}].thinking")
+            elif inner is not None:
+                raise FieldError(f"{path}[{j}].thinking", inner, "a string, an array or null")
+        elif type(kind) is not str:
+            raise FieldError(f"{path}[{j}].type", kind, _STRING)
+        # Parts of other kinds (images, references, ...) carry no text: left alone.
 
 
-def _tool_call_delta(call: JSONObject, choice: int) -> ToolCallDelta:
-    function = call.get("function")
-    index = call.get("index")
-    if type(index) is not int:
-        index = _int(index)
-    id = call.get("id")
-    if not (id and isinstance(id, str)):
-        id = None
-    if not isinstance(function, dict):
-        return _tool_call(index, "", id, None, choice)
-    arguments = function.get("arguments")
-    name = function.get("name")
-    if not isinstance(arguments, str):
-        # Rare: leave the conversions to `_function_delta`.
-        return _function_delta(function, index, id, choice)
-    return _tool_call(
-        index, arguments, id, name if name and isinstance(name, str) else None, choice
-    )
+def _calls(i: int) -> str:
+    return f"choices[{i}].delta.tool_calls"
 
 
 def _function_delta(
-    function: JSONObject, index: int | None, id: str | None, choice: int
+    function: JSONObject, index: int | None, id: str | None, choice: int, path: str
 ) -> ToolCallDelta:
+    name = function.get("name")
+    if name is not None:
+        if type(name) is not str:
+            raise FieldError(f"{path}.name", name, _STRING)
+        if not name:
+            name = None
     arguments = function.get("arguments")
-    if isinstance(arguments, str):
+    if type(arguments) is str:
         text = arguments
     elif arguments is None:
         text = ""
-    else:
+    elif type(arguments) is dict:
         # Some providers send the arguments as a JSON object, not its text.
         text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    name = function.get("name")
-    return _tool_call(index, text, id, name if name and isinstance(name, str) else None, choice)
+    else:
+        raise FieldError(f"{path}.arguments", arguments, "a string, an object or null")
+    return _tool_call(index, text, id, name, choice)
+
+
+class DeltaDecoder(MachineBase):
+    """Turn `ChatChunk` items into flat delta events, in wire order.
+
+    Deltas fed in are passed through unchanged.
+
+    Args:
+        operator: the operator to name when an item is neither a chunk nor a
+            delta (default `"rs.deltas()"`), for operators built over this one.
+
+    Returns (from `feed`): the deltas the chunk carries; `close()` returns `[]`.
+
+    Raises:
+        MalformedChunkError: a field of the chunk has the wrong JSON type (the
+            message names its path), or the chunk nests deeper than Python
+            can follow.
+        TypeError: an item that is neither a `ChatChunk` nor a delta.
+        RuntimeError: `feed` after `close()` or after an error.
+
+    >>> d = DeltaDecoder()
+    >>> d.feed(ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hi"}}]}))
+    [TextDelta(text='Hi', choice=0)]
+    """
+
+    __slots__ = ("_name", "_reader")
+    operator = "rs.deltas()"
+
+    def __init__(self, *, operator: str | None = None) -> None:
+        super().__init__()
+        self._reader = ChunkReader()
+        # The operator named in misuse messages, when it is not `rs.deltas()`.
+        self._name = operator or self.operator
+
+    @property
+    def pristine(self) -> bool:
+        """True while no chunk has been fed (nor the decoder closed)."""
+        reader = self._reader
+        return (
+            self._state is OPEN and not reader.seen and reader.usage is None and not reader.finished
+        )
+
+    @property
+    def reader(self) -> ChunkReader:
+        """The reader of the chunks fed so far (choices seen, roles, last usage)."""
+        return self._reader
+
+    def feed(self, chunk: ChatChunk | Delta) -> list[Delta]:
+        """Decode one chunk (or pass one delta through)."""
+        out: list[Delta] = []
+        self.feed_all((chunk,), out)
+        return out
+
+    def feed_all(self, chunks: Iterable[ChatChunk | Delta], out: list[Delta]) -> None:
+        """Feed many items at once: the same as `out += feed(item)` for each in turn."""
+        if self._state is not OPEN:
+            self._refuse()
+        read = self._reader.read
+        chunk: object = None
+        mark = len(out)
+        try:
+            for chunk in chunks:
+                if type(chunk) is ChatChunk or isinstance(chunk, ChatChunk):
+                    # A chunk that fails half-way must leave none of its deltas.
+                    mark = len(out)
+                    read(chunk.raw, out)
+                elif isinstance(chunk, DELTA_CLASSES):
+                    out.append(chunk)
+                else:
+                    raise wrong_input(chunk, self._name, Stage.CHUNKS)
+        except FieldError as exc:
+            self._state = FAILED
+            del out[mark:]
+            raise MalformedChunkError(exc.reason, _text_of(chunk)) from None
+        except RecursionError:
+            self._state = FAILED
+            del out[mark:]
+            raise MalformedChunkError(TOO_DEEP, _text_of(chunk)) from None
+        except BaseException:
+            self._state = FAILED
+            raise
+
+    def close(self) -> list[Delta]:
+        """End the input; nothing is buffered, so this returns `[]`."""
+        self._closing()
+        return []
+
+
+def _text_of(chunk: object) -> str:
+    return chunk_text(chunk.raw) if isinstance(chunk, ChatChunk) else repr(chunk)
+
+
+def deltas_of(item: ChatChunk | Delta, decoder: DeltaDecoder, operator: str) -> list[Delta]:
+    """The deltas one item of a machine taking "`ChatChunk` or delta" items stands for.
+
+    The one input check of every such machine (the message, think, tool-call
+    and token machines): a delta stands for itself, a chunk for the deltas
+    `decoder` reads in it, and anything else is the caller's mistake.
+
+    Args:
+        item: the item fed to the machine.
+        decoder: the machine's own `DeltaDecoder` (it keeps the stream's state:
+            finish reasons and usage already reported).
+        operator: the operator the user wrote, e.g. `"rs.accumulate_tool_calls()"`.
+
+    Returns:
+        The deltas, in wire order.
+
+    Raises:
+        MalformedChunkError: a field of the chunk has the wrong JSON type.
+        TypeError: the item is neither, worded by `wrong_input` (e.g. an
+            `SSEFrame` -> "add rs.decode_chunks() before it").
+
+    >>> deltas_of(TextDelta("a"), DeltaDecoder(), "rs.think_tags()")
+    [TextDelta(text='a', choice=0)]
+    """
+    if isinstance(item, DELTA_CLASSES):
+        return [item]
+    if isinstance(item, ChatChunk):
+        return decoder.feed(item)
+    raise wrong_input(item, operator, Stage.CHUNKS)

@@ -20,9 +20,11 @@ event stream" (end-of-line = CRLF / LF / CR).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TypeVar
 
 from ..errors import LineTooLongError
+from ._machine import CLOSED, FAILED, OPEN, MachineBase, Stage, wrong_input
 
 __all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter"]
 
@@ -47,7 +49,7 @@ class LineAfterBOM(str):
 T = TypeVar("T", str, bytes)
 
 
-class LineSplitter:
+class LineSplitter(MachineBase):
     """Split `str` or `bytes` chunks into lines at CRLF, LF or CR.
 
     A line is emitted as soon as its terminator arrives (at a CR, without
@@ -80,14 +82,15 @@ class LineSplitter:
         "_pending_b",
         "_pending_len",
         "_pending_s",
-        "_state",
     )
+    operator = "rs.lines()"
 
     def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int):
             raise TypeError(f"limit must be an int, got {type(limit).__name__}")
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit!r}")
+        super().__init__()
         self._limit = limit
         self._kind: type[str] | type[bytes] | None = None
         # Pieces of the line that has no terminator yet; a list so a long line
@@ -104,7 +107,6 @@ class LineSplitter:
         # An over-long line found after good lines in one chunk: those lines are
         # returned first and this is raised by the next call.
         self._error: LineTooLongError | None = None
-        self._state = "open"
 
     def feed(self, chunk: str | bytes | bytearray) -> list[str]:
         """Take the next chunk and return the lines it completes.
@@ -126,30 +128,44 @@ class LineSplitter:
             RuntimeError: the splitter was closed or has failed.
         """
         self._check_open()
-        if isinstance(chunk, bytearray):
-            chunk = bytes(chunk)
-        kind = _kind_of(chunk)
-        if self._kind is None:
-            self._kind = kind
-        elif kind is not self._kind:
-            raise TypeError(
-                f"this splitter takes {self._kind.__name__} chunks, got a {kind.__name__} chunk"
-            )
-        if not chunk:
-            return []
-        if self._at_start:
-            chunk = self._strip_bom(chunk)
+        try:
+            if isinstance(chunk, bytearray):
+                chunk = bytes(chunk)
+            kind = str if isinstance(chunk, str) else bytes if isinstance(chunk, bytes) else None
+            if kind is None:
+                raise wrong_input(chunk, self.operator, Stage.RAW)
+            if self._kind is None:
+                self._kind = kind
+            elif kind is not self._kind:
+                raise TypeError(
+                    f"{self.operator} takes the {self._kind.__name__} chunks it began with,"
+                    f" got a {kind.__name__} chunk: one stream cannot mix str and bytes"
+                )
             if not chunk:
                 return []
-        try:
+            if self._at_start:
+                chunk = self._strip_bom(chunk)
+                if not chunk:
+                    return []
             lines = self._feed_bytes(chunk) if isinstance(chunk, bytes) else self._feed_str(chunk)
         except BaseException:
-            self._state = "failed"
+            self._state = FAILED
             raise
         if self._mark_first and lines:
             lines[0] = LineAfterBOM(lines[0])
             self._mark_first = False
         return lines
+
+    def feed_all(self, chunks: Iterable[str | bytes | bytearray], out: list[str]) -> None:
+        """Feed many chunks at once: the same as `out += feed(chunk)` for each in turn.
+
+        >>> splitter, out = LineSplitter(), []
+        >>> splitter.feed_all([b"a\\nb", b"\\n"], out)
+        >>> out
+        ['a', 'b']
+        """
+        for chunk in chunks:
+            out += self.feed(chunk)
 
     def close(self) -> list[str]:
         """End the input and return the unterminated last line, if any.
@@ -162,7 +178,7 @@ class LineSplitter:
             RuntimeError: the splitter was already closed or has failed.
         """
         self._check_open()
-        self._state = "closed"
+        self._state = CLOSED
         if self._pending_b:
             last = b"".join(self._pending_b).decode("utf-8", "replace")
         elif self._pending_s:
@@ -203,10 +219,10 @@ class LineSplitter:
     def _check_open(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
-            self._state = "failed"
+            self._state = FAILED
             raise error
-        if self._state != "open":
-            raise RuntimeError(f"this LineSplitter is {self._state}; it takes no more input")
+        if self._state is not OPEN:
+            self._refuse()
 
     def _strip_bom(self, chunk: str | bytes) -> str | bytes:
         if isinstance(chunk, str):
@@ -322,11 +338,3 @@ class LineSplitter:
             raise error
         self._error = error
         return lines
-
-
-def _kind_of(chunk: object) -> type[str] | type[bytes]:
-    if isinstance(chunk, str):
-        return str
-    if isinstance(chunk, bytes):
-        return bytes
-    raise TypeError(f"expected a str or bytes chunk, got {type(chunk).__name__}")

@@ -15,7 +15,10 @@ Invariants:
   anything else replaces it);
 - `usage` is the stream's last `Usage`, shared by every choice;
 - `role` is read from the chunks' `delta.role` (the first non-empty one), as
-  deltas carry no role; it is `"assistant"` when fed deltas or when none came.
+  deltas carry no role; it is `"assistant"` when fed deltas or when none came;
+- a chunk with a field of the wrong JSON type is `MalformedChunkError`, an
+  item that is neither a chunk nor a delta a `TypeError` that says which
+  operator is missing in front.
 
 Follows the OpenAI chat streaming format (a `chat.completion` assembled from
 its `chat.completion.chunk` stream).
@@ -44,7 +47,8 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
-from .deltas import DELTA_CLASSES, DeltaDecoder
+from ._machine import FAILED, OPEN, MachineBase
+from .deltas import ChunkReader, DeltaDecoder, deltas_of
 from .tools import ToolCallAccumulator
 
 __all__ = ["MessageAccumulator"]
@@ -52,7 +56,6 @@ __all__ = ["MessageAccumulator"]
 
 @dataclass(slots=True)
 class _Choice:
-    role: str | None = None
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
@@ -65,13 +68,14 @@ class _Choice:
     metadata: JSONObject = field(default_factory=dict)
 
 
-class MessageAccumulator:
+class MessageAccumulator(MachineBase):
     """Accumulate a stream into one final `Message` per choice.
 
     Returns: `feed` always returns `[]`; `close()` returns the messages, in
     choice order.
 
     Raises:
+        MalformedChunkError: a chunk with a field of the wrong JSON type.
         TypeError: an item that is neither a `ChatChunk` nor a delta.
         RuntimeError: `feed` after `close()` or after an error.
 
@@ -82,94 +86,135 @@ class MessageAccumulator:
     'Hi'
     """
 
-    __slots__ = ("_choices", "_closed", "_decoder", "_tools", "_usage")
+    __slots__ = ("_choices", "_decoder", "_pieces", "_reader", "_run", "_tools", "_usage")
+    operator = "rs.accumulate_message()"
 
     def __init__(self) -> None:
+        super().__init__()
         self._decoder = DeltaDecoder()
         self._tools = ToolCallAccumulator()
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
-        self._closed = False
+        # The reader of the chunks this stream brought: the choices they name
+        # and their roles. Its own decoder's, unless `share_reader` said otherwise.
+        self._reader = self._decoder.reader
+        # A run of fragments that go on one tool call (same choice, same
+        # index, no id or name of their own): by the accumulator's own rule
+        # ("by index, else by id, else the latest call") they all land on
+        # the call of the run's first fragment, so they reach it as one
+        # fragment, their arguments joined, when the run ends.
+        self._run: ToolCallDelta | None = None
+        self._pieces: list[str] = []
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing has been fed (nor closed)."""
+        reader = self._reader
+        return (
+            self._state is OPEN
+            and not self._choices
+            and self._usage is None
+            and not reader.seen
+            and reader.usage is None
+        )
+
+    def share_reader(self, reader: ChunkReader) -> None:
+        """Take the choices and roles from `reader`, which reads this stream's chunks.
+
+        For a chunk decoder that reads the chunks and feeds their deltas here
+        (the fused operator chain): the messages are then what feeding the
+        chunks themselves gives.
+        """
+        self._reader = reader
 
     def feed(self, item: ChatChunk | Delta) -> list[Message]:
         """Take one chunk or delta; return `[]` (messages come at `close()`)."""
-        if self._closed:
-            raise RuntimeError("MessageAccumulator: feed() after close() or after an error")
-        if isinstance(item, DELTA_CLASSES):
-            self._apply(item)
-            return []
-        if not isinstance(item, ChatChunk):
-            self._closed = True
-            raise TypeError(f"MessageAccumulator expects ChatChunk or delta items, got {item!r}")
-        # What `item.choices` gives, read without building a list.
-        choices = item.raw.get("choices")
-        if isinstance(choices, list):
-            known = self._choices
-            for raw in choices:
-                if not isinstance(raw, dict):
-                    continue
-                index = raw.get("index")
-                n = index if type(index) is int else 0
-                state = known.get(n)
-                if state is None:
-                    state = known[n] = _Choice()
-                # The role is the first non-empty one: once known, not looked up again.
-                if state.role is None:
-                    delta = raw.get("delta")
-                    role = delta.get("role") if isinstance(delta, dict) else None
-                    if isinstance(role, str) and role:
-                        state.role = role
-        for delta in self._decoder.feed(item):
-            self._apply(delta)
+        self.feed_all((item,), [])
         return []
 
     def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[Message]) -> None:
         """Feed many items at once: the same as `feed` for each in turn (and `out` stays empty)."""
+        if self._state is not OPEN:
+            self._refuse()
         choices = self._choices
-        tools = self._tools
-        for item in items:
-            # Text, reasoning and tool-call deltas are nearly all a stream
-            # holds: `_apply`'s hot cases, inline; the rest takes `feed`.
-            if self._closed:
-                self.feed(item)  # which refuses it
-            elif type(item) is TextDelta:
-                state = choices.get(item.choice) or self._choice(item.choice)
-                state.content.append(item.text)
-            elif type(item) is ReasoningDelta:
-                state = choices.get(item.choice) or self._choice(item.choice)
-                state.reasoning.append(item.text)
-            elif type(item) is ToolCallDelta:
-                if item.choice not in choices:
-                    self._choice(item.choice)
-                tools.feed(item)
-            else:
-                self.feed(item)
+        try:
+            for item in items:
+                # Text, reasoning and tool-call deltas are nearly all a stream
+                # holds: `_apply`'s hot cases, inline.
+                if type(item) is TextDelta:
+                    n = item.choice
+                    (choices.get(n) or self._choice(n)).content.append(item.text)
+                elif type(item) is ReasoningDelta:
+                    n = item.choice
+                    (choices.get(n) or self._choice(n)).reasoning.append(item.text)
+                elif type(item) is ToolCallDelta:
+                    run = self._run
+                    if (
+                        run is not None
+                        and item.id is None
+                        and item.name is None
+                        and item.index == run.index
+                        and item.choice == run.choice
+                    ):
+                        self._pieces.append(item.arguments)
+                    else:
+                        if run is not None:
+                            self._end_run()
+                        if item.choice not in choices:
+                            self._choice(item.choice)
+                        self._run = item
+                else:
+                    for delta in deltas_of(item, self._decoder, self.operator):
+                        self._apply(delta)
+        except BaseException:
+            self._state = FAILED
+            raise
 
     def close(self) -> list[Message]:
         """End the input; return one `Message` per choice, in choice order."""
-        if self._closed:
-            raise RuntimeError("MessageAccumulator: close() called twice or after an error")
-        self._closed = True
-        for call in self._tools.close():
-            self._choice(call.choice).tool_calls.append(call)
-        return [
-            Message(
-                choice=n,
-                role=state.role or "assistant",
-                content="".join(state.content),
-                reasoning="".join(state.reasoning),
-                refusal="".join(state.refusal),
-                tool_calls=tuple(sorted(state.tool_calls, key=lambda c: c.index)),
-                finish_reason=state.finish_reason,
-                usage=self._usage,
-                finish_raw=state.finish_raw,
-                citations=tuple(state.citations),
-                server_tools=tuple(state.server_tools),
-                reasoning_state=tuple(state.reasoning_state),
-                metadata=state.metadata,
+        self._closing()
+        try:
+            self._end_run()
+            for call in self._tools.close():
+                self._choice(call.choice).tool_calls.append(call)
+            for n in self._reader.seen:
+                self._choice(n)
+            roles = self._reader.roles
+            return [
+                Message(
+                    choice=n,
+                    role=roles.get(n) or "assistant",
+                    content="".join(state.content),
+                    reasoning="".join(state.reasoning),
+                    refusal="".join(state.refusal),
+                    tool_calls=tuple(sorted(state.tool_calls, key=lambda c: c.index)),
+                    finish_reason=state.finish_reason,
+                    usage=self._usage,
+                    finish_raw=state.finish_raw,
+                    citations=tuple(state.citations),
+                    server_tools=tuple(state.server_tools),
+                    reasoning_state=tuple(state.reasoning_state),
+                    metadata=state.metadata,
+                )
+                for n, state in sorted(self._choices.items())
+            ]
+        except BaseException:
+            self._state = FAILED
+            raise
+
+    def _end_run(self) -> None:
+        """Hand the pending run of tool-call fragments to the tool-call accumulator."""
+        run = self._run
+        if run is None:
+            return
+        self._run = None
+        pieces = self._pieces
+        if pieces:
+            run = ToolCallDelta(
+                run.index, "".join([run.arguments, *pieces]), run.id, run.name, run.choice
             )
-            for n, state in sorted(self._choices.items())
-        ]
+            pieces.clear()
+        self._tools.feed(run)
 
     def _choice(self, n: int) -> _Choice:
         state = self._choices.get(n)
@@ -178,24 +223,10 @@ class MessageAccumulator:
         return state
 
     def _apply(self, delta: Delta) -> None:
-        # Exact-type tests first (the common case, and cheaper than `match`);
-        # the `match` below serves subclasses.
-        if type(delta) is TextDelta:
-            self._choice(delta.choice).content.append(delta.text)
-        elif type(delta) is ReasoningDelta:
-            self._choice(delta.choice).reasoning.append(delta.text)
-        elif type(delta) is ToolCallDelta:
-            self._choice(delta.choice)
-            self._tools.feed(delta)
-        else:
-            self._apply_any(delta)
-
-    def _apply_any(self, delta: Delta) -> None:
         match delta:
             case Usage():
                 # Shared by all choices, so it names none.
                 self._usage = delta
-                return
             case TextDelta(text=text):
                 self._choice(delta.choice).content.append(text)
             case ReasoningDelta(text=text):
@@ -203,9 +234,11 @@ class MessageAccumulator:
             case RefusalDelta(text=text):
                 self._choice(delta.choice).refusal.append(text)
             case ToolCallDelta():
+                self._end_run()
                 self._choice(delta.choice)
                 self._tools.feed(delta)
             case Finish(reason=reason, raw=raw):
+                self._end_run()
                 state = self._choice(delta.choice)
                 state.finish_reason = reason
                 state.finish_raw = raw

@@ -1,57 +1,119 @@
-"""Provider error shapes: the one place that knows how providers spell an error.
+"""Read a provider's error out of the JSON it sent: one copy of every known shape.
 
-Input: a decoded JSON payload (or the raw bytes of an HTTP error body).
-Output: the provider's own message (and, for payloads, a `ProviderError`).
+Input: a decoded JSON payload (from a chunk, an `event: error` frame or the
+body of an HTTP error answer). Output: the provider's message, type and code,
+or a `ProviderError` built from them.
 
-Shapes known here: `{"error": {"message", "type", "code"}}` (OpenAI and its
-compatibles, Anthropic inside `{"type": "error", ...}`), `{"error": "text"}`
-(Ollama), `{"message": ...}` (flat), and Google's list-wrapped
-`[{"error": {"code", "message", "status"}}]`.
+The shapes, as providers send them:
+
+- `{"error": {"message": ..., "type": ..., "code": ...}}`: OpenAI and every
+  compatible server; OpenRouter puts it inside an otherwise normal chunk;
+  Groq sends it as `event: error`. A `status` stands in for a missing `type`
+  (Google's `"RESOURCE_EXHAUSTED"`).
+- `{"type": "error", "error": {"type": "overloaded_error", "message": ...}}`:
+  Anthropic (the outer `type` is an envelope tag, the inner one the error's).
+- `{"error": "text"}`, with TGI's `"error_type"` beside it.
+- `{"type": "error", "code": ..., "message": ...}`: the OpenAI Responses API.
+- `[{"error": {"code": 429, "message": ..., "status": ...}}]`: Google wraps
+  its error object in a list.
+
+Invariants: nothing here raises on any payload; a field of an unexpected type
+is left out (an error report is never turned into a second error); every
+`ProviderError` keeps the whole payload as `.payload`.
 """
 
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from ..errors import ProviderError, excerpt
 from ..models import JSON
 
-__all__ = ["error_message", "provider_error"]
+__all__ = [
+    "ErrorFields",
+    "error_fields",
+    "event_error",
+    "provider_error",
+    "provider_message",
+    "reported_error",
+]
 
 
-def error_message(body: bytes | str) -> str | None:
-    """The provider's message in an error body, or None when it holds none.
+class ErrorFields(NamedTuple):
+    """What a provider said about its error (each None when it did not say)."""
 
-    >>> error_message(b'{"error": {"message": "Invalid key", "type": "auth"}}')
-    'Invalid key'
-    >>> error_message(b'[{"error": {"code": 429, "message": "Quota", "status": "X"}}]')
-    'Quota'
-    >>> error_message(b"<html>") is None
+    message: str | None
+    type: str | None
+    code: str | int | None
+
+
+def error_fields(payload: JSON) -> ErrorFields | None:
+    """The message, type and code of an error payload; None when it reports no error.
+
+    A payload reports an error when it has a non-null `"error"`, or is tagged
+    `"type": "error"`; a list counts by its first item (Google).
+
+    >>> error_fields({"error": {"message": "Overloaded", "type": "overloaded_error"}})
+    ErrorFields(message='Overloaded', type='overloaded_error', code=None)
+    >>> error_fields({"choices": []}) is None
     True
     """
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
-        payload = payload[0]  # Google wraps its error object in a list
-    if not isinstance(payload, dict):
+    if type(payload) is list and payload and type(payload[0]) is dict:
+        payload = payload[0]
+    if type(payload) is not dict:
         return None
     error = payload.get("error")
-    if isinstance(error, dict):
-        error = error.get("message")
-    if not isinstance(error, str):
-        error = payload.get("message")
-    return excerpt(error) if isinstance(error, str) and error else None
+    if error is None:
+        if payload.get("type") != "error":
+            return None
+        # The OpenAI Responses flat shape: the fields sit beside the tag.
+        return ErrorFields(_text(payload.get("message")), None, _code(payload.get("code")))
+    if type(error) is dict:
+        kind = _text(error.get("type")) or _text(error.get("status"))
+        return ErrorFields(_text(error.get("message")), kind, _code(error.get("code")))
+    if type(error) is str:
+        return ErrorFields(error or None, _text(payload.get("error_type")), None)
+    return ErrorFields(None, None, None)
+
+
+def reported_error(payload: JSON, *, data: str, event: str = "message") -> ProviderError | None:
+    """The `ProviderError` a decoded payload reports, or None when it reports none.
+
+    For payloads that may or may not be errors (a chat chunk with an `"error"`
+    key is one, any other chunk is not).
+
+    Args:
+        payload: the decoded JSON.
+        data: the text it was decoded from; a bounded excerpt of it is the
+            message when the provider gave none.
+        event: the SSE event name it arrived with.
+
+    Returns:
+        The error (the caller raises it), or None.
+
+    >>> reported_error({"error": "rate limited"}, data="").message
+    'rate limited'
+    >>> reported_error({"choices": []}, data="") is None
+    True
+    """
+    fields = error_fields(payload)
+    if fields is None:
+        return None
+    return ProviderError(
+        fields.message or excerpt(data),
+        type=fields.type,
+        code=fields.code,
+        payload=payload,
+        event=event,
+    )
 
 
 def provider_error(payload: JSON, *, data: str, event: str = "message") -> ProviderError:
-    """The `ProviderError` an error payload inside a stream stands for, whatever its shape.
+    """The `ProviderError` for a payload known to be an error event, whatever its shape.
 
-    Args:
-        payload: the decoded error event or object (None if it was not JSON).
-        data: the raw data it came in, quoted when no message can be found.
-        event: the SSE event name it came with.
+    The shapes above, an object with just a `"message"` (and maybe `"type"`,
+    `"code"`), or anything else (then a bounded excerpt of `data` is the message).
 
     >>> provider_error({"type": "error", "error": {"type": "overloaded_error",
     ...     "message": "Overloaded"}}, data="").type
@@ -60,44 +122,77 @@ def provider_error(payload: JSON, *, data: str, event: str = "message") -> Provi
     ...     data="").code
     429
     """
-    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
-        payload = payload[0]
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict):
+    error = reported_error(payload, data=data, event=event)
+    if error is not None:
+        return error
+    if type(payload) is dict:
+        message = _text(payload.get("message"))
+        if message:
+            kind = _text(payload.get("type"))
             return ProviderError(
-                _message(error.get("message"), data),
-                type=_word(error.get("type")) or _word(error.get("status")),
-                code=_code(error.get("code")),
+                message,
+                type=None if kind == "error" else kind,
+                code=_code(payload.get("code")),
                 payload=payload,
                 event=event,
             )
-        if isinstance(error, str) and error:
-            return ProviderError(error, payload=payload, event=event)
-        kind = _word(payload.get("type"))
-        # {"type": "error", ...} is an envelope tag (OpenAI Responses), not an error type.
-        return ProviderError(
-            _message(payload.get("message"), data),
-            type=None if kind in (None, "error") else kind,
-            code=_code(payload.get("code")),
-            payload=payload,
-            event=event,
-        )
-    return ProviderError(_message(None, data), payload=payload, event=event)
+    return ProviderError(
+        excerpt(data) if data.strip() else "(no data)", payload=payload, event=event
+    )
 
 
-def _message(value: JSON, data: str) -> str:
-    if isinstance(value, str) and value:
-        return value
-    return excerpt(data) if data.strip() else "(no message)"
+def event_error(data: str, event: str = "error") -> ProviderError:
+    """The `ProviderError` of an `event: error` frame, whatever its data holds.
+
+    The data may be any of the shapes above, an object with just a
+    `"message"`, other JSON, or no JSON at all (then a bounded excerpt of it is
+    the message).
+
+    >>> event_error('{"message": "slow down", "type": "rate_limit"}').message
+    'slow down'
+    >>> event_error("").message
+    '(no data)'
+    """
+    try:
+        payload: JSON = json.loads(data)
+    except (ValueError, RecursionError):
+        payload = None
+    return provider_error(payload, data=data, event=event)
 
 
-def _word(value: JSON) -> str | None:
-    return value if isinstance(value, str) and value else None
+def provider_message(body: str | bytes) -> str | None:
+    """The provider's own message in the body of an HTTP error answer, if it holds one.
+
+    Args:
+        body: the body as received (any bytes; only JSON ones can match).
+
+    Returns:
+        A bounded excerpt of the message, or None when the body is not JSON or
+        holds no message (in any of the shapes above, a top-level `"message"`
+        or a `"detail"` string).
+
+    >>> provider_message(b'[{"error": {"code": 429, "message": "Quota", "status": "X"}}]')
+    'Quota'
+    """
+    try:
+        payload: JSON = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    fields = error_fields(payload)
+    message = fields.message if fields is not None else None
+    if message is None:
+        if type(payload) is list and payload:
+            payload = payload[0]
+        if type(payload) is dict:
+            message = _text(payload.get("message")) or _text(payload.get("detail"))
+    return excerpt(message) if message else None
+
+
+def _text(value: JSON) -> str | None:
+    """A non-empty string, or None."""
+    return value if type(value) is str and value else None
 
 
 def _code(value: JSON) -> str | int | None:
-    """A provider error code, if it is one (a string or an integer)."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    return None
+    """A provider error code, if it is one (a string or an integer, not a boolean)."""
+    return value if type(value) is str or type(value) is int else None

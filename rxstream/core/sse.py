@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from contextlib import suppress
+from typing import Any
 
 from ..models import SSEFrame
 from ._build import constructor
+from ._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
 from .lines import LineAfterBOM
 
 __all__ = ["SSEParser", "comment_lines", "event_lines", "event_text"]
@@ -36,7 +38,7 @@ __all__ = ["SSEParser", "comment_lines", "event_lines", "event_text"]
 _frame: Callable[[str, str, str | None, int | None], SSEFrame] = constructor(SSEFrame)
 
 
-class SSEParser:
+class SSEParser(MachineBase):
     """Turn event-stream lines into `SSEFrame`s, by the WHATWG rules.
 
     >>> parser = SSEParser()
@@ -52,17 +54,24 @@ class SSEParser:
     [SSEFrame(data='tail', event='message', id=None, retry=None)]
     """
 
-    __slots__ = ("_data", "_event", "_fresh", "_id", "_retry", "_state")
+    __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_retry", "_strings")
+    operator = "rs.sse_frames()"
 
     def __init__(self) -> None:
-        # The data lines of the event being built; "\n".join of them is the
-        # spec's data buffer with its one trailing LF removed.
-        self._data: list[str] = []
+        super().__init__()
+        # The data lines of the event being built: the first one, and the
+        # others (rare); "\n".join of them is the spec's data buffer with its
+        # one trailing LF removed. `_one` is None when no data arrived.
+        self._one: str | None = None
+        self._more: list[str] = []
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
+        # True before the first line and after the end: `feed` then takes
+        # the slow road through `_first`, which checks the state and the type.
         self._fresh = True
-        self._state = "open"
+        # Give the data of a "message" frame as a plain str (set by `fuse`).
+        self._strings = False
 
     def feed(self, line: str) -> list[SSEFrame]:
         """Take one line (without its terminator) and return the frame it dispatches.
@@ -74,40 +83,40 @@ class SSEParser:
             `[frame]` when the line is blank and data was collected, else `[]`.
 
         Raises:
-            TypeError: the line is not a `str`.
-            RuntimeError: the parser was closed.
+            TypeError: the line is not a `str` (the message names the
+                operator missing in front of `rs.sse_frames()`).
+            RuntimeError: the parser was closed, or failed before.
         """
-        # The hot path first: a chat stream is data lines and blank lines.
-        if self._fresh:
-            line = self._first(line)
-        if line.startswith("data:"):
-            self._data.append(line[6:] if line.startswith(" ", 5) else line[5:])
-            return []
-        if not line:
-            data = self._data
-            if not data:
-                self._event = ""
+        try:
+            if self._fresh:
+                line = self._first(line)
+            if not line:
+                return self._dispatch()
+            if line[0] == ":":
                 return []
-            return self._dispatch()
-        if line[0] == ":":
+            name, colon, value = line.partition(":")
+            if colon and value.startswith(" "):
+                value = value[1:]
+            if name == "data":
+                if self._one is None:
+                    self._one = value
+                else:
+                    self._more.append(value)
+            elif name == "event":
+                self._event = value
+            elif name == "id":
+                if "\x00" not in value:
+                    self._id = value
+            # isdigit() alone would accept non-ASCII digits such as "٣".
+            elif name == "retry" and value.isascii() and value.isdigit():
+                # int() refuses a value of thousands of digits; the spec gives no
+                # other answer, so such a field is ignored like any bogus one.
+                with suppress(ValueError):
+                    self._retry = int(value)
             return []
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            if "\x00" not in value:
-                self._id = value
-        # isdigit() alone would accept non-ASCII digits such as "٣".
-        elif name == "retry" and value.isascii() and value.isdigit():
-            # int() refuses a value of thousands of digits; the spec gives no
-            # other answer, so such a field is ignored like any bogus one.
-            with suppress(ValueError):
-                self._retry = int(value)
-        return []
+        except BaseException:
+            self._fail(line)
+            raise
 
     def feed_all(self, lines: Iterable[str], out: list[SSEFrame]) -> None:
         """Feed many lines at once, appending the frames they dispatch to `out`.
@@ -120,41 +129,101 @@ class SSEParser:
         >>> [frame.data for frame in out]
         ['a', 'b']
         """
-        for line in lines:
-            # The two kinds of line a chat stream is made of, inline; any
-            # other line (and the first, and any after close) takes `feed`.
+        if self._state is not OPEN:
+            self._refuse()
+        line = ""
+        try:
             if self._fresh:
-                out += self.feed(line)
-            elif line.startswith("data:"):
-                self._data.append(line[6:] if line.startswith(" ", 5) else line[5:])
-            elif line:
-                out += self.feed(line)
-            else:
-                # A blank line: `_dispatch`, inline.
-                data = self._data
-                event = self._event
-                self._event = ""
-                if data:
-                    self._data = []
-                    out.append(
-                        _frame(
-                            data[0] if len(data) == 1 else "\n".join(data),
-                            event or "message",
-                            self._id,
-                            self._retry,
-                        )
-                    )
+                # The first line takes `feed`, which checks it; then the loop.
+                lines = iter(lines)
+                for line in lines:
+                    out += self.feed(line)
+                    break
+            # The two kinds of line a chat stream is made of, `data: ...` and
+            # blank, take the inline path; any other line takes `feed`.
+            one = self._one
+            strings = self._strings
+            for line in lines:
+                if line:
+                    if line[:6] == "data: ":
+                        if one is None:
+                            one = line[6:]
+                        else:
+                            self._more.append(line[6:])
+                    else:
+                        self._one = one
+                        out += self.feed(line)
+                        one = self._one
+                elif line != "":
+                    # Falsy, yet no blank line: None, b"", ...
+                    raise wrong_input(line, self.operator, Stage.LINES)
+                elif one is not None:
+                    # A blank line after data: `_dispatch`, inline.
+                    more = self._more
+                    if more:
+                        text = "\n".join([one, *more])
+                        more.clear()
+                    else:
+                        text = one
+                    one = None
+                    event = self._event
+                    if not event and strings:
+                        out.append(text)  # type: ignore[arg-type]
+                    else:
+                        self._event = ""
+                        out.append(_frame(text, event or "message", self._id, self._retry))
+                else:
+                    self._event = ""
+            self._one = one
+        except BaseException:
+            self._fail(line)
+            raise
+
+    def fuse(self, below: object) -> Machine[str, Any] | None:
+        """This parser and the chunk decoder it feeds, as one machine (or None).
+
+        The fused operator chain asks for this before any input arrives: the
+        parser then hands the data of each `"message"` frame to the decoder
+        as a plain `str`, instead of building an `SSEFrame` the decoder only
+        reads the data of (other frames go whole). The chunks, errors and
+        `done` are those of the two apart.
+
+        Args:
+            below: the machine that takes this parser's frames.
+
+        Returns:
+            The machine standing for both, or None when there is no shortcut.
+        """
+        from .chunks import ChunkDecoder  # the decoder's module imports this one
+
+        if not (self._fresh and self._state is OPEN and self._one is None):
+            return None
+        if type(below) is ChunkDecoder and below.pristine:
+            self._strings = True
+            below.take_strings()
+            return Chained(self, below)
+        return None
 
     def _first(self, line: str) -> str:
-        if self._state != "open":
-            raise RuntimeError(f"this SSEParser is {self._state}; it takes no more input")
-        # Checked once: a stream of the wrong type fails on its first line.
+        if self._state is not OPEN:
+            self._refuse()
+        # Checked once: a stream of the wrong type fails on its first line
+        # (a later line of another type fails in `_fail`).
         if not isinstance(line, str):
-            raise TypeError(f"expected a str line, got {type(line).__name__}")
+            raise wrong_input(line, self.operator, Stage.LINES)
         self._fresh = False
         if type(line) is LineAfterBOM:
             return line  # the stream's one BOM is gone already
         return line[1:] if line.startswith("\ufeff") else line
+
+    def _fail(self, line: object) -> None:
+        """After an error: refuse all later input, and word a line of the wrong type."""
+        # Every later feed goes through `_first`, which refuses it.
+        self._fresh = True
+        if self._state is OPEN:
+            self._state = FAILED
+            if not isinstance(line, str):
+                raise wrong_input(line, self.operator, Stage.LINES) from None
 
     def close(self) -> list[SSEFrame]:
         """End the input, dispatching an event left without its closing blank line.
@@ -163,29 +232,27 @@ class SSEParser:
             `[frame]` if data was collected since the last dispatch, else `[]`.
 
         Raises:
-            RuntimeError: the parser was already closed.
+            RuntimeError: the parser was already closed, or failed before.
         """
-        if self._state != "open":
-            raise RuntimeError(f"this SSEParser is {self._state}; it cannot be closed again")
-        self._state = "closed"
-        # Every later feed goes through the slow check, which refuses it.
+        self._closing()
         self._fresh = True
         return self._dispatch()
 
     def _dispatch(self) -> list[SSEFrame]:
-        data, event = self._data, self._event
+        one, event = self._one, self._event
         self._event = ""
-        if not data:
+        if one is None:
             return []
-        self._data = []
-        return [
-            _frame(
-                data[0] if len(data) == 1 else "\n".join(data),
-                event or "message",
-                self._id,
-                self._retry,
-            )
-        ]
+        self._one = None
+        more = self._more
+        if more:
+            text = "\n".join([one, *more])
+            more.clear()
+        else:
+            text = one
+        if not event and self._strings:
+            return [text]  # type: ignore[list-item]
+        return [_frame(text, event or "message", self._id, self._retry)]
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

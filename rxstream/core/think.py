@@ -22,10 +22,12 @@ Together (see the fixtures' QUIRKS.md 4.1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..models import ChatChunk, Delta, ReasoningDelta, TextDelta
-from .deltas import DELTA_CLASSES, DeltaDecoder
+from ._machine import FAILED, OPEN, MachineBase
+from .deltas import DeltaDecoder, deltas_of
 
 __all__ = ["ThinkTagSplitter"]
 
@@ -47,14 +49,16 @@ def _held_prefix(text: str, tag: str) -> int:
     return 0
 
 
-class ThinkTagSplitter:
+class ThinkTagSplitter(MachineBase):
     """Split `<think>...</think>` text from `TextDelta` into `ReasoningDelta`.
 
     Returns: from `feed`, the deltas the item gives (possibly fewer or more
     than one per input); from `close()`, any held-back text.
 
     Raises:
-        TypeError: an item that is neither a `ChatChunk` nor a delta.
+        MalformedChunkError: a chunk with a field of the wrong JSON type.
+        TypeError: an item that is neither a `ChatChunk` nor a delta (the
+            message names the operator missing in front of `rs.think_tags()`).
         RuntimeError: `feed` after `close()` or after an error.
 
     >>> s = ThinkTagSplitter()
@@ -62,36 +66,39 @@ class ThinkTagSplitter:
     [ReasoningDelta(text='hm', choice=0), TextDelta(text='Hi', choice=0)]
     """
 
+    __slots__ = ("_decoder", "_states")
+    operator = "rs.think_tags()"
+
     def __init__(self) -> None:
+        super().__init__()
         self._decoder = DeltaDecoder()
         self._states: dict[int, _State] = {}
-        self._closed = False
 
     def feed(self, item: ChatChunk | Delta) -> list[Delta]:
         """Take one chunk or delta; return the deltas it gives."""
-        if self._closed:
-            raise RuntimeError("ThinkTagSplitter: feed() after close() or after an error")
-        if isinstance(item, DELTA_CLASSES):
-            deltas: list[Delta] = [item]
-        elif isinstance(item, ChatChunk):
-            deltas = self._decoder.feed(item)
-        else:
-            self._closed = True
-            raise TypeError(f"ThinkTagSplitter expects ChatChunk or delta items, got {item!r}")
         out: list[Delta] = []
-        for delta in deltas:
-            if isinstance(delta, TextDelta):
-                self._split(delta.text, delta.choice, out)
-            else:
-                self._flush(delta.choice, out)
-                out.append(delta)
+        self.feed_all((item,), out)
         return out
+
+    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[Delta]) -> None:
+        """Feed many items at once: the same as `out += feed(item)` for each in turn."""
+        if self._state is not OPEN:
+            self._refuse()
+        try:
+            for item in items:
+                for delta in deltas_of(item, self._decoder, self.operator):
+                    if isinstance(delta, TextDelta):
+                        self._split(delta.text, delta.choice, out)
+                    else:
+                        self._flush(delta.choice, out)
+                        out.append(delta)
+        except BaseException:
+            self._state = FAILED
+            raise
 
     def close(self) -> list[Delta]:
         """End the input; return the text still held back, as it stands."""
-        if self._closed:
-            raise RuntimeError("ThinkTagSplitter: close() called twice or after an error")
-        self._closed = True
+        self._closing()
         out: list[Delta] = []
         for choice in sorted(self._states):
             self._flush(choice, out)

@@ -26,7 +26,7 @@ a line is never handed out before its last byte has arrived).
 from __future__ import annotations
 
 from ..core.lines import LineSplitter
-from ..core.provider_errors import error_message
+from ..core.provider_errors import provider_message
 from ..errors import EmptyStreamError, excerpt
 from ._http import BodyKind, Credentials
 
@@ -141,7 +141,7 @@ class BodyReader:
         if not text:
             return "a body of blank lines only"
         if text.startswith(("{", "[")):
-            message = error_message(self._head) if self._size <= _HEAD else None
+            message = provider_message(self._head) if self._size <= _HEAD else None
             what = "a JSON body instead of events"
             return f"{what} (error: {self._credentials.redact(message)})" if message else what
         if text.lstrip().startswith("<"):

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from ..core.provider_errors import error_message
+from ..core.provider_errors import provider_message
 from ..errors import (
     HTTPStatusError,
     StreamError,
@@ -296,7 +296,7 @@ def answer_error(response: Any, body: bytes, where: str, credentials: Credential
         content_type = header(headers, "content-type") or ""
         return UnexpectedContentTypeError(content_type, status_code=status, body=text)
     reason = getattr(response, "reason_phrase", "")
-    message = error_message(body)
+    message = provider_message(body)
     return HTTPStatusError(
         status,
         reason=reason if isinstance(reason, str) else "",

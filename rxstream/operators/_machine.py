@@ -15,39 +15,44 @@ operator's source and hands each item from machine to machine with a plain
 call, instead of one Rx subscription (and observer wrapper) per stage. What an
 observer sees is exactly what the unfused chain gives, errors, `done` and
 disposal included; each operator still works alone, and any non-machine
-operator in between simply ends a fused run.
+operator in between simply ends a fused run. Where a machine knows a shortcut
+through the one below it (`fuse`: the chunk decoder and the delta decoder or
+message accumulator it feeds read each chunk once between them), the chain
+takes it, with the same items out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
-__all__ = ["Machine", "machine_operator"]
+from ..core._machine import Feeder, Machine
+
+__all__ = ["Feeder", "Machine", "machine_operator"]
 
 A = TypeVar("A")
 B = TypeVar("B")
-A_contra = TypeVar("A_contra", contravariant=True)
-B_co = TypeVar("B_co", covariant=True)
+
+# Every machine is asked for `done`, `feed_all` and `fuse` once, when the
+# chain is subscribed, and used through them when it has them (a `Feeder`
+# that is not a whole `Machine` is run through `feed` alone).
+Factory = Callable[[], Feeder[Any, Any]]
 
 
-class Machine(Protocol[A_contra, B_co]):
-    """What `machine_operator` needs of a core machine.
-
-    A machine may also offer `feed_all(items, out)`: the same as
-    `out += feed(item)` for each item, in one call (a machine with `done`
-    must then stop taking items once done).
-    """
-
-    def feed(self, item: A_contra, /) -> Sequence[B_co]: ...  # pragma: no cover
-
-    def close(self) -> Sequence[B_co]: ...  # pragma: no cover
-
-
-Factory = Callable[[], Machine[Any, Any]]
+def _fuse(machines: list[Feeder[Any, Any]]) -> list[Feeder[Any, Any]]:
+    """Let each machine merge with the one below it where it knows a shortcut (`fuse`)."""
+    k = 0
+    while k < len(machines) - 1:
+        fuse = getattr(machines[k], "fuse", None)
+        merged = fuse(machines[k + 1]) if fuse is not None else None
+        if merged is None:
+            k += 1
+        else:
+            machines[k : k + 2] = [merged]
+    return machines
 
 
 class _MachineChain(Observable[B]):
@@ -61,7 +66,7 @@ class _MachineChain(Observable[B]):
     def _subscribe_core(
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        machines = [factory() for factory in self._factories]
+        machines = _fuse([factory() for factory in self._factories])
         n = len(machines)
         upstream = SingleAssignmentDisposable()
         # Stages below `cut` take no more input: the stopped ones always form a
@@ -83,14 +88,26 @@ class _MachineChain(Observable[B]):
             while i < n:
                 if cut > i:
                     return
+                out: list[Any] = []
+                error: Exception | None = None
                 try:
-                    out = list(machines[i].close())
+                    close_into = getattr(machines[i], "close_into", None)
+                    if close_into is not None:
+                        close_into(out)  # a fused pair: what came before an error goes on
+                    else:
+                        out += machines[i].close()
                 except Exception as exc:
-                    fail(exc)
+                    error = exc
+                if error is not None and not out:
+                    fail(error)
                     return
                 cut = i + 1
                 if out:
                     stages[i + 1](out)
+                if error is not None:
+                    if cut <= i + 1:
+                        fail(error)
+                    return
                 if cut > i + 1:
                     return  # a machine below finished the stream meanwhile
                 i += 1
@@ -182,7 +199,7 @@ class _MachineChain(Observable[B]):
 
 
 def machine_operator(
-    factory: Callable[[], Machine[A, B]],
+    factory: Callable[[], Feeder[A, B]],
 ) -> Callable[[Observable[A]], Observable[B]]:
     """Turn a machine factory into an Rx operator (see the module docstring).
 

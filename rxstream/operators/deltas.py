@@ -31,8 +31,10 @@ def deltas() -> Callable[[Observable[ChatChunk | Delta]], Observable[Delta]]:
     Returns:
         An operator from chunks (or deltas) to deltas.
 
-    Errors sent downstream: `TypeError` for an item that is neither; the
-    upstream is disposed.
+    Errors sent downstream: `MalformedChunkError` for a chunk with a field of
+    the wrong JSON type (the message names its path); `TypeError` for an item
+    that is neither a chunk nor a delta, naming what is missing in front
+    (frames: "add rs.decode_chunks() before it"). The upstream is disposed.
 
     >>> import reactivex
     >>> chunk = ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hi"}}]})

@@ -28,6 +28,10 @@ def accumulate_message() -> Callable[[Observable[ChatChunk | Delta]], Observable
         -a-b-|   ->   -----(M|)
         -a-#     ->   ---#
 
+    Errors sent downstream: `MalformedChunkError` for a chunk with a field of
+    the wrong JSON type; `TypeError` for an item that is neither a chunk nor a
+    delta, naming what is missing in front of `rs.accumulate_message()`.
+
     Returns:
         An operator from chunks (or deltas) to messages.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import reactivex
 from reactivex import GroupedObservable, Observable
@@ -51,6 +52,6 @@ def split_by_delta_type() -> Callable[
     finish
     """
     return reactivex.compose(
-        machine_operator(DeltaDecoder),
+        machine_operator(partial(DeltaDecoder, operator="rs.split_by_delta_type()")),
         ops.group_by(_delta_type),
     )

@@ -28,6 +28,10 @@ def think_tags() -> Callable[[Observable[ChatChunk | Delta]], Observable[Delta]]
 
         -a-b-c-|   ->   -R---T-|       (R = ReasoningDelta("hm"), T = TextDelta("Hi"))
 
+    Errors sent downstream: `MalformedChunkError` for a chunk with a field of
+    the wrong JSON type; `TypeError` for an item that is neither a chunk nor a
+    delta, naming what is missing in front of `rs.think_tags()`.
+
     Returns:
         An operator from chunks (or deltas) to deltas.
 

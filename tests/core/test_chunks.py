@@ -16,10 +16,12 @@ from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
 from rxstream.errors import (
     EXCERPT_LIMIT,
+    EmptyStreamError,
     MalformedChunkError,
     ProviderError,
     StreamError,
     TruncatedStreamError,
+    excerpt,
 )
 from rxstream.models import ChatChunk, SSEFrame, ToolCall
 from rxstream.testing.builders import ChatStream, error_chunk, text_chunk
@@ -138,6 +140,7 @@ def test_done_completes(data: str) -> None:
 
 def test_done_refuses_more_input() -> None:
     decoder = ChunkDecoder()
+    decoder.feed(F(text_chunk("a")))
     decoder.feed(F("[DONE]"))
     with pytest.raises(RuntimeError, match="done"):
         decoder.feed(F(text_chunk("late")))
@@ -161,15 +164,31 @@ MALFORMED: list[tuple[str, str, str]] = [
     ("number", "42", "a JSON number, not an object"),
     ("null", "null", "a JSON null, not an object"),
     ("boolean", "true", "a JSON boolean, not an object"),
-    ("choices a string", '{"choices": "x"}', "'choices' is a JSON string, not an array"),
-    ("choices an object", '{"choices": {}}', "'choices' is a JSON object, not an array"),
-    ("choice a number", '{"choices": [1]}', "choice 0 is a JSON number, not an object"),
-    ("second choice null", '{"choices": [{}, null]}', "choice 1 is a JSON null, not an object"),
-    ("index a string", '{"choices": [{"index": "0"}]}', "'index' that is a JSON string"),
-    ("index a boolean", '{"choices": [{"index": true}]}', "'index' that is a JSON boolean"),
-    ("index a float", '{"choices": [{"index": 1.0}]}', "'index' that is a JSON number"),
-    ("delta a string", '{"choices": [{"delta": "hi"}]}', "'delta' that is a JSON string"),
-    ("delta an array", '{"choices": [{"delta": []}]}', "'delta' that is a JSON array"),
+    ("choices a string", '{"choices": "x"}', "choices is a JSON string, not an array or null"),
+    ("choices an object", '{"choices": {}}', "choices is a JSON object, not an array or null"),
+    ("choice a number", '{"choices": [1]}', "choices[0] is a JSON number, not an object"),
+    ("second choice null", '{"choices": [{}, null]}', "choices[1] is a JSON null, not an object"),
+    ("index a string", '{"choices": [{"index": "0"}]}', "choices[0].index is a JSON string"),
+    ("index a boolean", '{"choices": [{"index": true}]}', "choices[0].index is a JSON boolean"),
+    ("index a float", '{"choices": [{"index": 1.0}]}', "choices[0].index is a JSON number"),
+    ("delta a string", '{"choices": [{"delta": "hi"}]}', "choices[0].delta is a JSON string"),
+    ("delta an array", '{"choices": [{"delta": []}]}', "choices[0].delta is a JSON array"),
+    (
+        "finish_reason a number",
+        '{"choices": [{"delta": {}, "finish_reason": 1}]}',
+        "choices[0].finish_reason is a JSON number, not a string or null",
+    ),
+    (
+        "content a number",
+        '{"choices": [{"delta": {"content": 5}}]}',
+        "choices[0].delta.content is a JSON number, not a string, an array or null",
+    ),
+    (
+        "usage counter a string",
+        '{"choices": [], "usage": {"prompt_tokens": "5"}}',
+        "usage.prompt_tokens is a JSON string, not an integer or null",
+    ),
+    ("nested too deep", '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper"),
 ]
 
 
@@ -182,7 +201,7 @@ def test_malformed_raises(data: str, reason: str) -> None:
         decoder.feed(F(data))
     assert reason in info.value.reason
     assert info.value.data == data
-    assert repr(data) in str(info.value)  # the message quotes what arrived
+    assert repr(excerpt(data)) in str(info.value)  # the message quotes what arrived
     with pytest.raises(RuntimeError, match="failed"):
         decoder.feed(F(text_chunk("after")))
 
@@ -209,9 +228,20 @@ def test_malformed_excerpt_is_bounded() -> None:
 
 
 def test_skipped_chunk_leaves_no_trace_in_truncation() -> None:
-    # Choice 0 is valid but choice 1 is broken: the whole chunk is skipped.
-    out, decoder = decode([F('{"choices": [{"index": 0}, "broken"]}')], on_malformed="skip")
-    assert out == []
+    # Choice 0 is valid but choice 1 is broken: the whole chunk is skipped,
+    # and choice 0 (named only there) is not awaited.
+    frames = [F('{"choices": [{"index": 0}, "broken"]}'), F(choice(index=1, **FINISH))]
+    out, decoder = decode(frames, on_malformed="skip")
+    assert out == [ChatChunk(choice(index=1, **FINISH))]
+    assert decoder.close() == []
+
+
+def test_skipped_wrong_type_leaves_no_trace() -> None:
+    # The tool call's id is broken after the text was read: nothing of the chunk stays.
+    broken = choice(index=0, delta={"content": "a", "tool_calls": [{"id": 7}]})
+    frames = [F(broken), F(choice(index=1, **FINISH)), F("[DONE]")]
+    out, decoder = decode(frames, on_malformed="skip")
+    assert out == [ChatChunk(choice(index=1, **FINISH))]
     assert decoder.close() == []
 
 
@@ -348,9 +378,6 @@ FINISH = {"finish_reason": "stop"}
 
 # (id, frames, unfinished choices or None for a normal end, chunk count in the message)
 TRUNCATION: list[tuple[str, list[SSEFrame], tuple[int, ...] | None]] = [
-    ("nothing arrived", [], None),
-    ("only keep-alive blanks", [F(""), F(" ")], None),
-    ("only a usage chunk", [F({"choices": [], "usage": {}})], None),
     ("text then finish, no [DONE]", [F(choice(index=0)), F(choice(index=0, **FINISH))], None),
     ("finish without index", [F(choice()), F(choice(**FINISH))], None),
     ("text only", [F(choice(index=0)), F(choice(index=0))], (0,)),
@@ -392,6 +419,91 @@ def test_truncation(frames: list[SSEFrame], unfinished: tuple[int, ...] | None) 
     assert f"after {len(out)} chunk" in message
 
 
+# -- no chat data at all ---------------------------------------------------------------
+
+USAGE_ONLY = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 0}}
+AZURE_FILTER = {
+    "id": "",
+    "choices": [],
+    "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}],
+}
+
+# (id, frames, whether [DONE] ends them, words the message must hold, excerpt in `.body`)
+EMPTY: list[tuple[str, list[SSEFrame], str, str]] = [
+    ("nothing arrived", [], "no event arrived", ""),
+    ("only keep-alive blanks", [F(""), F(" ")], "2 frames of blank data", ""),
+    ("only [DONE]", [F("[DONE]")], "only [DONE]", ""),
+    ("blanks then [DONE]", [F(""), F("[DONE]")], "1 frame of blank data, then [DONE]", ""),
+    ("only a usage chunk", [F(USAGE_ONLY)], "1 chunk with no choice", json.dumps(USAGE_ONLY)),
+    (
+        "azure's prompt-filter chunk, then [DONE]",
+        [F(AZURE_FILTER), F("[DONE]")],
+        "1 chunk with no choice, then [DONE]",
+        json.dumps(AZURE_FILTER),
+    ),
+    (
+        "two usage chunks",
+        [F(USAGE_ONLY), F({"choices": None})],
+        "2 chunks with no choice",
+        json.dumps(USAGE_ONLY),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("frames", "words", "body"), [c[1:] for c in EMPTY], ids=[c[0] for c in EMPTY]
+)
+def test_no_chat_data_is_an_empty_stream(frames: list[SSEFrame], words: str, body: str) -> None:
+    decoder = ChunkDecoder()
+    done = bool(frames) and frames[-1].data == "[DONE]"
+
+    def run() -> None:
+        for frame in frames:
+            decoder.feed(frame)
+        assert not done, "[DONE] must raise at once"
+        decoder.close()
+
+    with pytest.raises(EmptyStreamError) as info:
+        run()
+    error = info.value
+    assert isinstance(error, TruncatedStreamError)  # code catching short streams catches it
+    assert words in error.reason
+    assert error.body == body
+    assert str(error).startswith("the stream brought no answer: ")
+    with pytest.raises(RuntimeError, match="failed"):
+        decoder.feed(F(text_chunk("late")))
+
+
+def test_empty_stream_quotes_a_bounded_excerpt() -> None:
+    big = {"choices": [], "usage": {"prompt_tokens": 1}, "pad": "x" * 5000}
+    _, decoder = decode([F(big)])
+    with pytest.raises(EmptyStreamError) as info:
+        decoder.close()
+    assert len(info.value.body) < EXCERPT_LIMIT + 50
+    assert len(str(info.value)) < EXCERPT_LIMIT + 200
+
+
+def test_skipped_frames_are_counted_in_the_empty_message() -> None:
+    _, decoder = decode([F("{oops"), F("[1]")], on_malformed="skip")
+    with pytest.raises(EmptyStreamError, match="2 malformed frames") as info:
+        decoder.close()
+    assert info.value.body == "{oops"
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        [F(choice(index=0, **FINISH))],
+        [F(choice(index=0, delta={"role": "assistant"})), F("[DONE]")],
+        [F(choice(index=0, delta={}, finish_reason="length")), F(USAGE_ONLY)],
+    ],
+    ids=["finished without content", "a role then [DONE]", "length then usage"],
+)
+def test_a_choice_without_content_is_an_answer(frames: list[SSEFrame]) -> None:
+    _, decoder = decode(frames)
+    assert decoder.close() == []
+
+
 def test_truncation_message_counts_chunks() -> None:
     _, decoder = decode([F(choice(index=0)), F(choice(index=1)), F(choice(index=0, **FINISH))])
     with pytest.raises(
@@ -405,7 +517,7 @@ def test_truncation_message_counts_chunks() -> None:
 
 
 def test_feed_after_close() -> None:
-    decoder = ChunkDecoder()
+    _, decoder = decode([F(choice(index=0, **FINISH))])
     assert decoder.close() == []
     with pytest.raises(RuntimeError, match="closed"):
         decoder.feed(F(text_chunk("a")))
@@ -422,7 +534,7 @@ def test_feed_after_truncation() -> None:
 
 
 def test_done_then_close_then_feed() -> None:
-    _, decoder = decode([F("[DONE]")])
+    _, decoder = decode([F(text_chunk("a")), F("[DONE]")])
     assert decoder.done
     assert decoder.close() == []
     assert decoder.done  # still: [DONE] did arrive

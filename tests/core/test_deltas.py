@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
 
 from rxstream.core.deltas import DeltaDecoder, parse_usage
+from rxstream.errors import MalformedChunkError
 from rxstream.models import (
     ChatChunk,
     Delta,
@@ -235,14 +238,14 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [ToolCallDelta(None, "{}", "gSIMJiOkT", "w"), Finish("tool_calls")],
     ),
     (
-        "tool index null or a string is no index",
+        "tool index null or missing is no index",
         [
             chunk(
                 choice(
                     {
                         "tool_calls": [
                             {"index": None, "function": {"arguments": "a"}},
-                            {"index": "1", "function": {"arguments": "b"}},
+                            {"function": {"arguments": "b"}},
                         ]
                     }
                 )
@@ -514,7 +517,7 @@ USAGE_CASES: list[tuple[str, dict[str, Any], Usage | None]] = [
     ("total missing", {"prompt_tokens": 5, "completion_tokens": 7}, U),
     ("xai total larger than the sum kept", {**USAGE, "total_tokens": 20}, Usage(5, 7, 20)),
     ("no counts", {"cost": 0.1}, None),
-    ("counts of the wrong type", {"prompt_tokens": "5", "completion_tokens": True}, None),
+    ("counts null", {"prompt_tokens": None, "completion_tokens": None}, None),
 ]
 
 
@@ -531,18 +534,405 @@ def test_deltas_pass_through() -> None:
     assert [out for item in items for out in decoder.feed(item)] == items
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            {"prompt_tokens": "5"},
+            "usage.prompt_tokens is a JSON string, not an integer or null",
+        ),
+        ({"completion_tokens": True}, "usage.completion_tokens is a JSON boolean"),
+        ({"total_tokens": 1.0}, "usage.total_tokens is a JSON number"),
+        (
+            {"prompt_tokens": 1, "prompt_tokens_details": []},
+            "usage.prompt_tokens_details is a JSON array, not an object or null",
+        ),
+        (
+            {"prompt_tokens": 1, "completion_tokens_details": {"reasoning_tokens": "2"}},
+            "usage.completion_tokens_details.reasoning_tokens is a JSON string",
+        ),
+    ],
+    ids=["string", "boolean", "float", "details an array", "details counter a string"],
+)
+def test_parse_usage_refuses_wrong_types(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(MalformedChunkError, match=re.escape(message)):
+        parse_usage(raw)
+
+
 def test_not_a_chunk_is_a_type_error_and_stops_the_machine() -> None:
     decoder = DeltaDecoder()
-    with pytest.raises(TypeError, match="ChatChunk"):
+    with pytest.raises(TypeError, match=r"wrap a decoded chunk as rs\.ChatChunk\(raw\)"):
         decoder.feed({"choices": []})  # type: ignore[arg-type]
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="this DeltaDecoder is failed; it takes no more input"):
         decoder.feed(ChatChunk({}))
 
 
 def test_feed_after_close_is_refused() -> None:
     decoder = DeltaDecoder()
     assert decoder.close() == []
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="this DeltaDecoder is closed; it takes no more input"):
         decoder.feed(ChatChunk({}))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="is closed"):
         decoder.close()
+
+
+# -- strict shapes: every field read is checked, and a wrong type names its path ----------
+
+
+def d(**fields: Any) -> dict[str, Any]:
+    """A chunk of one choice whose delta holds `fields`."""
+    return chunk(choice(fields))
+
+
+def call(**fields: Any) -> dict[str, Any]:
+    return d(tool_calls=[fields])
+
+
+STR, INT = "a string or null", "an integer or null"
+OBJ_, ARR = "an object or null", "an array or null"
+C, F = "a string, an array or null", "a string, an object or null"
+OBJ, SO = "an object", "a string or an object"
+
+# (id, chunk, path, the JSON type that arrived, what was expected)
+WRONG: list[tuple[str, dict[str, Any], str, str, str]] = [
+    ("content a number", d(content=5), "choices[0].delta.content", "number", C),
+    ("content an object", d(content={}), "choices[0].delta.content", "object", C),
+    ("content part a number", d(content=["a", 1]), "choices[0].delta.content[1]", "number", SO),
+    (
+        "content part text",
+        d(content=[{"type": "text", "text": 2}]),
+        "choices[0].delta.content[0].text",
+        "number",
+        STR,
+    ),
+    (
+        "content part type",
+        d(content=[{"type": 3}]),
+        "choices[0].delta.content[0].type",
+        "number",
+        STR,
+    ),
+    (
+        "thinking an object",
+        d(content=[{"type": "thinking", "thinking": {}}]),
+        "choices[0].delta.content[0].thinking",
+        "object",
+        C,
+    ),
+    (
+        "thinking part text",
+        d(content=[{"type": "thinking", "thinking": [{"text": True}]}]),
+        "choices[0].delta.content[0].thinking[0].text",
+        "boolean",
+        STR,
+    ),
+    ("role", d(role=1), "choices[0].delta.role", "number", STR),
+    ("refusal", d(refusal=[]), "choices[0].delta.refusal", "array", STR),
+    (
+        "reasoning_content",
+        d(reasoning_content=1.5),
+        "choices[0].delta.reasoning_content",
+        "number",
+        STR,
+    ),
+    ("reasoning", d(reasoning={}), "choices[0].delta.reasoning", "object", STR),
+    (
+        "reasoning beside reasoning_content",
+        d(reasoning_content="x", reasoning=1),
+        "choices[0].delta.reasoning",
+        "number",
+        STR,
+    ),
+    (
+        "reasoning_details",
+        d(reasoning_details={}),
+        "choices[0].delta.reasoning_details",
+        "object",
+        ARR,
+    ),
+    (
+        "reasoning_details item",
+        d(reasoning_details=["x"]),
+        "choices[0].delta.reasoning_details[0]",
+        "string",
+        OBJ,
+    ),
+    (
+        "reasoning_details text",
+        d(reasoning_details=[{"type": "reasoning.text", "text": 1}]),
+        "choices[0].delta.reasoning_details[0].text",
+        "number",
+        STR,
+    ),
+    (
+        "reasoning_details summary",
+        d(reasoning_details=[{"summary": []}]),
+        "choices[0].delta.reasoning_details[0].summary",
+        "array",
+        STR,
+    ),
+    (
+        "reasoning_details type",
+        d(reasoning_details=[{"type": 1}]),
+        "choices[0].delta.reasoning_details[0].type",
+        "number",
+        STR,
+    ),
+    (
+        "details checked beside reasoning",
+        d(reasoning="x", reasoning_details=[1]),
+        "choices[0].delta.reasoning_details[0]",
+        "number",
+        OBJ,
+    ),
+    ("tool_calls an object", d(tool_calls={}), "choices[0].delta.tool_calls", "object", ARR),
+    ("tool call a string", d(tool_calls=["x"]), "choices[0].delta.tool_calls[0]", "string", OBJ),
+    (
+        "tool call index a string",
+        call(index="1"),
+        "choices[0].delta.tool_calls[0].index",
+        "string",
+        INT,
+    ),
+    (
+        "tool call index a boolean",
+        call(index=False),
+        "choices[0].delta.tool_calls[0].index",
+        "boolean",
+        INT,
+    ),
+    ("tool call id", call(id=7), "choices[0].delta.tool_calls[0].id", "number", STR),
+    ("tool call type", call(type={}), "choices[0].delta.tool_calls[0].type", "object", STR),
+    (
+        "tool call function",
+        call(function="f"),
+        "choices[0].delta.tool_calls[0].function",
+        "string",
+        OBJ_,
+    ),
+    (
+        "function name",
+        call(function={"name": 1, "arguments": ""}),
+        "choices[0].delta.tool_calls[0].function.name",
+        "number",
+        STR,
+    ),
+    (
+        "function arguments an array",
+        call(function={"arguments": [1]}),
+        "choices[0].delta.tool_calls[0].function.arguments",
+        "array",
+        F,
+    ),
+    (
+        "function arguments a number",
+        call(function={"arguments": 1}),
+        "choices[0].delta.tool_calls[0].function.arguments",
+        "number",
+        F,
+    ),
+    (
+        "second tool call",
+        d(tool_calls=[{"index": 0}, {"index": 1, "id": False}]),
+        "choices[0].delta.tool_calls[1].id",
+        "boolean",
+        STR,
+    ),
+    (
+        "legacy function_call",
+        d(function_call="f"),
+        "choices[0].delta.function_call",
+        "string",
+        OBJ_,
+    ),
+    (
+        "legacy function_call name",
+        d(function_call={"name": 1}),
+        "choices[0].delta.function_call.name",
+        "number",
+        STR,
+    ),
+    ("finish_reason a number", chunk(choice({}, 1)), "choices[0].finish_reason", "number", STR),
+    (
+        "finish_reason a boolean",
+        chunk(choice({}, True)),
+        "choices[0].finish_reason",
+        "boolean",
+        STR,
+    ),
+    (
+        "finish_reason an object",
+        chunk(choice({}, {"type": "stop"})),
+        "choices[0].finish_reason",
+        "object",
+        STR,
+    ),
+    ("choice index a float", {"choices": [{"index": 0.0}]}, "choices[0].index", "number", INT),
+    (
+        "second choice",
+        chunk(choice({}), choice({"content": 1}, index=1)),
+        "choices[1].delta.content",
+        "number",
+        C,
+    ),
+    ("legacy text", {"choices": [{"index": 0, "text": 5}]}, "choices[0].text", "number", STR),
+    ("usage a string", {"choices": [], "usage": "5"}, "usage", "string", OBJ_),
+    (
+        "usage counter",
+        {"choices": [], "usage": {"total_tokens": "5"}},
+        "usage.total_tokens",
+        "string",
+        INT,
+    ),
+    (
+        "usage counter a float",
+        {"choices": [], "usage": {"prompt_tokens": 5.0}},
+        "usage.prompt_tokens",
+        "number",
+        INT,
+    ),
+    (
+        "usage reasoning_tokens",
+        {"choices": [], "usage": {"reasoning_tokens": True}},
+        "usage.reasoning_tokens",
+        "boolean",
+        INT,
+    ),
+    (
+        "usage cache hits",
+        {"choices": [], "usage": {"prompt_cache_hit_tokens": "1"}},
+        "usage.prompt_cache_hit_tokens",
+        "string",
+        INT,
+    ),
+    (
+        "usage details counter",
+        {"choices": [], "usage": {"prompt_tokens_details": {"cached_tokens": []}}},
+        "usage.prompt_tokens_details.cached_tokens",
+        "array",
+        INT,
+    ),
+    ("x_groq", {"choices": [], "x_groq": "r"}, "x_groq", "string", OBJ_),
+    ("x_groq usage", {"choices": [], "x_groq": {"usage": []}}, "x_groq.usage", "array", OBJ_),
+    (
+        "x_groq usage counter",
+        {"choices": [], "x_groq": {"usage": {"completion_tokens": "2"}}},
+        "x_groq.usage.completion_tokens",
+        "string",
+        INT,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "path", "got", "expected"), [c[1:] for c in WRONG], ids=[c[0] for c in WRONG]
+)
+def test_a_field_of_the_wrong_type_names_its_path(
+    raw: dict[str, Any], path: str, got: str, expected: str
+) -> None:
+    decoder = DeltaDecoder()
+    with pytest.raises(MalformedChunkError) as info:
+        decoder.feed(ChatChunk(raw))
+    assert info.value.reason == f"{path} is a JSON {got}, not {expected}"
+    # What arrived is quoted: the chunk, as compact JSON.
+    assert info.value.data == json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+
+
+# (id, chunk, deltas) — null stands for "absent" wherever a field may be absent.
+NULLS: list[tuple[str, dict[str, Any], list[Delta]]] = [
+    (
+        "every delta field null",
+        d(
+            role=None,
+            content=None,
+            refusal=None,
+            reasoning_content=None,
+            reasoning=None,
+            reasoning_details=None,
+            tool_calls=None,
+            function_call=None,
+        ),
+        [],
+    ),
+    (
+        "tool call fields null",
+        call(index=None, id=None, type=None, function=None),
+        [ToolCallDelta(None, "")],
+    ),
+    (
+        "function fields null",
+        call(index=0, function={"name": None, "arguments": None}),
+        [ToolCallDelta(0, "")],
+    ),
+    (
+        "content part fields null",
+        d(content=[{"type": None, "text": None}, {"type": "thinking", "thinking": None}]),
+        [],
+    ),
+    ("unknown content part kinds", d(content=[{"type": "image_url", "image_url": 1}]), []),
+    ("choice fields null", chunk({"index": None, "delta": None, "finish_reason": None}), []),
+    ("choices null", {"choices": None}, []),
+    ("usage null", {"choices": [], "usage": None, "x_groq": None}, []),
+    (
+        "usage fields null",
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 1,
+                "completion_tokens": None,
+                "total_tokens": None,
+                "completion_tokens_details": None,
+                "prompt_tokens_details": {"cached_tokens": None},
+            },
+        },
+        [Usage(1, 0, 1)],
+    ),
+    ("legacy text null", {"choices": [{"index": 0, "text": None}]}, []),
+    ("legacy text beside a delta is not read", {"choices": [{"delta": {}, "text": 5}]}, []),
+    ("x_groq is not read beside usage", {"choices": [], "usage": USAGE, "x_groq": 5}, [U]),
+    ("fields nobody reads stay free", d(channel=5, annotations="x", content="a"), [TextDelta("a")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("raw", "expected"), [c[1:] for c in NULLS], ids=[c[0] for c in NULLS])
+def test_null_and_unread_fields_are_fine(raw: dict[str, Any], expected: list[Delta]) -> None:
+    assert decode(raw) == expected
+
+
+def test_a_failing_chunk_leaves_no_deltas_in_feed_all() -> None:
+    decoder = DeltaDecoder()
+    out: list[Delta] = []
+    good = ChatChunk(d(content="a"))
+    bad = ChatChunk(d(reasoning_content="r", tool_calls=[{"id": 7}]))
+    with pytest.raises(MalformedChunkError, match=r"tool_calls\[0\]\.id"):
+        decoder.feed_all([good, bad], out)
+    assert out == [TextDelta("a")]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        d(tool_calls=[{"index": 0, "function": {"arguments": {"a": NESTED}}}])
+        for NESTED in [json.loads("[" * 900 + "]" * 900)]
+    ]
+    + [d(content=[{"type": "thinking", "thinking": DEEP}]) for DEEP in [[]]],
+    ids=["arguments", "thinking"],
+)
+def test_nesting_past_the_recursion_limit_is_malformed(raw: dict[str, Any]) -> None:
+    if raw["choices"][0]["delta"].get("content") is not None:
+        # Thinking parts that nest thinking parts, deeper than Python recurses.
+        inner: list[Any] = []
+        raw["choices"][0]["delta"]["content"][0]["thinking"] = inner
+        for _ in range(5000):
+            nested: list[Any] = []
+            inner.append({"type": "thinking", "thinking": nested})
+            inner = nested
+    with pytest.raises(MalformedChunkError, match="nested deeper than the decoder allows"):
+        _deep_stack(DeltaDecoder().feed, ChatChunk(raw))
+
+
+def _deep_stack(function: Any, argument: Any, depth: int = 300) -> Any:
+    """Call `function` with `depth` frames already on the stack (as inside a long Rx chain)."""
+    if depth:
+        return _deep_stack(function, argument, depth - 1)
+    return function(argument)

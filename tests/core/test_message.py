@@ -141,12 +141,12 @@ def test_chunks_and_deltas_mix() -> None:
 def test_refuses_after_close_and_bad_items() -> None:
     acc = MessageAccumulator()
     acc.close()
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="this MessageAccumulator is closed"):
         acc.feed(TextDelta("a"))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="is closed"):
         acc.close()
     acc = MessageAccumulator()
-    with pytest.raises(TypeError, match="ChatChunk"):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
         acc.feed(42)  # type: ignore[arg-type]
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="this MessageAccumulator is failed"):
         acc.close()

@@ -157,5 +157,5 @@ def test_random_chunking_same_result_and_nothing_lost(
 def test_refuses_after_close() -> None:
     splitter = ThinkTagSplitter()
     splitter.close()
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="this ThinkTagSplitter is closed"):
         splitter.feed(TextDelta("a"))

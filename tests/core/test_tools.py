@@ -108,10 +108,10 @@ CASES: list[tuple[str, list[Any], list[ToolCall]]] = [
         [call(0, "a", "f", '{"q":"x"}')],
     ),
     (
-        "index null or string via chunks (mistral, odd servers)",
+        "index missing or null via chunks (mistral, odd servers)",
         [
             tool_chunk({"id": "m1", "function": {"name": "f", "arguments": "{}"}}),
-            tool_chunk({"index": "x", "id": "m2", "function": {"name": "g", "arguments": "{"}}),
+            tool_chunk({"index": None, "id": "m2", "function": {"name": "g", "arguments": "{"}}),
             tool_chunk({"index": None, "function": {"arguments": "}"}}, finish="tool_calls"),
         ],
         [call(0, "m1", "f", "{}"), call(1, "m2", "g", "{}")],

@@ -90,7 +90,13 @@ ERRORS: list[tuple[str, SSEFrame, type[Exception], str]] = [
     ),
     ("invalid JSON", F("{oops"), rs.MalformedChunkError, "{oops"),
     ("not an object", F("[1]"), rs.MalformedChunkError, "not an object"),
-    ("broken choices", F('{"choices": 3}'), rs.MalformedChunkError, "'choices'"),
+    ("broken choices", F('{"choices": 3}'), rs.MalformedChunkError, "choices is a JSON number"),
+    (
+        "content of the wrong type",
+        F('{"choices": [{"delta": {"content": 5}}]}'),
+        rs.MalformedChunkError,
+        "choices[0].delta.content is a JSON number, not a string, an array or null",
+    ),
 ]
 
 

@@ -272,6 +272,28 @@ BODIES = {
     "no-done-all-finished": TEXT + STOP,
     "done-without-blank-line": TEXT + STOP + b"data: [DONE]",
     "comments-and-fields": b": ping\nid: 7\nretry: 10\n" + TEXT + b"event: other\n" + STOP,
+    # The reasoning is read before the broken id: no delta of the chunk may get out.
+    "wrong-type-mid-chunk": TEXT
+    + _event(
+        json.dumps({"choices": [{"delta": {"reasoning_content": "r", "tool_calls": [{"id": 7}]}}]})
+    )
+    + STOP,
+    "nested-too-deep": TEXT + _event('{"choices": ' + "[" * 5000 + "]" * 5000 + "}") + STOP,
+    "only-done": _event("[DONE]"),
+    "nothing": b"",
+    "usage-only": _event(json.dumps({"choices": [], "usage": {"prompt_tokens": 1}}))
+    + _event("[DONE]"),
+    "role-and-choice-without-deltas": _event(
+        json.dumps({"choices": [{"index": 1, "delta": {"role": "tool", "content": "t"}}]})
+    )
+    + _event(json.dumps({"choices": [{"index": 2, "delta": {}, "finish_reason": "stop"}]}))
+    + STOP.replace(b'"index": 0', b'"index": 1')
+    + _event("[DONE]"),
+    # The last event has no blank line: it comes out of the parser's close, and
+    # what it carries must get through before the truncation error.
+    "last-event-unterminated-then-truncated": TEXT + TEXT.rstrip(b"\n"),
+    "last-event-unterminated-and-malformed": TEXT + b"data: {oops",
+    "error-in-chunk-shape": TEXT + _event('{"type": "error", "message": "overloaded"}'),
 }
 
 
@@ -302,6 +324,20 @@ def test_fused_chains_agree_however_the_body_is_cut(
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe
+
+
+def test_the_chat_chain_is_read_in_one_pass() -> None:
+    # The shortcuts are taken: the parser hands data to the decoder, which reads
+    # each chunk once and feeds the accumulator itself.
+    from rxstream.core._machine import Chained
+    from rxstream.core.deltas import DeltaDecoder
+    from rxstream.core.lines import LineSplitter
+    from rxstream.operators._machine import _fuse
+
+    for middle in ([DeltaDecoder()], []):
+        machines = [LineSplitter(), SSEParser(), ChunkDecoder(), *middle, MessageAccumulator()]
+        fused = _fuse(list(machines))
+        assert [type(m) for m in fused] == [LineSplitter, Chained]
 
 
 def test_a_fused_chain_releases_the_source_at_done() -> None:
@@ -432,9 +468,9 @@ def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
 
 def test_message_feed_all_refuses_what_feed_refuses() -> None:
     accumulator = MessageAccumulator()
-    with pytest.raises(TypeError, match="expects ChatChunk or delta"):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
         accumulator.feed_all([TextDelta("a"), "nope"], [])  # type: ignore[list-item]
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="is failed; it takes no more input"):
         accumulator.feed_all([TextDelta("a")], [])
 
 

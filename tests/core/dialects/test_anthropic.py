@@ -1604,9 +1604,9 @@ def test_http_error_explicit_type_and_code() -> None:
         "type": "error",
         "error": {"type": "custom_error", "message": "bad"},
     }
-    from rxstream.core.provider_errors import error_message
+    from rxstream.core.provider_errors import provider_message
 
-    assert error_message(body) == "bad"
+    assert provider_message(body) == "bad"
 
 
 @pytest.mark.parametrize("name", sorted(RECORDINGS))

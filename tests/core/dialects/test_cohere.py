@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects import decoder, detect, renderer
 from rxstream.core.dialects.cohere import CohereDecoder, CohereRenderer, http_error
-from rxstream.core.provider_errors import error_message
+from rxstream.core.provider_errors import provider_message
 from rxstream.errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -712,7 +712,7 @@ def test_http_error_in_cohere_s_shape() -> None:
     content_type, body = http_error(429, "You are using a Trial key")
     assert content_type == "application/json"
     assert json.loads(body) == {"message": "You are using a Trial key"}
-    assert error_message(body) == "You are using a Trial key"
+    assert provider_message(body) == "You are using a Trial key"
     _, body = http_error(400, "bad", type="invalid_request", code=17)
     assert json.loads(body) == {"message": "bad", "type": "invalid_request", "code": 17}
 

@@ -24,7 +24,7 @@ from rxstream.core.dialects.gemini import (
     _partial_pieces,
     http_error,
 )
-from rxstream.core.provider_errors import error_message
+from rxstream.core.provider_errors import provider_message
 from rxstream.errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -1454,7 +1454,7 @@ def test_http_error_in_google_s_shape() -> None:
         }
     ]
     assert body.startswith(b'[\n  {\n    "error": {')  # pretty-printed, as Google sends it
-    assert error_message(body) == "Resource has been exhausted (e.g. check quota)."
+    assert provider_message(body) == "Resource has been exhausted (e.g. check quota)."
 
 
 def test_http_error_with_type_and_code() -> None:

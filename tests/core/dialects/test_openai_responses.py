@@ -33,7 +33,7 @@ from rxstream.core.dialects.openai_responses import (
     http_error,
 )
 from rxstream.core.message import MessageAccumulator
-from rxstream.core.provider_errors import error_message
+from rxstream.core.provider_errors import provider_message
 from rxstream.core.sse import event_text
 from rxstream.errors import (
     EmptyStreamError,
@@ -1722,7 +1722,7 @@ def test_http_error(status: int, kwargs: dict[str, Any], expected: dict[str, Any
     assert json.loads(body) == {
         "error": {"message": "Something went wrong", "param": None, **expected}
     }
-    assert error_message(body) == "Something went wrong"
+    assert provider_message(body) == "Something went wrong"
 
 
 # -- round trips ------------------------------------------------------------------------------
