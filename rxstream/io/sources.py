@@ -30,17 +30,8 @@ from typing import Any, Literal, TypeAlias, overload
 from reactivex import Observable, abc
 
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
-from ._http import (
-    AsyncClient,
-    AsyncResponse,
-    Credentials,
-    SyncClient,
-    SyncResponse,
-    describe,
-    request_of,
-    transport_error,
-)
-from ._loops import Handle, aread_response, async_source, read_response, sync_source
+from ._http import AsyncClient, AsyncResponse, Exchange, SyncClient, SyncResponse, request_of
+from ._loops import Handle, aread_body, async_source, connection_tracer, read_body, sync_source
 
 __all__ = [
     "AsyncClient",
@@ -149,30 +140,20 @@ def from_request(
     _check_limit(line_limit)
     send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
 
-    def start() -> tuple[Any, str, Credentials]:
+    def start() -> tuple[Any, Exchange]:
         request = client.build_request(method, url, **httpx_kwargs)
-        credentials = Credentials()
-        credentials.add_request(request)
-        return request, describe(request), credentials
+        return request, Exchange(request, client=client)
 
     if inspect.iscoroutinefunction(getattr(client, "send", None)):
         async_client: AsyncClient = client  # type: ignore[assignment]
 
         async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            request, where, credentials = start()
-            error: Exception | None = None
-            try:
-                response = await async_client.send(request, stream=True, **send_kwargs)
-            except Exception as exc:
-                error = transport_error(exc, where, credentials)
-                if error is None:
-                    raise
-            if error is not None:
-                raise error
-            credentials.add_request(request_of(response))  # with what auth= added
-            async for batch in aread_response(
-                response, handle, where, credentials, raw=raw, line_limit=line_limit
-            ):
+            request, exchange = start()
+
+            async def send() -> AsyncResponse:
+                return await async_client.send(request, stream=True, **send_kwargs)
+
+            async for batch in aread_body(send, exchange, handle, raw=raw, line_limit=line_limit):
                 yield batch
 
         return async_source(aread, scheduler)
@@ -180,20 +161,16 @@ def from_request(
     sync_client: SyncClient = client  # type: ignore[assignment]
 
     def read(handle: Handle) -> Iterator[list[Any]]:
-        request, where, credentials = start()
-        error: Exception | None = None
-        try:
-            response = sync_client.send(request, stream=True, **send_kwargs)
-        except Exception as exc:
-            error = transport_error(exc, where, credentials)
-            if error is None:
-                raise
-        if error is not None:
-            raise error
-        credentials.add_request(request_of(response))
-        yield from read_response(
-            response, handle, where, credentials, raw=raw, line_limit=line_limit
-        )
+        request, exchange = start()
+        extensions = getattr(request, "extensions", None)
+        if isinstance(extensions, dict):
+            # Lets a dispose reach the socket while send() still waits for the headers.
+            extensions["trace"] = connection_tracer(handle, extensions.get("trace"))
+
+        def send() -> SyncResponse:
+            return sync_client.send(request, stream=True, **send_kwargs)
+
+        yield from read_body(send, exchange, handle, raw=raw, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
@@ -266,29 +243,28 @@ def from_response(
             )
         taken = True
 
-    request = request_of(response)
-    where = describe(request)
-    credentials = Credentials()
-    credentials.add_request(request)
+    exchange = Exchange(request_of(response))
     if _is_async_response(response):
         async_response: AsyncResponse = response  # type: ignore[assignment]
 
-        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+        async def aopen() -> AsyncResponse:
             take()
-            async for batch in aread_response(
-                async_response, handle, where, credentials, raw=raw, line_limit=line_limit
-            ):
+            return async_response
+
+        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+            async for batch in aread_body(aopen, exchange, handle, raw=raw, line_limit=line_limit):
                 yield batch
 
         return async_source(aread, scheduler)
 
     sync_response: SyncResponse = response  # type: ignore[assignment]
 
-    def read(handle: Handle) -> Iterator[list[Any]]:
+    def open_() -> SyncResponse:
         take()
-        yield from read_response(
-            sync_response, handle, where, credentials, raw=raw, line_limit=line_limit
-        )
+        return sync_response
+
+    def read(handle: Handle) -> Iterator[list[Any]]:
+        yield from read_body(open_, exchange, handle, raw=raw, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
