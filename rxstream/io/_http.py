@@ -485,7 +485,7 @@ class Exchange:
         if isinstance(exc, StreamError):
             return None
         if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
-            return TransportError(self._head(_CLOSED_BEFORE) + _KEEP_OPEN)
+            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}")
         if not isinstance(exc, transport_types()):
             return None
         what = next(
@@ -496,13 +496,15 @@ class Exchange:
             what = _CLOSED_DURING
         detail = excerpt(self.credentials.redact(str(exc))) or "(no detail)"
         text = f"{self._head(what)}: {type(exc).__name__}: {detail}"
-        error = TransportError(text + (_KEEP_OPEN if what == _CLOSED_DURING else ""))
+        error = TransportError(f"{text}. {_KEEP_OPEN}" if what == _CLOSED_DURING else text)
         error.__cause__ = _bare_copy(exc, detail)
         return error
 
     def cancelled(self) -> StreamError:
         """The error for an async stream whose task someone other than its observer cancelled."""
-        return TransportError(self._head(_CANCELLED) + _KEEP_OPEN)
+        closed = getattr(self._client, "is_closed", False) is True
+        head = self._head(_CANCELLED) + (", and its client was closed" if closed else "")
+        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}")
 
     def _head(self, what: str) -> str:
         return f"{what} ({self.where})" if self.where else what
@@ -531,12 +533,10 @@ _WHAT = {
 
 _CLOSED_BEFORE = "the client was closed before the request was sent"
 _CLOSED_DURING = "the client was closed while the request or the response was under way"
-_CANCELLED = (
-    "the stream's task was cancelled before the response ended (did the event loop stop, "
-    "e.g. asyncio.run() return, while the stream was still running?)"
-)
+_CANCELLED = "the stream's task was cancelled before the response ended"
+_LOOP_STOPPED = "did the event loop stop (asyncio.run() return) while the stream still ran?"
 _KEEP_OPEN = (
-    ". An async stream (or one on a scheduler) runs after subscribe() returns: keep the "
+    "An async stream (or one on a scheduler) runs after subscribe() returns: keep the "
     "client open and the loop running until it ends, e.g. inside the `async with` block "
     "`await source.pipe(...)` or `async for item in rs.to_async_iterator(source.pipe(...))`"
 )

@@ -5,7 +5,8 @@ redaction and disposal need the misbehaving ones too: a body with no framing at
 all, a 200 answer with the wrong content type, a reason phrase or body that
 quotes the request's own credentials back, headers and then silence, a reset.
 `WireServer(answer)` calls `answer(request)` for every request and writes what
-the returned `Answer` says, one request per connection.
+the returned `Answer` says; a connection carries one request, or more while the
+answers say `keep_alive`.
 
 Every wait is bounded and `stop()` ends every connection at once.
 """
@@ -34,6 +35,7 @@ class Request:
     target: str
     headers: Mapping[str, str]
     body: bytes
+    connection: int = 0  # which connection it came on (numbered from 1)
 
     @property
     def query(self) -> dict[str, str]:
@@ -54,6 +56,9 @@ class Answer:
             nothing more until the client leaves), `"cut"` (close without
             ending a chunked body), `"reset"` (a TCP RST).
         pause: seconds to wait before each piece.
+        hold: send nothing at all, not even the status line, until the client leaves.
+        keep_alive: keep the connection open for the next request (needs
+            `"length"` or `"chunked"` framing and `then="end"`).
     """
 
     status: int = 200
@@ -63,6 +68,8 @@ class Answer:
     framing: Literal["length", "chunked", "close"] = "chunked"
     then: Literal["end", "stall", "cut", "reset"] = "end"
     pause: float = 0.0
+    hold: bool = False
+    keep_alive: bool = False
 
 
 def sse(
@@ -70,10 +77,17 @@ def sse(
     content_type: str = "text/event-stream",
     framing: Literal["length", "chunked", "close"] = "chunked",
     then: Literal["end", "stall", "cut", "reset"] = "end",
+    keep_alive: bool = False,
 ) -> Answer:
     """A 200 answer of `pieces` with one content type."""
     body = tuple(p.encode() if isinstance(p, str) else p for p in pieces)
-    return Answer(headers=(("Content-Type", content_type),), body=body, framing=framing, then=then)
+    return Answer(
+        headers=(("Content-Type", content_type),),
+        body=body,
+        framing=framing,
+        then=then,
+        keep_alive=keep_alive,
+    )
 
 
 @dataclass
@@ -81,6 +95,7 @@ class _State:
     lock: threading.Condition = field(default_factory=threading.Condition)
     requests: list[Request] = field(default_factory=list)
     disconnects: int = 0
+    connections: int = 0
 
 
 class WireServer:
@@ -89,7 +104,7 @@ class WireServer:
     Attributes:
         url: `http://127.0.0.1:PORT/v1/chat/completions`.
         requests: what arrived so far.
-        disconnects: how many clients left a stalling answer.
+        disconnects: how many clients left a stalling (or holding) answer.
     """
 
     def __init__(self, answer: Callable[[Request], Answer]) -> None:
@@ -127,6 +142,11 @@ class WireServer:
         with self._state.lock:
             return self._state.disconnects
 
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Wait until `count` requests arrived; False on timeout."""
+        with self._state.lock:
+            return self._state.lock.wait_for(lambda: len(self._state.requests) >= count, timeout)
+
     def wait_for_disconnects(self, count: int, timeout: float) -> bool:
         """Wait until `count` clients left stalling answers; False on timeout."""
         with self._state.lock:
@@ -161,14 +181,22 @@ class WireServer:
             thread.start()
 
     def _serve(self, conn: socket.socket) -> None:
+        with self._state.lock:
+            self._state.connections += 1
+            number = self._state.connections
         try:
-            conn.settimeout(MAX_STALL)
-            request = _read_request(conn)
-            if request is not None:
+            while not self._stopping.is_set():
+                conn.settimeout(MAX_STALL)
+                request = _read_request(conn, number)
+                if request is None:
+                    break
                 with self._state.lock:
                     self._state.requests.append(request)
                     self._state.lock.notify_all()
-                self._write(conn, self._answer(request))
+                answer = self._answer(request)
+                self._write(conn, answer)
+                if not answer.keep_alive or answer.hold or answer.then != "end":
+                    break
         except OSError:
             pass
         finally:
@@ -179,13 +207,17 @@ class WireServer:
                 self._threads.discard(threading.current_thread())
 
     def _write(self, conn: socket.socket, answer: Answer) -> None:
+        if answer.hold:
+            self._note_leaving(conn)
+            return
         head = [f"HTTP/1.1 {answer.status} {answer.reason}"]
         head += [f"{name}: {value}" for name, value in answer.headers]
         if answer.framing == "length":
             head.append(f"Content-Length: {sum(map(len, answer.body))}")
         elif answer.framing == "chunked":
             head.append("Transfer-Encoding: chunked")
-        head.append("Connection: close")
+        if not answer.keep_alive:
+            head.append("Connection: close")
         conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         for piece in answer.body:
             if answer.pause:
@@ -196,22 +228,27 @@ class WireServer:
                 piece = b"%x\r\n%s\r\n" % (len(piece), piece)
             conn.sendall(piece)
         if answer.then == "stall":
-            if self._wait_for_client_to_leave(conn):
-                with self._state.lock:
-                    self._state.disconnects += 1
-                    self._state.lock.notify_all()
+            self._note_leaving(conn)
             return
         if answer.then == "reset":
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return
         if answer.then == "end" and answer.framing == "chunked":
             conn.sendall(b"0\r\n\r\n")
+        if answer.keep_alive:
+            return
         conn.shutdown(socket.SHUT_WR)
         # Let the client read to the end before the socket goes.
         with contextlib.suppress(OSError):
             conn.settimeout(2.0)
             while conn.recv(65536):
                 pass
+
+    def _note_leaving(self, conn: socket.socket) -> None:
+        if self._wait_for_client_to_leave(conn):
+            with self._state.lock:
+                self._state.disconnects += 1
+                self._state.lock.notify_all()
 
     def _wait_for_client_to_leave(self, conn: socket.socket) -> bool:
         deadline = time.monotonic() + MAX_STALL
@@ -227,7 +264,7 @@ class WireServer:
         return False
 
 
-def _read_request(conn: socket.socket) -> Request | None:
+def _read_request(conn: socket.socket, number: int) -> Request | None:
     data = b""
     while b"\r\n\r\n" not in data:
         block = conn.recv(65536)
@@ -247,4 +284,4 @@ def _read_request(conn: socket.socket) -> Request | None:
         if not block:
             break
         body += block
-    return Request(method, target, headers, body)
+    return Request(method, target, headers, body, number)
