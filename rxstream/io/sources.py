@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias, overload
 from reactivex import Observable, abc
 
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
+from ._args import check_count
 from ._http import AsyncClient, AsyncResponse, Exchange, SyncClient, SyncResponse, request_of
 from ._loops import Handle, aread_body, async_source, connection_tracer, read_body, sync_source
 
@@ -137,7 +138,7 @@ def from_request(
     """
     if not isinstance(method, str):
         raise TypeError(f"method must be a str such as 'POST', got {type(method).__name__}")
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
 
     def start() -> tuple[Any, Exchange]:
@@ -230,7 +231,7 @@ def from_response(
         >>> request = client.build_request("POST", url, json=payload)  # doctest: +SKIP
         >>> rs.from_response(client.send(request, stream=True)).subscribe(print)
     """
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     taken = False
 
     def take() -> None:
@@ -309,7 +310,7 @@ def from_lines(
 
     Marbles: `-"a\\nb"-"c"-|` -> `-a-b-c-|`
     """
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     if isinstance(lines, str | bytes | bytearray):
         raise TypeError(
             f"from_lines takes an iterable of lines, got a {type(lines).__name__}; "
@@ -344,13 +345,6 @@ def _item(item: object) -> LineItem:
     if not isinstance(item, str | bytes | bytearray):
         raise TypeError(f"from_lines items must be str or bytes, got {type(item).__name__}")
     return item
-
-
-def _check_limit(limit: int) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError(f"line_limit must be an int, got {type(limit).__name__}")
-    if limit <= 0:
-        raise ValueError(f"line_limit must be positive, got {limit!r}")
 
 
 def _is_async_response(response: object) -> bool:
