@@ -120,15 +120,22 @@ def from_request(
             HTML, plain text), before any parsing.
         EmptyStreamError: a 2xx stream that brought no event at all (an empty
             body, only keep-alive comments, a JSON body sent as an event stream).
-        TransportError: the connection failed, or the client was closed; the
-            message says what httpx reported.
+        TransportError: the connection failed, the client was closed (before
+            or during the stream), or the event loop stopped under a running
+            async stream; the message says what httpx reported and, for a
+            closed client, how to keep it open (`await` the observable inside
+            the `async with` block, or `rs.to_async_iterator`).
         LineTooLongError: a line longer than `line_limit`.
         RuntimeError: an async client subscribed with no running event loop.
 
     Credentials of the request (the `Authorization`, `api-key`, `x-api-key`,
-    `x-goog-api-key` headers, a key in the query string) never appear in an
-    error: a server that echoes one back has it replaced by `[redacted]`, in
-    the errors and in the lines themselves.
+    `x-goog-api-key` headers, HTTP Basic `auth=`, a key in the query string)
+    never appear in an error: a server that echoes one back has it replaced
+    by `[redacted]`, in the errors and in the lines themselves, and no error
+    keeps the request (nor its headers) as a cause or context.
+
+    Disposal: from any thread, at any time, also while `send()` still waits
+    for the response headers (the socket is shut down, which wakes the read).
 
     Example:
         >>> with httpx.Client() as client:  # doctest: +SKIP

@@ -50,14 +50,15 @@ async def arun(observable: Observable[Any]) -> Outcome:
     outcome = Outcome()
     done = asyncio.Event()
 
-    def end(_: object = None) -> None:
+    def on_error(error: Exception) -> None:
+        outcome.on_error(error)
         done.set()
 
-    observable.subscribe(
-        outcome.on_next,
-        lambda e: (outcome.on_error(e), end()),
-        lambda: (outcome.on_completed(), end()),
-    )
+    def on_completed() -> None:
+        outcome.on_completed()
+        done.set()
+
+    observable.subscribe(outcome.on_next, on_error, on_completed)
     await asyncio.wait_for(done.wait(), TIMEOUT)
     return outcome
 

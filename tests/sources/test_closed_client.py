@@ -55,14 +55,15 @@ def test_a_sync_client_closed_before_subscribe(slow_server: FakeLLMServer) -> No
 def test_a_sync_client_closed_under_a_background_stream(slow_server: FakeLLMServer) -> None:
     outcome = Outcome()
     first = threading.Event()
+
+    def on_next(line: str) -> None:
+        outcome.on_next(line)
+        first.set()
+
     with httpx.Client(verify=tls_context()) as client:
         rs.from_request(
             client, "POST", slow_server.url, json=PAYLOAD, scheduler=ThreadPoolScheduler(1)
-        ).subscribe(
-            lambda line: (outcome.on_next(line), first.set()),
-            outcome.on_error,
-            outcome.on_completed,
-        )
+        ).subscribe(on_next, outcome.on_error, outcome.on_completed)
         assert first.wait(TIMEOUT)
     # The `with` block closed the client while the pool thread was reading.
     assert outcome.ended.wait(TIMEOUT)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -159,6 +160,7 @@ def test_a_2xx_answer_without_a_stream_is_an_error_that_says_what_arrived(
     error = outcome.error
     # Keep-alive comments pass through as they arrive; no event does.
     assert not [item for item in outcome.items if not item.startswith(":") and item]
+    assert isinstance(error, rs.EmptyStreamError | rs.UnexpectedContentTypeError)
     assert type(error) is case.error, repr(error)
     assert error.status_code == 200
     assert error.content_type == case.content_type
@@ -262,9 +264,12 @@ def test_line_limit_of_from_lines_sync_and_async() -> None:
         aseen: list[str] = []
         aerrors: list[Exception] = []
         done = asyncio.Event()
-        rs.from_lines(agen(), line_limit=50).subscribe(
-            aseen.append, lambda e: (aerrors.append(e), done.set()), done.set
-        )
+
+        def on_error(error: Exception) -> None:
+            aerrors.append(error)
+            done.set()
+
+        rs.from_lines(agen(), line_limit=50).subscribe(aseen.append, on_error, done.set)
         await asyncio.wait_for(done.wait(), 5)
         return aseen, aerrors
 
@@ -277,11 +282,11 @@ def test_line_limit_of_from_lines_sync_and_async() -> None:
 @pytest.mark.parametrize("source", ["from_request", "from_response", "from_lines"])
 @pytest.mark.parametrize(("limit", "error"), [(0, ValueError), (-1, ValueError), ("9", TypeError)])
 def test_a_bad_line_limit_is_a_caller_mistake(
-    source: str, limit: object, error: type[Exception]
+    source: str, limit: Any, error: type[Exception]
 ) -> None:
     import httpx
 
-    make = {
+    make: Callable[[], object] = {
         "from_request": lambda: rs.from_request(
             httpx.Client(verify=tls_context()), "POST", "http://127.0.0.1:9/", line_limit=limit
         ),
