@@ -22,8 +22,11 @@ Disposal from another thread while a sync read is blocked (`Handle`): the
 disposing thread shuts the socket down, which wakes the read at once, but
 never closes it, because a closed descriptor can be reused by a new connection
 while the reader is still about to poll it; the reader thread closes the
-response itself on its way out. A reader that is not inside a read is closed
-by the disposer. The socket is known before the response headers arrive too
+response itself on its way out. The shutdown goes through a duplicate of the
+socket's descriptor that only the handle closes (under its lock), so it can
+never land on a descriptor the reader (or httpcore) closed meanwhile and a new
+connection reused. A reader that is not inside a read is closed by the
+disposer. The socket is known before the response headers arrive too
 (`connection_tracer`), so a dispose that lands while `client.send` waits for
 them wakes it the same way. Limits: a dispose during the TCP connect or the
 wait for a free connection in the client's pool takes effect when that step
@@ -81,7 +84,9 @@ class Handle:
         self._closed = False
         self._resources: list[Any] = []
         self._async_resources: list[Any] = []
-        self._sockets: list[socket.socket] = []
+        # The socket the reader may block on (its origin, and our duplicate of it).
+        self._origin: socket.socket | None = None
+        self._watched: socket.socket | None = None
 
     def begin_read(self) -> bool:
         """Mark a read as under way; False (and nothing marked) once disposed."""
@@ -119,29 +124,38 @@ class Handle:
     def watch(self, stream: Any) -> None:
         """Shut the socket of `stream` (an httpcore network stream) down if disposed mid-read.
 
-        Called by the reader thread. A stream that arrives after the dispose
-        is shut down at once: the reader is about to block on it.
+        Called by the reader thread while the socket is open; it replaces the
+        socket watched before (one request reads from one connection at a
+        time). A stream that arrives after the dispose is shut down at once:
+        the reader is about to block on it.
         """
         sock = _socket_of(stream)
-        if sock is None:
+        if sock is None or sock is self._origin:
             return
+        try:
+            duplicate = sock.dup()
+        except OSError:
+            return
+        stale: socket.socket | None
         with self._lock:
-            if sock not in self._sockets:
-                self._sockets.append(sock)
-            late = self.disposed
-        if late:
-            _shutdown(sock)
+            if self._closed:
+                stale = duplicate
+            else:
+                stale, self._watched, self._origin = self._watched, duplicate, sock
+                if self.disposed:
+                    _shutdown(duplicate)
+        if stale is not None:
+            stale.close()
 
     def dispose(self) -> None:
         """Stop the reader: from any thread, at any time, once or more."""
         with self._lock:
             self.disposed = True
             reading = self._reading
-            sockets = list(self._sockets)
-        if reading:
-            for sock in sockets:
-                _shutdown(sock)
-        else:
+            if reading and self._watched is not None:
+                # Under the lock: `close` cannot close the duplicate meanwhile.
+                _shutdown(self._watched)
+        if not reading:
             self.close()
 
     def close(self) -> None:
@@ -151,9 +165,11 @@ class Handle:
                 return
             self._closed = True
             resources, self._resources = self._resources, []
-            self._sockets = []
+            watched, self._watched, self._origin = self._watched, None, None
         for resource in reversed(resources):
             _close_quietly(resource)
+        if watched is not None:
+            watched.close()
 
     async def aclose(self) -> None:
         """Close everything, awaiting async closers."""
@@ -259,7 +275,7 @@ def _socket_of(stream: Any) -> socket.socket | None:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    """Wake a read blocked on `sock` (a closed socket object just raises, and is left alone)."""
+    """Wake a read blocked on the socket `sock` duplicates (shutdown acts on the socket)."""
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
 
