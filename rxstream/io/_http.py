@@ -149,9 +149,11 @@ class Credentials:
 
     Collected from the headers (`Authorization`, `api-key`, `x-api-key`,
     `x-goog-api-key`, cookies and any header whose name says key, token,
-    secret, auth, ...) and from the URL's query string (`?key=...`), each in
-    its plain and its URL-encoded form; for `Authorization: Bearer X`, both
-    the whole value and `X`.
+    secret, auth, ...), from the URL's userinfo and query string (`?key=...`);
+    for `Authorization: Bearer X`, both the whole value and `X`; for HTTP
+    Basic also the decoded `user:password` and the password. Each value is
+    redacted as sent and as a server may quote it back: JSON-escaped (also
+    with `/` as backslash-slash), percent-encoded and form-encoded.
 
     >>> creds = Credentials()
     >>> creds.add_headers({"Authorization": "Bearer sk-123456"})

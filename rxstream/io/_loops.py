@@ -214,7 +214,9 @@ def connection_tracer(handle: Handle, chained: Any = None) -> Callable[[str, Any
         if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
             candidate[:] = [info.get("return_value")] if isinstance(info, Mapping) else []
         elif event == "http11.send_request_headers.started":
-            handle.watch(candidate[0] if candidate else _stream_on_stack())
+            # A connection made for this request, else one the pool reused (a
+            # redirect may do either: a candidate serves one request only).
+            handle.watch(candidate.pop() if candidate else _stream_on_stack())
         if handle.disposed and event in _SENDING:
             raise _Disposed("the subscription was disposed")
 

@@ -236,7 +236,7 @@ def from_response(
 
     Example:
         >>> request = client.build_request("POST", url, json=payload)  # doctest: +SKIP
-        >>> rs.from_response(client.send(request, stream=True)).subscribe(print)
+        >>> rs.from_response(client.send(request, stream=True)).subscribe(print)  # doctest: +SKIP
     """
     check_count("line_limit", line_limit)
     taken = False
