@@ -10,12 +10,19 @@ observer that its consumer is behind. The demand signal is how it learns:
   subscribed (inside that scope) and awaits `Demand.wait()` before each read
   and each item, so the socket is never read ahead of the consumer;
 - the consumer calls `pause()` when its buffer is full and `resume()` as it
-  drains; `timeouts(idle=...)` reads `paused` so a consumer's pause is not
-  taken for a stalled server.
+  drains (several consumers of one source each `hold(key)` and `release(key)`:
+  the gate is open while nobody holds it); `timeouts(idle=...)` reads `paused`
+  so a consumer's pause is not taken for a stalled server.
 
 Without a consumer that makes a demand there is none (`current_demand()` is
 None) and a source reads as fast as its observers accept. Sync sources need
 no signal: their thread blocks in `on_next` while a bounded consumer is full.
+
+Threads: the gate is an `asyncio.Event` of the loop the source runs on, and
+only that loop's thread touches it. `pause`, `resume`, `hold`, `release` and
+`reset` may be called from any thread: off the loop's thread they are handed
+to the loop (in order, with `call_soon_threadsafe`), so they take effect a
+moment later; `paused` then tells the state the loop last saw.
 
 Limits (what loses the signal; the source then reads at full speed, and the
 consumer's buffer bound still holds only for what it buffers itself):
@@ -27,9 +34,7 @@ consumer's buffer bound still holds only for what it buffers itself):
 - an operator between source and consumer that buffers on its own
   (`observe_on`, `buffer_with_time`) hides the consumer's pace from the
   source: the demand pauses the source only when the consumer itself is full;
-- the gate is an `asyncio.Event`: `pause`, `resume` and `wait` belong on the
-  event loop's thread (consumers on other threads hand their calls to the
-  loop with `call_soon_threadsafe`).
+- one `Demand` serves one event loop (the first one that uses it).
 
 Stdlib only, like models and errors: every layer above may use it.
 """
@@ -37,7 +42,9 @@ Stdlib only, like models and errors: every layer above may use it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -45,29 +52,86 @@ __all__ = ["Demand", "current_demand", "demand_scope"]
 
 
 class Demand:
-    """A gate an async source awaits before each read; open until paused."""
+    """A gate an async source awaits before each read: open while no consumer holds it.
+
+    Example:
+        >>> demand = Demand()
+        >>> demand.pause(); demand.paused
+        True
+        >>> demand.resume(); demand.paused
+        False
+    """
 
     def __init__(self) -> None:
         self._open = asyncio.Event()
         self._open.set()
-
-    def pause(self) -> None:
-        """Close the gate: the source stops before its next read."""
-        self._open.clear()
-
-    def resume(self) -> None:
-        """Open the gate: a waiting source reads on."""
-        self._open.set()
+        self._holders: set[object] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
 
     @property
     def paused(self) -> bool:
-        """True while the consumer wants nothing more."""
-        return not self._open.is_set()
+        """True while a consumer wants nothing more."""
+        return bool(self._holders)
+
+    def pause(self) -> None:
+        """Close the gate: the source stops before its next read (one consumer's `hold`)."""
+        self.hold(self)
+
+    def resume(self) -> None:
+        """Open the gate again (that consumer's `release`): a waiting source reads on."""
+        self.release(self)
+
+    def hold(self, holder: object) -> None:
+        """Keep the gate closed on behalf of `holder` (one of several consumers)."""
+        self._on_loop(self._hold, holder)
+
+    def release(self, holder: object) -> None:
+        """`holder` wants more: the gate opens when no other holder keeps it closed."""
+        self._on_loop(self._release, holder)
+
+    def reset(self) -> None:
+        """Open the gate whoever holds it (the consumers are gone: a waiting source ends)."""
+        self._on_loop(self._reset)
 
     async def wait(self) -> None:
-        """Return at once when open, else when the gate is resumed."""
-        if not self._open.is_set():
+        """Return at once when open, else when the last holder lets go."""
+        if self._loop is None:
+            self._bind(asyncio.get_running_loop())
+        while not self._open.is_set():
             await self._open.wait()
+
+    # ----------------------------------------------------------------- on the loop
+
+    def _hold(self, holder: object) -> None:
+        self._holders.add(holder)
+        self._open.clear()
+
+    def _release(self, holder: object) -> None:
+        self._holders.discard(holder)
+        if not self._holders:
+            self._open.set()
+
+    def _reset(self) -> None:
+        self._holders.clear()
+        self._open.set()
+
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+
+    def _on_loop(self, call: Callable[..., None], *args: object) -> None:
+        loop = self._loop
+        if loop is None:
+            with contextlib.suppress(RuntimeError):
+                self._bind(asyncio.get_running_loop())
+            call(*args)  # no loop waits on the gate yet (or this is its thread)
+        elif threading.get_ident() == self._loop_thread or loop.is_closed():
+            call(*args)
+        else:
+            # A loop that closed meanwhile raises: nobody waits any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(call, *args)
 
 
 _current: ContextVar[Demand | None] = ContextVar("rxstream_demand", default=None)

@@ -131,9 +131,13 @@ def _content_type_hint(content_type: str) -> str:
 
 
 class TransportError(StreamError):
-    """The connection failed (refused, reset, read timeout, incomplete body).
+    """The connection failed (refused, reset, read timeout, incomplete body, too many
+    redirects), the client was closed, or an async stream's event loop stopped under it.
 
-    The original httpx (or OS) exception is the `__cause__`.
+    The message says what happened and what httpx reported. The `__cause__` is
+    a bare exception of the httpx (or OS) exception's type with that message,
+    so `isinstance(error.__cause__, httpx.ReadTimeout)` works, but it holds no
+    request: the original, which keeps the request's headers, is not kept.
     """
 
 

@@ -22,7 +22,7 @@ from reactivex.disposable import Disposable
 from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
-from rxstream._flow import current_demand
+from rxstream._flow import Demand, current_demand
 from rxstream.testing.builders import text_chunk
 from rxstream.testing.server import Chunk, FakeLLMServer, Scenario, Stall
 
@@ -322,6 +322,54 @@ def test_to_async_iterator_subscribes_inside_a_demand_scope() -> None:
     assert len(seen) == 1
     assert seen[0] is not None
     assert current_demand() is None  # the scope ended with the subscribe call
+
+
+@pytest.mark.parametrize("how", ["resume", "release", "reset"])
+def test_demand_opened_from_another_thread_wakes_a_waiting_source(how: str) -> None:
+    # The loop runs in its own thread with nothing else to do (no timer, no I/O):
+    # only a thread-safe hand-over can wake it, as when a bridge is closed at
+    # garbage collection or a multicast observer drains on a thread pool.
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, daemon=True)
+    runner.start()
+    demand = Demand()
+    woke = threading.Event()
+    waiting = threading.Event()
+
+    async def source() -> None:
+        demand.hold("consumer") if how == "release" else demand.pause()
+        waiting.set()
+        await demand.wait()
+        woke.set()
+
+    try:
+        asyncio.run_coroutine_threadsafe(source(), loop)
+        assert waiting.wait(WAIT)
+        assert demand.paused
+        {
+            "resume": demand.resume,
+            "release": lambda: demand.release("consumer"),
+            "reset": demand.reset,
+        }[how]()
+        assert woke.wait(WAIT)
+        assert not demand.paused
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join(WAIT)
+        loop.close()
+
+
+def test_demand_stays_closed_while_any_holder_holds_it() -> None:
+    demand = Demand()
+    demand.hold("ui")
+    demand.hold("log")
+    demand.release("ui")
+    assert demand.paused
+    demand.release("log")
+    assert not demand.paused
+    demand.hold("ui")
+    demand.reset()
+    assert not demand.paused
 
 
 def test_to_async_iterator_yields_a_sync_source_on_the_loop_thread() -> None:

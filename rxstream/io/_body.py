@@ -1,9 +1,17 @@
-"""What a source does with each block of an accepted response body, sync or async alike.
+"""What a source does with each block of a response body, sync or async alike.
 
-`BodyReader` is the part of reading a body that is the same for both twins of
-the read loop: cut lines (the core's `LineSplitter`), or pass raw bytes on;
-redact credentials a server echoes; and notice a body that brings no stream
-at all, which must end in an error rather than pass for an empty answer.
+`open_body(response, exchange, ...)` decides, from the status and content type
+(`_http.accepted`), which of two readers takes the body; both are the part of
+reading that is the same for the sync and the async twin of the read loop,
+which only iterate and hand each block to `feed`, then call `close` (or
+`failure` with what went wrong):
+
+- `BodyReader`, for a stream: cut lines (the core's `LineSplitter`), or pass
+  raw bytes on; redact credentials a server echoes; and notice a body that
+  brings no stream at all, which must end in an error rather than pass for an
+  empty answer.
+- `Refusal`, for anything else: collect a bounded head of the body and raise
+  the `HTTPStatusError` / `UnexpectedContentTypeError` that quotes it.
 
 Input: the body's byte blocks as they arrive. Output: lines (`str`), or the
 blocks themselves for a raw source.
@@ -25,12 +33,76 @@ a line is never handed out before its last byte has arrived).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.lines import LineSplitter
 from ..core.provider_errors import provider_message
-from ..errors import EmptyStreamError, excerpt
-from ._http import BodyKind, Credentials
+from ..errors import EmptyStreamError, LineTooLongError, StreamError
+from ._http import (
+    ERROR_BODY_LIMIT,
+    BodyKind,
+    Exchange,
+    accepted,
+    body_kind,
+    header,
+    request_of,
+)
 
-__all__ = ["BodyReader"]
+__all__ = ["BodyReader", "Refusal", "open_body"]
+
+
+def open_body(
+    response: Any, exchange: Exchange, *, raw: bool, line_limit: int
+) -> BodyReader | Refusal:
+    """The reader for `response`'s body: a `BodyReader` if it is a stream, else a `Refusal`."""
+    exchange.learn(request_of(response))  # with what auth= added to it
+    if not accepted(response, raw=raw):
+        return Refusal(response, exchange)
+    content_type = header(response.headers, "content-type")
+    return BodyReader(
+        body_kind(content_type),
+        raw=raw,
+        exchange=exchange,
+        status_code=response.status_code,
+        content_type=content_type,
+        line_limit=line_limit,
+    )
+
+
+class Refusal:
+    """Read the head of a body that is not a stream, then raise the error that quotes it.
+
+    `feed` collects up to `ERROR_BODY_LIMIT` bytes and raises once it has
+    them; `close` (the whole body is in) and `failure` (the connection broke
+    meanwhile: what arrived is quoted all the same) raise too.
+    """
+
+    __slots__ = ("_body", "_exchange", "_response")
+
+    def __init__(self, response: Any, exchange: Exchange) -> None:
+        self._response = response
+        self._exchange = exchange
+        self._body = bytearray()
+
+    def feed(self, block: bytes) -> list[Any]:
+        """Collect `block`; raise the refusal once the head is full."""
+        self._body += block
+        if len(self._body) >= ERROR_BODY_LIMIT:
+            raise self._error(complete=False)
+        return []
+
+    def close(self) -> list[Any]:
+        """The whole body is in: raise the refusal quoting it."""
+        raise self._error(complete=True)
+
+    def failure(self, exc: BaseException) -> StreamError | None:
+        """Reading the body failed: the refusal is still the error to report."""
+        return self._error(complete=False)
+
+    def _error(self, *, complete: bool) -> StreamError:
+        body = bytes(self._body[:ERROR_BODY_LIMIT])
+        return self._exchange.refusal(self._response, body, complete=complete)
+
 
 # How much of the body's head is kept to quote it in an error.
 _HEAD = 800
@@ -42,8 +114,8 @@ class BodyReader:
     Args:
         kind: what the content type says the body holds (None: no content type).
         raw: hand out the blocks as they are instead of lines.
-        credentials: values to redact from the lines (never from raw bytes,
-            which a checksum may cover).
+        exchange: the request's errors, and the credentials to redact from
+            the lines (never from raw bytes, which a checksum may cover).
         status_code, content_type: quoted by the errors.
         line_limit: the longest line (see `LineSplitter`).
     """
@@ -51,6 +123,7 @@ class BodyReader:
     __slots__ = (
         "_content_type",
         "_credentials",
+        "_exchange",
         "_head",
         "_kind",
         "_overlap",
@@ -68,16 +141,18 @@ class BodyReader:
         kind: BodyKind | None,
         *,
         raw: bool,
-        credentials: Credentials,
+        exchange: Exchange,
         status_code: int,
         content_type: str | None,
         line_limit: int,
     ) -> None:
+        credentials = exchange.credentials
         self._kind = kind
         self._raw = raw
+        self._exchange = exchange
         self._credentials = credentials
         self._status = status_code
-        self._content_type = content_type
+        self._content_type = credentials.redact(content_type) if content_type else content_type
         self._splitter = None if raw else LineSplitter(limit=line_limit)
         self._seen = False  # an event (or NDJSON line) has arrived
         self._head = b""
@@ -100,7 +175,11 @@ class BodyReader:
             window = self._tail + block
             self._redacting = self._credentials.found_in(window)
             self._tail = window[-self._overlap :]
-        lines = self._splitter.feed(block)
+        try:
+            lines = self._splitter.feed(block)
+        except LineTooLongError as exc:
+            # Its message quotes the line's head, cut before it could be redacted.
+            raise self._credentials.scrub(exc) from None
         if lines:
             if self._redacting:
                 lines = [self._credentials.redact(line) for line in lines]
@@ -119,12 +198,19 @@ class BodyReader:
             if not self._size:
                 raise self._empty("an empty body")
             return []
-        lines = self._splitter.close()
+        try:
+            lines = self._splitter.close()
+        except LineTooLongError as exc:
+            raise self._credentials.scrub(exc) from None
         if self._redacting:
             lines = [self._credentials.redact(line) for line in lines]
         if not self._seen and not self._any_event(lines):
             raise self._empty(self._what_arrived())
         return lines
+
+    def failure(self, exc: BaseException) -> StreamError | None:
+        """The error that stands for `exc`, raised while reading (see `Exchange.failure`)."""
+        return self._exchange.failure(exc)
 
     def _any_event(self, lines: list[str]) -> bool:
         if self._kind == "ndjson":
@@ -141,9 +227,10 @@ class BodyReader:
         if not text:
             return "a body of blank lines only"
         if text.startswith(("{", "[")):
-            message = provider_message(self._head) if self._size <= _HEAD else None
+            whole = self._size <= _HEAD
+            message = provider_message(self._credentials.redact(text)) if whole else None
             what = "a JSON body instead of events"
-            return f"{what} (error: {self._credentials.redact(message)})" if message else what
+            return f"{what} (error: {message})" if message else what
         if text.lstrip().startswith("<"):
             return "an HTML or XML page instead of events"
         if all(line.startswith(":") or not line.strip() for line in text.splitlines()):
@@ -151,10 +238,11 @@ class BodyReader:
         return "no event in the body"
 
     def _empty(self, reason: str) -> EmptyStreamError:
-        body = self._head.decode("utf-8", "replace")
+        whole = self._size <= _HEAD
+        quoted = self._credentials.quote(self._head, complete=whole) if self._head.strip() else ""
         return EmptyStreamError(
             reason,
             status_code=self._status,
             content_type=self._content_type,
-            body=excerpt(self._credentials.redact(body)) if body.strip() else "",
+            body=quoted,
         )

@@ -8,30 +8,35 @@ error happens here, once, for the sync and the async paths alike:
 - which answers are a stream (`accepted`): a 2xx status with an event-stream,
   NDJSON or (for raw bytes) AWS event-stream content type; anything else is
   read to a bounded excerpt and becomes `HTTPStatusError` or
-  `UnexpectedContentTypeError` (`answer_error`);
-- transport failures (`transport_error`): what httpx reported, in the message,
-  and nothing else: the httpx exception (which keeps the request and its
-  headers) is neither chained nor left as context;
+  `UnexpectedContentTypeError` (`Exchange.refusal`);
+- transport failures (`Exchange.failure`): what httpx reported, in the
+  message, whether the client had been closed, and nothing else: the httpx
+  exception (which keeps the request and its headers) is neither chained nor
+  left as context;
 - credentials (`Credentials`): the values of the request's credential headers
-  and URL keys, redacted from every error message, excerpt and body line a
-  server echoes them in.
+  (HTTP Basic decoded too) and URL keys, redacted from every error message,
+  excerpt and body line a server echoes them in, also JSON- or URL-escaped,
+  and also where an excerpt cut one in two.
 
 The read loops (`_loops`) and the public entry points (`sources`) sit above.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.utils
+import json
 import re
 import sys
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
 from ..core.provider_errors import provider_message
 from ..errors import (
+    EXCERPT_LIMIT,
     HTTPStatusError,
     StreamError,
     TransportError,
@@ -45,16 +50,16 @@ __all__ = [
     "AsyncResponse",
     "BodyKind",
     "Credentials",
+    "Exchange",
     "SyncClient",
     "SyncResponse",
     "accepted",
-    "answer_error",
     "describe",
     "header",
     "request_of",
     "retry_after",
     "shown_url",
-    "transport_error",
+    "transport_types",
 ]
 
 #: How much of a non-2xx (or otherwise unexpected) body is read to quote it in the error.
@@ -144,9 +149,11 @@ class Credentials:
 
     Collected from the headers (`Authorization`, `api-key`, `x-api-key`,
     `x-goog-api-key`, cookies and any header whose name says key, token,
-    secret, auth, ...) and from the URL's query string (`?key=...`), each in
-    its plain and its URL-encoded form; for `Authorization: Bearer X`, both
-    the whole value and `X`.
+    secret, auth, ...), from the URL's userinfo and query string (`?key=...`);
+    for `Authorization: Bearer X`, both the whole value and `X`; for HTTP
+    Basic also the decoded `user:password` and the password. Each value is
+    redacted as sent and as a server may quote it back: JSON-escaped (also
+    with `/` as backslash-slash), percent-encoded and form-encoded.
 
     >>> creds = Credentials()
     >>> creds.add_headers({"Authorization": "Bearer sk-123456"})
@@ -186,8 +193,20 @@ class Credentials:
                 value = _text(value)
                 self._add(value)
                 scheme, _, token = value.partition(" ")
+                token = token.strip()
                 if token and scheme.isalpha():
-                    self._add(token.strip())
+                    self._add(token)
+                    if scheme.lower() == "basic":
+                        self._add_basic(token)
+
+    def _add_basic(self, token: str) -> None:
+        # HTTP Basic: a server may quote the decoded `user:password`, or the password.
+        try:
+            pair = base64.b64decode(token, validate=True).decode("utf-8")
+        except ValueError:
+            return
+        self._add(pair)
+        self._add(pair.partition(":")[2])
 
     def add_url(self, url: str) -> None:
         """Collect the values of credential query parameters and of the URL's userinfo."""
@@ -207,19 +226,71 @@ class Credentials:
                 self._add(value)
 
     def _add(self, value: str) -> None:
-        if len(value) >= _MIN_SECRET and value not in self._secrets:
-            self._secrets.add(value)
-            # Longest first, so "Bearer X" goes whole before X alone.
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._pattern = re.compile("|".join(map(re.escape, ordered)))
-            self._bytes = tuple(s.encode("utf-8", "replace") for s in ordered)
+        if len(value) < _MIN_SECRET or value in self._secrets:
+            return
+        # As sent, and as a server may quote it back: JSON-escaped (also with
+        # `\/`), percent-encoded, form-encoded.
+        escaped = json.dumps(value)[1:-1]
+        forms = {value, escaped, escaped.replace("/", "\\/"), quote(value, safe="")}
+        forms.add(quote_plus(value))
+        self._secrets.update(forms)
+        # Longest first, so "Bearer X" goes whole before X alone.
+        ordered = sorted(self._secrets, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered)))
+        self._bytes = tuple(s.encode("utf-8", "replace") for s in ordered)
 
-    def redact(self, text: str) -> str:
-        """`text` with every credential replaced by `[redacted]`."""
+    def redact(self, text: str, *, cut: bool = False) -> str:
+        """`text` with every credential replaced by `[redacted]`.
+
+        Args:
+            text: what a server sent (or an error message made of it).
+            cut: `text` is the head of something longer: a credential cut in
+                two at its end is redacted too.
+        """
         pattern = self._pattern
         if pattern is None or not text:
             return text
-        return pattern.sub(REDACTED, text)
+        text = pattern.sub(REDACTED, text)
+        return self._redact_tail(text) if cut else text
+
+    def _redact_tail(self, text: str) -> str:
+        for secret in self._secrets:
+            for size in range(min(len(secret), len(text) + 1) - 1, _MIN_SECRET - 1, -1):
+                if text.endswith(secret[:size]):
+                    return text[:-size] + REDACTED
+        return text
+
+    def quote(self, data: bytes | str, *, complete: bool = True) -> str:
+        """A bounded, redacted excerpt of a body (or its head) for an error.
+
+        Redacted before it is cut, so a credential is never half shown.
+
+        Args:
+            data: the body, or its first bytes.
+            complete: False when `data` is only the head of the body; the
+                excerpt then says so instead of giving the head's length.
+        """
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        text = self.redact(text, cut=not complete)
+        if complete:
+            return excerpt(text)
+        return f"{text[:EXCERPT_LIMIT]}… (at least {len(data)} bytes)"
+
+    def scrub(self, error: BaseException) -> BaseException:
+        """`error` with credentials redacted from its message, also where an excerpt cut one.
+
+        For errors raised below this layer from text a server sent (a line's
+        head in `LineTooLongError`), whose message was cut before it could be
+        redacted.
+        """
+        if self._pattern is None or not error.args or not isinstance(error.args[0], str):
+            return error
+        message = self._pattern.sub(REDACTED, error.args[0])
+        for secret in self._secrets:
+            for size in range(len(secret) - 1, _MIN_SECRET - 1, -1):
+                message = message.replace(secret[:size] + "…", REDACTED + "…")
+        error.args = (message, *error.args[1:])
+        return error
 
     def found_in(self, data: bytes) -> bool:
         """Whether any credential occurs in `data` (a cheap test per read)."""
@@ -287,26 +358,6 @@ def accepted(response: Any, *, raw: bool) -> bool:
     return kind is not None and (raw or kind != "eventstream")
 
 
-def answer_error(response: Any, body: bytes, where: str, credentials: Credentials) -> StreamError:
-    """The error for a response `accepted` refused, quoting `body` (bounded, redacted)."""
-    status: int = response.status_code
-    headers: Mapping[str, str] = response.headers
-    text = excerpt(credentials.redact(body.decode("utf-8", "replace")))
-    if 200 <= status < 300:
-        content_type = header(headers, "content-type") or ""
-        return UnexpectedContentTypeError(content_type, status_code=status, body=text)
-    reason = getattr(response, "reason_phrase", "")
-    message = provider_message(body)
-    return HTTPStatusError(
-        status,
-        reason=reason if isinstance(reason, str) else "",
-        body=text,
-        provider_message=credentials.redact(message) if message else None,
-        retry_after=retry_after(headers),
-        request=where,
-    )
-
-
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
     millis = header(headers, "retry-after-ms")
@@ -364,6 +415,103 @@ def describe(request: Any) -> str:
     return f"{method} {shown_url(str(getattr(request, 'url', '')))}".strip()
 
 
+# --------------------------------------------------------------------------- one exchange
+
+
+class Exchange:
+    """One request and its answer, as its errors see them.
+
+    Holds what a message may call the request (`where`: the method and the URL
+    without query string or userinfo, never a header), the credentials to
+    redact, and the client, to tell a closed client from a failed connection.
+    Every error a source raises for an HTTP answer or an httpx failure is made
+    here, for the sync and the async paths alike.
+
+    Args:
+        request: the request (httpx or alike), or None when it is unknown.
+        client: the client that sends it (None for `from_response`).
+    """
+
+    __slots__ = ("_client", "credentials", "where")
+
+    def __init__(self, request: Any = None, *, client: Any = None) -> None:
+        self._client = client
+        self.credentials = Credentials()
+        self.where = ""
+        self.learn(request)
+
+    def learn(self, request: Any) -> None:
+        """Take in `request`: its description and its credentials (also those `auth=` added)."""
+        if request is None:
+            return
+        self.credentials.add_request(request)
+        if not self.where:
+            self.where = describe(request)
+
+    def refusal(self, response: Any, body: bytes, *, complete: bool) -> StreamError:
+        """The error for a response `accepted` refused, quoting `body` (bounded, redacted).
+
+        Args:
+            response: the refused response (status, reason, headers).
+            body: its body, or the head of it.
+            complete: whether `body` is the whole body.
+        """
+        redact = self.credentials.redact
+        status: int = response.status_code
+        headers: Mapping[str, str] = response.headers
+        text = redact(body.decode("utf-8", "replace"), cut=not complete)
+        shown = self.credentials.quote(body, complete=complete)
+        if 200 <= status < 300:
+            content_type = redact(header(headers, "content-type") or "")
+            return UnexpectedContentTypeError(content_type, status_code=status, body=shown)
+        reason = getattr(response, "reason_phrase", "")
+        message = provider_message(text) if complete else None
+        return HTTPStatusError(
+            status,
+            reason=redact(reason) if isinstance(reason, str) else "",
+            body=shown,
+            provider_message=message,
+            retry_after=retry_after(headers),
+            request=self.where,
+        )
+
+    def failure(self, exc: BaseException) -> StreamError | None:
+        """The `TransportError` that stands for `exc`; None when `exc` is no transport failure.
+
+        The message says what failed and what httpx reported (redacted), and
+        whether the client had been closed; the `__cause__` is a bare exception
+        of the same type with that message. The caller raises it outside its
+        `except` block, so that the httpx exception, which keeps the request
+        and its headers, is not reachable as `__context__` either.
+        """
+        if isinstance(exc, StreamError):
+            return None
+        if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
+            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}")
+        if not isinstance(exc, transport_types()):
+            return None
+        what = next(
+            (_WHAT[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _WHAT),
+            "the connection failed",
+        )
+        if getattr(self._client, "is_closed", False) is True:
+            what = _CLOSED_DURING
+        detail = excerpt(self.credentials.redact(str(exc))) or "(no detail)"
+        text = f"{self._head(what)}: {type(exc).__name__}: {detail}"
+        error = TransportError(f"{text}. {_KEEP_OPEN}" if what == _CLOSED_DURING else text)
+        error.__cause__ = _bare_copy(exc, detail)
+        return error
+
+    def cancelled(self) -> StreamError:
+        """The error for an async stream whose task someone other than its observer cancelled."""
+        closed = getattr(self._client, "is_closed", False) is True
+        head = self._head(_CANCELLED) + (", and its client was closed" if closed else "")
+        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}")
+
+    def _head(self, what: str) -> str:
+        return f"{what} ({self.where})" if self.where else what
+
+
 # --------------------------------------------------------------------------- transport errors
 
 _WHAT = {
@@ -374,19 +522,25 @@ _WHAT = {
     "WriteTimeout": "timed out sending the request",
     "PoolTimeout": "timed out waiting for a free connection in the client's pool",
     "RemoteProtocolError": "the server closed the connection or broke HTTP mid-response",
+    "LocalProtocolError": "the request could not be sent as HTTP (an invalid header value?)",
+    "UnsupportedProtocol": "the URL's scheme is not one the client speaks",
     "ConnectionResetError": "the connection was reset",
     "ReadError": "reading the response failed",
     "WriteError": "sending the request failed",
     "DecodingError": "could not decode the response body (content encoding)",
+    "TooManyRedirects": "too many redirects",
     "ProxyError": "the proxy failed",
     "TimeoutException": "the request timed out",
 }
 
-_CLOSED_CLIENT = (
-    "the client was closed before the request was sent. With an async client the stream "
-    "runs as a task after subscribe() returns: keep the client open until the stream ends, "
-    "e.g. `await source.pipe(...)` or `async for x in rs.to_async_iterator(...)` inside the "
-    "`async with` block"
+_CLOSED_BEFORE = "the client was closed before the request was sent"
+_CLOSED_DURING = "the client was closed while the request or the response was under way"
+_CANCELLED = "the stream's task was cancelled before the response ended"
+_LOOP_STOPPED = "did the event loop stop (asyncio.run() return) while the stream still ran?"
+_KEEP_OPEN = (
+    "An async stream (or one on a scheduler) runs after subscribe() returns: keep the "
+    "client open and the loop running until it ends, e.g. inside the `async with` block "
+    "`await source.pipe(...)` or `async for item in rs.to_async_iterator(source.pipe(...))`"
 )
 
 
@@ -395,37 +549,13 @@ def transport_types() -> tuple[type[Exception], ...]:
     types: list[type[Exception]] = [OSError]
     for name in ("httpx", "httpx2"):
         module = sys.modules.get(name)
-        for attr in ("TransportError", "DecodingError", "StreamError"):
+        # RequestError: TransportError (timeouts, network, protocol), DecodingError,
+        # TooManyRedirects; StreamError: a response closed under the reader.
+        for attr in ("RequestError", "StreamError"):
             cls = getattr(module, attr, None)
             if isinstance(cls, type) and issubclass(cls, Exception):
                 types.append(cls)
     return tuple(types)
-
-
-def transport_error(exc: BaseException, where: str, credentials: Credentials) -> StreamError | None:
-    """The `TransportError` that stands for `exc`; None when `exc` is not a transport failure.
-
-    The message says what failed and what httpx reported (redacted); the
-    `__cause__` is a bare exception of the same type with that message. The
-    caller raises it outside its `except` block, so that the httpx exception,
-    which keeps the request and its headers, is not reachable as `__context__`.
-    """
-    if isinstance(exc, StreamError):
-        return None
-    if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
-        head = f"{_CLOSED_CLIENT} ({where})" if where else _CLOSED_CLIENT
-        return TransportError(head)
-    if not isinstance(exc, transport_types()):
-        return None
-    what = next(
-        (_WHAT[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _WHAT),
-        "the connection failed",
-    )
-    detail = excerpt(credentials.redact(str(exc))) or "(no detail)"
-    head = f"{what} ({where})" if where else what
-    error = TransportError(f"{head}: {type(exc).__name__}: {detail}")
-    error.__cause__ = _bare_copy(exc, detail)
-    return error
 
 
 def _bare_copy(exc: BaseException, detail: str) -> BaseException | None:

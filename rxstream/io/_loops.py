@@ -10,17 +10,28 @@ Two drivers, one per world:
 - `async_source`: an async generator of batches run as a task on an asyncio
   loop; it awaits the consumer's demand (`rxstream._flow`) before each read and
   each item, and yields to the loop after each read so hundreds of streams
-  interleave fairly.
+  interleave fairly. A task cancelled by anyone but its own `dispose` (the
+  loop shutting down under a stream that still runs) ends the stream with an
+  error that says so, never in silence.
 
-And the readers of a response body (`read_response`, `aread_response`), twins
-that only read (or await); what they do with the bytes is `BodyReader`'s and
-what they accept and how they fail is `_http`'s.
+And the readers of a response body (`read_body`, `aread_body`), twins that
+only open, iterate (or await) and close; what they do with the bytes is
+`_body`'s and what they accept and how they fail is `_http.Exchange`'s.
 
-Disposal from another thread while a sync read is blocked: the disposing
-thread shuts the socket down (which wakes the read at once) but never closes
-it, because a closed descriptor can be reused by a new connection while the
-reader is still about to poll it; the reader thread closes the response itself
-on its way out. A read that is not yet under way is closed by the disposer.
+Disposal from another thread while a sync read is blocked (`Handle`): the
+disposing thread shuts the socket down, which wakes the read at once, but
+never closes it, because a closed descriptor can be reused by a new connection
+while the reader is still about to poll it; the reader thread closes the
+response itself on its way out. The shutdown goes through a duplicate of the
+socket's descriptor that only the handle closes (under its lock), so it can
+never land on a descriptor the reader (or httpcore) closed meanwhile and a new
+connection reused. A reader that is not inside a read is closed by the
+disposer. The socket is known before the response headers arrive too
+(`connection_tracer`), so a dispose that lands while `client.send` waits for
+them wakes it the same way. Limits: a dispose during the TCP connect or the
+wait for a free connection in the client's pool takes effect when that step
+ends (bounded by the client's connect and pool timeouts); an HTTP/2 connection,
+shared by other requests, is never shut down (the read ends with its next frame).
 """
 
 from __future__ import annotations
@@ -28,8 +39,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from reactivex import Observable, abc
@@ -38,21 +50,18 @@ from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
 from .._flow import Demand, current_demand
-from ._body import BodyReader
-from ._http import (
-    ERROR_BODY_LIMIT,
-    AsyncResponse,
-    Credentials,
-    SyncResponse,
-    accepted,
-    answer_error,
-    body_kind,
-    header,
-    transport_error,
-    transport_types,
-)
+from ..errors import StreamError
+from ._body import BodyReader, Refusal, open_body
+from ._http import AsyncResponse, Exchange, SyncResponse
 
-__all__ = ["Handle", "aread_response", "async_source", "read_response", "sync_source"]
+__all__ = [
+    "Handle",
+    "aread_body",
+    "async_source",
+    "connection_tracer",
+    "read_body",
+    "sync_source",
+]
 
 T = TypeVar("T")
 
@@ -62,17 +71,22 @@ class Handle:
 
     `disposed` is set by `dispose` from any thread; `begin_read`/`end_read`
     bracket each blocking step of the reader, so a dispose knows whether a
-    read may be under way (then it only shuts sockets down) or not (then it
-    closes everything itself).
+    read may be under way (then it only shuts the watched sockets down) or not
+    (then it closes everything itself). `cancelled` makes the error for an
+    async stream whose task someone else cancelled.
     """
 
     def __init__(self) -> None:
         self.disposed = False
+        self.cancelled: Callable[[], Exception] = _cancelled
         self._lock = threading.Lock()
         self._reading = False
         self._closed = False
         self._resources: list[Any] = []
         self._async_resources: list[Any] = []
+        # The socket the reader may block on (its origin, and our duplicate of it).
+        self._origin: socket.socket | None = None
+        self._watched: socket.socket | None = None
 
     def begin_read(self) -> bool:
         """Mark a read as under way; False (and nothing marked) once disposed."""
@@ -87,28 +101,61 @@ class Handle:
             self._reading = False
 
     def attach(self, resource: Any) -> None:
-        """Own `resource` (something with `close()`); close it now if already disposed."""
+        """Own `resource` (something with `close()`); close it now if already disposed.
+
+        An httpx response's HTTP/1.1 socket is watched too (see `watch`).
+        """
         with self._lock:
             if not self._closed and not self.disposed:
                 self._resources.append(resource)
-                return
-        _close_quietly(resource)
+                keep = True
+            else:
+                keep = False
+        if keep:
+            self.watch(_response_stream(resource))
+        else:
+            _close_quietly(resource)
 
     def attach_async(self, resource: Any) -> None:
         """Own `resource` (something with `aclose()` or `close()`)."""
         with self._lock:
             self._async_resources.append(resource)
 
+    def watch(self, stream: Any) -> None:
+        """Shut the socket of `stream` (an httpcore network stream) down if disposed mid-read.
+
+        Called by the reader thread while the socket is open; it replaces the
+        socket watched before (one request reads from one connection at a
+        time). A stream that arrives after the dispose is shut down at once:
+        the reader is about to block on it.
+        """
+        sock = _socket_of(stream)
+        if sock is None or sock is self._origin:
+            return
+        try:
+            duplicate = sock.dup()
+        except OSError:
+            return
+        stale: socket.socket | None
+        with self._lock:
+            if self._closed:
+                stale = duplicate
+            else:
+                stale, self._watched, self._origin = self._watched, duplicate, sock
+                if self.disposed:
+                    _shutdown(duplicate)
+        if stale is not None:
+            stale.close()
+
     def dispose(self) -> None:
         """Stop the reader: from any thread, at any time, once or more."""
         with self._lock:
             self.disposed = True
             reading = self._reading
-            resources = list(self._resources)
-        if reading:
-            for resource in resources:
-                _shutdown(resource)
-        else:
+            if reading and self._watched is not None:
+                # Under the lock: `close` cannot close the duplicate meanwhile.
+                _shutdown(self._watched)
+        if not reading:
             self.close()
 
     def close(self) -> None:
@@ -118,8 +165,11 @@ class Handle:
                 return
             self._closed = True
             resources, self._resources = self._resources, []
+            watched, self._watched, self._origin = self._watched, None, None
         for resource in reversed(resources):
             _close_quietly(resource)
+        if watched is not None:
+            watched.close()
 
     async def aclose(self) -> None:
         """Close everything, awaiting async closers."""
@@ -134,19 +184,102 @@ class Handle:
         self.close()
 
 
-def _shutdown(resource: Any) -> None:
-    """Wake a read blocked on `resource`'s socket (httpx-like responses expose it)."""
-    extensions = getattr(resource, "extensions", None)
+def _cancelled() -> Exception:
+    return StreamError(
+        "the stream's task was cancelled before the stream ended (did the event loop stop "
+        "while it was still running?)"
+    )
+
+
+class _Disposed(Exception):
+    """Raised in the reader thread (from a trace callback) to abandon a disposed request."""
+
+
+def connection_tracer(handle: Handle, chained: Any = None) -> Callable[[str, Any], None]:
+    """An httpcore `trace` extension that lets `handle` reach the socket before the headers.
+
+    httpcore calls it in the reader thread at each step of sending the
+    request: the new connection's stream (`connection.connect_tcp.complete`,
+    `connection.start_tls.complete`), then `http11.send_request_headers`, where
+    the stream is watched (also a reused keep-alive connection's, found on the
+    call stack), so a dispose while the reader waits for the response headers
+    shuts that socket down. At each step of sending that starts, a disposed
+    request is abandoned. `chained`, the caller's own trace callback, is called first.
+    """
+    candidate: list[Any] = []
+
+    def trace(event: str, info: Any) -> None:
+        if chained is not None:
+            chained(event, info)
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            candidate[:] = [info.get("return_value")] if isinstance(info, Mapping) else []
+        elif event == "http11.send_request_headers.started":
+            # A connection made for this request, else one the pool reused (a
+            # redirect may do either: a candidate serves one request only).
+            handle.watch(candidate.pop() if candidate else _stream_on_stack())
+        if handle.disposed and event in _SENDING:
+            raise _Disposed("the subscription was disposed")
+
+    return trace
+
+
+# The steps of sending a request, before the response: where a disposed request is
+# abandoned (never a step of reading or closing the response, which must run).
+_SENDING = frozenset(
+    {
+        "connection.connect_tcp.started",
+        "connection.start_tls.started",
+        "http11.send_request_headers.started",
+        "http11.send_request_body.started",
+        "http11.receive_response_headers.started",
+        "http2.send_request_headers.started",
+        "http2.send_request_body.started",
+        "http2.receive_response_headers.started",
+    }
+)
+
+
+def _stream_on_stack() -> Any:
+    """The network stream of the HTTP/1.1 connection whose `handle_request` called the trace.
+
+    A reused keep-alive connection announces no stream before its response:
+    it is the `_network_stream` of the connection object a few frames up
+    (httpcore's and httpcore2's `HTTP11Connection`). None if not found.
+    """
+    frame = sys._getframe(1)
+    for _ in range(8):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        stream = getattr(owner, "_network_stream", None)
+        if stream is not None and callable(getattr(stream, "get_extra_info", None)):
+            return stream
+    return None
+
+
+def _response_stream(response: Any) -> Any:
+    extensions = getattr(response, "extensions", None)
     if not isinstance(extensions, Mapping):
-        return
-    stream = extensions.get("network_stream")
+        return None
+    # An HTTP/2 connection carries other requests too: never shut it down.
+    if extensions.get("http_version", b"HTTP/1.1") not in (b"HTTP/1.1", b"HTTP/1.0"):
+        return None
+    return extensions.get("network_stream")
+
+
+def _socket_of(stream: Any) -> socket.socket | None:
     try:
         sock = stream.get_extra_info("socket") if stream is not None else None
     except Exception:
-        return
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+        return None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """Wake a read blocked on the socket `sock` duplicates (shutdown acts on the socket)."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _close_quietly(resource: Any) -> None:
@@ -268,6 +401,12 @@ def async_source(
                     # suspending: yield once per read, so one fast stream cannot
                     # starve the other tasks of the loop.
                     await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                # Not by our own dispose (that sets the flag first): the loop is
+                # shutting down under a running stream. Say so, then let it go.
+                if not handle.disposed:
+                    error = handle.cancelled()
+                raise
             except Exception as exc:
                 error = exc
             finally:
@@ -275,11 +414,9 @@ def async_source(
                 with contextlib.suppress(Exception):
                     await reader.aclose()  # type: ignore[attr-defined]
                 await handle.aclose()
-            if handle.disposed:
-                return
-            if error is not None:
-                observer.on_error(_scrubbed(error))
-            else:
+                if error is not None and not handle.disposed:
+                    observer.on_error(_scrubbed(error))
+            if error is None and not handle.disposed:
                 observer.on_completed()
 
         def dispose() -> None:
@@ -343,91 +480,73 @@ def _loop_for(scheduler: abc.SchedulerBase | None) -> asyncio.AbstractEventLoop:
 # --------------------------------------------------------------------------- responses
 
 
-def _body_reader(
-    response: Any, credentials: Credentials, *, raw: bool, line_limit: int
-) -> BodyReader:
-    content_type = header(response.headers, "content-type")
-    return BodyReader(
-        body_kind(content_type),
-        raw=raw,
-        credentials=credentials,
-        status_code=response.status_code,
-        content_type=content_type,
-        line_limit=line_limit,
-    )
-
-
-def read_response(
-    response: SyncResponse,
+def read_body(
+    open_response: Callable[[], SyncResponse],
+    exchange: Exchange,
     handle: Handle,
-    where: str,
-    credentials: Credentials,
     *,
     raw: bool,
     line_limit: int,
 ) -> Iterator[list[Any]]:
-    """Batches of lines (or raw blocks) of a sync response; its errors mapped (see `_http`)."""
-    handle.attach(response)
-    error: Exception | None = None
+    """Batches of lines (or raw blocks) of the sync response `open_response()` gives.
+
+    Opens (sends the request, or takes an opened response), hands each block
+    to the body's reader (`_body.open_body`), closes. Failures are mapped by
+    the reader or `exchange` and raised outside the `except` block, so the
+    httpx exception is not their context.
+    """
+    reader: BodyReader | Refusal | None = None
+    error: StreamError | None = None
     try:
-        if not accepted(response, raw=raw):
-            body = bytearray()
-            with contextlib.suppress(*transport_types()):
-                for block in response.iter_bytes():
-                    body += block
-                    if len(body) >= ERROR_BODY_LIMIT:
-                        break
-            raise answer_error(response, bytes(body[:ERROR_BODY_LIMIT]), where, credentials)
-        reader = _body_reader(response, credentials, raw=raw, line_limit=line_limit)
+        response = open_response()
+        handle.attach(response)
+        reader = open_body(response, exchange, raw=raw, line_limit=line_limit)
         for block in response.iter_bytes():
             yield reader.feed(block)
         yield reader.close()
     except Exception as exc:
-        if handle.disposed:
-            raise
-        error = transport_error(exc, where, credentials)
+        error = _mapped(exc, handle, reader or exchange)
         if error is None:
             raise
     finally:
         handle.close()
-    # Raised here, outside the `except` block, so the httpx exception is not its context.
     if error is not None:
         raise error
 
 
-async def aread_response(
-    response: AsyncResponse,
+async def aread_body(
+    open_response: Callable[[], Awaitable[AsyncResponse]],
+    exchange: Exchange,
     handle: Handle,
-    where: str,
-    credentials: Credentials,
     *,
     raw: bool,
     line_limit: int,
 ) -> AsyncIterator[list[Any]]:
-    """The async twin of `read_response`."""
-    handle.attach_async(response)
-    error: Exception | None = None
+    """The async twin of `read_body`."""
+    reader: BodyReader | Refusal | None = None
+    error: StreamError | None = None
+    handle.cancelled = exchange.cancelled
     try:
-        if not accepted(response, raw=raw):
-            body = bytearray()
-            with contextlib.suppress(*transport_types()):
-                async for block in response.aiter_bytes():
-                    body += block
-                    if len(body) >= ERROR_BODY_LIMIT:
-                        break
-            raise answer_error(response, bytes(body[:ERROR_BODY_LIMIT]), where, credentials)
-        reader = _body_reader(response, credentials, raw=raw, line_limit=line_limit)
+        response = await open_response()
+        handle.attach_async(response)
+        reader = open_body(response, exchange, raw=raw, line_limit=line_limit)
         async for block in response.aiter_bytes():
             yield reader.feed(block)
         yield reader.close()
     except Exception as exc:
-        if handle.disposed:
-            raise
-        error = transport_error(exc, where, credentials)
+        error = _mapped(exc, handle, reader or exchange)
         if error is None:
             raise
     finally:
-        with contextlib.suppress(Exception):
-            await response.aclose()
+        await handle.aclose()
     if error is not None:
         raise error
+
+
+def _mapped(
+    exc: Exception, handle: Handle, by: BodyReader | Refusal | Exchange
+) -> StreamError | None:
+    """The error to raise for `exc`, or None to let `exc` itself go on."""
+    if handle.disposed or isinstance(exc, StreamError):
+        return None
+    return by.failure(exc)

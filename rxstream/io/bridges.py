@@ -31,18 +31,11 @@ from reactivex import Observable, abc
 from reactivex.scheduler import CurrentThreadScheduler
 
 from .._flow import Demand, demand_scope
+from ._args import check_count
 
 __all__ = ["ObservableAsyncIterator", "ObservableIterator", "to_async_iterator", "to_iterator"]
 
 T = TypeVar("T")
-
-
-def _check_maxsize(maxsize: int) -> int:
-    if isinstance(maxsize, bool) or not isinstance(maxsize, int):
-        raise TypeError(f"maxsize must be an int, got {type(maxsize).__name__}")
-    if maxsize < 1:
-        raise ValueError(f"maxsize must be at least 1, got {maxsize}")
-    return maxsize
 
 
 class _ConsumerGone(Exception):
@@ -54,17 +47,24 @@ class _ConsumerGone(Exception):
     """
 
 
-class _SyncChannel(Generic[T]):
-    """The state shared by an `ObservableIterator` and its worker thread.
+# What `_Channel._next_locked` hands out when there is no item.
+_WAIT: Any = object()  # nothing yet: wait for the producer
+_STOP: Any = object()  # the end (completed, or the consumer left)
 
-    The worker and the source reference the channel, never the iterator, so
-    dropping the iterator (a `break`, an exception in the loop body) runs its
-    `__del__`, which closes the channel.
+
+class _Channel(Generic[T]):
+    """What the two bridges share: a bounded buffer between an observer and a puller.
+
+    Kept apart from the iterator objects: the worker and the source reference
+    the channel, never the iterator, so dropping the iterator (a `break`, an
+    exception in the loop body) runs its `__del__`, which closes the channel.
+    Subclasses add how the puller waits (a condition, or a future on the
+    loop) and how the producer is held back (`_on_next`).
     """
 
     def __init__(self, observable: Observable[T], maxsize: int) -> None:
         self._observable = observable
-        self._maxsize = maxsize
+        self._maxsize = check_count("maxsize", maxsize)
         self._cond = threading.Condition()
         self._buffer: deque[T] = deque()
         self._error: Exception | None = None
@@ -72,30 +72,9 @@ class _SyncChannel(Generic[T]):
         self._started = False
         self._closed = False  # the consumer is gone, or has seen the end
         self._subscription: abc.DisposableBase | None = None
-        self._worker: int | None = None
-        self._consumer: int | None = None
-
-    def pull(self) -> T:
-        with self._cond:
-            self._consumer = threading.get_ident()
-            if not self._started and not self._closed:
-                self._started = True
-                threading.Thread(target=self._run, name="rxstream-to-iterator", daemon=True).start()
-            while not self._buffer and not self._closed and not self._ended():
-                self._cond.wait()
-            if self._buffer:
-                item = self._buffer.popleft()
-                self._cond.notify_all()
-                return item
-            if self._closed:
-                raise StopIteration
-            self._closed = True
-            error, self._error = self._error, None
-        if error is not None:
-            raise error
-        raise StopIteration
 
     def close(self) -> None:
+        """The consumer leaves: drop the buffer and dispose the subscription (any thread)."""
         with self._cond:
             if self._closed and self._subscription is None:
                 return
@@ -105,9 +84,84 @@ class _SyncChannel(Generic[T]):
             self._cond.notify_all()
         if subscription is not None:
             subscription.dispose()
+        self._closed_now()
+
+    def _next_locked(self) -> T:
+        """Under the lock: the next item, `_STOP` or `_WAIT`; raises the stream's error once."""
+        if self._buffer:
+            item = self._buffer.popleft()
+            self._cond.notify_all()
+            self._taken_locked()
+            return item
+        if self._closed:
+            return _STOP  # type: ignore[no-any-return]
+        if self._ended():
+            self._closed = True
+            error, self._error = self._error, None
+            if error is not None:
+                raise error
+            return _STOP  # type: ignore[no-any-return]
+        return _WAIT  # type: ignore[no-any-return]
+
+    def _keep(self, subscription: abc.DisposableBase) -> None:
+        """Hold `subscription` for `close`, or dispose it if the consumer already left."""
+        with self._cond:
+            if not self._closed:
+                self._subscription = subscription
+                return
+        subscription.dispose()
 
     def _ended(self) -> bool:
         return self._completed or self._error is not None
+
+    def _on_error(self, error: Exception) -> None:
+        with self._cond:
+            if self._closed or self._ended():
+                return
+            self._error = error
+            self._cond.notify_all()
+        self._wake()
+
+    def _on_completed(self) -> None:
+        with self._cond:
+            if self._closed or self._ended():
+                return
+            self._completed = True
+            self._cond.notify_all()
+        self._wake()
+
+    # Hooks: an item was taken (under the lock), the puller may wait (after a
+    # change), the channel was just closed.
+
+    def _taken_locked(self) -> None:
+        pass
+
+    def _wake(self) -> None:
+        pass
+
+    def _closed_now(self) -> None:
+        pass
+
+
+class _SyncChannel(_Channel[T]):
+    """The channel of an `ObservableIterator`: a worker thread subscribes, the puller blocks."""
+
+    def __init__(self, observable: Observable[T], maxsize: int) -> None:
+        super().__init__(observable, maxsize)
+        self._worker: int | None = None
+        self._consumer: int | None = None
+
+    def pull(self) -> T:
+        with self._cond:
+            self._consumer = threading.get_ident()
+            if not self._started and not self._closed:
+                self._started = True
+                threading.Thread(target=self._run, name="rxstream-to-iterator", daemon=True).start()
+            while (item := self._next_locked()) is _WAIT:
+                self._cond.wait()
+        if item is _STOP:
+            raise StopIteration
+        return item
 
     def _run(self) -> None:
         self._worker = threading.get_ident()
@@ -117,14 +171,9 @@ class _SyncChannel(Generic[T]):
             # the current thread (rxstream's sync sources, `from_iterable`)
             # returns its disposable before the first read, so `close()` can
             # reach it even while a read is blocked.
-            subscription = self._observable.subscribe(
-                self._on_next, self._on_error, self._on_completed
+            self._keep(
+                self._observable.subscribe(self._on_next, self._on_error, self._on_completed)
             )
-            with self._cond:
-                if not self._closed:
-                    self._subscription = subscription
-                    return
-            subscription.dispose()
 
         try:
             CurrentThreadScheduler.singleton().schedule(subscribe)
@@ -148,18 +197,6 @@ class _SyncChannel(Generic[T]):
             self._buffer.append(item)
             self._cond.notify_all()
 
-    def _on_error(self, error: Exception) -> None:
-        with self._cond:
-            if not self._closed and not self._ended():
-                self._error = error
-                self._cond.notify_all()
-
-    def _on_completed(self) -> None:
-        with self._cond:
-            if not self._closed and not self._ended():
-                self._completed = True
-                self._cond.notify_all()
-
 
 class ObservableIterator(Generic[T]):
     """An iterator over an observable's items, made by `to_iterator`.
@@ -168,7 +205,7 @@ class ObservableIterator(Generic[T]):
     """
 
     def __init__(self, observable: Observable[T], maxsize: int) -> None:
-        self._channel = _SyncChannel(observable, _check_maxsize(maxsize))
+        self._channel = _SyncChannel(observable, maxsize)
 
     def __iter__(self) -> ObservableIterator[T]:
         return self
@@ -225,23 +262,12 @@ def to_iterator(observable: Observable[T], *, maxsize: int = 64) -> ObservableIt
     return ObservableIterator(observable, maxsize)
 
 
-class _AsyncChannel(Generic[T]):
-    """The state shared by an `ObservableAsyncIterator` and its subscription.
-
-    Kept apart from the iterator for the reason `_SyncChannel` is.
-    """
+class _AsyncChannel(_Channel[T]):
+    """The channel of an `ObservableAsyncIterator`: subscribed on the loop, pulled with `await`."""
 
     def __init__(self, observable: Observable[T], maxsize: int) -> None:
-        self._observable = observable
-        self._maxsize = maxsize
-        self._cond = threading.Condition()
-        self._buffer: deque[T] = deque()
-        self._error: Exception | None = None
-        self._completed = False
-        self._started = False
-        self._closed = False
+        super().__init__(observable, maxsize)
         self._demand = Demand()
-        self._subscription: abc.DisposableBase | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -254,26 +280,17 @@ class _AsyncChannel(Generic[T]):
         assert self._loop is not None
         while True:
             with self._cond:
-                if self._buffer:
-                    item = self._buffer.popleft()
-                    if len(self._buffer) < self._maxsize:
-                        self._demand.resume()
-                    self._cond.notify_all()
-                    return item
-                if self._closed:
-                    raise StopAsyncIteration
-                if self._completed or self._error is not None:
-                    self._closed = True
-                    error, self._error = self._error, None
+                item = self._next_locked()
+                if item is not _WAIT:
                     break
                 waiter = self._waiter = self._loop.create_future()
             try:
                 await waiter
             finally:
                 self._waiter = None
-        if error is not None:
-            raise error
-        raise StopAsyncIteration
+        if item is _STOP:
+            raise StopAsyncIteration
+        return item
 
     def _start(self) -> None:
         self._started = True
@@ -284,25 +301,7 @@ class _AsyncChannel(Generic[T]):
             subscription = self._observable.subscribe(
                 self._on_next, self._on_error, self._on_completed
             )
-        with self._cond:
-            if not self._closed:
-                self._subscription = subscription
-                return
-        subscription.dispose()
-
-    def close(self) -> None:
-        with self._cond:
-            if self._closed and self._subscription is None:
-                return
-            self._closed = True
-            self._buffer.clear()
-            subscription, self._subscription = self._subscription, None
-            self._cond.notify_all()
-        if subscription is not None:
-            subscription.dispose()
-        # A source waiting for demand wakes, sees it was disposed, and ends.
-        self._demand.resume()
-        self._wake_from_any_thread()
+        self._keep(subscription)
 
     def _on_next(self, item: T) -> None:
         on_loop = threading.get_ident() == self._loop_thread
@@ -311,41 +310,38 @@ class _AsyncChannel(Generic[T]):
                 # A producer thread may wait; the loop thread never does.
                 while len(self._buffer) >= self._maxsize and not self._closed:
                     self._cond.wait()
-            if self._closed or self._completed or self._error is not None:
+            if self._closed or self._ended():
                 return
             self._buffer.append(item)
             if on_loop and len(self._buffer) >= self._maxsize:
                 self._demand.pause()
-        self._wake_from_any_thread()
+        self._wake()
 
-    def _on_error(self, error: Exception) -> None:
-        with self._cond:
-            if self._closed or self._completed or self._error is not None:
-                return
-            self._error = error
-        self._wake_from_any_thread()
+    def _taken_locked(self) -> None:
+        if len(self._buffer) < self._maxsize:
+            self._demand.resume()
 
-    def _on_completed(self) -> None:
-        with self._cond:
-            if self._closed or self._completed or self._error is not None:
-                return
-            self._completed = True
-        self._wake_from_any_thread()
+    def _closed_now(self) -> None:
+        # A source waiting for demand wakes, sees it was disposed, and ends
+        # (`close` may run on any thread, e.g. at garbage collection).
+        self._demand.reset()
+        self._wake()
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _wake_from_any_thread(self) -> None:
-        if self._loop is None:
+        loop = self._loop
+        if loop is None:
             return
         if threading.get_ident() == self._loop_thread:
-            self._wake()
+            self._wake_here()
             return
         # A closed loop raises: nobody is waiting any more.
         with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._wake)
+            loop.call_soon_threadsafe(self._wake_here)
+
+    def _wake_here(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
 
 class ObservableAsyncIterator(Generic[T]):
@@ -355,7 +351,7 @@ class ObservableAsyncIterator(Generic[T]):
     """
 
     def __init__(self, observable: Observable[T], maxsize: int) -> None:
-        self._channel = _AsyncChannel(observable, _check_maxsize(maxsize))
+        self._channel = _AsyncChannel(observable, maxsize)
 
     def __aiter__(self) -> ObservableAsyncIterator[T]:
         return self

@@ -30,7 +30,6 @@ upstream subscription is disposed, which closes the connection.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from reactivex.scheduler import CurrentThreadScheduler, ImmediateScheduler, Virt
 
 from .._flow import Demand, demand_scope
 from ..errors import BufferOverflowError
+from ._args import check_count
 
 __all__ = ["Multicast", "Overflow", "multicast"]
 
@@ -255,7 +255,8 @@ class Multicast(Generic[T]):
         for outlet in outlets:
             outlet.silence()
         self._upstream.dispose()
-        self._demand_resume()
+        # A source waiting on the gate wakes, sees it was disposed, and ends.
+        self._demand.reset()
 
     @property
     def connected(self) -> bool:
@@ -312,7 +313,7 @@ class Multicast(Generic[T]):
             self._unpause(outlet)
         if last:
             self._upstream.dispose()
-            self._demand_resume()
+            self._demand.reset()
 
     def _live(self) -> list[_Outlet[T]]:
         with self._lock:
@@ -336,39 +337,19 @@ class Multicast(Generic[T]):
                 self._state = "ended"
             return list(self._outlets)
 
-    # The demand gate is an asyncio.Event of the source's loop: touch it there only.
+    # Each full "block" observer holds the hub's demand gate closed until it drains
+    # (the gate is thread-safe: a drain on another thread hands its release to the loop).
 
     def _on_loop(self) -> bool:
         return self._loop is not None and threading.get_ident() == self._loop_thread
 
     def _pause(self, outlet: _Outlet[T]) -> None:
         outlet.paused = True
-        self._demand.pause()
+        self._demand.hold(outlet)
 
     def _unpause(self, outlet: _Outlet[T]) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-        if self._on_loop():
-            self._unpause_here(outlet)
-        elif not loop.is_closed():
-            # A loop that closed meanwhile raises: nobody waits any more.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._unpause_here, outlet)
-
-    def _unpause_here(self, outlet: _Outlet[T]) -> None:
         outlet.paused = False
-        if not any(other.paused for other in self._live()):
-            self._demand.resume()
-
-    def _demand_resume(self) -> None:
-        # A source waiting on the gate wakes, sees it was disposed, and ends.
-        loop = self._loop
-        if loop is None or self._on_loop():
-            self._demand.resume()
-        elif not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._demand.resume)
+        self._demand.release(outlet)
 
 
 class _Outlet(Generic[T]):
@@ -538,12 +519,7 @@ class _Outlet(Generic[T]):
 def _check_options(overflow: str, maxsize: int | None, scheduler: abc.SchedulerBase | None) -> int:
     if overflow not in _OVERFLOWS:
         raise ValueError(f"overflow must be one of {_OVERFLOWS}, got {overflow!r}")
-    if maxsize is None:
-        maxsize = _DEFAULT_MAXSIZE[overflow]
-    if isinstance(maxsize, bool) or not isinstance(maxsize, int):
-        raise TypeError(f"maxsize must be an int, got {type(maxsize).__name__}")
-    if maxsize < 1:
-        raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+    maxsize = check_count("maxsize", _DEFAULT_MAXSIZE[overflow] if maxsize is None else maxsize)
     if overflow != "block" and (
         scheduler is None or isinstance(scheduler, CurrentThreadScheduler | ImmediateScheduler)
     ):

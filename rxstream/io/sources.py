@@ -30,17 +30,9 @@ from typing import Any, Literal, TypeAlias, overload
 from reactivex import Observable, abc
 
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
-from ._http import (
-    AsyncClient,
-    AsyncResponse,
-    Credentials,
-    SyncClient,
-    SyncResponse,
-    describe,
-    request_of,
-    transport_error,
-)
-from ._loops import Handle, aread_response, async_source, read_response, sync_source
+from ._args import check_count
+from ._http import AsyncClient, AsyncResponse, Exchange, SyncClient, SyncResponse, request_of
+from ._loops import Handle, aread_body, async_source, connection_tracer, read_body, sync_source
 
 __all__ = [
     "AsyncClient",
@@ -128,15 +120,22 @@ def from_request(
             HTML, plain text), before any parsing.
         EmptyStreamError: a 2xx stream that brought no event at all (an empty
             body, only keep-alive comments, a JSON body sent as an event stream).
-        TransportError: the connection failed, or the client was closed; the
-            message says what httpx reported.
+        TransportError: the connection failed, the client was closed (before
+            or during the stream), or the event loop stopped under a running
+            async stream; the message says what httpx reported and, for a
+            closed client, how to keep it open (`await` the observable inside
+            the `async with` block, or `rs.to_async_iterator`).
         LineTooLongError: a line longer than `line_limit`.
         RuntimeError: an async client subscribed with no running event loop.
 
     Credentials of the request (the `Authorization`, `api-key`, `x-api-key`,
-    `x-goog-api-key` headers, a key in the query string) never appear in an
-    error: a server that echoes one back has it replaced by `[redacted]`, in
-    the errors and in the lines themselves.
+    `x-goog-api-key` headers, HTTP Basic `auth=`, a key in the query string)
+    never appear in an error: a server that echoes one back has it replaced
+    by `[redacted]`, in the errors and in the lines themselves, and no error
+    keeps the request (nor its headers) as a cause or context.
+
+    Disposal: from any thread, at any time, also while `send()` still waits
+    for the response headers (the socket is shut down, which wakes the read).
 
     Example:
         >>> with httpx.Client() as client:  # doctest: +SKIP
@@ -146,33 +145,23 @@ def from_request(
     """
     if not isinstance(method, str):
         raise TypeError(f"method must be a str such as 'POST', got {type(method).__name__}")
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
 
-    def start() -> tuple[Any, str, Credentials]:
+    def start() -> tuple[Any, Exchange]:
         request = client.build_request(method, url, **httpx_kwargs)
-        credentials = Credentials()
-        credentials.add_request(request)
-        return request, describe(request), credentials
+        return request, Exchange(request, client=client)
 
     if inspect.iscoroutinefunction(getattr(client, "send", None)):
         async_client: AsyncClient = client  # type: ignore[assignment]
 
         async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            request, where, credentials = start()
-            error: Exception | None = None
-            try:
-                response = await async_client.send(request, stream=True, **send_kwargs)
-            except Exception as exc:
-                error = transport_error(exc, where, credentials)
-                if error is None:
-                    raise
-            if error is not None:
-                raise error
-            credentials.add_request(request_of(response))  # with what auth= added
-            async for batch in aread_response(
-                response, handle, where, credentials, raw=raw, line_limit=line_limit
-            ):
+            request, exchange = start()
+
+            async def send() -> AsyncResponse:
+                return await async_client.send(request, stream=True, **send_kwargs)
+
+            async for batch in aread_body(send, exchange, handle, raw=raw, line_limit=line_limit):
                 yield batch
 
         return async_source(aread, scheduler)
@@ -180,20 +169,16 @@ def from_request(
     sync_client: SyncClient = client  # type: ignore[assignment]
 
     def read(handle: Handle) -> Iterator[list[Any]]:
-        request, where, credentials = start()
-        error: Exception | None = None
-        try:
-            response = sync_client.send(request, stream=True, **send_kwargs)
-        except Exception as exc:
-            error = transport_error(exc, where, credentials)
-            if error is None:
-                raise
-        if error is not None:
-            raise error
-        credentials.add_request(request_of(response))
-        yield from read_response(
-            response, handle, where, credentials, raw=raw, line_limit=line_limit
-        )
+        request, exchange = start()
+        extensions = getattr(request, "extensions", None)
+        if isinstance(extensions, dict):
+            # Lets a dispose reach the socket while send() still waits for the headers.
+            extensions["trace"] = connection_tracer(handle, extensions.get("trace"))
+
+        def send() -> SyncResponse:
+            return sync_client.send(request, stream=True, **send_kwargs)
+
+        yield from read_body(send, exchange, handle, raw=raw, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
@@ -253,7 +238,7 @@ def from_response(
         >>> request = client.build_request("POST", url, json=payload)  # doctest: +SKIP
         >>> rs.from_response(client.send(request, stream=True)).subscribe(print)  # doctest: +SKIP
     """
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     taken = False
 
     def take() -> None:
@@ -266,29 +251,28 @@ def from_response(
             )
         taken = True
 
-    request = request_of(response)
-    where = describe(request)
-    credentials = Credentials()
-    credentials.add_request(request)
+    exchange = Exchange(request_of(response))
     if _is_async_response(response):
         async_response: AsyncResponse = response  # type: ignore[assignment]
 
-        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+        async def aopen() -> AsyncResponse:
             take()
-            async for batch in aread_response(
-                async_response, handle, where, credentials, raw=raw, line_limit=line_limit
-            ):
+            return async_response
+
+        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+            async for batch in aread_body(aopen, exchange, handle, raw=raw, line_limit=line_limit):
                 yield batch
 
         return async_source(aread, scheduler)
 
     sync_response: SyncResponse = response  # type: ignore[assignment]
 
-    def read(handle: Handle) -> Iterator[list[Any]]:
+    def open_() -> SyncResponse:
         take()
-        yield from read_response(
-            sync_response, handle, where, credentials, raw=raw, line_limit=line_limit
-        )
+        return sync_response
+
+    def read(handle: Handle) -> Iterator[list[Any]]:
+        yield from read_body(open_, exchange, handle, raw=raw, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
@@ -333,7 +317,7 @@ def from_lines(
 
     Marbles: `-"a\\nb"-"c"-|` -> `-a-b-c-|`
     """
-    _check_limit(line_limit)
+    check_count("line_limit", line_limit)
     if isinstance(lines, str | bytes | bytearray):
         raise TypeError(
             f"from_lines takes an iterable of lines, got a {type(lines).__name__}; "
@@ -368,13 +352,6 @@ def _item(item: object) -> LineItem:
     if not isinstance(item, str | bytes | bytearray):
         raise TypeError(f"from_lines items must be str or bytes, got {type(item).__name__}")
     return item
-
-
-def _check_limit(limit: int) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError(f"line_limit must be an int, got {type(limit).__name__}")
-    if limit <= 0:
-        raise ValueError(f"line_limit must be positive, got {limit!r}")
 
 
 def _is_async_response(response: object) -> bool:

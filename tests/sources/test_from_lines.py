@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -207,3 +208,28 @@ def test_async_generator_dispose_while_it_waits() -> None:
     assert outcome.items == ["first"]
     assert not outcome.completed
     assert outcome.error is None
+
+
+def test_async_generator_cut_off_by_the_loop_ending_is_an_error_not_silence() -> None:
+    closed = threading.Event()
+
+    async def lines() -> AsyncIterator[str]:
+        try:
+            yield "first"
+            await asyncio.sleep(TIMEOUT * 10)
+            yield "never"
+        finally:
+            closed.set()
+
+    outcome = Outcome()
+
+    async def main() -> None:
+        rs.from_lines(lines()).subscribe(outcome.on_next, outcome.on_error, outcome.on_completed)
+        await asyncio.sleep(0.01)
+        # main returns with the stream still running: asyncio.run cancels its task.
+
+    asyncio.run(main())
+    assert closed.is_set()
+    assert outcome.items == ["first"]
+    assert isinstance(outcome.error, rs.StreamError)
+    assert "cancelled before the stream ended" in str(outcome.error)
