@@ -99,6 +99,7 @@ from ._redis_entries import (
     EntryReader,
     EntryWriter,
     Reply,
+    encodable,
     entries_of,
     error_payload,
     item_payload,
@@ -277,7 +278,7 @@ class _Producer(Generic[T]):
         self._observer = observer
         self._max_pending = max_pending
         self._where = where
-        self._queue: deque[bytes] = deque()
+        self._queue: deque[Any] = deque()  # items (sync) or their payloads (async)
         self._end: tuple[bytes, bytes | None] | None = None
         self._error: Exception | None = None  # the upstream error, passed on after the end
         self._failure: Exception | None = None  # what went wrong writing
@@ -353,11 +354,12 @@ class _SyncProducer(_Producer[T]):
     def _on_next(self, item: T) -> None:
         if self._stopped:
             return
-        try:
-            data = item_payload(item)
-        except TypeError as exc:
+        if not encodable(item):
             self._upstream.dispose()
-            self._on_error(exc)
+            try:
+                item_payload(item)
+            except TypeError as exc:
+                self._on_error(exc)
             return
         with self._cond:
             while (
@@ -368,7 +370,7 @@ class _SyncProducer(_Producer[T]):
                 self._cond.wait()
             if self._failure is not None or self._end is not None:
                 return
-            self._queue.append(data)
+            self._queue.append(item)
             if self._idle:
                 self._cond.notify_all()
         with self._emit:
@@ -422,7 +424,10 @@ class _SyncProducer(_Producer[T]):
                     self._queue.clear()
                     end = self._end
                     self._cond.notify_all()
-                commands = self._writer.commands(payloads, end, time.monotonic())
+                # Encoded here rather than in `on_next`: the source's thread does
+                # the least, so the two threads contend less for the GIL.
+                data = [item_payload(item) for item in payloads]
+                commands = self._writer.commands(data, end, time.monotonic())
                 if commands:
                     pipe = self._client.pipeline(transaction=False)
                     for command in commands:
@@ -573,6 +578,13 @@ class _AsyncProducer(_Producer[T]):
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(wait):
                             await self._wake.wait()
+                # A source that is producing right now (one item per turn of the loop)
+                # adds to this batch while it grows: fewer, larger writes. A source
+                # that waits (a model between two tokens) costs one turn, no more.
+                size = -1
+                while size != len(self._queue) < self._max_pending and self._end is None:
+                    size = len(self._queue)
+                    await asyncio.sleep(0)
                 payloads = list(self._queue)
                 self._queue.clear()
                 end = self._end
