@@ -420,19 +420,23 @@ class _SyncProducer(_Producer[T]):
                         self._idle = True
                         self._cond.wait(wait)
                         self._idle = False
-                    payloads = list(self._queue)
+                    items = list(self._queue)
                     self._queue.clear()
                     end = self._end
                     self._cond.notify_all()
                 # Encoded here rather than in `on_next`: the source's thread does
                 # the least, so the two threads contend less for the GIL.
-                data = [item_payload(item) for item in payloads]
+                data, refused = self._encode(items)
+                if refused is not None:
+                    end = (b"error", error_payload(refused))
                 commands = self._writer.commands(data, end, time.monotonic())
                 if commands:
                     pipe = self._client.pipeline(transaction=False)
                     for command in commands:
                         pipe.execute_command(*command)
                     pipe.execute()
+                if refused is not None:
+                    self._refused(refused)
                 if end is not None:
                     return
         except Exception as exc:
@@ -449,6 +453,30 @@ class _SyncProducer(_Producer[T]):
                 self._upstream.dispose()
         finally:
             self._written.set()
+
+
+    def _encode(self, items: list[Any]) -> tuple[list[bytes], TypeError | None]:
+        """The payloads of `items`, up to one holding a value that is not JSON (and that error)."""
+        data = []
+        for item in items:
+            try:
+                data.append(item_payload(item))
+            except TypeError as exc:
+                return data, exc
+        return data, None
+
+    def _refused(self, error: TypeError) -> None:
+        """An item could not be encoded (its error entry is written): end the stream with it."""
+        with self._cond:
+            finishing = self._end is not None  # then `_finish` passes the error on
+            self._end, self._error = self._end or (b"error", b""), error
+            self._cond.notify_all()
+        if not finishing:
+            with self._emit:
+                if not self._stopped:
+                    self._stopped = True
+                    self._observer.on_error(error)
+            self._upstream.dispose()
 
 
 class _JointDemand(Demand):

@@ -15,14 +15,17 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from typing import Any, cast
 
 import pytest
 import reactivex
 import reactivex.operators as ops
+import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reactivex.scheduler import ThreadPoolScheduler
+from reactivex.scheduler.eventloop import AsyncIOScheduler
 from reactivex.subject import Subject
 
 import rxstream as rs
@@ -111,10 +114,27 @@ def test_items_come_back_equal_async(redis_server: RedisServer, name: str) -> No
     asyncio.run(main())
 
 
-def test_a_client_that_decodes_responses_reads_the_same(redis_server: RedisServer) -> None:
-    produce(client(redis_server), "answer", MESSAGES)
-    read = follow(client(redis_server, decode_responses=True), "answer")
-    same(read.items, MESSAGES)
+@pytest.mark.parametrize(
+    "options",
+    [{"decode_responses": True}, {"protocol": 3}, {"protocol": 3, "decode_responses": True}],
+    ids=["decoded", "resp3", "resp3-decoded"],
+)
+def test_clients_of_every_reply_shape_read_the_same(
+    redis_server: RedisServer, options: dict[str, Any]
+) -> None:
+    written = produce(client(redis_server, **options), "answer", MESSAGES)
+    assert written.completed, written.error
+    read = follow(client(redis_server, **options), "answer", ids=True)
+    same([entry.item for entry in read.items], MESSAGES)
+    resumed = follow(client(redis_server, **options), "answer", after=read.items[1].id)
+    same(resumed.items, MESSAGES[2:])
+
+    async def main() -> None:
+        r = aclient(redis_server, **options)
+        same((await afollow(r, "answer")).items, MESSAGES)
+        await r.aclose()
+
+    asyncio.run(main())
 
 
 def test_async_written_sync_read_and_back(redis_server: RedisServer) -> None:
@@ -397,6 +417,33 @@ def test_an_item_the_codec_cannot_encode_fails_the_stream(
     assert "TypeError" in str(read.error)
 
 
+@pytest.mark.parametrize("make", [client, aclient], ids=["sync", "async"])
+def test_an_item_holding_a_value_that_is_not_json_fails_the_stream(
+    redis_server: RedisServer, make: Any
+) -> None:
+    bad = rs.Metadata({"when": object()})
+    source = reactivex.from_iterable([rs.TextDelta("a"), bad, rs.TextDelta("b")])
+
+    async def main() -> Outcome:
+        r = make(redis_server)
+        try:
+            if make is client:
+                return run(source.pipe(rs.to_redis_stream(r, "answer")))
+            return await arun(source.pipe(rs.to_redis_stream(r, "answer")))
+        finally:
+            if make is aclient:
+                await r.aclose()
+
+    written = asyncio.run(main())
+    # Downstream may have seen the items (a sync client encodes behind them); Redis holds
+    # those before the bad one, then the error.
+    assert isinstance(written.error, TypeError)
+    read = follow(client(redis_server), "answer")
+    assert read.items == [rs.TextDelta("a")]
+    assert type(read.error) is rs.StreamError
+    assert "TypeError" in str(read.error)
+
+
 def test_a_disposed_producer_ends_its_followers(redis_server: RedisServer) -> None:
     r = client(redis_server)
     subject: Subject[Any] = Subject()
@@ -648,6 +695,100 @@ def test_an_async_producer_keeps_the_consumers_demand(redis_server: RedisServer)
         await r.aclose()
 
     asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- loops and threads
+
+
+def test_async_clients_on_a_loop_of_another_thread(redis_server: RedisServer) -> None:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    scheduler = AsyncIOScheduler(loop)
+    r = asyncio.run_coroutine_threadsafe(_make(aclient, redis_server), loop).result(TIMEOUT)
+    # Subscribed from this thread: the writer and the reader run on the loop's thread.
+    written = Outcome()
+    source = rs.from_lines(_aiter(["1", "2", "3"]), scheduler=scheduler).pipe(ops.map(rs.TextDelta))
+    source.pipe(rs.to_redis_stream(r, "answer")).subscribe(
+        written.on_next, written.on_error, written.on_completed, scheduler=scheduler
+    )
+    assert written.ended.wait(TIMEOUT)
+    assert written.completed, written.error
+    seen = Outcome()
+    rs.from_redis_stream(r, "answer", scheduler=scheduler).subscribe(
+        seen.on_next, seen.on_error, seen.on_completed
+    )
+    assert seen.ended.wait(TIMEOUT)
+    assert texts(seen.items) == ["1", "2", "3"]
+    # A producer disposed from this thread writes its end on the loop's thread.
+    subject: Subject[Any] = Subject()
+    subscription = subject.pipe(rs.to_redis_stream(r, "disposed")).subscribe(scheduler=scheduler)
+    time.sleep(0.05)
+    subscription.dispose()
+    ended = follow(client(redis_server), "disposed", heartbeat_timeout=TIMEOUT)
+    assert isinstance(ended.error, rs.TruncatedStreamError)
+    asyncio.run_coroutine_threadsafe(r.aclose(), loop).result(TIMEOUT)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(TIMEOUT)
+    loop.close()
+
+
+async def _make(make: Any, server: RedisServer) -> Any:
+    return make(server)
+
+
+async def _aiter(values: list[str]) -> AsyncIterator[str]:
+    for value in values:
+        yield value
+
+
+def texts(items: list[Any]) -> list[str]:
+    return [item.text for item in items]
+
+
+def test_an_async_client_needs_a_running_loop(redis_server: RedisServer) -> None:
+    r = aclient(redis_server)
+    written = run(reactivex.from_iterable(CHAT).pipe(rs.to_redis_stream(r, "k")))
+    assert isinstance(written.error, RuntimeError)
+    assert "needs a running asyncio event loop" in str(written.error)
+    read = Outcome()
+    rs.from_redis_stream(r, "k").subscribe(read.on_next, read.on_error, read.on_completed)
+    assert isinstance(read.error, RuntimeError)
+
+
+def test_an_async_producer_refuses_items_from_another_thread(redis_server: RedisServer) -> None:
+    async def main() -> None:
+        r = aclient(redis_server)
+        subject: Subject[Any] = Subject()
+        written = Outcome()
+        subject.pipe(rs.to_redis_stream(r, "answer")).subscribe(
+            written.on_next, written.on_error, written.on_completed
+        )
+        await asyncio.to_thread(subject.on_next, CHAT[0])
+        await until(written.ended.is_set)
+        assert isinstance(written.error, RuntimeError)
+        assert "on the event loop's thread" in str(written.error)
+        assert written.items == []
+        await r.aclose()
+
+    asyncio.run(main())
+
+
+def test_durations_as_timedeltas(redis_server: RedisServer) -> None:
+    r = client(redis_server)
+    produce(r, "answer", CHAT, ttl=timedelta(minutes=2), heartbeat=timedelta(seconds=1))
+    assert 110_000 < r.pttl("answer") <= 120_000
+    read = follow(r, "answer", heartbeat_timeout=timedelta(seconds=5))
+    assert read.items == CHAT
+
+
+def test_where_names_the_server_but_never_a_password() -> None:
+    from rxstream.io.redis_streams import _where
+
+    assert _where(redis.Redis(unix_socket_path="/run/redis.sock")) == "unix:/run/redis.sock"
+    url = "redis://user:hunter2@10.0.0.1:6380/0"
+    assert _where(redis.Redis.from_url(url)) == "10.0.0.1:6380"
+    assert _where(object()) == "object"
 
 
 # --------------------------------------------------------------------------- options
