@@ -54,7 +54,9 @@ Backpressure on the producer's side: items are passed downstream at once and
 written behind them, in batches (one pipeline per batch, in order), by a
 writer of their own: a thread for a sync client, a task on the event loop for
 an async one (the loop is never blocked). At most `max_pending` entries wait
-to be written. Then a sync producer's thread waits in `on_next` (so the
+to be written, besides the batch being written (itself at most that many);
+memory is bounded by twice `max_pending` entries. Then a sync producer's
+thread waits in `on_next` (so the
 source waits too); an async producer pauses an rxstream async source through
 the demand signal (`rxstream._flow`) until the writer has caught up, and a
 source that cannot be paused and runs `max_pending` further entries ahead
@@ -453,7 +455,6 @@ class _SyncProducer(_Producer[T]):
                 self._upstream.dispose()
         finally:
             self._written.set()
-
 
     def _encode(self, items: list[Any]) -> tuple[list[bytes], TypeError | None]:
         """The payloads of `items`, up to one holding a value that is not JSON (and that error)."""
