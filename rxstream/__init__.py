@@ -31,6 +31,7 @@ from .errors import (
     LineTooLongError,
     MalformedChunkError,
     ProviderError,
+    StoredStreamError,
     StreamError,
     StreamTimeoutError,
     ToolArgumentsError,
@@ -53,6 +54,7 @@ from .models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StreamEntry,
     TextDelta,
     TokenCount,
     ToolCall,
@@ -62,14 +64,18 @@ from .models import (
 
 if TYPE_CHECKING:
     from .io import (
-        Multicast,
         from_lines,
+        from_redis_stream,
         from_request,
         from_response,
-        multicast,
         to_async_iterator,
         to_iterator,
+        to_redis_stream,
     )
+
+    # From its own module: `multicast` is also the name of a submodule of `.io`, which
+    # mypy can take for the function when `.io` is in an import cycle with this package.
+    from .io.multicast import Multicast, multicast
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
@@ -92,11 +98,13 @@ _LAZY = {
         (
             "Multicast",
             "from_lines",
+            "from_redis_stream",
             "from_request",
             "from_response",
             "multicast",
             "to_async_iterator",
             "to_iterator",
+            "to_redis_stream",
         ),
         ".io",
     ),
@@ -156,6 +164,8 @@ __all__ = [
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StoredStreamError",
+    "StreamEntry",
     "StreamError",
     "StreamTimeoutError",
     "TextDelta",
@@ -177,6 +187,7 @@ __all__ = [
     "deltas",
     "eventstream_frames",
     "from_lines",
+    "from_redis_stream",
     "from_request",
     "from_response",
     "lines",
@@ -187,4 +198,5 @@ __all__ = [
     "timeouts",
     "to_async_iterator",
     "to_iterator",
+    "to_redis_stream",
 ]
