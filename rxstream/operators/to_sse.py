@@ -58,7 +58,10 @@ def to_sse(
     upstream is disposed.
 
     While no event went out for `keepalive` seconds, a comment (`: keep-alive`)
-    is sent, so proxies and browsers keep an idle connection open.
+    is sent, so proxies and browsers keep an idle connection open. (Behind a
+    bounded buffer, such as `rxstream.serve.sse_response` uses, keep-alives
+    are better written by whoever writes to the socket: that one knows when the
+    connection is idle; `sse_response` does so and passes `keepalive=None`.)
 
     Args:
         format: the event format (see above). `"ollama"` and `"bedrock"`
