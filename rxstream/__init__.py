@@ -79,18 +79,22 @@ if TYPE_CHECKING:
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
-        coalesce,
         count_tokens,
-        decode,
         decode_chunks,
-        deltas,
         eventstream_frames,
-        lines,
         split_by_delta_type,
         sse_frames,
         think_tags,
-        timeouts,
     )
+
+    # From their own modules: these names are also those of the modules, which
+    # mypy can take for one another when it defers the package's imports.
+    from .operators.coalesce import coalesce
+    from .operators.decode import decode
+    from .operators.deltas import deltas
+    from .operators.lines import lines
+    from .operators.timeouts import timeouts
+    from .operators.to_sse import to_sse
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -123,6 +127,7 @@ _LAZY = {
             "sse_frames",
             "think_tags",
             "timeouts",
+            "to_sse",
         ),
         ".operators",
     ),
@@ -199,4 +204,5 @@ __all__ = [
     "to_async_iterator",
     "to_iterator",
     "to_redis_stream",
+    "to_sse",
 ]
