@@ -169,6 +169,7 @@ class ChunkReader:
 
     >>> reader, out = ChunkReader(), []
     >>> reader.read({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}, out)
+    True
     >>> out
     [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
     """
