@@ -24,5 +24,6 @@ when unset); `CHAT_API` (a dialect: `openai-chat`, the default,
 `CHAT_BASE_URL` (the API root, e.g. `https://api.openai.com/v1`; the
 launcher starts the scripted model when unset), `CHAT_API_KEY` (else the
 API's usual variable, `OPENAI_API_KEY` and so on), `CHAT_MODEL`; `CHAT_TTL`
-(seconds a finished chat stays in Redis, default 3600).
+(seconds a finished chat stays in Redis, default 3600); `CHAT_REDIS_CONNECTIONS` (the
+most Redis connections a worker opens, default 10,000: each open event stream holds one).
 """

@@ -138,11 +138,14 @@ def create_app() -> FastAPI:
         raise RuntimeError("set REDIS_URL (the launcher, python -m examples.fastapi_chat, does)")
     provider = Provider.from_env()
     ttl = float(os.environ.get("CHAT_TTL") or 3600)
+    connections = int(os.environ.get("CHAT_REDIS_CONNECTIONS") or 10_000)
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = redis.asyncio.Redis.from_url(redis_url)
+        # Every open event stream holds one connection (its follower blocks in XREAD):
+        # redis-py's asyncio pool allows 100 by default, too few for a busy worker.
+        store = redis.asyncio.Redis.from_url(redis_url, max_connections=connections)
         client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
         state["generations"] = Generations(provider, client, store, ttl)
         state["store"] = store
