@@ -22,9 +22,9 @@ after the connection opened; a resumed connection's replay of what was missed
 is counted apart), items per second delivered to all clients together, and
 how many resumes another worker served.
 
-    python benchmarks/bench_serve.py                  # 200 clients, 20 items each, 0.5 s apart
+    python benchmarks/bench_serve.py                  # 200 clients, 20 items each, 1 s apart
     python benchmarks/bench_serve.py --quick          # 20 clients, 20 items 0.1 s apart (CI)
-    python benchmarks/bench_serve.py --interval 0.05  # the same clients, 10x the items per second
+    python benchmarks/bench_serve.py --interval 0.1 --items 40   # 10x the rate: saturation
 """
 
 from __future__ import annotations
@@ -345,8 +345,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="20 clients (a smoke run for CI)")
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--items", type=int, default=20, help="text items per answer")
-    parser.add_argument("--interval", type=float, default=0.5, help="seconds between items")
-    parser.add_argument("--ramp", type=float, default=2.0, help="seconds over which clients start")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between items")
+    parser.add_argument("--ramp", type=float, default=5.0, help="seconds over which clients start")
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
     if args.quick:

@@ -11,7 +11,7 @@ Routes:
 - `POST /chat` `{"prompt": "..."}` -> `{"id", "events"}`: the generation
   starts in this worker and runs to its end there, detached from any request
   (a browser that leaves changes nothing; the worker's shutdown stores a
-  `TruncatedStreamError` for the followers);
+  `TruncatedStreamError` for the followers, who then end at once);
 - `GET /chat/{id}` -> `{"id", "prompt", "worker"}` (404 once expired);
 - `GET /chat/{id}/events` -> `text/event-stream` in rxstream's format, from
   Redis: after the `Last-Event-ID` header, else after `?after=`, else from
@@ -41,8 +41,9 @@ import redis.asyncio
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
-from reactivex import abc
+from reactivex import operators as ops
 from reactivex.scheduler.eventloop import AsyncIOScheduler
+from reactivex.subject import Subject
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import rxstream as rs
@@ -98,7 +99,11 @@ class Generations:
         self.client = client
         self.store = store
         self.ttl = ttl
-        self.running: dict[str, abc.DisposableBase] = {}
+        self.running: set[str] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        # Fails every running generation at shutdown (see `stop`).
+        self._stopping: Subject[rs.Delta] = Subject()
 
     async def start(self, prompt: str) -> str:
         """Start answering `prompt`; return the new chat's id once its metadata is stored."""
@@ -110,20 +115,32 @@ class Generations:
         answer = self.provider.deltas(self.client, prompt, scheduler=scheduler)
 
         def ended(error: Exception | None = None) -> None:
-            self.running.pop(chat_id, None)
-            if error is not None:  # stored in Redis too: the browser shows it
+            # Called once the end (or the error) is stored in Redis.
+            self.running.discard(chat_id)
+            if not self.running:
+                self._idle.set()
+            if error is not None:  # stored too: the browser shows it
                 log.warning("generation %s failed: %s", chat_id, error)
 
-        self.running[chat_id] = answer.pipe(
-            rs.to_redis_stream(self.store, f"{PREFIX}{chat_id}", ttl=self.ttl)
+        self.running.add(chat_id)
+        self._idle.clear()
+        answer.pipe(
+            ops.take_until(self._stopping),
+            rs.to_redis_stream(self.store, f"{PREFIX}{chat_id}", ttl=self.ttl),
         ).subscribe(on_error=ended, on_completed=ended, scheduler=scheduler)
         return chat_id
 
-    def stop(self) -> None:
-        """Dispose every running generation (each stores a `TruncatedStreamError`)."""
-        for subscription in list(self.running.values()):
-            subscription.dispose()
-        self.running.clear()
+    async def stop(self, timeout: float = 5.0) -> None:
+        """End every running generation with a `TruncatedStreamError` stored for its
+        followers (who then stop at once), and wait until those ends are written."""
+        self._stopping.on_error(
+            rs.TruncatedStreamError(
+                "the worker running this generation shut down before the answer was complete"
+            )
+        )
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
 
 
 def create_app() -> FastAPI:
@@ -152,8 +169,7 @@ def create_app() -> FastAPI:
         try:
             yield
         finally:
-            state["generations"].stop()
-            await asyncio.sleep(0.05)  # let the writers store the end they were given
+            await state["generations"].stop()
             await client.aclose()
             await store.aclose()
 

@@ -248,6 +248,32 @@ def test_the_models_error_reaches_the_client_as_its_class(app: App, answer: Fake
     assert items == Scenario(steps=ANSWER.steps[:3]).deltas()
 
 
+def test_a_worker_that_shuts_down_mid_answer_ends_its_stream_with_a_clear_error(
+    redis_url: str, answer: FakeLLMServer
+) -> None:
+    """A generation lives in its worker: stopping the app mid-answer stores a
+    TruncatedStreamError, so followers end at once instead of waiting for the heartbeat."""
+    answer.serve(fake_answer(0.2))  # about 20 s: still running when the app stops
+    with launched(redis_url=redis_url, base_url=answer.base_url, workers=1) as single:
+        chat_id, _ = start(single)
+        first = read(single, chat_id, stop_after=2)
+        assert first is not None
+    items: list[Any] = []
+    errors: list[Exception] = []
+    client = redis.Redis.from_url(redis_url)
+    try:
+        rs.from_redis_stream(client, f"{PREFIX}{chat_id}").subscribe(items.append, errors.append)
+    finally:
+        client.close()
+    assert items[:2] == [e.item for e in first.entries]
+    assert items == EXPECTED[: len(items)]
+    [error] = errors
+    assert isinstance(error, rs.TruncatedStreamError)
+    assert str(error) == (
+        "the worker running this generation shut down before the answer was complete"
+    )
+
+
 # --------------------------------------------------------------------------- every dialect
 
 
