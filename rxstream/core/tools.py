@@ -24,7 +24,8 @@ length of the arguments however finely they are cut. Partial parsing needs
 jiter (the `partial` extra).
 
 Follows the OpenAI chat streaming shape of `delta.tool_calls[]` and the
-provider variations in the fixtures' QUIRKS.md section 5.
+provider variations the recordings in tests/data show (whole calls in one
+delta, Mistral's calls without `index`, ids repeated as `""` on every fragment).
 """
 
 from __future__ import annotations
