@@ -1,0 +1,275 @@
+"""The documentation cannot rot: every ```python and ```marble block of docs/ runs here.
+
+The conventions (docs/contributing-docs.md says the same for writers):
+
+- A ```python block is a complete script as printed: its imports, the provider's
+  real URL, keys read from the environment. The test changes exactly two things:
+  each provider origin in `PROVIDER_ORIGINS` (`https://api.openai.com`, ...)
+  becomes the origin of a local `FakeLLMServer` (which answers every provider's
+  streaming path in that provider's wire format), and the key variables in
+  `FAKE_ENV` (and the SDKs' `*_BASE_URL`) are set to fake values. The block then
+  runs as a script (`__name__ == "__main__"`) in a fresh namespace, in an empty
+  temporary directory. A block that names a provider origin must make at least
+  one request to the fake server. Blocks check their own results with `assert`.
+- An HTML comment on the line before a block (invisible on the page) may say:
+  `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
+  (default `"text"`), in the dialect of the path asked;
+  `<!-- test: continues -->`: the block runs after the page's previous
+  ```python block, in the same namespace (a page that builds a program in
+  steps; the previous block also runs alone);
+  `<!-- test: preamble=NAME -->`: `PREAMBLES[NAME]` runs first (the part a
+  fragment leaves out, kept here in plain sight).
+  Keys combine: `<!-- test: scenario=tools continues -->`.
+- There is no marker to skip a block.
+- A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
+  piped through its operators on a `TestScheduler` and must give its output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from rxstream.models import (
+    Finish,
+    ReasoningDelta,
+    ReasoningState,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from rxstream.testing.marbles import StreamMarbles
+from rxstream.testing.server import FakeLLMServer, Scenario, Stall
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+#: Provider origins a block may name; each becomes the fake server's origin.
+PROVIDER_ORIGINS = (
+    "https://api.openai.com",
+    "https://api.anthropic.com",
+    "https://generativelanguage.googleapis.com",
+    "https://api.cohere.com",
+    "http://localhost:11434",
+    "https://bedrock-runtime.us-east-1.amazonaws.com",
+)
+
+#: Environment variables a block may read (keys are fake; base URLs point at the fake server).
+FAKE_ENV = {
+    "OPENAI_API_KEY": "sk-docs-test-key",
+    "ANTHROPIC_API_KEY": "sk-ant-docs-test-key",
+    "GEMINI_API_KEY": "docs-test-gemini-key",
+    "CO_API_KEY": "docs-test-cohere-key",
+    "AWS_BEARER_TOKEN_BEDROCK": "docs-test-bedrock-key",
+}
+
+WEATHER_CALL = ToolCallDelta(0, '{"city": "Paris"}', id="call_weather_1", name="get_weather")
+THINKING = "The user wants the weather; I will call get_weather."
+
+#: What the fake server answers, by name (a tuple: successive requests, the last repeating).
+SCENARIOS: dict[str, tuple[Scenario, ...]] = {
+    "text": (
+        Scenario.answer(
+            TextDelta("Hello"), TextDelta(" from the docs."), Finish("stop"), Usage(12, 5, 17)
+        ),
+    ),
+    "reasoning": (
+        Scenario.answer(
+            ReasoningDelta("The user says hi; "),
+            ReasoningDelta("answer briefly."),
+            TextDelta("Hello"),
+            TextDelta(" from the docs."),
+            Finish("stop"),
+            Usage(12, 9, 21, reasoning_tokens=4),
+        ),
+    ),
+    # A tool call, then (for the request that sends its result) the answer.
+    "tools": (
+        Scenario.answer(
+            ReasoningDelta(THINKING),
+            ReasoningState("thinking", data="sig-docs-1", text=THINKING),
+            WEATHER_CALL,
+            Finish("tool_calls"),
+            Usage(40, 12, 52),
+        ),
+        Scenario.answer(
+            TextDelta("It is 18 °C and sunny in Paris."), Finish("stop"), Usage(70, 10, 80)
+        ),
+    ),
+    # A rate limit first (waiting a tenth of a second), then the answer.
+    "rate-limited": (
+        Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
+        Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
+    ),
+    # A first token, then nothing for longer than the block's idle limit.
+    "stalls": (
+        Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),
+    ),
+}
+
+#: Code a fragment leaves out, run before it in the same namespace.
+PREAMBLES: dict[str, str] = {}
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    code: str
+    scenario: str
+    test_id: str
+
+
+def _load_marbles() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_marbles", DOCS / "hooks" / "marbles.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+MARBLES = _load_marbles()
+FENCE = re.compile(r"^```python[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+MARKER = re.compile(r"<!--\s*test:(?P<keys>[^>]*?)-->\s*\n$")
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if "hooks" not in p.parts)
+
+
+def python_blocks() -> list[Block]:
+    found: list[Block] = []
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        page = path.relative_to(DOCS).as_posix()
+        previous: str | None = None
+        for number, match in enumerate(FENCE.finditer(text), 1):
+            line = text.count("\n", 0, match.start()) + 1
+            keys = _marker(text[: match.start()])
+            code = match.group("code")
+            unknown = set(keys) - {"scenario", "continues", "preamble"}
+            assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
+            if "preamble" in keys:
+                code = PREAMBLES[keys["preamble"]] + "\n" + code
+            if "continues" in keys:
+                assert previous is not None, f"{page}:{line}: continues, but no block before it"
+                code = previous + "\n" + code
+            scenario = keys.get("scenario", "text")
+            assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
+            found.append(Block(page, line, code, scenario, f"{page}:{number}"))
+            previous = code
+    return found
+
+
+def _marker(before: str) -> dict[str, str]:
+    match = MARKER.search(before)
+    if match is None:
+        return {}
+    keys: dict[str, str] = {}
+    for word in match.group("keys").split():
+        name, _, value = word.partition("=")
+        keys[name] = value
+    return keys
+
+
+BLOCKS = python_blocks()
+
+
+def test_the_docs_have_python_blocks() -> None:
+    assert len(BLOCKS) >= 30
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.test_id for b in BLOCKS])
+def test_a_python_block_runs_as_printed(
+    block: Block,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with FakeLLMServer(*SCENARIOS[block.scenario]) as server:
+        origin = f"http://127.0.0.1:{server.port}"
+        for name, value in FAKE_ENV.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
+        code = block.code
+        named = [o for o in PROVIDER_ORIGINS if o in code]
+        for provider in named:
+            code = code.replace(provider, origin)
+        namespace: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(code, f"docs/{block.page}, block at line {block.line}", "exec"), namespace)
+        requests = server.requests
+    if named or _uses_sdk(code):
+        assert requests, "the block names a provider (or uses its SDK) but made no request"
+
+
+def _uses_sdk(code: str) -> bool:
+    return bool(re.search(r"^\s*(import|from) (openai|anthropic)\b", code, re.MULTILINE))
+
+
+# --------------------------------------------------------------------------- marble blocks
+
+
+@dataclass
+class MarbleCase:
+    page: str
+    line: int
+    block: Any
+    test_id: str
+
+
+def marble_blocks() -> list[MarbleCase]:
+    found: list[MarbleCase] = []
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        page = path.relative_to(DOCS).as_posix()
+        for number, (match, block) in enumerate(MARBLES.find_blocks(text), 1):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(MarbleCase(page, line, block, f"{page}:marble{number}"))
+    return found
+
+
+MARBLE_CASES = marble_blocks()
+
+
+def test_the_docs_have_marble_diagrams() -> None:
+    assert len(MARBLE_CASES) >= 8
+
+
+@pytest.mark.parametrize("case", MARBLE_CASES, ids=[c.test_id for c in MARBLE_CASES])
+def test_a_marble_diagram_is_what_the_operator_does(case: MarbleCase) -> None:
+    m = StreamMarbles()
+    pipe, values = MARBLES.evaluate(case.block, m.scheduler)
+    source = getattr(m, case.block.source)(case.block.input, values)
+    result = m.start(source.pipe(*pipe))
+    expected = m.expected(case.block.output, values)
+    assert result == expected, (
+        f"docs/{case.page}:{case.line}: got {result}, the diagram says {expected}"
+    )
+    if case.block.subscription is not None:
+        assert source.subscriptions == [m.subscription(case.block.subscription)]
+
+
+def test_a_marble_diagram_draws() -> None:
+    case = MARBLE_CASES[0]
+    _, values = MARBLES.evaluate(case.block, StreamMarbles().scheduler)
+    svg = MARBLES.render_svg(case.block, values)
+    assert svg.startswith("<svg") and "</svg>" in svg
+    for symbol in case.block.values:
+        if re.search(re.escape(symbol), case.block.input + case.block.output):
+            assert f">{symbol}<" in svg
+
+
+def test_a_broken_marble_block_says_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match="without out"):
+        MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\n")
+    with pytest.raises(ValueError, match="cannot read"):
+        MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\nout: -a-|\nnonsense here\n")
