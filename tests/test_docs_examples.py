@@ -14,12 +14,14 @@ The conventions (docs/contributing-docs.md says the same for writers):
 - An HTML comment on the line before a block (invisible on the page) may say:
   `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
   (default `"text"`), in the dialect of the path asked;
+  `<!-- test: name=LABEL -->`: later blocks of the page may run after this one;
+  `<!-- test: after=LABEL -->`: the block runs after the page's block named
+  LABEL, in the same namespace (shared definitions shown once on the page);
   `<!-- test: continues -->`: the block runs after the page's previous
-  ```python block, in the same namespace (a page that builds a program in
-  steps; the previous block also runs alone);
-  `<!-- test: preamble=NAME -->`: `PREAMBLES[NAME]` runs first (the part a
-  fragment leaves out, kept here in plain sight).
-  Keys combine: `<!-- test: scenario=tools continues -->`.
+  ```python block (a program built in steps). A block that runs after another
+  is a fragment on the page and complete in the test; the other block also
+  runs alone.
+  Keys combine: `<!-- test: scenario=tools after=helpers -->`.
 - There is no marker to skip a block.
 - A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
   piped through its operators on a `TestScheduler` and must give its output.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -114,10 +117,6 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     ),
 }
 
-#: Code a fragment leaves out, run before it in the same namespace.
-PREAMBLES: dict[str, str] = {}
-
-
 @dataclass
 class Block:
     page: str
@@ -137,7 +136,11 @@ def _load_marbles() -> ModuleType:
 
 
 MARBLES = _load_marbles()
-FENCE = re.compile(r"^```python[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+# A fence may be indented (inside a tab or an admonition): its code is dedented.
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 MARKER = re.compile(r"<!--\s*test:(?P<keys>[^>]*?)-->\s*\n$")
 
 
@@ -151,17 +154,21 @@ def python_blocks() -> list[Block]:
         text = path.read_text(encoding="utf-8")
         page = path.relative_to(DOCS).as_posix()
         previous: str | None = None
+        named: dict[str, str] = {}
         for number, match in enumerate(FENCE.finditer(text), 1):
             line = text.count("\n", 0, match.start()) + 1
             keys = _marker(text[: match.start()])
-            code = match.group("code")
-            unknown = set(keys) - {"scenario", "continues", "preamble"}
+            code = textwrap.dedent(match.group("code"))
+            unknown = set(keys) - {"scenario", "continues", "name", "after"}
             assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
-            if "preamble" in keys:
-                code = PREAMBLES[keys["preamble"]] + "\n" + code
+            if "after" in keys:
+                assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
+                code = named[keys["after"]] + "\n" + code
             if "continues" in keys:
                 assert previous is not None, f"{page}:{line}: continues, but no block before it"
                 code = previous + "\n" + code
+            if "name" in keys:
+                named[keys["name"]] = code
             scenario = keys.get("scenario", "text")
             assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
             found.append(Block(page, line, code, scenario, f"{page}:{number}"))
