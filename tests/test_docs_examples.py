@@ -21,6 +21,9 @@ The conventions (docs/contributing-docs.md says the same for writers):
   ```python block (a program built in steps). A block that runs after another
   is a fragment on the page and complete in the test; the other block also
   runs alone.
+  `<!-- test: pytest -->`: the block is a test module (it uses fixtures, or is
+  made of `test_` functions): it runs under pytest, with the rxstream plugin,
+  and every test in it must pass.
   Keys combine: `<!-- test: scenario=tools after=helpers -->`.
 - There is no marker to skip a block.
 - A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
@@ -112,10 +115,9 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
         Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
     ),
     # A first token, then nothing for longer than the block's idle limit.
-    "stalls": (
-        Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),
-    ),
+    "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),
 }
+
 
 @dataclass
 class Block:
@@ -124,11 +126,13 @@ class Block:
     code: str
     scenario: str
     test_id: str
+    pytest: bool = False
 
 
 def _load_marbles() -> ModuleType:
     spec = importlib.util.spec_from_file_location("docs_marbles", DOCS / "hooks" / "marbles.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -159,7 +163,7 @@ def python_blocks() -> list[Block]:
             line = text.count("\n", 0, match.start()) + 1
             keys = _marker(text[: match.start()])
             code = textwrap.dedent(match.group("code"))
-            unknown = set(keys) - {"scenario", "continues", "name", "after"}
+            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest"}
             assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
             if "after" in keys:
                 assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
@@ -171,7 +175,9 @@ def python_blocks() -> list[Block]:
                 named[keys["name"]] = code
             scenario = keys.get("scenario", "text")
             assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
-            found.append(Block(page, line, code, scenario, f"{page}:{number}"))
+            found.append(
+                Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
+            )
             previous = code
     return found
 
@@ -188,13 +194,16 @@ def _marker(before: str) -> dict[str, str]:
 
 
 BLOCKS = python_blocks()
+SCRIPTS = [b for b in BLOCKS if not b.pytest]
+TEST_MODULES = [b for b in BLOCKS if b.pytest]
 
 
 def test_the_docs_have_python_blocks() -> None:
-    assert len(BLOCKS) >= 30
+    assert len(SCRIPTS) >= 30
+    assert len(TEST_MODULES) >= 2
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[b.test_id for b in BLOCKS])
+@pytest.mark.parametrize("block", SCRIPTS, ids=[b.test_id for b in SCRIPTS])
 def test_a_python_block_runs_as_printed(
     block: Block,
     monkeypatch: pytest.MonkeyPatch,
@@ -216,6 +225,18 @@ def test_a_python_block_runs_as_printed(
         requests = server.requests
     if named or _uses_sdk(code):
         assert requests, "the block names a provider (or uses its SDK) but made no request"
+
+
+@pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])
+def test_a_test_module_block_passes(block: Block, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_docs_block=block.code)
+    result = pytester.runpytest_inprocess(
+        *("-p", "no:rxstream", "-p", "rxstream.testing.plugin", "-p", "no:cacheprovider"),
+        *("-W", "error", "--strict-markers"),
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1, result.stdout.str()
+    assert set(outcomes) <= {"passed", "seconds"}, result.stdout.str()
 
 
 def _uses_sdk(code: str) -> bool:
@@ -269,7 +290,8 @@ def test_a_marble_diagram_draws() -> None:
     case = MARBLE_CASES[0]
     _, values = MARBLES.evaluate(case.block, StreamMarbles().scheduler)
     svg = MARBLES.render_svg(case.block, values)
-    assert svg.startswith("<svg") and "</svg>" in svg
+    assert svg.startswith("<svg")
+    assert svg.rstrip().endswith("</svg>")
     for symbol in case.block.values:
         if re.search(re.escape(symbol), case.block.input + case.block.output):
             assert f">{symbol}<" in svg

@@ -52,7 +52,7 @@ from typing import Any
 
 BLOCK = re.compile(r"^```marble[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 SOURCES = ("lines", "frames", "chunks", "deltas")
-# reactivex's own marble tokens (reactivex.observable.marbles.tokens): group, dashes, comma, element.
+# reactivex's marble tokens (reactivex.observable.marbles.tokens): group, dashes, comma, element.
 TOKENS = re.compile(r"(\(.*?\))|(-+)|(,)|(#|\||[^-,()#\|]+)")
 
 
@@ -132,8 +132,8 @@ def namespace(scheduler: Any) -> dict[str, Any]:
 def evaluate(block: MarbleBlock, scheduler: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The block's operators and its value map, on `scheduler`."""
     names = namespace(scheduler)
-    pipe = eval(f"({block.pipe},)", names)  # noqa: S307 - the docs' own text
-    values = {symbol: eval(expr, names) for symbol, expr in block.values.items()}  # noqa: S307
+    pipe = eval(f"({block.pipe},)", names)  # the docs' own text
+    values = {symbol: eval(expr, names) for symbol, expr in block.values.items()}
     return pipe, values
 
 
