@@ -302,3 +302,51 @@ def test_a_broken_marble_block_says_what_is_wrong() -> None:
         MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\n")
     with pytest.raises(ValueError, match="cannot read"):
         MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\nout: -a-|\nnonsense here\n")
+
+
+# --------------------------------------------------------------------------- the API reference
+
+DIRECTIVE = re.compile(r"^::: (?P<path>[\w.]+)\n(?P<options>(?:[ \t]+.*\n)*)", re.MULTILINE)
+
+
+def reference_directives() -> list[tuple[str, list[str] | None]]:
+    """(path, members) of every `:::` directive of docs/reference; members None: all public."""
+    found: list[tuple[str, list[str] | None]] = []
+    for path in sorted((DOCS / "reference").glob("*.md")):
+        for match in DIRECTIVE.finditer(path.read_text(encoding="utf-8") + "\n"):
+            members = re.search(r"^\s+members:\s*(.+)$", match.group("options"), re.MULTILINE)
+            if members is None:
+                found.append((match.group("path"), None))
+            elif members.group(1).strip() == "false":
+                found.append((match.group("path"), []))
+            else:
+                found.append((match.group("path"), re.findall(r"\w+", members.group(1))))
+    return found
+
+
+def _documented(name: str, obj: object, directives: list[tuple[str, list[str] | None]]) -> bool:
+    for path, members in directives:
+        module_name, _, last = path.rpartition(".")
+        if last == name and getattr(importlib.import_module(module_name), name, None) is obj:
+            return True
+        try:
+            module = importlib.import_module(path)
+        except ImportError:
+            continue
+        if members is None:  # the module's public names: its __all__, as mkdocstrings reads it
+            members = list(getattr(module, "__all__", [name]))
+        if name in members and getattr(module, name, None) is obj:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("package", ["rxstream", "rxstream.core", "rxstream.testing"])
+def test_every_public_name_is_in_the_api_reference(package: str) -> None:
+    module = importlib.import_module(package)
+    directives = reference_directives()
+    missing = [
+        name
+        for name in module.__all__
+        if name != "__version__" and not _documented(name, getattr(module, name), directives)
+    ]
+    assert not missing, f"public names of {package} missing from docs/reference: {missing}"
