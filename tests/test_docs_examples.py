@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -350,3 +351,49 @@ def test_every_public_name_is_in_the_api_reference(package: str) -> None:
         if name != "__version__" and not _documented(name, getattr(module, name), directives)
     ]
     assert not missing, f"public names of {package} missing from docs/reference: {missing}"
+
+
+# --------------------------------------------------------------------------- the command's page
+
+SH_FENCE = re.compile(r"^```sh[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def cli_commands() -> list[list[str]]:
+    """The `rxstream ...` lines of each ```sh block of docs/cli.md, comments dropped."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    runs: list[list[str]] = []
+    for match in SH_FENCE.finditer(text):
+        lines = [line.split("  #")[0].strip() for line in match.group("code").splitlines()]
+        commands = [line for line in lines if re.match(r"^(\w+=\S+ )*rxstream ", line)]
+        if commands:
+            runs.append(commands)
+    return runs
+
+
+CLI_RUNS = cli_commands()
+
+
+@pytest.mark.parametrize(
+    "commands", CLI_RUNS, ids=[f"cli.md:sh{i + 1}" for i in range(len(CLI_RUNS))]
+)
+def test_the_commands_on_the_cli_page_run(
+    commands: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each command of a block, in order, in one directory (`--log` then `replay` its file)."""
+    from rxstream.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with FakeLLMServer(*SCENARIOS["text"]) as server:
+        origin = f"http://127.0.0.1:{server.port}"
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
+        for command in commands:
+            for provider in PROVIDER_ORIGINS:
+                command = command.replace(provider, origin)
+            words = shlex.split(command)
+            while "=" in words[0]:
+                name, _, value = words.pop(0).partition("=")
+                monkeypatch.setenv(name, value)
+            assert words[0] == "rxstream"
+            assert main(words[1:]) == 0, command
+        if any(" chat " in f" {c} " for c in commands):
+            assert server.requests
