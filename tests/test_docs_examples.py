@@ -26,6 +26,9 @@ The conventions (docs/contributing-docs.md says the same for writers):
   and every test in it must pass.
   Keys combine: `<!-- test: scenario=tools after=helpers -->`.
 - There is no marker to skip a block.
+- The `rxstream ...` lines of docs/cli.md's ```sh blocks run in-process
+  (`rxstream.cli.main`), each block's in order in one directory, against the
+  fake server. Other shell blocks (installs, benchmarks) are not run here.
 - A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
   piped through its operators on a `TestScheduler` and must give its output.
 """
