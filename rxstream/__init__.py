@@ -31,6 +31,7 @@ from .errors import (
     LineTooLongError,
     MalformedChunkError,
     ProviderError,
+    StoredStreamError,
     StreamError,
     StreamTimeoutError,
     ToolArgumentsError,
@@ -53,6 +54,7 @@ from .models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StreamEntry,
     TextDelta,
     TokenCount,
     ToolCall,
@@ -62,29 +64,37 @@ from .models import (
 
 if TYPE_CHECKING:
     from .io import (
-        Multicast,
         from_lines,
+        from_redis_stream,
         from_request,
         from_response,
-        multicast,
         to_async_iterator,
         to_iterator,
+        to_redis_stream,
     )
+
+    # From its own module: `multicast` is also the name of a submodule of `.io`, which
+    # mypy can take for the function when `.io` is in an import cycle with this package.
+    from .io.multicast import Multicast, multicast
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
-        coalesce,
         count_tokens,
-        decode,
         decode_chunks,
-        deltas,
         eventstream_frames,
-        lines,
         split_by_delta_type,
         sse_frames,
         think_tags,
-        timeouts,
     )
+
+    # From their own modules: these names are also those of the modules, which
+    # mypy can take for one another when it defers the package's imports.
+    from .operators.coalesce import coalesce
+    from .operators.decode import decode
+    from .operators.deltas import deltas
+    from .operators.lines import lines
+    from .operators.timeouts import timeouts
+    from .operators.to_sse import to_sse
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -92,11 +102,13 @@ _LAZY = {
         (
             "Multicast",
             "from_lines",
+            "from_redis_stream",
             "from_request",
             "from_response",
             "multicast",
             "to_async_iterator",
             "to_iterator",
+            "to_redis_stream",
         ),
         ".io",
     ),
@@ -115,6 +127,7 @@ _LAZY = {
             "sse_frames",
             "think_tags",
             "timeouts",
+            "to_sse",
         ),
         ".operators",
     ),
@@ -156,6 +169,8 @@ __all__ = [
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StoredStreamError",
+    "StreamEntry",
     "StreamError",
     "StreamTimeoutError",
     "TextDelta",
@@ -177,6 +192,7 @@ __all__ = [
     "deltas",
     "eventstream_frames",
     "from_lines",
+    "from_redis_stream",
     "from_request",
     "from_response",
     "lines",
@@ -187,4 +203,6 @@ __all__ = [
     "timeouts",
     "to_async_iterator",
     "to_iterator",
+    "to_redis_stream",
+    "to_sse",
 ]

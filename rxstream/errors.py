@@ -20,6 +20,7 @@ __all__ = [
     "LineTooLongError",
     "MalformedChunkError",
     "ProviderError",
+    "StoredStreamError",
     "StreamError",
     "StreamTimeoutError",
     "ToolArgumentsError",
@@ -285,3 +286,36 @@ class BufferOverflowError(StreamError):
             f"{who} fell behind: its buffer of {maxsize} item(s) (overflow='error') was full "
             f"when {self.item} arrived"
         )
+
+
+class StoredStreamError(StreamError):
+    """A stream kept in a store (a Redis Stream) cannot be written or read as asked.
+
+    Raised by `rs.to_redis_stream` and `rs.from_redis_stream` when what the
+    store holds does not fit: the key holds another type of value (or already
+    holds a stream, for a producer), an entry was not written by rxstream or
+    is in a newer format, a resume id (an SSE `Last-Event-ID`) is malformed
+    or names no entry of the stream, or entries a reader still needed are
+    gone (trimmed by `maxlen`, or lost when the store restarted without them).
+    The message says which, naming the key, the ids and the entry numbers.
+
+    Attributes:
+        key: the store's key.
+        reason: what is wrong, in words.
+        after: the resume id the reader was given or had reached, or None.
+        missing: the numbers of the entries that are gone (first, last), or None.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        reason: str,
+        *,
+        after: str | None = None,
+        missing: tuple[int, int] | None = None,
+    ) -> None:
+        self.key = key
+        self.reason = reason
+        self.after = after
+        self.missing = missing
+        super().__init__(f"stream {key!r}: {reason}")

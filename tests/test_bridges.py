@@ -520,5 +520,6 @@ def test_to_iterator_reads_a_whole_answer_from_the_server() -> None:
     with FakeLLMServer(Scenario.text("Hel", "lo")) as server, httpx.Client() as client:
         source = rs.from_request(client, "POST", server.url, json={"stream": True})
         deltas = source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas())
-        text = "".join(d.text for d in rs.to_iterator(deltas, maxsize=1) if d.type == "text")
+        items = rs.to_iterator(deltas, maxsize=1)
+        text = "".join(d.text for d in items if isinstance(d, rs.TextDelta))
     assert text == "Hello"

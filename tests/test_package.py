@@ -13,6 +13,7 @@ import rxstream as rs
 CORE_MODULES = [
     "rxstream.core.lines",
     "rxstream.core.sse",
+    "rxstream.core.sse_encoder",
     "rxstream.core.chunks",
     "rxstream.core.deltas",
     "rxstream.core.tools",
@@ -63,7 +64,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_front_door_lists_exactly_what_it_exports() -> None:
     # "@py_builtins" and friends come from pytest rewriting the plugin's package.
     public = {name for name in dir(rs) if not name.startswith(("_", "@"))}
-    modules = {"cli", "core", "errors", "io", "models", "operators", "testing"}
+    modules = {"cli", "core", "errors", "io", "models", "operators", "serve", "testing"}
     assert set(rs.__all__) - {"__version__"} == public - modules
     for name in rs.__all__:
         assert getattr(rs, name) is not None
@@ -110,3 +111,18 @@ def test_items_are_frozen_slotted_and_compare_by_value() -> None:
     assert not hasattr(a, "__dict__")
     with pytest.raises(AttributeError):
         a.text = "x"  # type: ignore[misc]
+
+
+def test_only_rxstream_serve_loads_starlette() -> None:
+    code = (
+        "import sys, rxstream as rs\n"
+        "rs.to_sse('rxstream'), rs.from_lines, rs.multicast\n"
+        "assert 'starlette' not in sys.modules and 'rxstream.serve' not in sys.modules\n"
+        "import rxstream.serve\n"
+        "assert 'starlette' in sys.modules\n"
+        "print('ok')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "ok"

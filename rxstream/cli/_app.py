@@ -1,18 +1,21 @@
 """The `rxstream` command: argument parsing, the pipeline, and how it ends.
 
-One request per run. Its lines go through `sse_frames()` and are multicast
-(`rxstream.multicast` + one `connect()`): to the view (via `decode_chunks()`,
-`deltas()` and, when tiktoken has an encoding on disk, `count_tokens()`) and,
-with `--log FILE`, to a log of every frame (written as SSE, each frame after a
-`: t=SECONDS` comment, so `rxstream replay FILE` plays it back at the recorded
-pace). The stream runs on a worker thread; the main thread waits, so Ctrl-C
-disposes the connection (closing the response), keeps what arrived on screen
-and exits with 130.
+One request (or one recording) per run, in any dialect. The wire items
+(`SSEFrame`s after `sse_frames()`, NDJSON lines, or `EventStreamMessage`s
+after `eventstream_frames()`) are multicast (`rxstream.multicast` + one
+`connect()`): to the view, through `rs.decode(dialect)` (`"auto"` for a
+replay unless `--dialect` says) and, when tiktoken has an encoding on disk,
+`count_tokens()`; and, with `--log FILE`, to a log of every item in its own
+wire format with the time it arrived (see `_wire`), which `rxstream replay
+FILE` plays back at the recorded pace. The stream runs on a worker thread;
+the main thread waits, so Ctrl-C disposes the connection (closing the
+response), keeps what arrived on screen and exits with 130.
 
 Exit codes: 0 success; 1 a failure, said in one line on stderr (any
 `StreamError` the stream ended with, a usage problem such as a missing file);
 2 bad arguments (argparse); 130 Ctrl-C; 141 stdout was closed early (a pipe
-into `head`): quietly, as a command killed by SIGPIPE would.
+into `head`): quietly, as a command killed by SIGPIPE would. No key of the
+environment is ever printed (`_redact`).
 """
 
 from __future__ import annotations
@@ -20,27 +23,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import sys
+import textwrap
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
-from ..core.sse import event_text
+from ..core.dialects import DIALECTS, WireKind
 from ..io import multicast
 from ..io._http import Credentials, shown_url
-from ..models import SSEFrame
-from ..operators import count_tokens, decode_chunks, deltas, sse_frames
+from ..io._loops import Handle, sync_source
+from ..models import EventStreamMessage
+from ..operators import count_tokens, decode, eventstream_frames, sse_frames
+from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url
 from ._tokens import offline_encoding
 from ._view import Clock, View, make_view
+from ._wire import HEAD, KIND_NAMES, WIRE, Recording, StreamLog, first_dialect, open_log, sniff
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -55,10 +60,7 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # as a shell reports a command killed by SIGPIPE
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MODEL = "gpt-4o-mini"
-
-# How long to let the frame log see the end of the body after `[DONE]`.
+# How long to let the log see the end of the body after the dialect's end marker.
 _LOG_GRACE = 0.5
 
 
@@ -69,48 +71,81 @@ class _Failure(Exception):
 # --------------------------------------------------------------------------- running
 
 
-class _Run:
-    """One request through the pipeline, multicast to the view and the frame log."""
+def _framing(kind: WireKind) -> list[Callable[[Observable[Any]], Observable[Any]]]:
+    """The operators from what a source gives (lines or bytes) to a dialect's wire items."""
+    if kind == "sse":
+        return [sse_frames()]
+    if kind == "eventstream":
+        return [eventstream_frames()]
+    return []  # NDJSON lines are the items
 
-    def __init__(self, view: View, *, log: IO[str] | None, encoding: Any) -> None:
+
+def _redacting(credentials: Credentials) -> Callable[[Observable[Any]], Observable[Any]]:
+    """Redact credentials a server echoes inside event-stream messages.
+
+    Sources redact what they cut into lines; raw bytes they leave alone (a
+    checksummed frame cannot be edited), so the payloads are redacted here,
+    once framed, before the view or the log sees them.
+    """
+
+    def redact(message: EventStreamMessage) -> EventStreamMessage:
+        if not credentials.found_in(message.payload):
+            return message
+        text = credentials.redact(message.payload.decode("utf-8", "replace"))
+        return EventStreamMessage(message.headers, text.encode("utf-8"))
+
+    return ops.map(redact)
+
+
+class _Run:
+    """One stream through the pipeline, multicast to the view and the log."""
+
+    def __init__(self, view: View, *, log: StreamLog | None, encoding: Any) -> None:
         self.view = view
         self.log = log
         self.encoding = encoding
         self.ended = threading.Event()
-        self.frames_ended = threading.Event()
+        self.items_ended = threading.Event()
         self.error: BaseException | None = None
 
-    def _log_frame(self, frame: SSEFrame) -> None:
+    def _log_item(self, item: Any) -> None:
         if self.log is None:
             return
         # The view's clock started with the request: the stamps and the footer agree.
-        stamp = f": t={self.view.stats.clock() - self.view.stats.started:.3f}\n"
-        self.log.write(stamp + event_text(frame.data, event=frame.event, id=frame.id))
-        self.log.flush()
+        self.log.write(item, self.view.stats.clock() - self.view.stats.started)
 
     def _failed(self, error: Exception) -> None:
         self.error = error
         self.ended.set()
 
-    def run(self, lines: Observable[str]) -> int:
-        """Stream `lines` into the view; return the exit code."""
-        frames = multicast(lines.pipe(sse_frames()))
-        frames.subscribe(
-            self._log_frame,
-            lambda _: self.frames_ended.set(),
-            self.frames_ended.set,
+    def run(
+        self,
+        source: Observable[Any],
+        kind: WireKind,
+        dialect: str,
+        credentials: Credentials | None = None,
+    ) -> int:
+        """Stream `source` (lines, or bytes for an event stream) into the view; the exit code."""
+        steps = _framing(kind)
+        if kind == "eventstream" and credentials:
+            steps.append(_redacting(credentials))
+        wire = multicast(source.pipe(*steps))
+        wire.subscribe(
+            self._log_item,
+            lambda _: self.items_ended.set(),
+            self.items_ended.set,
         )
-        items = frames.observe().pipe(decode_chunks(), deltas(), ops.share())
+        items = wire.observe().pipe(decode(dialect), ops.share())
         if self.encoding is not None:
             # Its errors are the view's errors too: reported once, below.
             items.pipe(count_tokens(self.encoding)).subscribe(self.view.count, lambda _: None)
         items.subscribe(self.view.delta, self._failed, self.ended.set)
         self.view.start()
-        connection = frames.connect()
+        connection = wire.connect()
         try:
             while not self.ended.wait(0.05):
                 pass
-            self.frames_ended.wait(_LOG_GRACE)
+            self.items_ended.wait(_LOG_GRACE)
         except KeyboardInterrupt:
             connection.dispose()
             self.view.end(interrupted=True)
@@ -146,40 +181,66 @@ def _view_kind(args: argparse.Namespace, out: IO[str]) -> str:
 
 
 def _stream(
-    args: argparse.Namespace, lines: Observable[str], title: str, clock: Clock = time.monotonic
+    args: argparse.Namespace,
+    source: Observable[Any],
+    *,
+    kind: WireKind,
+    dialect: str,
+    title: str,
+    clock: Clock = time.monotonic,
+    credentials: Credentials | None = None,
 ) -> int:
     encoding, note = (None, "not counted") if args.json else offline_encoding(args.encoding)
     counting = f"counted with {note}" if encoding is not None else f"tokens not counted; {note}"
     view = make_view(_view_kind(args, sys.stdout), counting=counting, title=title, clock=clock)
-    log = open(args.log, "w", encoding="utf-8") if getattr(args, "log", None) else None  # noqa: SIM115
+    log = open_log(getattr(args, "log", None), kind)
     try:
-        return _Run(view, log=log, encoding=encoding).run(lines)
+        return _Run(view, log=log, encoding=encoding).run(source, kind, dialect, credentials)
     finally:
         if log is not None:
             log.close()
 
 
-def _request_lines(
-    url: str, *, headers: dict[str, str], payload: dict[str, Any], timeout: float
-) -> tuple[Observable[str], Callable[[], None]]:
+def _send(request: Request, *, timeout: float) -> tuple[Observable[Any], Callable[[], None]]:
+    """The request as a source (lines, or bytes for an event stream) and how to close its client."""
     import httpx
 
     from ..io import from_request
 
     client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
-    source = from_request(
-        client, "POST", url, json=payload, headers=headers, scheduler=NewThreadScheduler()
-    )
+    options: dict[str, Any] = {
+        "json": request.body,
+        "headers": request.headers,
+        "scheduler": NewThreadScheduler(),
+    }
+    source: Observable[Any]
+    if request.wire == "eventstream":
+        source = from_request(client, "POST", request.url, raw=True, **options)
+    else:
+        source = from_request(client, "POST", request.url, **options)
     return source, client.close
 
 
-def _chat_payload(model: str, prompt: str, system: str | None, usage: bool) -> dict[str, Any]:
-    messages = [{"role": "system", "content": system}] if system else []
-    messages.append({"role": "user", "content": prompt})
-    payload: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
-    if usage:
-        payload["stream_options"] = {"include_usage": True}
-    return payload
+def _sent_credentials(request: Request) -> Credentials:
+    credentials = Credentials()
+    credentials.add_headers(request.headers)
+    credentials.add_url(request.url)
+    return credentials
+
+
+def _request_stream(args: argparse.Namespace, request: Request, title: str, timeout: float) -> int:
+    source, close = _send(request, timeout=timeout)
+    try:
+        return _stream(
+            args,
+            source,
+            kind=request.wire,
+            dialect=request.api,
+            title=title,
+            credentials=_sent_credentials(request),
+        )
+    finally:
+        close()
 
 
 # --------------------------------------------------------------------------- commands
@@ -189,85 +250,65 @@ def _demo(args: argparse.Namespace) -> int:
     from ..testing.server import FakeLLMServer
     from ._demo import PROMPT, demo_scenario
 
+    api: str = args.api or "openai-chat"
     with FakeLLMServer(demo_scenario(args.delay)) as server:
-        lines, close = _request_lines(
-            server.url,
-            headers={},
-            payload=_chat_payload("fake-demo-model", PROMPT, None, True),
-            timeout=30.0,
-        )
-        title = (
-            "rxstream demo: a scripted answer from a local FakeLLMServer (no network, no key)\n"
-            f"prompt: {PROMPT}"
-        )
-        try:
-            return _stream(args, lines, title)
-        finally:
-            close()
+        # The fake server answers each API at its real path: the base URL is its root
+        # (with /v1 for OpenAI's APIs, whose base URLs carry it).
+        root = f"http://127.0.0.1:{server.port}"
+        base = f"{root}/v1" if api.startswith("openai") else root
+        ask = Ask(PROMPT, model="fake-demo-model")
+        request = build(api, ask, base_url=base, env={})  # no key from the environment
+        title = "rxstream demo: a scripted answer from a local FakeLLMServer (no network, no key)"
+        if args.api is not None:  # asked for: say what is served where
+            title += f"\n{api}: POST {request.url.removeprefix(root)}"
+        title += f"\nprompt: {PROMPT}"
+        return _request_stream(args, request, title, timeout=30.0)
 
 
-_STAMP = re.compile(rb"^: t=(\d+(?:\.\d*)?)\r?\n?$")
+def _bytes_source(pieces: Iterator[bytes]) -> Observable[bytes]:
+    """Raw bytes from an iterator, on a thread of their own (closed on dispose)."""
 
+    def read(handle: Handle) -> Iterator[list[bytes]]:
+        handle.attach(pieces)
+        for piece in pieces:
+            yield [piece]
 
-class _Recording:
-    """A recorded .sse file, line by line, and the clock its `: t=` stamps keep.
-
-    `--log` writes `: t=SECONDS` (an SSE comment, ignored by the parser) before
-    each frame: the time since the request went out. Played `paced`, each line
-    after a stamp waits until that moment (measured from the start of the
-    replay); either way `clock()` returns the latest stamp read, so the footer
-    shows the recorded timings, not how fast the file was read.
-    """
-
-    def __init__(self, path: str, *, paced: bool) -> None:
-        self.path = path
-        self.paced = paced
-        with open(path, "rb") as file:
-            self.timed = any(_STAMP.match(line) for line in file)
-        self._now = 0.0
-        self._cancelled = threading.Event()
-        self._monotonic: Callable[[], float] = time.monotonic
-        self._wait: Callable[[float], bool] = self._cancelled.wait  # True: cancelled
-
-    def clock(self) -> float:
-        """The time of the latest stamp read (0 before the first)."""
-        return self._now
-
-    def cancel(self) -> None:
-        """Stop waiting (the replay was interrupted or ended)."""
-        self._cancelled.set()
-
-    def lines(self) -> Iterator[bytes]:
-        """The file's lines, as `from_lines` wants them (each with its terminator).
-
-        A binary file splits after each LF (a CRLF stays together), and
-        `from_lines` cuts any lone CR inside an item.
-        """
-        begun = self._monotonic()
-        with open(self.path, "rb") as file:
-            for line in file:
-                stamp = _STAMP.match(line)
-                if stamp is not None:
-                    at = float(stamp.group(1))
-                    if self.paced:
-                        wait = begun + at - self._monotonic()
-                        if wait > 0 and self._wait(wait):
-                            return
-                    self._now = max(self._now, at)
-                yield line
+    return sync_source(read, NewThreadScheduler())
 
 
 def _replay(args: argparse.Namespace) -> int:
     from ..io import from_lines
 
-    if not os.path.isfile(args.file):
-        raise _Failure(f"no such file: {args.file!r}")
-    recording = _Recording(args.file, paced=not args.fast)
-    lines = from_lines(recording.lines(), scheduler=NewThreadScheduler())
-    title = "" if args.json else f"rxstream replay {args.file}"
+    path: str = args.file
+    if not os.path.isfile(path):
+        raise _Failure(f"no such file: {path!r}")
+    with open(path, "rb") as file:
+        head = file.read(HEAD)
+    try:
+        kind = sniff(head)
+        recording = Recording(path, kind, paced=not args.fast)
+    except ValueError as exc:
+        raise _Failure(f"{path}: {exc}") from None
+    dialect: str = args.dialect
+    if dialect == "auto":
+        found = first_dialect(path, kind)
+        said = f"{found} (detected)" if found else "dialect not told by its first items"
+    else:
+        if WIRE[dialect] != kind:
+            raise _Failure(
+                f"{path} holds {KIND_NAMES[kind]}, but --dialect {dialect} reads "
+                f"{KIND_NAMES[WIRE[dialect]]}"
+            )
+        said = f"{dialect} (--dialect)"
+    source: Observable[Any]
+    if kind == "eventstream":
+        source = _bytes_source(recording.pieces())
+    else:
+        source = from_lines(recording.pieces(), scheduler=NewThreadScheduler())
+    title = "" if args.json else f"rxstream replay {path}: {said}, {KIND_NAMES[kind]}"
     clock = recording.clock if recording.timed else time.monotonic
     try:
-        return _stream(args, lines, title, clock)
+        return _stream(args, source, kind=kind, dialect=dialect, title=title, clock=clock)
     finally:
         recording.cancel()
 
@@ -285,32 +326,71 @@ def chat_url(base_url: str) -> str:
     >>> chat_url("https://example.test/openai/deployments/d1?api-version=2024-10-21")
     'https://example.test/openai/deployments/d1/chat/completions?api-version=2024-10-21'
     """
-    parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+    return join_url(base_url, "/chat/completions")
 
 
 def _chat(args: argparse.Namespace) -> int:
-    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    if not base_url.startswith(("http://", "https://")):
-        raise _Failure(
-            f"the base URL must start with http:// or https://, got {shown_url(base_url)!r}"
-        )
-    key = os.environ.get("OPENAI_API_KEY", "")
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    lines, close = _request_lines(
-        chat_url(base_url),
-        headers=headers,
-        payload=_chat_payload(args.model, args.prompt, args.system, not args.no_usage),
-        timeout=args.timeout,
+    ask = Ask(
+        args.prompt,
+        model=args.model,
+        system=args.system,
+        usage=not args.no_usage,
+        thinking=args.thinking,
+        max_tokens=args.max_tokens,
     )
-    title = "" if args.json else f"rxstream chat: {args.model} via {shown_url(base_url)}"
     try:
-        return _stream(args, lines, title)
-    finally:
-        close()
+        request = build(args.api, ask, base_url=args.base_url, env=os.environ)
+    except ValueError as exc:
+        raise _Failure(str(exc)) from None
+    title = (
+        ""
+        if args.json
+        else f"rxstream chat: {request.model} via {shown_url(request.base_url)} ({request.api})"
+    )
+    return _request_stream(args, request, title, timeout=args.timeout)
 
 
 # --------------------------------------------------------------------------- parsing
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+    return value
+
+
+def _apis_help() -> str:
+    """The chat help's list of APIs: path, key, base URL, model and what --thinking sends."""
+    wrap = textwrap.TextWrapper(
+        width=88,
+        initial_indent=" " * 4,
+        subsequent_indent=" " * 6,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    lines = ["APIs (--api NAME): what is sent where, and the variables read"]
+    for api in APIS.values():
+        keys = " or ".join(f"${name}" for name in api.key_variables)
+        bases = " or ".join(f"${name}" for name in api.base_variables)
+        models = "".join(f"${name}, else " for name in api.model_variables)
+        lines.append(f"  {api.name}: POST {{base}}{api.path}")
+        for part in (
+            f"key: {keys} ({api.auth})",
+            f"base: {bases}, else {api.default_base}",
+            f"model: {models}{api.default_model}",
+            f"--thinking: {api.thinking}",
+        ):
+            lines += wrap.wrap(part)
+    lines.append("")
+    lines += textwrap.wrap(
+        "Bedrock: AWS signs requests with SigV4 (access keys), which rxstream does not do. "
+        "It works with a Bedrock API key ($AWS_BEARER_TOKEN_BEDROCK) or through an endpoint "
+        "that signs for you (--base-url or $AWS_ENDPOINT_URL_BEDROCK_RUNTIME; no key is sent "
+        "to it). The region comes from $AWS_REGION or $AWS_DEFAULT_REGION, else us-east-1.",
+        width=88,
+    )
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,17 +405,41 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="tiktoken encoding for the token counts (used only if available offline)",
     )
+    log_help = (
+        "also write the stream to FILE in its own wire format, with the time each item "
+        "arrived: SSE with ': t=' comments; NDJSON lines or AWS event-stream messages with "
+        "the times in FILE.timing ('rxstream replay FILE' reads both)"
+    )
     parser = argparse.ArgumentParser(
         prog="rxstream",
-        description="Stream LLM chat completions through rxstream's Rx pipeline.",
+        description=(
+            "Stream LLM answers through rxstream's Rx pipeline, in any provider's dialect "
+            f"({', '.join(DIALECTS)})."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"rxstream {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     demo = commands.add_parser(
-        "demo", parents=[common], help="stream a scripted answer from a local fake server"
+        "demo",
+        parents=[common],
+        help="stream a scripted answer from a local fake server, in any dialect",
+        description=(
+            "Stream a scripted answer (reasoning, text, two parallel tool calls) from a local "
+            "FakeLLMServer: no network, no key. --api picks the dialect it is served in, at "
+            "that API's real path; the answer is the same in each."
+        ),
     )
-    demo.add_argument("--log", metavar="FILE", help="also write every SSE frame to FILE")
+    demo.add_argument(
+        "--api",
+        choices=DIALECTS,
+        metavar="NAME",
+        help=(
+            f"the dialect to serve and read: {', '.join(DIALECTS)} (default: openai-chat); "
+            "the title then says which path it is served at"
+        ),
+    )
+    demo.add_argument("--log", metavar="FILE", help=log_help)
     demo.add_argument(
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
     )
@@ -344,14 +448,26 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser(
         "replay",
         parents=[common],
-        help="play a recorded .sse file through the view",
+        help="play a recorded stream (SSE, NDJSON or AWS event stream) through the view",
         description=(
-            "Play a recorded event stream (e.g. one written by --log) through the same view. "
-            "A log's ': t=' stamps are replayed at the recorded pace and give the footer "
-            "its timings."
+            "Play a recorded stream (e.g. one written by --log) through the same view. What "
+            "the file holds (a server-sent event stream, NDJSON lines, or a binary AWS event "
+            "stream) is told from its first bytes, and the dialect from its first event "
+            "(rs.decode() auto), unless --dialect says. A log's times (': t=' stamps, or a "
+            "FILE.timing sidecar) are replayed at the recorded pace and give the footer its "
+            "timings."
         ),
     )
-    replay.add_argument("file", metavar="FILE", help="an event-stream file (.sse)")
+    replay.add_argument(
+        "file", metavar="FILE", help="an event-stream file (.sse), NDJSON (.ndjson) or .eventstream"
+    )
+    replay.add_argument(
+        "--dialect",
+        choices=("auto", *DIALECTS),
+        default="auto",
+        metavar="NAME",
+        help=f"read the file as this dialect: auto, {', '.join(DIALECTS)} (default: %(default)s)",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON object per delta")
     replay.add_argument(
         "--fast",
@@ -363,46 +479,77 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser(
         "chat",
         parents=[common],
-        help="ask an OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)",
+        help="ask a provider's API (OpenAI, Anthropic, Gemini, Cohere, Ollama, Bedrock)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Send one user message to an OpenAI-compatible /chat/completions endpoint and "
-            "stream the answer. The key is read from $OPENAI_API_KEY and sent as "
-            "'Authorization: Bearer'; it is never printed."
+            "Send one user message to a provider's streaming chat API and stream the answer.\n"
+            "The key is read from the API's usual environment variable and sent in its own\n"
+            "header; it is never printed."
         ),
+        epilog=_apis_help(),
     )
     chat.add_argument("prompt", help="the user message to send")
     chat.add_argument(
+        "--api",
+        choices=tuple(APIS),
+        default="openai-chat",
+        metavar="NAME",
+        help=f"the API to ask: {', '.join(APIS)} (default: %(default)s)",
+    )
+    chat.add_argument(
         "--model",
         "-m",
-        default=os.environ.get("OPENAI_MODEL", DEFAULT_MODEL),
         metavar="NAME",
-        help=f"the model to ask (default: $OPENAI_MODEL, else {DEFAULT_MODEL}; now %(default)s)",
+        help=(
+            "the model to ask (default: the API's, listed below; for OpenAI's APIs "
+            "$OPENAI_MODEL first)"
+        ),
     )
     chat.add_argument(
         "--base-url",
         metavar="URL",
         help=(
-            f"the API root; /chat/completions is appended to its path, before any query "
-            f"string such as Azure's ?api-version= (default: $OPENAI_BASE_URL, else "
-            f"{DEFAULT_BASE_URL})"
+            "the API root (default: the API's variable, else its default, listed below); the "
+            "API's path is appended to its path, before any query string such as Azure's "
+            "?api-version="
         ),
     )
     chat.add_argument("--system", metavar="TEXT", help="a system message")
-    chat.add_argument("--log", metavar="FILE", help="also write every SSE frame to FILE")
+    chat.add_argument(
+        "--thinking",
+        action="store_true",
+        help=(
+            "ask for reasoning (off by default: nothing that turns it on is sent, and Ollama "
+            'gets "think": false)'
+        ),
+    )
+    chat.add_argument(
+        "--max-tokens",
+        type=_positive,
+        metavar="N",
+        help="the output limit (default: the API's; 4096 for Anthropic and Bedrock)",
+    )
+    chat.add_argument("--log", metavar="FILE", help=log_help)
     chat.add_argument("--json", action="store_true", help="print one JSON object per delta")
     chat.add_argument(
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="connect/read timeout"
     )
     chat.add_argument(
-        "--no-usage", action="store_true", help="do not ask for stream_options.include_usage"
+        "--no-usage",
+        action="store_true",
+        help=(
+            "openai-chat: do not ask for stream_options.include_usage (the other APIs send "
+            "usage unasked)"
+        ),
     )
     chat.set_defaults(run=_chat)
     return parser
 
 
 def _redact(text: str) -> str:
+    """`text` without any key of the environment the command may have sent."""
     credentials = Credentials()
-    credentials.add_headers({"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"})
+    credentials.add_headers({name: os.environ.get(name, "") for name in KEY_VARIABLES})
     return credentials.redact(text)
 
 
@@ -413,9 +560,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments (default: `sys.argv[1:]`).
 
     Example:
-        $ rxstream demo
+        $ rxstream demo --api anthropic
         $ rxstream replay recording.sse --json
         $ OPENAI_API_KEY=... rxstream chat "Hello" --model gpt-4o-mini
+        $ ANTHROPIC_API_KEY=... rxstream chat "Hello" --api anthropic
     """
     args = build_parser().parse_args(argv)
     try:

@@ -8,7 +8,6 @@ interrupted or failed stream still shows what arrived, and the footer.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import sys
@@ -18,28 +17,55 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..core import codec
 from ..core.tools import CallSlot, ToolCallMatcher
 from ..models import (
+    Citation,
     Delta,
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    ServerToolCall,
+    ServerToolResult,
     TextDelta,
     TokenCount,
     ToolCallDelta,
     Usage,
 )
 
-__all__ = ["JSONView", "LiveView", "PlainView", "Stats", "View", "delta_json"]
+__all__ = ["JSONView", "LiveView", "PlainView", "Stats", "View", "delta_json", "server_tool_line"]
 
 
 def delta_json(delta: Delta) -> dict[str, Any]:
-    """A delta as a JSON object: `type` first, then its fields.
+    """A delta as a JSON object: `type` first, then its fields (rxstream's encoding,
+    `rxstream.core.codec`, so `codec.decode` gives the delta back, `raw` included).
 
     >>> delta_json(TextDelta("Hi"))
     {'type': 'text', 'text': 'Hi', 'choice': 0}
     """
-    return {"type": delta.type.value, **dataclasses.asdict(delta)}
+    return codec.encode(delta)
+
+
+def server_tool_line(item: ServerToolCall | ServerToolResult) -> str:
+    """One line for a tool the provider ran: its name, id and (shortened) input.
+
+    >>> server_tool_line(ServerToolCall("srv_1", "web_search", {"query": "weather"}))
+    'server tool: web_search (srv_1) {"query": "weather"}'
+    >>> server_tool_line(ServerToolResult("srv_1", "web_search_tool_result"))
+    'server tool result: web_search_tool_result (srv_1)'
+    """
+    if isinstance(item, ServerToolCall):
+        shown = json.dumps(item.input, ensure_ascii=False)
+        if len(shown) > _SHOWN_INPUT:
+            shown = shown[: _SHOWN_INPUT - 1] + "…"
+        ident = f" ({item.id})" if item.id else ""
+        return f"server tool: {item.name}{ident} {shown}"
+    ident = f" ({item.call_id})" if item.call_id else ""
+    return f"server tool result: {item.name}{ident}"
+
+
+# How much of a server tool's input a line shows.
+_SHOWN_INPUT = 200
 
 
 _JSON_SIGNIFICANT = re.compile(r'[{}\[\]"\\]')
@@ -200,6 +226,8 @@ class Stats:
     tokens: dict[int, TokenCount] = field(default_factory=dict)  # the latest count per choice
     usage: Usage | None = None
     finish: str | None = None
+    finish_raw: str | None = None
+    citations: int = 0
     counting: str = ""
 
     def __post_init__(self) -> None:
@@ -229,8 +257,13 @@ class Stats:
                 f"provider usage: prompt {u.prompt_tokens}, completion {u.completion_tokens}"
                 f"{extra}, total {u.total_tokens}"
             )
+        if self.citations:
+            parts.append(f"{self.citations} citation{'s' if self.citations > 1 else ''}")
         if self.finish:
-            parts.append(f"finish: {self.finish}")
+            raw = self.finish_raw
+            # The provider's own word, where it is another ("end_turn", "STOP", "completed").
+            said = f" ({raw})" if raw and raw != self.finish else ""
+            parts.append(f"finish: {self.finish}{said}")
         if interrupted:
             parts.append("interrupted")
         return " · ".join(parts)
@@ -290,6 +323,7 @@ class View:
         self._matchers: dict[int, ToolCallMatcher] = {}  # per unfinished choice
         self._open: dict[int, dict[CallSlot, _Call]] = {}  # the calls of each unfinished choice
         self.touched: list[_Call] = []  # the calls the latest delta changed
+        self.server_tools: list[ServerToolCall | ServerToolResult] = []
         self.error: BaseException | None = None
 
     def start(self) -> None:
@@ -313,8 +347,8 @@ class View:
                 case ToolCallDelta(choice=choice):
                     self._tool_call(delta, choice)
                     self._content()
-                case Finish(reason=reason, choice=choice):
-                    self.stats.finish = reason
+                case Finish(reason=reason, choice=choice, raw=raw):
+                    self.stats.finish, self.stats.finish_raw = reason, raw
                     # As in the core: a finished choice's calls are complete, and a
                     # later fragment of that choice would begin a new call.
                     self._matchers.pop(choice, None)
@@ -323,6 +357,10 @@ class View:
                         call.finish()
                 case Usage():
                     self.stats.usage = delta
+                case Citation():
+                    self.stats.citations += 1
+                case ServerToolCall() | ServerToolResult():
+                    self.server_tools.append(delta)
             self.show(delta)
 
     def _content(self) -> None:
@@ -414,6 +452,10 @@ class PlainView(View):
                 self._stream("refusal", choice, "refusal", piece)
             case ToolCallDelta() | Finish():
                 self._show_calls()
+            case ServerToolCall() | ServerToolResult():
+                self._section = None
+                tag = f"[choice {delta.choice}] " if delta.choice else ""
+                self._line(tag + server_tool_line(delta))
 
     def _show_calls(self) -> None:
         for call in self.touched:
@@ -492,6 +534,9 @@ class LiveView(View):
                     parts.append(Text(tag) + Text(self.text[choice].lstrip()))
                 if self.refusal.get(choice):
                     parts.append(Text(f"{tag}refusal: {self.refusal[choice]}", style="red"))
+            for item in self.server_tools:
+                tag = f"[choice {item.choice}] " if item.choice else ""
+                parts.append(Text(tag + server_tool_line(item), style="magenta"))
             for call in self.calls:
                 if call.parsed is not None and not call.spoiled:
                     line = Text("✓ tool call ", style="green bold") + Text(

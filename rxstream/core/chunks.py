@@ -235,16 +235,19 @@ class ChunkDecoder(MachineBase):
                 if type(value) is not dict:
                     self._not_object(value, data)
                     continue
-                if value.get("error") is not None or value.get("type") == "error":
+                if value.get("error") is not None:
                     raise _error(value, data, event)
                 if skip and not self._valid(value, data):
                     continue
                 if deltas:
                     # A chunk that fails half-way must leave none of its deltas.
                     mark = len(out)
-                    read(value, out)
+                    if not read(value, out) and value.get("type") == "error":
+                        del out[mark:]
+                        raise _error(value, data, event)
                 else:
-                    read(value, scratch)
+                    if not read(value, scratch) and value.get("type") == "error":
+                        raise _error(value, data, event)
                     scratch.clear()
                     out.append(_chunk(value))
                 if not count:

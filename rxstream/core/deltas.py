@@ -169,6 +169,7 @@ class ChunkReader:
 
     >>> reader, out = ChunkReader(), []
     >>> reader.read({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}, out)
+    True
     >>> out
     [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
     """
@@ -181,8 +182,12 @@ class ChunkReader:
         self.roles: dict[int, str] = {}
         self.usage: Usage | None = None
 
-    def read(self, raw: JSONObject, out: list[Delta]) -> None:
+    def read(self, raw: JSONObject, out: list[Delta]) -> bool:
         """Append the deltas of one decoded chunk to `out`.
+
+        Returns:
+            Whether the chunk has a `choices` field (not null): a chunk without
+            one may be an error report in disguise, which the caller checks.
 
         Raises:
             FieldError: a field has the wrong JSON type; `out` and the state
@@ -198,7 +203,10 @@ class ChunkReader:
         if choices is not None:
             if type(choices) is not list:
                 raise FieldError("choices", choices, _ARRAY)
-            for i, choice in enumerate(choices):
+            # Counted by hand: an `enumerate` costs an object per chunk.
+            i = -1
+            for choice in choices:
+                i += 1
                 if type(choice) is not dict:
                     raise FieldError(f"choices[{i}]", choice, "an object")
                 index = choice.get("index")
@@ -279,7 +287,9 @@ class ChunkReader:
                     if calls is not None:
                         if type(calls) is not list:
                             raise FieldError(_calls(i), calls, _ARRAY)
-                        for j, call in enumerate(calls):
+                        j = -1
+                        for call in calls:
+                            j += 1
                             if type(call) is not dict:
                                 raise FieldError(f"{_calls(i)}[{j}]", call, "an object")
                             wire = call.get("index")
@@ -355,6 +365,7 @@ class ChunkReader:
             if parsed is not None and parsed != self.usage:
                 self.usage = parsed
                 out.append(parsed)
+        return choices is not None
 
 
 def parse_usage(raw: JSONObject) -> Usage | None:

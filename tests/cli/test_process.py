@@ -108,5 +108,8 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path: Path) -> 
     err = proc.stderr.read()
     proc.stderr.close()
     assert proc.wait(timeout=TIMEOUT) == EXIT_BROKEN_PIPE
-    assert first.decode() == f"rxstream replay {log}\n"
+    assert (
+        first.decode()
+        == f"rxstream replay {log}: openai-chat (detected), a server-sent event stream\n"
+    )
     assert err == b""  # no "Broken pipe" message, no "Exception ignored"

@@ -12,12 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxstream.cli._view import JSONView, LiveView, PlainView, Stats, _ObjectEnd, _Tail, make_view
+from rxstream.core import codec
 from rxstream.core.tools import ToolCallAccumulator
 from rxstream.models import (
+    Citation,
     Delta,
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    ServerToolCall,
+    ServerToolResult,
     TextDelta,
     TokenCount,
     ToolCallDelta,
@@ -367,3 +371,68 @@ def test_a_failed_stream_with_nothing_shown_prints_no_footer() -> None:
     view = PlainView(out, counting="c")
     view.end(error=RuntimeError("refused"))
     assert out.getvalue() == ""
+
+
+PROVIDER_SIDE: list[Delta] = [
+    TextDelta("Searching."),
+    ServerToolCall("srv_1", "web_search", {"query": "x" * 300}),
+    ServerToolResult("srv_1", "web_search_tool_result", [{"url": "https://a.test"}]),
+    Citation("url_citation", url="https://a.test", title="A"),
+    Citation("url_citation", url="https://b.test", title="B", choice=1),
+    TextDelta(" Found it."),
+    Finish("stop", raw="end_turn"),
+]
+
+
+def test_the_plain_view_shows_server_tools_citations_and_the_providers_finish() -> None:
+    out = io.StringIO()
+    view = PlainView(out, counting="c")
+    for delta in PROVIDER_SIDE:
+        view.delta(delta)
+    view.end()
+    lines = out.getvalue().splitlines()
+    query = json.dumps({"query": "x" * 300})
+    assert lines[:4] == [
+        "answer: Searching.",
+        f"server tool: web_search (srv_1) {query[:199]}…",  # long inputs are cut at 200
+        "server tool result: web_search_tool_result (srv_1)",
+        "answer: Found it.",
+    ]
+    assert lines[-1].endswith(" · 2 citations · finish: stop (end_turn)")
+
+
+def test_the_live_view_shows_server_tools() -> None:
+    out = io.StringIO()
+    view = LiveView(out, counting="c")
+    for delta in [*PROVIDER_SIDE[:2], ServerToolCall(None, "code", "print(1)", choice=1)]:
+        view.delta(delta)
+    view.end()
+    text = out.getvalue()
+    assert "server tool: web_search (srv_1) " in text
+    assert '[choice 1] server tool: code "print(1)"' in text
+
+
+@pytest.mark.parametrize(
+    ("reason", "raw", "shown"),
+    [
+        ("stop", "stop", "finish: stop"),
+        ("stop", None, "finish: stop"),
+        ("length", "MAX_TOKENS", "finish: length (MAX_TOKENS)"),
+    ],
+)
+def test_the_footer_says_the_providers_own_finish_word_when_it_differs(
+    reason: str, raw: str | None, shown: str
+) -> None:
+    stats = Stats(clock=lambda: 0.0)
+    stats.finish, stats.finish_raw = reason, raw
+    assert stats.footer().endswith(shown)
+
+
+def test_the_json_view_writes_rxstreams_encoding() -> None:
+    out = io.StringIO()
+    view = JSONView(out, counting="")
+    for delta in PROVIDER_SIDE:
+        view.delta(delta)
+    decoded = [codec.decode(json.loads(line)) for line in out.getvalue().splitlines()]
+    assert decoded == PROVIDER_SIDE
+    assert decoded[-1].raw == "end_turn"  # fields outside equality too

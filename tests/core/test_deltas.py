@@ -915,7 +915,7 @@ def test_a_failing_chunk_leaves_no_deltas_in_feed_all() -> None:
         d(tool_calls=[{"index": 0, "function": {"arguments": {"a": NESTED}}}])
         for NESTED in [json.loads("[" * 900 + "]" * 900)]
     ]
-    + [d(content=[{"type": "thinking", "thinking": DEEP}]) for DEEP in [[]]],
+    + [d(content=[{"type": "thinking", "thinking": []}])],  # the test nests it deep
     ids=["arguments", "thinking"],
 )
 def test_nesting_past_the_recursion_limit_is_malformed(raw: dict[str, Any]) -> None:

@@ -229,7 +229,8 @@ def test_random_prelude_bytes_fail_fast() -> None:
 def test_good_messages_come_before_the_error_under_every_chunking() -> None:
     data = frame(header("a", 0)) + frame(header("b", 0)) + _flip(GOOD, 9)
     for name, pieces in chunkings(data):
-        parser, out = EventStreamParser(), []
+        parser = EventStreamParser()
+        out: list[EventStreamMessage] = []
         with pytest.raises(MalformedChunkError, match="at byte 38: prelude CRC32"):
             feed_and_close(parser, pieces, out)
         assert out == [
@@ -253,7 +254,8 @@ PING = EventStreamMessage({":event-type": "ping"}, b'{"a":1}')
 
 
 def test_feed_all_raises_at_once_with_the_good_messages_already_out() -> None:
-    parser, out = EventStreamParser(), []
+    parser = EventStreamParser()
+    out: list[EventStreamMessage] = []
     with pytest.raises(MalformedChunkError, match="at byte 19: message CRC32"):
         parser.feed_all(
             [frame(header("a", 0))[:5], frame(header("a", 0))[5:] + _flip(GOOD, 20)], out

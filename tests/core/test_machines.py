@@ -236,10 +236,11 @@ def test_a_later_line_of_another_type_is_named_too() -> None:
     parser = SSEParser()
     parser.feed("data: a")
     with pytest.raises(TypeError, match=r"rs\.sse_frames\(\) takes str lines, got a bytes"):
-        parser.feed_all(["", b"data: b", b""], [])
+        parser.feed_all(["", b"data: b", b""], [])  # type: ignore[list-item]  # bytes, on purpose
     parser = SSEParser()
     with pytest.raises(TypeError, match=r"got a NoneType \(None\)"):
-        parser.feed_all(["data: a", None], [])  # a falsy non-line is no blank line
+        # A falsy non-line is no blank line.
+        parser.feed_all(["data: a", None], [])  # type: ignore[list-item]  # None, on purpose
 
 
 def test_lines_refuses_a_mix_of_str_and_bytes() -> None:
@@ -380,7 +381,9 @@ def test_a_fused_decoder_gives_the_deltas_the_two_give() -> None:
     apart = [d for f in frames for c in decoder.feed(f) for d in deltas.feed(c)]
     fused = ChunkDecoder()
     assert fused.fuse(DeltaDecoder()) is fused
-    assert [d for f in frames for d in fused.feed(f)] == apart == [TextDelta("a"), Finish("stop")]
+    # `feed` is typed to give chunks; fused, the decoder gives the deltas.
+    got: list[object] = [d for f in frames for d in fused.feed(f)]
+    assert got == apart == [TextDelta("a"), Finish("stop")]
 
 
 def test_a_fused_message_accumulator_keeps_roles_and_choices() -> None:

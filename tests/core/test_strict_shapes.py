@@ -175,7 +175,8 @@ def is_read(chunk: dict[str, Any], path: Path_) -> bool:
     if name.endswith(("content[].text", "thinking[].text")):
         return get(chunk, path[:-1]).get("type") in (None, "text")
     if name.endswith("content[].thinking"):
-        return get(chunk, path[:-1]).get("type") == "thinking"
+        content_part: dict[str, Any] = get(chunk, path[:-1])
+        return content_part.get("type") == "thinking"
     if re.search(r"content\[\](\.thinking\[\])?\.type$", name):
         return True
     if "thinking[]" in name:
@@ -200,7 +201,7 @@ def paths(value: Any, prefix: Path_ = ()) -> Iterator[Path_]:
 
 
 def mutated(chunk: dict[str, Any], path: Path_, new: Any) -> dict[str, Any]:
-    copy = json.loads(json.dumps(chunk))
+    copy: dict[str, Any] = json.loads(json.dumps(chunk))
     parent = get(copy, path[:-1])
     parent[path[-1]] = new
     return copy

@@ -8,13 +8,19 @@ import json
 import pytest
 import reactivex
 from reactivex.testing import TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 import rxstream as rs
 from rxstream.core.eventstream import encode_message
 from rxstream.errors import MalformedChunkError, TruncatedStreamError
 from rxstream.models import EventStreamMessage
-from tests.operators._helpers import error_of, on_completed, on_error, on_next, subscribe
+from tests.operators._helpers import (
+    error_of,
+    marbles_testing,
+    on_completed,
+    on_error,
+    on_next,
+    subscribe,
+)
 
 M1 = EventStreamMessage({":event-type": "messageStart"}, b'{"role":"assistant"}')
 M2 = EventStreamMessage({":event-type": "contentBlockDelta", "n": 2}, b'{"delta":{"text":"a"}}')

@@ -329,13 +329,19 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
-    from rxstream.core._machine import Chained
+    from rxstream.core._machine import Chained, Feeder
     from rxstream.core.deltas import DeltaDecoder
     from rxstream.core.lines import LineSplitter
     from rxstream.operators._machine import _fuse
 
     for middle in ([DeltaDecoder()], []):
-        machines = [LineSplitter(), SSEParser(), ChunkDecoder(), *middle, MessageAccumulator()]
+        machines: list[Feeder[Any, Any]] = [
+            LineSplitter(),
+            SSEParser(),
+            ChunkDecoder(),
+            *middle,
+            MessageAccumulator(),
+        ]
         fused = _fuse(list(machines))
         assert [type(m) for m in fused] == [LineSplitter, Chained]
 

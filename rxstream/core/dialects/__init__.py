@@ -140,13 +140,12 @@ def http_error(
 def wire_bytes(renderer: Renderer, items: Iterable[Wire]) -> bytes:
     """The bytes that send `items` in `renderer`'s wire kind.
 
-    SSE frames become events (each line ended by the renderer's `newline`, LF
-    unless it says otherwise: Gemini writes CRLF), NDJSON lines get their LF,
-    AWS event-stream messages are framed with their checksums.
+    SSE frames become events and NDJSON lines get their line end (each line
+    ended by the renderer's `newline`: LF, but CRLF for Gemini), AWS
+    event-stream messages are framed with their checksums.
     """
-    kind = renderer.wire
+    kind, newline = renderer.wire, renderer.newline
     if kind == "sse":
-        newline: str = getattr(renderer, "newline", "\n")
         text = "".join(
             event_text(item.data, event=item.event, id=item.id, retry=item.retry)
             for item in items
@@ -154,7 +153,7 @@ def wire_bytes(renderer: Renderer, items: Iterable[Wire]) -> bytes:
         )
         return (text.replace("\n", newline) if newline != "\n" else text).encode()
     if kind == "ndjson":
-        return "".join(f"{item}\n" for item in items if isinstance(item, str)).encode()
+        return "".join(f"{item}{newline}" for item in items if isinstance(item, str)).encode()
     return b"".join(
         encode_message(item.headers, item.payload)
         for item in items

@@ -75,9 +75,17 @@ class Renderer(Protocol):
     Constructed with keyword options; every renderer takes `model` (the model
     name written into the stream) and `id` (the response id, a fixed default
     so renders are reproducible).
+
+    Attributes:
+        wire: how its wire items become bytes (`wire_bytes`).
+        newline: the line end `wire_bytes` writes after each line of text
+            (SSE lines, NDJSON lines): `"\\n"` except where the real API
+            writes another (Gemini: `"\\r\\n"`). Event-stream messages are
+            binary frames and use none.
     """
 
     wire: ClassVar[WireKind]
+    newline: ClassVar[str]
 
     def feed(self, delta: Delta, /) -> list[Wire]: ...  # pragma: no cover
 

@@ -705,6 +705,7 @@ class AnthropicRenderer:
     """
 
     wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
 
     def __init__(
         self,

@@ -525,6 +525,8 @@ class BedrockRenderer:
     """
 
     wire: ClassVar[WireKind] = "eventstream"
+    #: Unused: event-stream messages are length-prefixed binary frames.
+    newline: ClassVar[str] = "\n"
 
     def __init__(self, *, model: str = "rxstream-fake", id: str = "bedrock-fake") -> None:
         self.model = model

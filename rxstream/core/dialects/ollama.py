@@ -252,6 +252,7 @@ class OllamaRenderer:
     """
 
     wire: ClassVar[WireKind] = "ndjson"
+    newline: ClassVar[str] = "\n"
 
     def __init__(
         self,

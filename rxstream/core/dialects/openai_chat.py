@@ -133,6 +133,7 @@ class OpenAIChatRenderer:
     """
 
     wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
 
     def __init__(
         self, *, model: str = "rxstream-fake", id: str = "chatcmpl-rxstream", created: int = 0

@@ -109,6 +109,7 @@ from ._base import (
     DialectDecoder,
     OnMalformed,
     ShapeError,
+    Wire,
     WireKind,
     _data_of,
     opt_int,
@@ -799,6 +800,7 @@ class ResponsesRenderer:
     """
 
     wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
 
     def __init__(
         self, *, model: str = "test-model", id: str = "resp_test", created_at: int = 0
@@ -820,7 +822,7 @@ class ResponsesRenderer:
 
     # -- the protocol ---------------------------------------------------------------
 
-    def feed(self, delta: Delta) -> list[SSEFrame]:
+    def feed(self, delta: Delta) -> list[Wire]:
         """The frames `delta` becomes (opening and closing items around it as needed).
 
         Raises:
@@ -855,7 +857,7 @@ class ResponsesRenderer:
                 self._usage = delta
         return out
 
-    def close(self) -> list[SSEFrame]:
+    def close(self) -> list[Wire]:
         """The frames that end the stream: open items closed, then the terminal event.
 
         Raises:
@@ -879,7 +881,7 @@ class ResponsesRenderer:
         out.append(self._event(kind, {"response": response}))
         return out
 
-    def error(self, error: ProviderError) -> list[SSEFrame]:
+    def error(self, error: ProviderError) -> list[Wire]:
         """An `error` event (nested, as OpenAI sends it) and `response.failed`, ending the stream.
 
         Raises:
@@ -914,7 +916,7 @@ class ResponsesRenderer:
             "usage": None,
         }
 
-    def _start(self) -> list[SSEFrame]:
+    def _start(self) -> list[Wire]:
         if self._state == "open":
             return []
         if self._state == "closed":

@@ -563,9 +563,9 @@ def test_events(items: list[EventStreamMessage], expected: list[Delta]) -> None:
         got += machine.feed(item)
     assert got == expected
     # What `==` leaves out: the provider's objects.
-    for item in got:
-        if isinstance(item, ReasoningState | Citation | ServerToolCall | ServerToolResult):
-            assert item.raw is not None
+    for delta in got:
+        if isinstance(delta, ReasoningState | Citation | ServerToolCall | ServerToolResult):
+            assert delta.raw is not None
 
 
 @pytest.mark.parametrize(
@@ -972,7 +972,7 @@ def test_the_renderer_writes_conversestream_events() -> None:
     r = renderer("bedrock")
     assert r.wire == "eventstream"
     out: list[Any] = []
-    for item in [
+    deltas: list[Delta] = [
         ReasoningDelta("think"),
         ReasoningState("thinking", "sig", "think"),
         TextDelta("Hi"),
@@ -981,7 +981,8 @@ def test_the_renderer_writes_conversestream_events() -> None:
         Finish("tool_calls"),
         Usage(10, 2, 12, None, 4),
         Metadata({"metrics": {"latencyMs": 7}, "unknown": 1}),
-    ]:
+    ]
+    for item in deltas:
         out += r.feed(item)
     out += r.close()
     assert all(m.headers[":message-type"] == "event" for m in out)
@@ -1024,7 +1025,7 @@ def test_the_renderer_writes_conversestream_events() -> None:
 def test_the_renderer_takes_whole_calls_without_an_index_and_interleaved_fragments() -> None:
     r = BedrockRenderer()
     items: list[Any] = []
-    for item in [
+    deltas: list[Delta] = [
         ToolCallDelta(None, '{"a":1}', "t1", "f"),  # Mistral: whole calls, no index
         ToolCallDelta(None, '{"b":2}', "t2", "g"),
         ToolCallDelta(None, "", None, None),  # goes on with the last call
@@ -1033,7 +1034,8 @@ def test_the_renderer_takes_whole_calls_without_an_index_and_interleaved_fragmen
         ToolCallDelta(5, '{"c":3}'),
         ToolCallDelta(6, "4}"),
         Finish("tool_calls"),
-    ]:
+    ]
+    for item in deltas:
         items += r.feed(item)
     items += r.close()
     message = message_of(items)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core.dialects import decoder, detect, renderer
+from rxstream.core.dialects import Wire, decoder, detect, renderer
 from rxstream.core.dialects.cohere import CohereDecoder, CohereRenderer, http_error
 from rxstream.core.provider_errors import provider_message
 from rxstream.errors import (
@@ -36,6 +36,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from tests.narrowing import only
 
 DATA = Path(__file__).parents[2] / "data" / "cohere"
 
@@ -499,17 +500,18 @@ def test_json_that_is_not_an_object(data: str) -> None:
     assert info.value.dialect == "cohere"
 
 
+# Each case builds a field of the wrong type on purpose (hence `type: ignore[arg-type]`).
 WRONG_TYPES = [
     ("type", {"type": 3}, "type"),
     ("delta", {"type": "content-delta", "delta": []}, "delta"),
     ("message", {"type": "content-delta", "delta": {"message": "m"}}, r"delta\.message"),
-    ("content text", content(3), r"delta\.message\.content\.text"),
-    ("thinking", content(3, key="thinking"), r"content\.thinking"),
-    ("tool plan", plan(3), "tool_plan"),
+    ("content text", content(3), r"delta\.message\.content\.text"),  # type: ignore[arg-type]
+    ("thinking", content(3, key="thinking"), r"content\.thinking"),  # type: ignore[arg-type]
+    ("tool plan", plan(3), "tool_plan"),  # type: ignore[arg-type]
     ("index", {"type": "content-end", "index": "0"}, "index"),
-    ("call id", call_start(0, 3, "f"), r"tool_calls\.id"),
-    ("call name", call_start(0, "c", 3), r"function\.name"),
-    ("call arguments", call_delta(0, 3), r"function\.arguments"),
+    ("call id", call_start(0, 3, "f"), r"tool_calls\.id"),  # type: ignore[arg-type]
+    ("call name", call_start(0, "c", 3), r"function\.name"),  # type: ignore[arg-type]
+    ("call arguments", call_delta(0, 3), r"function\.arguments"),  # type: ignore[arg-type]
     (
         "citation start",
         {"type": "citation-start", "delta": {"message": {"citations": {"start": "0"}}}},
@@ -520,7 +522,7 @@ WRONG_TYPES = [
         {"type": "citation-start", "delta": {"message": {"citations": {"sources": [1]}}}},
         r"sources\[0\]",
     ),
-    ("finish reason", end(3), r"delta\.finish_reason"),
+    ("finish reason", end(3), r"delta\.finish_reason"),  # type: ignore[arg-type]
     ("usage", end(usage=[1]), r"delta\.usage"),
     ("tokens", end(usage={"tokens": {"input_tokens": "5"}}), r"tokens\.input_tokens"),
     ("fractional tokens", end(usage={"tokens": {"output_tokens": 1.5}}), "output_tokens"),
@@ -547,7 +549,7 @@ def test_skip_drops_malformed_frames() -> None:
         START,
         "[1]",
         {"type": "message_start"},
-        content(3),
+        content(3),  # type: ignore[arg-type]  # a number for the text, on purpose
         content("a"),
         end(),
         on_malformed="skip",
@@ -620,10 +622,10 @@ def test_random_cohere_shaped_json_gives_only_stream_errors(payload: Any, kind: 
 
 def render(deltas: Sequence[Delta], **options: Any) -> list[SSEFrame]:
     r = CohereRenderer(**options)
-    frames: list[SSEFrame] = []
+    items: list[Wire] = []
     for d in deltas:
-        frames += r.feed(d)
-    return frames + r.close()
+        items += r.feed(d)
+    return only(SSEFrame, items + r.close())
 
 
 def test_renderer_events() -> None:
@@ -700,7 +702,7 @@ def test_renderer_drops_other_choices() -> None:
 
 def test_renderer_error() -> None:
     r = CohereRenderer()
-    frames = r.feed(TextDelta("a")) + r.error(ProviderError("overloaded"))
+    frames = only(SSEFrame, r.feed(TextDelta("a")) + r.error(ProviderError("overloaded")))
     assert json.loads(frames[-1].data)["delta"] == {"finish_reason": "ERROR", "error": "overloaded"}
     with pytest.raises(ProviderError, match="overloaded"):
         run([wire_bytes(frames)])

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core.dialects import AutoDecoder, decoder, detect, renderer
+from rxstream.core.dialects import AutoDecoder, Wire, decoder, detect, renderer
 from rxstream.core.dialects._json_paths import ArgumentsWriter, parse_path
 from rxstream.core.dialects.gemini import (
     GeminiDecoder,
@@ -47,6 +47,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from tests.narrowing import only
 
 DATA = Path(__file__).parents[2] / "data" / "google"
 
@@ -955,10 +956,11 @@ def test_invalid_json() -> None:
         decode('{"candidates": [')
 
 
+# Each case builds a field of the wrong type on purpose (hence `type: ignore[arg-type]`).
 WRONG_TYPES = [
     ("candidates", {"candidates": {}}, "candidates"),
     ("candidate", {"candidates": [1]}, r"candidates\[0\]"),
-    ("index", chunk(cand(index="0")), r"candidates\[0\]\.index"),
+    ("index", chunk(cand(index="0")), r"candidates\[0\]\.index"),  # type: ignore[arg-type]
     ("content", chunk({"content": []}), r"candidates\[0\]\.content"),
     ("parts", chunk({"content": {"parts": {"text": "a"}}}), r"content\.parts"),
     ("part", chunk(cand("a")), r"parts\[0\]"),
@@ -1001,7 +1003,7 @@ WRONG_TYPES = [
         chunk(cand({"functionCall": {"name": "f", "willContinue": "true"}})),
         r"functionCall\.willContinue",
     ),
-    ("finish reason", chunk(cand({"text": "a"}, finish=1)), r"candidates\[0\]\.finishReason"),
+    ("finish reason", chunk(cand({"text": "a"}, finish=1)), r"candidates\[0\]\.finishReason"),  # type: ignore[arg-type]
     ("usage", {"candidates": [], "usageMetadata": [1]}, "usageMetadata"),
     (
         "usage count",
@@ -1287,10 +1289,10 @@ def test_writer_text_is_always_a_prefix_of_the_compact_json(args: dict[str, Any]
 
 def render(deltas: Sequence[Delta], **options: Any) -> list[SSEFrame]:
     r = GeminiRenderer(**options)
-    frames: list[SSEFrame] = []
+    items: list[Wire] = []
     for d in deltas:
-        frames += r.feed(d)
-    return frames + r.close()
+        items += r.feed(d)
+    return only(SSEFrame, items + r.close())
 
 
 def test_renderer_writes_crlf_chunks_like_the_api() -> None:

@@ -40,6 +40,7 @@ from rxstream.models import (
     Usage,
 )
 from tests.chunking import chunkings
+from tests.narrowing import only
 from tests.operators._helpers import error_of, on_completed, on_next, subscribe
 
 DATA = Path(__file__).parent.parent.parent / "data" / "ollama"
@@ -348,7 +349,11 @@ def test_an_error_first_is_a_provider_error_under_auto_too() -> None:
             "message.tool_calls[0].id is a JSON number",
             id="id-number",
         ),
-        pytest.param(line({}, done="yes"), "done is a JSON string, not a boolean", id="done"),
+        pytest.param(
+            line({}, done="yes"),  # type: ignore[arg-type]  # a string for done, on purpose
+            "done is a JSON string, not a boolean",
+            id="done",
+        ),
         pytest.param(final(None, done_reason=1), "done_reason is a JSON number", id="reason"),
         pytest.param(final("stop", eval_count="2"), "eval_count is a JSON string", id="count"),
         pytest.param(final("stop", total_duration=1.5), "total_duration is a JSON number", id="ns"),
@@ -516,7 +521,7 @@ def test_the_renderer_writes_api_chat_lines() -> None:
     r = renderer("ollama", model="llama3.2")
     assert r.wire == "ndjson"
     out: list[Any] = []
-    for item in [
+    deltas: list[Delta] = [
         ReasoningDelta("think"),
         TextDelta("Hi"),
         ToolCallDelta(0, "", "call_1", "f"),
@@ -528,7 +533,8 @@ def test_the_renderer_writes_api_chat_lines() -> None:
         Finish("tool_calls"),
         Usage(10, 2, 12),
         Metadata({"total_duration": 99, "other": 1}),
-    ]:
+    ]
+    for item in deltas:
         out += r.feed(item)
     out += r.close()
     stamp = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z"}
@@ -574,12 +580,13 @@ def test_the_renderer_writes_api_chat_lines() -> None:
 def test_the_renderer_takes_whole_calls_without_an_index() -> None:
     r = OllamaRenderer()
     lines: list[Any] = []
-    for item in [
+    deltas: list[Delta] = [
         ToolCallDelta(None, '{"a":1}', "call_1", "f"),
         ToolCallDelta(None, '{"b":2}', None, "g"),
         TextDelta("then text"),
         ToolCallDelta(None, "{}", "call_3", "h"),
-    ]:
+    ]
+    for item in deltas:
         lines += r.feed(item)
     lines += r.close()
     accumulator = MessageAccumulator()
@@ -597,14 +604,14 @@ def test_the_renderer_takes_whole_calls_without_an_index() -> None:
 def test_the_renderer_sends_arguments_that_are_no_object_as_text() -> None:
     r = OllamaRenderer()
     r.feed(ToolCallDelta(0, "[1, 2", "c", "f"))
-    (call_line, last) = r.close()
+    (call_line, last) = only(str, r.close())
     assert json.loads(call_line)["message"]["tool_calls"][0]["function"]["arguments"] == "[1, 2"
     assert decode_all([call_line, last])[0] == ToolCallDelta(0, "[1, 2", "c", "f")
 
 
 def test_the_renderer_error_is_ollamas_error_line() -> None:
     r = OllamaRenderer()
-    items = r.feed(TextDelta("a")) + r.error(ProviderError("out of memory"))
+    items = only(str, r.feed(TextDelta("a")) + r.error(ProviderError("out of memory")))
     assert items[-1] == '{"error":"out of memory"}'
     with pytest.raises(ProviderError, match="out of memory"):
         decode_all(items)

@@ -24,9 +24,10 @@ import reactivex
 import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reactivex import GroupedObservable
 
 import rxstream as rs
-from rxstream.core.dialects import AutoDecoder, decoder, detect, renderer
+from rxstream.core.dialects import AutoDecoder, Wire, decoder, detect, renderer
 from rxstream.core.dialects.openai_responses import (
     ResponsesDecoder,
     ResponsesRenderer,
@@ -60,6 +61,7 @@ from rxstream.models import (
     Usage,
 )
 from tests.chunking import outputs_for_all_chunkings
+from tests.narrowing import only
 
 DATA = Path(__file__).parent.parent.parent / "data"
 DIALECT = "openai-responses"
@@ -437,9 +439,13 @@ def test_operators_work_on_a_responses_stream() -> None:
     assert counts[-1].final
     assert counts[-1].usage.completion_tokens == 61
     groups: dict[Any, list[Any]] = {}
+
+    def on_group(group: GroupedObservable[rs.DeltaType, rs.Delta]) -> None:
+        group.subscribe(groups.setdefault(group.key, []).append)
+
     reactivex.from_iterable([data]).pipe(
         rs.lines(), rs.sse_frames(), rs.decode(), rs.split_by_delta_type()
-    ).subscribe(lambda group: group.subscribe(groups.setdefault(group.key, []).append))
+    ).subscribe(on_group)
     assert (
         "".join(t.text for t in groups[rs.DeltaType.TEXT])
         == BY_NAME["lmstudio/responses-reasoning-tool-call.sse"].content.exact
@@ -1485,10 +1491,10 @@ def test_an_error_as_first_frame_is_a_provider_error(first: SSEFrame) -> None:
 
 def render(deltas: Iterable[Delta], **options: Any) -> list[SSEFrame]:
     r = ResponsesRenderer(**options)
-    out: list[SSEFrame] = []
+    out: list[Wire] = []
     for d in deltas:
         out += r.feed(d)
-    return out + r.close()
+    return only(SSEFrame, out + r.close())
 
 
 def wire(frames: Iterable[SSEFrame]) -> bytes:
@@ -1593,8 +1599,10 @@ def test_rendered_finish(reason: str, kind: str, detail: str | None, decoded: st
 
 def test_rendered_error_decodes_to_the_same_provider_error() -> None:
     r = ResponsesRenderer()
-    frames = r.feed(TextDelta("a"))
-    frames += r.error(ProviderError("Overloaded", type="server_error", code="overloaded"))
+    frames = only(SSEFrame, r.feed(TextDelta("a")))
+    frames += only(
+        SSEFrame, r.error(ProviderError("Overloaded", type="server_error", code="overloaded"))
+    )
     assert [f.event for f in frames[-2:]] == ["error", "response.failed"]
     with pytest.raises(RuntimeError):
         r.feed(TextDelta("b"))
@@ -1606,7 +1614,7 @@ def test_rendered_error_decodes_to_the_same_provider_error() -> None:
         "Overloaded",
     )
     # The error alone, before anything else.
-    alone = ResponsesRenderer().error(ProviderError("x", code=429))
+    alone = only(SSEFrame, ResponsesRenderer().error(ProviderError("x", code=429)))
     assert alone[0].event == "response.created"
     with pytest.raises(ProviderError) as info:
         feed(alone)
@@ -1727,7 +1735,7 @@ def test_http_error(status: int, kwargs: dict[str, Any], expected: dict[str, Any
 
 # -- round trips ------------------------------------------------------------------------------
 
-WORDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=6)
+WORDS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=6)
 
 
 @st.composite

@@ -1,0 +1,308 @@
+"""A Starlette (and FastAPI) response that streams an observable as server-sent events.
+
+The response subscribes when the server starts sending it, pipes the items
+through `rs.to_sse(format)` and writes each event as it comes:
+
+- headers: `text/event-stream`, `Cache-Control: no-cache`,
+  `X-Accel-Buffering: no` (nginx and its kin pass each event on at once);
+- `Last-Event-ID`: when the source is a function, it is called with the
+  header's value (None without one), so a browser that reconnects resumes
+  where it was (`lambda after: rs.from_redis_stream(redis, key, after=after,
+  ids=True)`); a `ValueError` it raises is answered with status 400;
+- keep-alive comments while nothing was written for `keepalive` seconds.
+  They are sent here, by the writer, not by a timer upstream: a keep-alive is
+  due when the connection is idle, and one that queued behind a browser that
+  reads nothing would only add to the server's memory;
+- backpressure: events wait in a bounded buffer (`to_async_iterator`,
+  `maxsize`), and the writer waits on the server's flow control, so a browser
+  that never reads holds the source (an rxstream source stops reading its
+  provider) instead of piling events up in memory;
+- disconnect: the server's `http.disconnect` is watched all along, so a
+  browser that leaves is noticed at once, even while the source is silent;
+  the subscription is then disposed, which closes the provider connection.
+  With `keep_for_resume=True` the source instead runs on to its end
+  (its items are dropped), so a generation that writes to Redis
+  (`rs.to_redis_stream`) completes for the browser that comes back.
+
+A synchronous source (an `httpx.Client`) must run on a thread pool (give it
+`scheduler=ThreadPoolScheduler(...)`): subscribed on the event loop it would
+block the loop, and the buffer bound could not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
+
+from reactivex import Observable
+from starlette.background import BackgroundTask
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from ..core.sse_encoder import SSEEncoder
+from ..io.bridges import ObservableAsyncIterator, to_async_iterator
+from ..operators._timing import Duration, duration
+from ..operators.to_sse import to_sse
+
+__all__ = ["SSEResponse", "Source", "sse_response"]
+
+#: What an `SSEResponse` streams: an observable, or a function of the `Last-Event-ID`
+#: (None when the request has none) that returns one.
+Source: TypeAlias = Observable[Any] | Callable[[str | None], Observable[Any]]
+
+#: The headers every SSE response carries (a header given to the response overrides one).
+DEFAULT_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+# Upstreams kept running for resumption after their browser left; referenced
+# here so the loop does not collect them half-way.
+_KEPT: set[asyncio.Task[None]] = set()
+
+
+class SSEResponse(Response):
+    """Stream an observable's items as server-sent events (see `sse_response`)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        format: str = "openai-chat",
+        keepalive: Duration | None = 15.0,
+        keep_for_resume: bool = False,
+        maxsize: int = 64,
+        retry: int | None = None,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+        background: BackgroundTask | None = None,
+        **options: Any,
+    ) -> None:
+        if not (isinstance(source, Observable) or callable(source)):
+            raise TypeError(
+                "source must be an Observable or a function of the Last-Event-ID "
+                f"returning one, got {type(source).__name__}"
+            )
+        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
+            raise ValueError(f"maxsize must be an int of at least 1, got {maxsize!r}")
+        # Checks the format and the options now, in the handler, not mid-response.
+        self._comment = SSEEncoder(format, retry=retry, **options).keepalive()
+        self._source = source
+        self._format = format
+        self._keepalive = None if keepalive is None else duration(keepalive, "keepalive")
+        self._keep = keep_for_resume
+        self._maxsize = maxsize
+        self._retry = retry
+        self._options = options
+        self.status_code = status_code
+        self.background = background
+        merged = dict(DEFAULT_HEADERS)
+        for name, value in (headers or {}).items():
+            for known in [k for k in merged if k.lower() == name.lower()]:
+                del merged[known]
+            merged[name] = value
+        self.init_headers(merged)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        last_id: str | None = None
+        try:
+            if isinstance(self._source, Observable):
+                observable = self._source
+            else:
+                last_id = _last_event_id(scope)
+                observable = self._source(last_id)
+            stream = observable.pipe(
+                to_sse(
+                    self._format,
+                    keepalive=None,
+                    retry=self._retry,
+                    last_event_id=last_id,
+                    **self._options,
+                )
+            )
+        except ValueError as exc:  # the Last-Event-ID refused, by the source or as an id
+            await PlainTextResponse(str(exc), status_code=400)(scope, receive, send)
+            return
+        pump = _Pump(to_async_iterator(stream, maxsize=self._maxsize), self._comment)
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        writer = asyncio.ensure_future(pump.write(send, self._keepalive))
+        listener = asyncio.ensure_future(_disconnect(receive))
+        gone = True  # until the writer says otherwise
+        try:
+            await asyncio.wait({writer, listener}, return_when=asyncio.FIRST_COMPLETED)
+            if writer.done():
+                gone = False  # a mistake in the pipeline (raised here) ends it too
+                gone = writer.result()
+        finally:
+            listener.cancel()
+            writer.cancel()
+            await asyncio.wait({writer, listener})
+            if gone and self._keep:
+                task = asyncio.ensure_future(pump.drain(self.background))
+                _KEPT.add(task)
+                task.add_done_callback(_KEPT.discard)
+            else:
+                await pump.close()
+                if self.background is not None:
+                    await self.background()
+
+
+def sse_response(
+    source: Source,
+    *,
+    format: str = "openai-chat",
+    keepalive: Duration | None = 15.0,
+    keep_for_resume: bool = False,
+    maxsize: int = 64,
+    retry: int | None = None,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+    background: BackgroundTask | None = None,
+    **options: Any,
+) -> SSEResponse:
+    """A streaming response that sends an observable's items as server-sent events.
+
+    The items (deltas, `SSEFrame`s, `StreamEntry`s, or any item with
+    `format="rxstream"`) go through `rs.to_sse(format)`; the stream ends
+    with the format's end marker, or with its error event when the source
+    fails. See the module docstring for headers, `Last-Event-ID`,
+    keep-alives, backpressure and disconnects.
+
+    Args:
+        source: an observable, or a function called with the request's
+            `Last-Event-ID` (None without one) that returns the observable to
+            send; raising `ValueError` there answers 400 with its message.
+        format: the event format (see `rs.to_sse`).
+        keepalive: seconds without a write before a keep-alive comment (None: none).
+        keep_for_resume: when the client leaves, let the source run on to its
+            end (dropping its items) instead of disposing it.
+        maxsize: how many events may wait between the source and the socket.
+        retry: a reconnection delay for the browser, in milliseconds.
+        status_code: the response status.
+        headers: more headers (they override the defaults of the same name).
+        background: a Starlette background task, run when the source is done
+            (for a kept source, when it has run to its end).
+        options: passed to the dialect's renderer (`model`, `id`, ...).
+
+    Returns:
+        A Starlette `Response` (FastAPI handlers return it as it is).
+
+    Raises:
+        ValueError: a bad format, option, `keepalive` or `maxsize`.
+        TypeError: `source` is neither an observable nor a function.
+
+    Example (FastAPI; `generate` and `rs.from_redis_stream` as in the README)::
+
+        @app.get("/chat/{key}")
+        def chat(key: str) -> SSEResponse:
+            return sse_response(
+                lambda after: rs.from_redis_stream(redis, key, after=after, ids=True),
+                format="rxstream",
+            )
+
+    >>> import reactivex
+    >>> from rxstream.models import TextDelta
+    >>> response = sse_response(reactivex.of(TextDelta("Hi")), format="rxstream")
+    >>> response.headers["content-type"], response.headers["x-accel-buffering"]
+    ('text/event-stream; charset=utf-8', 'no')
+    """
+    return SSEResponse(
+        source,
+        format=format,
+        keepalive=keepalive,
+        keep_for_resume=keep_for_resume,
+        maxsize=maxsize,
+        retry=retry,
+        status_code=status_code,
+        headers=headers,
+        background=background,
+        **options,
+    )
+
+
+class _Pump:
+    """Moves events from the bridge to the socket; one pull is in flight at a time."""
+
+    def __init__(self, events: ObservableAsyncIterator[bytes], comment: bytes) -> None:
+        self._events = events
+        self._comment = comment
+        self._pending: asyncio.Task[bytes | None] | None = None
+
+    async def _pull(self) -> bytes | None:
+        try:
+            return await anext(self._events)
+        except StopAsyncIteration:
+            return None
+
+    async def write(self, send: Send, keepalive: float | None) -> bool:
+        """Write every event, then end the body; True when the client was found gone."""
+        while True:
+            if self._pending is None:
+                self._pending = asyncio.ensure_future(self._pull())
+            done, _ = await asyncio.wait({self._pending}, timeout=keepalive)
+            if done:
+                pulled, self._pending = self._pending, None
+                try:
+                    chunk = pulled.result()
+                except BaseException:
+                    # Only a mistake in the pipeline gets here (to_sse turns the
+                    # source's errors into events, and sent its error event):
+                    # end the body, and let the server log the exception.
+                    with contextlib.suppress(OSError):
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    raise
+                if chunk is None:
+                    break
+            else:
+                chunk = self._comment
+            try:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except OSError:  # servers of ASGI spec 2.4 say so when the client is gone
+                return True
+        try:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            return True
+        return False
+
+    async def close(self) -> None:
+        """Dispose the subscription (which closes the provider connection)."""
+        pending, self._pending = self._pending, None
+        await self._events.aclose()
+        if pending is not None:
+            pending.cancel()
+            await asyncio.wait({pending})
+
+    async def drain(self, background: BackgroundTask | None) -> None:
+        """Let the source run to its end, dropping its events (the client left)."""
+        try:
+            while True:
+                if self._pending is None:
+                    self._pending = asyncio.ensure_future(self._pull())
+                pending = self._pending
+                await asyncio.wait({pending})
+                self._pending = None
+                if pending.cancelled() or pending.exception() is not None:
+                    break  # the source's error had nowhere to go: the client left
+                if pending.result() is None:
+                    break
+        finally:
+            await self.close()
+            if background is not None:
+                await background()
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _last_event_id(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"last-event-id":
+            text: str = value.decode("latin-1")
+            return text or None
+    return None

@@ -1,0 +1,371 @@
+"""`SSEEncoder`: items to the bytes of SSE events, in a dialect or in rxstream's own format.
+
+Table tests: each case feeds items (or ends with an error) and compares the
+exact bytes. The decoding side (bytes back to items, for every format) is the
+property in tests/operators/test_to_sse.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from rxstream.core import codec
+from rxstream.core.dialects import decoder
+from rxstream.core.lines import LineSplitter
+from rxstream.core.sse import SSEParser
+from rxstream.core.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
+from rxstream.errors import (
+    HTTPStatusError,
+    ProviderError,
+    StreamError,
+    StreamTimeoutError,
+)
+from rxstream.models import (
+    ChatChunk,
+    Finish,
+    Message,
+    ReasoningDelta,
+    SSEFrame,
+    StreamEntry,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+
+END = object()  # in a script: close the encoder
+
+
+def run(encoder: SSEEncoder, script: list[Any]) -> bytes:
+    """Feed the script (END closes, an exception ends with the error event); join the bytes."""
+    out: list[bytes] = []
+    for step in script:
+        if step is END:
+            out += encoder.close()
+        elif isinstance(step, BaseException):
+            out += encoder.error(step)
+        else:
+            out += encoder.feed(step)
+    return b"".join(out)
+
+
+def chat(content: str, **extra: Any) -> str:
+    """The data of one openai-chat chunk the renderer writes (its default id and model)."""
+    head = '{"id":"chatcmpl-rxstream","object":"chat.completion.chunk","created":0,'
+    return (
+        head
+        + f'"model":"rxstream-fake","choices":[{{"index":0,"delta":{content},'
+        + ('"finish_reason":null}]}' if not extra else f'"finish_reason":"{extra["finish"]}"}}]}}')
+    )
+
+
+ROLE = chat('{"role":"assistant","content":""}')
+HI = chat('{"content":"Hi"}')
+BANG = chat('{"content":"!"}')
+STOP = chat("{}", finish="stop")
+
+CASES = [
+    pytest.param(
+        "rxstream",
+        {},
+        [TextDelta("Hel"), TextDelta("lo"), Finish("stop"), END],
+        b'event: text\nid: 1\ndata: {"type":"text","text":"Hel","choice":0}\n\n'
+        b'event: text\nid: 2\ndata: {"type":"text","text":"lo","choice":0}\n\n'
+        b'event: finish\nid: 3\ndata: {"type":"finish","reason":"stop","choice":0,"raw":null}\n\n'
+        b'event: done\nid: 4\ndata: {"type":"done","version":1}\n\n',
+        id="rxstream-counter-ids-and-done",
+    ),
+    pytest.param(
+        "rxstream",
+        {},
+        [
+            TextDelta("Hi"),
+            ProviderError("Overloaded", type="overloaded_error", code=529),
+        ],
+        b'event: text\nid: 1\ndata: {"type":"text","text":"Hi","choice":0}\n\n'
+        b'event: error\nid: 2\ndata: {"type":"error","error":"ProviderError",'
+        b'"message":"provider error (overloaded_error, code 529): Overloaded",'
+        b'"attributes":{"message":"Overloaded","type":"overloaded_error","code":529,'
+        b'"payload":null,"event":"message"}}\n\n',
+        id="rxstream-error-event-ends-the-stream",
+    ),
+    pytest.param(
+        "rxstream",
+        {},
+        [RuntimeError("secret at /home/me/.env")],
+        b'event: error\nid: 1\ndata: {"type":"error","error":"StreamError",'
+        b'"message":"internal error in the stream (RuntimeError)","attributes":{}}\n\n',
+        id="rxstream-a-bug-is-reported-by-class-only",
+    ),
+    pytest.param(
+        "rxstream",
+        {},
+        [StreamEntry("1700-0", TextDelta("a")), StreamEntry("1700-1", TextDelta("b")), END],
+        b'event: text\nid: 1700-0\ndata: {"type":"text","text":"a","choice":0}\n\n'
+        b'event: text\nid: 1700-1\ndata: {"type":"text","text":"b","choice":0}\n\n'
+        b'event: done\nid: 1700-1\ndata: {"type":"done","version":1}\n\n',
+        id="rxstream-entry-ids-the-end-repeats-the-last",
+    ),
+    pytest.param(
+        "rxstream",
+        {},
+        [
+            ToolCall(0, "call_1", "f", '{"a":1}'),
+            Message(0, content="Hi"),
+            END,
+        ],
+        b'event: call\nid: 1\ndata: {"type":"call","index":0,"id":"call_1","name":"f",'
+        b'"arguments":"{\\"a\\":1}","choice":0,"complete":true,"partial":null}\n\n'
+        # A Message is the event "message", the SSE default: no `event:` line is needed.
+        b'id: 2\ndata: {"type":"message","choice":0,"role":"assistant",'
+        b'"content":"Hi","reasoning":"","refusal":"","tool_calls":[],"finish_reason":null,'
+        b'"usage":null,"finish_raw":null,"citations":[],"server_tools":[],"reasoning_state":[],'
+        b'"metadata":{}}\n\n'
+        b'event: done\nid: 3\ndata: {"type":"done","version":1}\n\n',
+        id="rxstream-any-codec-item",
+    ),
+    pytest.param(
+        "rxstream",
+        {"retry": 2500},
+        [TextDelta("a"), END],
+        b'event: text\nid: 1\nretry: 2500\ndata: {"type":"text","text":"a","choice":0}\n\n'
+        b'event: done\nid: 2\ndata: {"type":"done","version":1}\n\n',
+        id="retry-on-the-first-event-only",
+    ),
+    pytest.param(
+        "rxstream",
+        {"last_event_id": "1700-5"},
+        [END],
+        b'event: done\nid: 1700-5\ndata: {"type":"done","version":1}\n\n',
+        id="resumed-with-nothing-new-repeats-the-last-event-id",
+    ),
+    pytest.param(
+        "rxstream",
+        {},
+        [TextDelta("\ud83d"), TextDelta("\ude00 \u2028"), END],
+        b'event: text\nid: 1\ndata: {"type":"text","text":"\\ud83d","choice":0}\n\n'
+        b'event: text\nid: 2\ndata: {"type":"text","text":"\\ude00 \xe2\x80\xa8","choice":0}\n\n'
+        b'event: done\nid: 3\ndata: {"type":"done","version":1}\n\n',
+        id="lone-surrogates-escaped-other-text-as-utf8",
+    ),
+    pytest.param(
+        "openai-chat",
+        {},
+        [TextDelta("Hi"), Finish("stop"), END],
+        f"id: 1\ndata: {ROLE}\n\n"
+        f"id: 2\ndata: {HI}\n\n"
+        f"id: 3\ndata: {STOP}\n\n"
+        "id: 4\ndata: [DONE]\n\n".encode(),
+        id="openai-chat-every-event-numbered",
+    ),
+    pytest.param(
+        "openai-chat",
+        {},
+        [StreamEntry("9-0", TextDelta("Hi")), StreamEntry("9-1", TextDelta("!")), END],
+        f"data: {ROLE}\n\n"
+        f"id: 9-0\ndata: {HI}\n\n"
+        f"id: 9-1\ndata: {BANG}\n\n"
+        "id: 9-1\ndata: [DONE]\n\n".encode(),
+        id="openai-chat-entry-id-on-the-last-event-of-its-group",
+    ),
+    pytest.param(
+        "openai-chat",
+        {"last_event_id": "9-0"},
+        [StreamEntry("9-1", TextDelta("!")), END],
+        f"id: 9-0\ndata: {ROLE}\n\nid: 9-1\ndata: {BANG}\n\nid: 9-1\ndata: [DONE]\n\n".encode(),
+        id="resumed-group-head-carries-the-position-before",
+    ),
+    pytest.param(
+        "openai-chat",
+        {},
+        [TextDelta("Hi"), StreamTimeoutError("idle", 30, "no new item for 30 s")],
+        f"id: 1\ndata: {ROLE}\n\n"
+        f"id: 2\ndata: {HI}\n\n"
+        'id: 3\ndata: {"error":{"message":"no new item for 30 s",'
+        '"type":"StreamTimeoutError","code":null}}\n\n'.encode(),
+        id="openai-chat-any-stream-error-is-the-error-event",
+    ),
+    pytest.param(
+        "openai-chat",
+        {},
+        [HTTPStatusError(429, body="slow down")],
+        b'id: 1\ndata: {"error":{"message":"HTTP 429: slow down",'
+        b'"type":"HTTPStatusError","code":429}}\n\n',
+        id="openai-chat-http-status-is-the-code",
+    ),
+    pytest.param(
+        "openai-chat",
+        {"model": "m", "id": "chatcmpl-1", "created": 5},
+        [TextDelta("x")],
+        b'id: 1\ndata: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,'
+        b'"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+        b'"finish_reason":null}]}\n\n'
+        b'id: 2\ndata: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,'
+        b'"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n',
+        id="renderer-options-pass-through",
+    ),
+    pytest.param(
+        "openai-chat",
+        {},
+        [
+            SSEFrame('{"choices":[]}', id="upstream-7", retry=10),
+            SSEFrame("[DONE]"),
+            END,
+        ],
+        b'id: 1\ndata: {"choices":[]}\n\nid: 2\ndata: [DONE]\n\n',
+        id="frames-pass-through-with-our-ids-the-end-is-theirs",
+    ),
+    pytest.param(
+        "anthropic",
+        {},
+        [SSEFrame('{"type":"ping"}', event="ping"), ProviderError("x", type="api_error")],
+        b'event: ping\nid: 1\ndata: {"type":"ping"}\n\n'
+        b'event: error\nid: 2\ndata: {"type":"error","error":{"type":"api_error","message":"x"}}'
+        b"\n\n",
+        id="anthropic-frame-event-names-kept-error-event",
+    ),
+    pytest.param(
+        "anthropic",
+        {},
+        [END],
+        b'event: message_start\nid: 1\ndata: {"type":"message_start","message":{"id":'
+        b'"msg_01rxstreamRenderedMessage","type":"message","role":"assistant","model":'
+        b'"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":'
+        b'{"input_tokens":0,"output_tokens":0}}}\n\n'
+        b'event: message_delta\nid: 2\ndata: {"type":"message_delta","delta":{"stop_reason":'
+        b'null,"stop_sequence":null},"usage":{"output_tokens":0}}\n\n'
+        b'event: message_stop\nid: 3\ndata: {"type":"message_stop"}\n\n',
+        id="anthropic-empty-stream-is-still-a-whole-message",
+    ),
+    pytest.param(
+        "gemini",
+        {},
+        [StreamEntry("3-0", ReasoningDelta("hm")), StreamError("gone")],
+        b'id: 3-0\r\ndata: {"candidates": [{"content": {"parts": [{"text": "hm","thought": '
+        b'true}],"role": "model"},"index": 0}],"modelVersion": "gemini-2.5-flash",'
+        b'"responseId": "rxstream-gemini-0001"}\r\n\r\n'
+        b'id: 3-0\r\ndata: {"error": {"code": 500,"message": "gone","status": "StreamError"}}'
+        b"\r\n\r\n",
+        id="gemini-crlf-error-repeats-the-position",
+    ),
+]
+
+
+@pytest.mark.parametrize(("format", "options", "script", "expected"), CASES)
+def test_events(format: str, options: dict[str, Any], script: list[Any], expected: bytes) -> None:
+    assert run(SSEEncoder(format, **options), script) == expected
+
+
+def test_every_event_parses_back_to_its_id_and_data() -> None:
+    # The bytes are a well-formed event stream: the parser gives back each event's data and id.
+    encoder = SSEEncoder("rxstream")
+    body = run(encoder, [TextDelta("a\nb"), Usage(1, 2, 3), END])
+    lines = LineSplitter().feed(body)
+    parser = SSEParser()
+    frames = [frame for line in lines for frame in parser.feed(line)]
+    assert [(f.event, f.id) for f in frames] == [("text", "1"), ("usage", "2"), ("done", "3")]
+    assert codec.decode(json.loads(frames[0].data)) == TextDelta("a\nb")
+    assert json.loads(frames[2].data) == {"type": "done", "version": codec.FORMAT_VERSION}
+
+
+def test_decoding_the_dialect_events_gives_the_deltas_back() -> None:
+    body = run(SSEEncoder("cohere"), [TextDelta("Hi"), Finish("stop"), END])
+    lines = LineSplitter().feed(body)
+    parser, decode = SSEParser(), decoder("cohere")
+    deltas = [d for line in lines for frame in parser.feed(line) for d in decode.feed(frame)]
+    assert [d for d in deltas if isinstance(d, TextDelta)] == [TextDelta("Hi")]
+    assert decode.done
+
+
+@pytest.mark.parametrize("format", SSE_FORMATS)
+def test_keepalive_is_a_comment_in_the_format_line_ending(format: str) -> None:
+    encoder = SSEEncoder(format)
+    expected = KEEPALIVE.replace(b"\n", b"\r\n") if format == "gemini" else KEEPALIVE
+    assert encoder.keepalive() == expected
+    encoder.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        encoder.keepalive()
+
+
+def test_a_delta_the_dialect_cannot_express_gives_no_event_but_moves_the_position() -> None:
+    from rxstream.models import Citation
+
+    encoder = SSEEncoder("openai-chat")
+    assert encoder.feed(StreamEntry("4-0", Citation("url_citation", url="https://x"))) == []
+    assert encoder.position == "4-0"
+    assert encoder.close() == [b"id: 4-0\ndata: [DONE]\n\n"]
+
+
+@pytest.mark.parametrize(
+    ("format", "options", "error", "match"),
+    [
+        pytest.param("ollama", {}, ValueError, "NDJSON lines, not server-sent events", id="ollama"),
+        pytest.param("bedrock", {}, ValueError, "AWS event-stream messages", id="bedrock"),
+        pytest.param("openai", {}, ValueError, "unknown SSE format 'openai'", id="unknown"),
+        pytest.param("rxstream", {"model": "m"}, ValueError, "no renderer options", id="options"),
+        pytest.param("rxstream", {"retry": -1}, ValueError, "at least 0", id="negative-retry"),
+        pytest.param("rxstream", {"retry": 1.5}, TypeError, "retry must be an int", id="retry"),
+        pytest.param(
+            "rxstream", {"last_event_id": "a\nb"}, ValueError, "line break", id="bad-last-id"
+        ),
+    ],
+)
+def test_bad_arguments(
+    format: str, options: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        SSEEncoder(format, **options)
+
+
+def test_an_item_the_dialect_cannot_send_names_the_fix() -> None:
+    encoder = SSEEncoder("anthropic")
+    with pytest.raises(TypeError, match=r"not a ChatChunk: add rs.decode\(\)"):
+        encoder.feed(ChatChunk({"choices": []}))
+    # Failed: no more input, no close, but the error event can still end the stream.
+    with pytest.raises(RuntimeError, match="failed"):
+        encoder.feed(TextDelta("x"))
+    with pytest.raises(RuntimeError, match="failed"):
+        encoder.close()
+    assert encoder.error(TypeError("boom"))[-1].startswith(b"event: error\nid: 1\n")
+
+
+@pytest.mark.parametrize(
+    ("entry", "error", "match"),
+    [
+        pytest.param(StreamEntry("1\r\n2", TextDelta("x")), ValueError, "line break", id="crlf"),
+        pytest.param(StreamEntry("1\x002", TextDelta("x")), ValueError, "NUL", id="nul"),
+        pytest.param(StreamEntry(7, TextDelta("x")), TypeError, "must be a str", id="int"),  # type: ignore[arg-type]
+    ],
+)
+def test_an_entry_id_that_would_break_the_stream(
+    entry: StreamEntry, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        SSEEncoder("rxstream").feed(entry)
+
+
+def test_rxstream_refuses_what_the_codec_cannot_encode() -> None:
+    with pytest.raises(TypeError, match="cannot encode a dict"):
+        SSEEncoder("rxstream").feed({"text": "hi"})
+
+
+def test_lifecycle_after_the_end() -> None:
+    encoder = SSEEncoder("rxstream")
+    encoder.close()
+    with pytest.raises(RuntimeError, match="closed; it takes no more input"):
+        encoder.feed(TextDelta("x"))
+    with pytest.raises(RuntimeError, match="cannot be closed"):
+        encoder.close()
+    with pytest.raises(RuntimeError, match="cannot end again"):
+        encoder.error(StreamError("x"))
+    ended = SSEEncoder("openai-chat")
+    ended.error(StreamError("x"))
+    with pytest.raises(RuntimeError, match="ended"):
+        ended.close()
+
+
+def test_format_property() -> None:
+    assert SSEEncoder().format == "openai-chat"
+    assert SSEEncoder("rxstream").position is None
