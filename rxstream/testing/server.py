@@ -767,7 +767,10 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._write(player.play(step), chunked)
         if chunked:
-            self._write(b"", chunked, last=True)
+            # Every event is out: a client that closes on the stream's own end marker
+            # (as it may) before the empty last chunk has not left mid-response.
+            with contextlib.suppress(_ClientGone):
+                self._write(b"", chunked, last=True)
         else:
             self._drop(reset=False)
 
