@@ -99,7 +99,6 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from .. import chunks as _chunks
 from ..provider_errors import provider_error
 from ._base import (
     CONTENT_FILTER,
@@ -182,8 +181,6 @@ class AnthropicDecoder(DialectDecoder):
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
-        # Read when built, as the chunk decoder does (the tests switch it off).
-        self._loads = _chunks._fast_loads or _chunks._stdlib_loads
         self._blocks: dict[int, _Block] = {}
         self._text: set[int] = set()  # the open text blocks, for the hot path
         self._chars = 0  # characters of answer text so far (citation spans)

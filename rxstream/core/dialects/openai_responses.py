@@ -77,11 +77,10 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ...errors import EmptyStreamError, MalformedChunkError, ProviderError, TruncatedStreamError
+from ...errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ...models import (
     JSON,
     Citation,
@@ -99,7 +98,6 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from .. import chunks as _chunks
 from ..provider_errors import provider_error
 from ._base import (
     CONTENT_FILTER,
@@ -111,7 +109,6 @@ from ._base import (
     ShapeError,
     Wire,
     WireKind,
-    _data_of,
     opt_int,
     opt_list,
     opt_object,
@@ -314,8 +311,6 @@ class ResponsesDecoder(DialectDecoder):
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
-        # The chunk decoder's JSON loader (msgspec with the `fast` extra), read now like it does.
-        self._loads = _chunks._fast_loads or _chunks._stdlib_loads
         self._frame = SSEFrame("")
         self._filled: set[_PartKey] = set()  # parts whose text was delivered
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
@@ -345,26 +340,6 @@ class ResponsesDecoder(DialectDecoder):
             "response.failed": self._failed,
             "error": self._error,
         }
-
-    def feed_all(self, frames: Iterable[SSEFrame], out: list[Delta]) -> None:
-        """`out += feed(frame)` for each frame, stopping once done (one loop, no per-frame call)."""
-        decode = self._decode
-        for frame in frames:
-            if self._state != "open" or self._done:
-                out += self.feed(frame)  # which refuses it, as the lifecycle says
-            self._items += 1
-            try:
-                out += decode(frame)
-            except ShapeError as exc:
-                if self._skip:
-                    continue
-                self._state = "failed"
-                raise MalformedChunkError(str(exc), _data_of(frame), dialect=self.dialect) from None
-            except Exception:
-                self._state = "failed"
-                raise
-            if self._done:
-                return
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
