@@ -339,6 +339,14 @@ class DialectDecoder:
 
     def _object(self, data: str | bytes, item: Any) -> JSONObject | None:
         """`data` decoded as a JSON object; None when it was skipped as malformed."""
+        if not isinstance(data, str):
+            data = bytes(data).decode("utf-8", "replace")  # as `load_json` reads bytes
+        try:
+            value = self._loads(data)
+        except (ValueError, RecursionError):
+            value = None  # not JSON, or refused by the fast decoder: `load_json` decides
+        if type(value) is dict:
+            return value
         try:
             value = _load(data, self._fast)
         except ValueError as exc:

@@ -144,6 +144,8 @@ _FILTERED = frozenset(
 _CHUNK_KEYS = frozenset(
     {"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId", "createTime"}
 )
+#: The keys of a chunk that `_chunk_fields` has nothing to say about (read by `_decode`).
+_PLAIN_CHUNK_KEYS = _CHUNK_KEYS - {"promptFeedback"}
 _CANDIDATE_KEYS = frozenset(
     {
         "content",
@@ -304,8 +306,7 @@ class GeminiDecoder(DialectDecoder):
             or chunk.get("createTime") != self._created
         ):
             self._ids(chunk, out)
-        known = ("candidates" in chunk) + (counts is not None) + ("responseId" in chunk)
-        if len(chunk) > known + ("modelVersion" in chunk) + ("createTime" in chunk):
+        if not _PLAIN_CHUNK_KEYS.issuperset(chunk):
             self._chunk_fields(chunk, bool(candidates), out)
         if self._done or (self._unfinished == 0 and self._candidates):
             self._done = True
@@ -401,37 +402,26 @@ class GeminiDecoder(DialectDecoder):
                         f"candidate {choice} sent content after its finishReason", frame
                     )
                     return
-                self._parts(parts, state, choice, n, out, frame)
+                for j, part in enumerate(parts):
+                    if type(part) is not dict:
+                        raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
+                    text = part.get("text")
+                    size = len(part)
+                    # The hot cases inline: a plain text part, a thought part.
+                    if type(text) is str and size <= 2:
+                        if size == 1:
+                            if text:
+                                state.texts.append(text)
+                                out.append(_text(text, choice))
+                            continue
+                        if part.get("thought") is True:
+                            if text:
+                                out.append(_reasoning(text, choice))
+                            continue
+                    where = f"candidates[{n}].content.parts[{j}]"
+                    self._part(part, state, choice, where, out, frame)
         if len(candidate) > (content is not None) + ("index" in candidate):
             self._candidate_fields(candidate, state, choice, f"candidates[{n}]", out, frame)
-
-    def _parts(
-        self,
-        parts: list[Any],
-        state: _Candidate,
-        choice: int,
-        n: int,
-        out: list[Delta],
-        frame: _Frame,
-    ) -> None:
-        for j, part in enumerate(parts):
-            if type(part) is not dict:
-                raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
-            text = part.get("text")
-            size = len(part)
-            # The hot cases first: a plain text part, a thought part.
-            if type(text) is str and size <= 2:
-                if size == 1:
-                    if text:
-                        state.texts.append(text)
-                        out.append(_text(text, choice))
-                    continue
-                thought = part.get("thought")
-                if thought is True:
-                    if text:
-                        out.append(_reasoning(text, choice))
-                    continue
-            self._part(part, state, choice, f"candidates[{n}].content.parts[{j}]", out, frame)
 
     def _part(
         self,

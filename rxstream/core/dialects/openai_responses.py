@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -98,6 +99,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
+from .._build import constructor
 from ..provider_errors import provider_error
 from ._base import (
     CONTENT_FILTER,
@@ -117,6 +119,9 @@ from ._base import (
 )
 
 __all__ = ["ResponsesDecoder", "ResponsesRenderer", "http_error"]
+
+#: The deltas of the hot path, built the cheap way (every field, positionally).
+_text_delta: Callable[[str, int], TextDelta] = constructor(TextDelta)
 
 #: Client-side call items, and the field that holds their arguments.
 _CLIENT_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
@@ -413,8 +418,8 @@ class ResponsesDecoder(DialectDecoder):
         if logprobs:
             if type(logprobs) is not list:
                 raise ShapeError("logprobs", "an array", logprobs)
-            return [Metadata({"logprobs": logprobs}), TextDelta(text)]
-        return [TextDelta(text)]
+            return [Metadata({"logprobs": logprobs}), _text_delta(text, 0)]
+        return [_text_delta(text, 0)]
 
     def _summary_delta(self, payload: JSONObject) -> list[Delta]:
         text = payload.get("delta")
