@@ -518,8 +518,15 @@ class Message:
     order; `usage` is the stream's last `Usage` (shared by all choices) or None.
 
     Attributes:
-        choice, role, content, reasoning, refusal, tool_calls, finish_reason,
-            usage: as above; `finish_reason` is the normalised reason.
+        choice: the choice this message is (0 unless the request asked for `n > 1`).
+        role: the role the stream named (`"assistant"` when it named none).
+        content: the visible text, all of it.
+        reasoning: the reasoning (thinking) text, all of it.
+        refusal: the refusal text, all of it.
+        tool_calls: the complete client tool calls, in index order.
+        finish_reason: the normalised finish reason (see `Finish`), or None
+            when the stream ended without one.
+        usage: the stream's last `Usage`, or None.
         finish_raw: the provider's own finish reason, or None.
         citations: the `Citation`s, in wire order.
         server_tools: the `ServerToolCall`s and `ServerToolResult`s, in wire order.

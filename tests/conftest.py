@@ -5,4 +5,4 @@ this file loads the same plugin: entry points are imported before coverage
 starts, so the package's module-level code would count as never run.
 """
 
-pytest_plugins = ["rxstream.testing.plugin"]
+pytest_plugins = ["rxstream.testing.plugin", "pytester"]

@@ -27,16 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Final, NoReturn, Protocol, TypeVar, runtime_checkable
 
 from ..errors import excerpt
-from ..models import (
-    ChatChunk,
-    Finish,
-    ReasoningDelta,
-    RefusalDelta,
-    SSEFrame,
-    TextDelta,
-    ToolCallDelta,
-    Usage,
-)
+from ..models import DELTA_CLASSES, ChatChunk, SSEFrame
 
 __all__ = [
     "CLOSED",
@@ -151,9 +142,6 @@ class Stage:
     STEPS: Final = ("rs.lines()", "rs.sse_frames()", "rs.decode_chunks()", "rs.deltas()")
 
 
-_DELTAS = (TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta, Finish, Usage)
-
-
 def _stage_of(item: object) -> int | None:
     if isinstance(item, bytes | bytearray | memoryview):
         return Stage.RAW
@@ -163,7 +151,7 @@ def _stage_of(item: object) -> int | None:
         return Stage.FRAMES
     if isinstance(item, ChatChunk):
         return Stage.CHUNKS
-    if isinstance(item, _DELTAS):
+    if isinstance(item, DELTA_CLASSES):
         return Stage.DELTAS
     return None
 

@@ -29,7 +29,8 @@ Invariants:
   the error message), so the results are the same either way.
 
 Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
-as its compatible providers actually send it (see QUIRKS.md, section 6).
+as its compatible providers actually send it (the recordings in tests/data:
+errors inside a 200 stream from Groq, OpenRouter; no `[DONE]` from TGI).
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ from ..models import (
     Usage,
 )
 
-__all__ = ["FORMAT_VERSION", "decode", "decode_error", "encode", "encode_error"]
+__all__ = ["FORMAT_VERSION", "TYPES", "decode", "decode_error", "encode", "encode_error"]
 
 #: The version of the encoding `encode` writes and `decode` reads.
 FORMAT_VERSION = 1
@@ -87,6 +87,9 @@ _TAGS: dict[type, str] = {
     TokenCount: "token_count",
 }
 _CLASSES = {tag: cls for cls, tag in _TAGS.items()}
+
+#: The item types of this version (the `"type"` of every object but an error's).
+TYPES = frozenset(_CLASSES)
 _FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _TAGS}
 # Fields holding items (decoded as items); every other field holds plain or
 # provider JSON and is taken as it is, so a provider object that happens to

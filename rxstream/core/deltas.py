@@ -47,8 +47,9 @@ may be absent, that is everywhere but in the items of an array):
   integer `reasoning_tokens` and `cached_tokens`.
 
 Follows the OpenAI `chat.completion.chunk` shape and the provider variations
-listed in the fixtures' QUIRKS.md (reasoning fields, content arrays, legacy
-`function_call` and completions `text`).
+the recordings in tests/data show (reasoning fields, content arrays, legacy
+`function_call` and completions `text`; tests/data/PROVENANCE.md says which
+provider shows what).
 """
 
 from __future__ import annotations

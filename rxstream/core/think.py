@@ -17,7 +17,7 @@ Invariants:
   input text minus the tags.
 
 There is no spec; this follows what DeepSeek-R1 distills send on Groq and
-Together (see the fixtures' QUIRKS.md 4.1).
+Together (tests/data/groq/think-tags-in-content.sse).
 """
 
 from __future__ import annotations

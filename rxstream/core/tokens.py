@@ -71,7 +71,8 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
-from .deltas import DeltaDecoder
+from ._machine import FAILED, OPEN, MachineBase
+from .deltas import DeltaDecoder, deltas_of
 from .tools import CallSlot, ToolCallMatcher
 
 __all__ = [
@@ -849,7 +850,7 @@ class _Choice:
         self.estimated = False
 
 
-class TokenCounter:
+class TokenCounter(MachineBase):
     """Count the tokens of a streaming completion, exactly and incrementally.
 
     Args:
@@ -893,14 +894,16 @@ class TokenCounter:
     True
     """
 
-    __slots__ = ("_choices", "_decoder", "_new_text", "_state", "_usage")
+    __slots__ = ("_choices", "_decoder", "_new_text", "_usage")
+
+    operator = "rs.count_tokens()"
 
     def __init__(self, encoding: EncodingSpec = None) -> None:
+        super().__init__()
         self._new_text = _text_count_factory(resolve_encoding(encoding))
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
         self._decoder: DeltaDecoder | None = None
-        self._state: str | None = None  # None while open, else what ended it
 
     def feed(self, item: ChatChunk | Delta) -> list[TokenCount]:
         """Count one chunk or delta; return the running counts it changed.
@@ -921,13 +924,14 @@ class TokenCounter:
         >>> [c.text for c in counts]
         [1, 2]
         """
-        if self._state is not None:
-            raise RuntimeError(f"TokenCounter cannot be fed after it {self._state}")
+        if self._state is not OPEN:
+            self._refuse()
         try:
             for item in items:
                 if type(item) is not TextDelta:
-                    if isinstance(item, ChatChunk):
-                        out += [c for d in self._decoded().feed(item) for c in self._count(d)]
+                    if isinstance(item, ChatChunk) or not isinstance(item, DELTA_CLASSES):
+                        deltas = deltas_of(item, self._decoded(), self.operator)
+                        out += [c for d in deltas for c in self._count(d)]
                     else:
                         out += self._count(item)
                     continue
@@ -955,7 +959,7 @@ class TokenCounter:
                     )
                 out.append(last)
         except BaseException:
-            self._state = "raised"
+            self._state = FAILED
             raise
 
     def close(self) -> list[TokenCount]:
@@ -965,9 +969,7 @@ class TokenCounter:
         >>> count.total, count.choice, count.final
         (0, 0, True)
         """
-        if self._state is not None:
-            raise RuntimeError(f"TokenCounter cannot be closed after it {self._state}")
-        self._state = "closed"
+        self._closing()
         if self._decoder is not None:
             for delta in self._decoder.close():
                 self._count(delta)
@@ -992,7 +994,7 @@ class TokenCounter:
 
     def _decoded(self) -> DeltaDecoder:
         if self._decoder is None:
-            self._decoder = DeltaDecoder()
+            self._decoder = DeltaDecoder(operator=self.operator)
         return self._decoder
 
     def _choice(self, n: int) -> _Choice:
@@ -1041,12 +1043,8 @@ class TokenCounter:
             for choice in self._choices.values():
                 choice.last = None
             return []
-        elif isinstance(delta, DELTA_CLASSES):
-            return []  # citations, server tools, reasoning state, metadata: no local text
         else:
-            raise TypeError(
-                f"TokenCounter takes ChatChunk or delta items, got {type(delta).__name__}"
-            )
+            return []  # citations, server tools, reasoning state, metadata: no local text
         if text.long or choice.estimated:
             _mark_long(choice, text)
         if count == before and choice.last is not None:

@@ -24,16 +24,18 @@ length of the arguments however finely they are cut. Partial parsing needs
 jiter (the `partial` extra).
 
 Follows the OpenAI chat streaming shape of `delta.tool_calls[]` and the
-provider variations in the fixtures' QUIRKS.md section 5.
+provider variations the recordings in tests/data show (whole calls in one
+delta, Mistral's calls without `index`, ids repeated as `""` on every fragment).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..models import JSON, ChatChunk, Delta, Finish, ToolCall, ToolCallDelta
-from .deltas import DELTA_CLASSES, DeltaDecoder
+from ._machine import FAILED, OPEN, MachineBase
+from .deltas import DeltaDecoder, deltas_of
 
 __all__ = [
     "SNAPSHOT_EVERY_FRAGMENT_BELOW",
@@ -198,7 +200,7 @@ class _Choice:
     calls: dict[CallSlot, _Call] = field(default_factory=dict)
 
 
-class ToolCallAccumulator:
+class ToolCallAccumulator(MachineBase):
     """Reassemble tool-call fragments into complete `ToolCall` items.
 
     Args:
@@ -235,47 +237,49 @@ class ToolCallAccumulator:
     ('c1', 'f', '{"a":1}')
     """
 
-    __slots__ = ("_choices", "_closed", "_decoder", "_partial")
+    __slots__ = ("_choices", "_decoder", "_partial")
+
+    operator = "rs.accumulate_tool_calls()"
 
     def __init__(self, *, partial: bool = False) -> None:
+        super().__init__()
         if partial:
             _partial_parser()  # fail now, not at the first fragment
         self._partial = partial
-        self._decoder = DeltaDecoder()
+        self._decoder = DeltaDecoder(operator=self.operator)
         self._choices: dict[int, _Choice] = {}
-        self._closed = False
 
     def feed(self, item: ChatChunk | Delta) -> list[ToolCall]:
         """Take one chunk or delta; return the calls it completes (and snapshots)."""
-        if self._closed:
-            raise RuntimeError("ToolCallAccumulator: feed() after close() or after an error")
+        if self._state is not OPEN:
+            self._refuse()
         out: list[ToolCall] = []
-        if type(item) is ToolCallDelta:
-            # The hot path: one fragment, nothing to match.
-            self._add(item, out)
-            return out
-        if isinstance(item, DELTA_CLASSES):
-            deltas: list[Delta] = [item]
-        elif isinstance(item, ChatChunk):
-            deltas = self._decoder.feed(item)
-        else:
-            self._closed = True
-            raise TypeError(f"ToolCallAccumulator expects ChatChunk or delta items, got {item!r}")
-        for delta in deltas:
-            match delta:
-                case ToolCallDelta():
-                    self._add(delta, out)
-                case Finish(choice=choice):
-                    state = self._choices.pop(choice, None)
-                    if state is not None:
-                        out.extend(self._complete(state, choice))
+        try:
+            if type(item) is ToolCallDelta:
+                # The hot path: one fragment, nothing to match.
+                self._add(item, out)
+                return out
+            for delta in deltas_of(item, self._decoder, self.operator):
+                match delta:
+                    case ToolCallDelta():
+                        self._add(delta, out)
+                    case Finish(choice=choice):
+                        state = self._choices.pop(choice, None)
+                        if state is not None:
+                            out.extend(self._complete(state, choice))
+        except BaseException:
+            self._state = FAILED
+            raise
         return out
+
+    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[ToolCall]) -> None:
+        """`out += feed(item)` for each item, in one call."""
+        for item in items:
+            out += self.feed(item)
 
     def close(self) -> list[ToolCall]:
         """End the input; return the calls of every choice that never finished."""
-        if self._closed:
-            raise RuntimeError("ToolCallAccumulator: close() called twice or after an error")
-        self._closed = True
+        self._closing()
         out: list[ToolCall] = []
         for choice in sorted(self._choices):
             out.extend(self._complete(self._choices[choice], choice))

@@ -81,9 +81,13 @@ class _Channel(Generic[T]):
             self._closed = True
             self._buffer.clear()
             subscription, self._subscription = self._subscription, None
-            self._cond.notify_all()
+        # Dispose before waking a producer blocked on the full buffer: woken
+        # first, a source on another thread could read on before the disposal
+        # reached it.
         if subscription is not None:
             subscription.dispose()
+        with self._cond:
+            self._cond.notify_all()
         self._closed_now()
 
     def _next_locked(self) -> T:

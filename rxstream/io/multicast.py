@@ -174,8 +174,12 @@ class Multicast(Generic[T]):
 
         Args:
             on_next: an observer, or the item callback.
-            on_error, on_completed: the other callbacks (with a callable `on_next`).
-            overflow, maxsize, scheduler, name: as for `observe`.
+            on_error: the error callback (with a callable `on_next`).
+            on_completed: the completion callback (with a callable `on_next`).
+            overflow: as for `observe`.
+            maxsize: as for `observe`.
+            scheduler: as for `observe`.
+            name: as for `observe`.
 
         Returns:
             A disposable: disposing it stops this observer; the last one to go

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Literal, overload
 
 from reactivex import Observable
 
@@ -15,9 +15,21 @@ from ._machine import machine_operator
 __all__ = ["decode"]
 
 
+@overload
+def decode(
+    dialect: Literal["rxstream"], *, on_malformed: OnMalformed = "raise", ids: bool = False
+) -> Callable[[Observable[Any]], Observable[Any]]: ...
+
+
+@overload
 def decode(
     dialect: str = "auto", *, on_malformed: OnMalformed = "raise"
-) -> Callable[[Observable[Any]], Observable[Delta]]:
+) -> Callable[[Observable[Any]], Observable[Delta]]: ...
+
+
+def decode(
+    dialect: str = "auto", *, on_malformed: OnMalformed = "raise", ids: bool = False
+) -> Callable[[Observable[Any]], Observable[Any]]:
     """Decode a provider's stream into deltas, whatever its wire format.
 
     The input is what the dialect's wire is made of: `SSEFrame`s (after
@@ -40,6 +52,17 @@ def decode(
     that tells, and says so when none does. `decode("openai-chat")` is
     `decode_chunks()` followed by `deltas()`, fused.
 
+    `decode("rxstream")` reads rxstream's own event format back (what
+    `rs.to_sse(format="rxstream")` and `rxstream.serve.sse_response` send),
+    so a Python client of an rxstream server runs the same pipeline as a
+    provider's: `rs.from_request(client, "GET", url).pipe(rs.sse_frames(),
+    rs.decode("rxstream"))`. That format carries any item (messages, tool
+    calls, ... as well as deltas), each equal to what the server sent; it
+    completes at the `done` event and raises the error the server sent as
+    its own class. With `ids=True` each item comes as `StreamEntry(id,
+    item)`: the id is the event's, which a client that reconnects sends as
+    `Last-Event-ID` to resume right after that item.
+
     Marble sketch (Anthropic: `s` message_start, `t` a text delta, `e` message_stop)::
 
         -s-t-t-e-x-|   ->   ---A-B-|        (A, B: TextDelta; upstream disposed at e)
@@ -47,14 +70,17 @@ def decode(
 
     Args:
         dialect: one of `"openai-chat"`, `"openai-responses"`, `"anthropic"`,
-            `"gemini"`, `"cohere"`, `"ollama"`, `"bedrock"`, or `"auto"`.
+            `"gemini"`, `"cohere"`, `"ollama"`, `"bedrock"`, `"auto"`, or
+            `"rxstream"` (rxstream's own event format).
         on_malformed: `"raise"` (the default) or `"skip"` malformed items.
+        ids: `"rxstream"` only: emit `StreamEntry(event id, item)`.
 
     Returns:
-        An operator from wire items to deltas.
+        An operator from wire items to deltas (any item for `"rxstream"`).
 
     Raises:
-        ValueError: an unknown dialect or `on_malformed` value.
+        ValueError: an unknown dialect or `on_malformed` value, `ids` with
+            another dialect than `"rxstream"`.
 
     >>> import reactivex
     >>> from rxstream.models import SSEFrame
@@ -64,5 +90,5 @@ def decode(
     TextDelta(text='Hi', choice=0)
     """
     # Build one decoder now so a bad name or option fails at pipe-building time.
-    decoder(dialect, on_malformed=on_malformed)
-    return machine_operator(partial(decoder, dialect, on_malformed=on_malformed))
+    decoder(dialect, on_malformed=on_malformed, ids=ids)
+    return machine_operator(partial(decoder, dialect, on_malformed=on_malformed, ids=ids))

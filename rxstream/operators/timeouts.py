@@ -85,7 +85,7 @@ def timeouts(
     Marbles (idle=3)::
 
         -a-b--------c-|
-        -a-b---#              # StreamTimeoutError("idle", 3), upstream disposed
+        -a-b--#               # StreamTimeoutError("idle", 3), upstream disposed
 
     >>> import reactivex
     >>> reactivex.of(1, 2).pipe(timeouts(total=30)).run()

@@ -8,7 +8,11 @@ through `rs.to_sse(format)` and writes each event as it comes:
 - `Last-Event-ID`: when the source is a function, it is called with the
   header's value (None without one), so a browser that reconnects resumes
   where it was (`lambda after: rs.from_redis_stream(redis, key, after=after,
-  ids=True)`); a `ValueError` it raises is answered with status 400;
+  ids=True)`); a `ValueError` it raises is answered with status 400.
+  A page that reloads opens a new `EventSource`, which cannot send the
+  header: pass the id the page kept (e.g. from the URL's query) as
+  `last_event_id=`, used when the request has no header (the header wins:
+  the browser's own reconnects send it to the same URL, and it is newer);
 - keep-alive comments while nothing was written for `keepalive` seconds.
   They are sent here, by the writer, not by a timer upstream: a keep-alive is
   due when the connection is idle, and one that queued behind a browser that
@@ -74,6 +78,7 @@ class SSEResponse(Response):
         keep_for_resume: bool = False,
         maxsize: int = 64,
         retry: int | None = None,
+        last_event_id: str | None = None,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         background: BackgroundTask | None = None,
@@ -86,6 +91,9 @@ class SSEResponse(Response):
             )
         if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
             raise ValueError(f"maxsize must be an int of at least 1, got {maxsize!r}")
+        if last_event_id is not None and not isinstance(last_event_id, str):
+            raise TypeError(f"last_event_id must be a str, got {type(last_event_id).__name__}")
+        self._last_event_id = last_event_id or None
         # Checks the format and the options now, in the handler, not mid-response.
         self._comment = SSEEncoder(format, retry=retry, **options).keepalive()
         self._source = source
@@ -105,12 +113,12 @@ class SSEResponse(Response):
         self.init_headers(merged)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        last_id: str | None = None
+        last_id = self._last_event_id
         try:
             if isinstance(self._source, Observable):
                 observable = self._source
             else:
-                last_id = _last_event_id(scope)
+                last_id = _last_event_id(scope) or last_id
                 observable = self._source(last_id)
             stream = observable.pipe(
                 to_sse(
@@ -158,6 +166,7 @@ def sse_response(
     keep_for_resume: bool = False,
     maxsize: int = 64,
     retry: int | None = None,
+    last_event_id: str | None = None,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
     background: BackgroundTask | None = None,
@@ -181,6 +190,10 @@ def sse_response(
             end (dropping its items) instead of disposing it.
         maxsize: how many events may wait between the source and the socket.
         retry: a reconnection delay for the browser, in milliseconds.
+        last_event_id: the id to resume after when the request carries no
+            `Last-Event-ID` header (a reloaded page's, from its URL): what the
+            source function is called with then, and what the closing event
+            repeats when no item follows it.
         status_code: the response status.
         headers: more headers (they override the defaults of the same name).
         background: a Starlette background task, run when the source is done
@@ -192,7 +205,8 @@ def sse_response(
 
     Raises:
         ValueError: a bad format, option, `keepalive` or `maxsize`.
-        TypeError: `source` is neither an observable nor a function.
+        TypeError: `source` is neither an observable nor a function, or
+            `last_event_id` is not a str.
 
     Example (FastAPI; `generate` and `rs.from_redis_stream` as in the README)::
 
@@ -216,6 +230,7 @@ def sse_response(
         keep_for_resume=keep_for_resume,
         maxsize=maxsize,
         retry=retry,
+        last_event_id=last_event_id,
         status_code=status_code,
         headers=headers,
         background=background,

@@ -588,6 +588,15 @@ class FakeLLMServer:
         with self._lock:
             return self._lock.wait_for(lambda: self._disconnects >= count, timeout)
 
+    def wait_for_completed(self, count: int = 1, timeout: float = 1.0) -> bool:
+        """Wait until `count` responses were sent to their end; False on timeout.
+
+        The server counts a response once its last byte is written, which can be
+        a moment after the client has read it all.
+        """
+        with self._lock:
+            return self._lock.wait_for(lambda: self._completed >= count, timeout)
+
     def wait_for_requests(self, count: int = 1, timeout: float = 1.0) -> bool:
         """Wait until `count` requests arrived; False on timeout."""
         with self._lock:

@@ -492,9 +492,9 @@ def test_a_wrong_encoding_type_is_a_type_error(encoding: Any) -> None:
 
 def test_a_wrong_item_is_a_type_error_and_the_counter_stops() -> None:
     counter = TokenCounter(CL100K)
-    with pytest.raises(TypeError, match="got str"):
+    with pytest.raises(TypeError, match=r"rs\.count_tokens\(\) takes .* got a str .*add rs"):
         counter.feed("text")  # type: ignore[arg-type]
-    with pytest.raises(RuntimeError, match="raised"):
+    with pytest.raises(RuntimeError, match="is failed; it takes no more input"):
         counter.feed(TextDelta("more"))
 
 

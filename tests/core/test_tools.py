@@ -334,10 +334,10 @@ def test_parse_arguments_of_no_arguments_is_an_empty_object() -> None:
 def test_refuses_after_close_and_bad_items() -> None:
     acc = ToolCallAccumulator()
     acc.close()
-    with pytest.raises(RuntimeError, match="after close"):
+    with pytest.raises(RuntimeError, match="is closed; it takes no more input"):
         acc.feed(Finish("stop"))
     acc = ToolCallAccumulator()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_tool_calls\(\) takes .* add rs"):
         acc.feed("not a delta")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError):
         acc.feed(Finish("stop"))

@@ -368,6 +368,44 @@ def test_last_event_id_resumes_exactly_after_the_last_item_seen() -> None:
     assert "malformed or unknown Last-Event-ID 'nonsense'" in bad.text
 
 
+def test_last_event_id_given_serves_a_request_without_the_header() -> None:
+    # A reloaded page opens a new EventSource, which sends no header: the handler passes
+    # the id the page kept (here a query parameter); the header, when sent, is newer.
+    def endpoint(request: Request) -> Response:
+        return sse_response(
+            resumable, format="rxstream", last_event_id=request.query_params.get("after")
+        )
+
+    with serving(app_of(endpoint)) as url:
+        rest = httpx.get(f"{url}/sse", params={"after": "1700-1"}).content
+        end = httpx.get(f"{url}/sse", params={"after": "1700-3"}).content
+        header_wins = httpx.get(
+            f"{url}/sse", params={"after": "1700-0"}, headers={"Last-Event-ID": "1700-2"}
+        ).content
+        bad = httpx.get(f"{url}/sse", params={"after": "nonsense"})
+        broken = httpx.get(f"{url}/sse", params={"after": "1700-1\nid: 9"})
+    assert items_of(rest) == [e.item for e in ENTRIES[2:]]
+    assert [(f.event, f.id) for f in events_of(end)] == [("done", "1700-3")]
+    assert items_of(header_wins) == [ENTRIES[3].item]
+    assert bad.status_code == 400
+    assert "malformed or unknown Last-Event-ID 'nonsense'" in bad.text
+    assert broken.status_code == 400
+
+
+def test_last_event_id_given_with_a_plain_observable_ids_its_closing_event() -> None:
+    def endpoint(request: Request) -> Response:
+        return sse_response(reactivex.empty(), format="rxstream", last_event_id="1700-3")
+
+    with serving(app_of(endpoint)) as url:
+        body = httpx.get(f"{url}/sse").content
+    assert [(f.event, f.id) for f in events_of(body)] == [("done", "1700-3")]
+
+
+def test_last_event_id_must_be_a_str() -> None:
+    with pytest.raises(TypeError, match="last_event_id must be a str, got int"):
+        sse_response(reactivex.empty(), last_event_id=3)  # type: ignore[arg-type]
+
+
 def test_a_plain_observable_ignores_last_event_id() -> None:
     def endpoint(request: Request) -> Response:
         return sse_response(reactivex.from_iterable(ENTRIES), format="rxstream")

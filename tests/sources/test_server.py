@@ -32,6 +32,7 @@ def test_records_method_path_headers_and_json(fake_llm_server: FakeLLMServer) ->
     assert request.headers["x-custom"] == "yes"
     assert request.json == PAYLOAD
     assert request.stream
+    assert fake_llm_server.wait_for_completed(1, timeout=5.0)
     assert fake_llm_server.completed == 1
 
 

