@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from json.scanner import make_scanner
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ..errors import (
     EmptyStreamError,
@@ -54,7 +54,7 @@ from .deltas import TOO_DEEP, ChunkReader, DeltaDecoder, FieldError, json_kind
 from .message import MessageAccumulator
 from .provider_errors import event_error, provider_error, reported_error
 
-__all__ = ["ChunkDecoder", "OnMalformed"]
+__all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
 
 #: What `ChunkDecoder` does with a frame that is not a valid chat chunk.
 OnMalformed = Literal["raise", "skip"]
@@ -104,8 +104,14 @@ _fast_loads: Callable[[str], JSON] | None = _load_fast_decoder()
 _HANDLED: JSON = object()
 
 
-class ChunkDecoder(MachineBase):
-    """Turn `SSEFrame`s into `ChatChunk`s, ending at `[DONE]`.
+class ChatFrameDecoder(MachineBase):
+    """What `ChunkDecoder` and the `"openai-chat"` dialect decoder share: the frames, read.
+
+    Each frame's JSON is decoded once and read once by a `ChunkReader`
+    (which checks every field it reads); what comes out is the chunk
+    (`ChunkDecoder`) or its deltas (`OpenAIChatDecoder`, or a chunk decoder
+    fused with the delta decoder below it). The subclasses give `feed`,
+    `feed_all` and `close` their item types and their documentation.
 
     Args:
         on_malformed: `"raise"` (the default) raises `MalformedChunkError` for
@@ -113,14 +119,6 @@ class ChunkDecoder(MachineBase):
 
     Raises:
         ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
-
-    >>> decoder = ChunkDecoder()
-    >>> decoder.feed(SSEFrame('{"choices": [{"index": 0, "delta": {"content": "Hi"}}]}'))
-    [ChatChunk(raw={'choices': [{'index': 0, 'delta': {'content': 'Hi'}}]})]
-    >>> decoder.feed(SSEFrame("[DONE]")), decoder.done
-    ([], True)
-    >>> decoder.close()
-    []
     """
 
     __slots__ = (
@@ -136,6 +134,11 @@ class ChunkDecoder(MachineBase):
         "_strings",
     )
     operator = "rs.decode_chunks()"
+    #: The dialect `MalformedChunkError` names (None: a plain "malformed chunk").
+    dialect: ClassVar[str | None] = None
+    #: Whether the decoder gives the chunks' deltas rather than the chunks,
+    #: from the start (`OpenAIChatDecoder`: `decode_chunks()` and `deltas()` in one).
+    gives_deltas: ClassVar[bool] = False
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -146,8 +149,8 @@ class ChunkDecoder(MachineBase):
         # finished, by which close() tells a truncated stream from one that
         # merely omits [DONE], and an empty one from an answer.
         self._reader = ChunkReader()
-        # Give the deltas instead of the chunks (set by `fuse`, never after a feed).
-        self._deltas = False
+        # Give the deltas instead of the chunks (also set by `fuse`, never after a feed).
+        self._deltas = self.gives_deltas
         # Take the data of a frame as a plain str (set by `SSEParser.fuse`).
         self._strings = False
         self._count = 0  # chunks given
@@ -162,37 +165,20 @@ class ChunkDecoder(MachineBase):
         """True once `[DONE]` arrived: the stream is complete."""
         return self._done
 
-    def feed(self, frame: SSEFrame) -> list[ChatChunk]:
-        """Take one frame and return the chunk it carries.
-
-        Args:
-            frame: the next frame of the stream.
-
-        Returns:
-            `[chunk]`, or `[]` for `[DONE]`, empty data and skipped frames.
-
-        Raises:
-            ProviderError: the frame reports a provider error.
-            MalformedChunkError: the frame is not a valid chat chunk (unless
-                `on_malformed="skip"`).
-            EmptyStreamError: `[DONE]` arrived and no chunk named a choice.
-            TypeError: the item is not an `SSEFrame` (the message names the
-                operator missing in front of `rs.decode_chunks()`).
-            RuntimeError: the decoder is done, closed, or failed before.
-        """
-        out: list[ChatChunk] = []
-        self.feed_all((frame,), out)
+    def feed(self, frame: SSEFrame) -> list[Any]:
+        """Take one frame; return the chunk (or the deltas) it carries."""
+        out: list[Any] = []
+        self._decode((frame,), out)
         return out
 
-    def feed_all(self, frames: Iterable[SSEFrame], out: list[ChatChunk]) -> None:
-        """Feed many frames at once: `out += feed(frame)` for each in turn, stopping at `[DONE]`.
-
-        >>> decoder, out = ChunkDecoder(), []
-        >>> decoder.feed_all([SSEFrame('{"choices": [{}]}'), SSEFrame("[DONE]")], out)
-        >>> out, decoder.done
-        ([ChatChunk(raw={'choices': [{}]})], True)
-        """
+    def feed_all(self, frames: Iterable[SSEFrame], out: list[Any]) -> None:
+        """`out += feed(frame)` for each frame in turn, stopping at `[DONE]`."""
         self._decode(frames, out)
+
+    def close(self) -> list[Any]:
+        """End the input, checking that the stream did not stop half-way."""
+        self._check_end()
+        return []
 
     def _decode(self, frames: Iterable[SSEFrame | str], out: list[Any]) -> None:
         # The hot path of the pipeline, written out in one loop: a frame
@@ -260,12 +246,12 @@ class ChunkDecoder(MachineBase):
             self._state = FAILED
             if deltas:
                 del out[mark:]
-            raise MalformedChunkError(exc.reason, data) from None
+            raise MalformedChunkError(exc.reason, data, dialect=self.dialect) from None
         except RecursionError:
             self._state = FAILED
             if deltas:
                 del out[mark:]
-            raise MalformedChunkError(TOO_DEEP, data) from None
+            raise MalformedChunkError(TOO_DEEP, data, dialect=self.dialect) from None
         except (AttributeError, TypeError):
             self._state = FAILED
             if not isinstance(frame, SSEFrame | str if strings else SSEFrame):
@@ -277,19 +263,8 @@ class ChunkDecoder(MachineBase):
         finally:
             self._count = count
 
-    def close(self) -> list[ChatChunk]:
-        """End the input, checking that the stream did not stop half-way.
-
-        Returns:
-            `[]` (a decoder buffers nothing).
-
-        Raises:
-            EmptyStreamError: no chunk named a choice (and `[DONE]` did not
-                already say so).
-            TruncatedStreamError: `[DONE]` never arrived and some choice that
-                was seen never got a `finish_reason`.
-            RuntimeError: the decoder was already closed, or failed before.
-        """
+    def _check_end(self) -> None:
+        """`close()`'s work: end the input, checking that the stream did not stop half-way."""
         self._closing()
         if not self._done:
             if not self._reader.seen:
@@ -306,7 +281,6 @@ class ChunkDecoder(MachineBase):
                     f" after {self._count} {chunks}",
                     unfinished=unfinished,
                 )
-        return []
 
     def fuse(self, below: object) -> Machine[Any, Any] | None:
         """This decoder and the machine fed by it, as one machine (or None).
@@ -346,17 +320,25 @@ class ChunkDecoder(MachineBase):
             and self._first is None
         )
 
-    def take_strings(self) -> None:
-        """Also take a plain `str` as the data of a `"message"` frame.
+    def take_strings(self) -> bool:
+        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
 
         For `SSEParser.fuse`, whose parser then hands over the data of such
         frames without building an `SSEFrame` for each.
+
+        Returns:
+            Whether the decoder takes them from now on (only while pristine).
         """
+        if not self.pristine:
+            return False
         self._strings = True
+        return True
 
     def _refuse_feed(self) -> None:
         if self._state is OPEN:
-            raise RuntimeError("this ChunkDecoder is done ([DONE] arrived); it takes no more input")
+            raise RuntimeError(
+                f"this {type(self).__name__} is done ([DONE] arrived); it takes no more input"
+            )
         self._refuse()
 
     def _valid(self, value: JSONObject, data: str) -> bool:
@@ -395,7 +377,7 @@ class ChunkDecoder(MachineBase):
 
     def _malformed(self, reason: str, data: str) -> None:
         if not self._skip:
-            raise MalformedChunkError(reason, data)
+            raise MalformedChunkError(reason, data, dialect=self.dialect)
         self._skipped += 1
         if self._first is None:
             self._first = data
@@ -412,6 +394,76 @@ class ChunkDecoder(MachineBase):
             parts.append("then [DONE]" if parts else "only [DONE]")
         reason = ", ".join(parts) if parts else "no event arrived"
         return EmptyStreamError(reason, body=excerpt(self._first) if self._first else "")
+
+
+class ChunkDecoder(ChatFrameDecoder):
+    """Turn `SSEFrame`s into `ChatChunk`s, ending at `[DONE]`.
+
+    Args:
+        on_malformed: `"raise"` (the default) raises `MalformedChunkError` for
+            a frame that is not a valid chat chunk; `"skip"` drops it.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+
+    >>> decoder = ChunkDecoder()
+    >>> decoder.feed(SSEFrame('{"choices": [{"index": 0, "delta": {"content": "Hi"}}]}'))
+    [ChatChunk(raw={'choices': [{'index': 0, 'delta': {'content': 'Hi'}}]})]
+    >>> decoder.feed(SSEFrame("[DONE]")), decoder.done
+    ([], True)
+    >>> decoder.close()
+    []
+    """
+
+    __slots__ = ()
+
+    def feed(self, frame: SSEFrame) -> list[ChatChunk]:
+        """Take one frame and return the chunk it carries.
+
+        Args:
+            frame: the next frame of the stream.
+
+        Returns:
+            `[chunk]`, or `[]` for `[DONE]`, empty data and skipped frames.
+
+        Raises:
+            ProviderError: the frame reports a provider error.
+            MalformedChunkError: the frame is not a valid chat chunk (unless
+                `on_malformed="skip"`).
+            EmptyStreamError: `[DONE]` arrived and no chunk named a choice.
+            TypeError: the item is not an `SSEFrame` (the message names the
+                operator missing in front of `rs.decode_chunks()`).
+            RuntimeError: the decoder is done, closed, or failed before.
+        """
+        out: list[ChatChunk] = []
+        self._decode((frame,), out)
+        return out
+
+    def feed_all(self, frames: Iterable[SSEFrame], out: list[ChatChunk]) -> None:
+        """Feed many frames at once: `out += feed(frame)` for each in turn, stopping at `[DONE]`.
+
+        >>> decoder, out = ChunkDecoder(), []
+        >>> decoder.feed_all([SSEFrame('{"choices": [{}]}'), SSEFrame("[DONE]")], out)
+        >>> out, decoder.done
+        ([ChatChunk(raw={'choices': [{}]})], True)
+        """
+        self._decode(frames, out)
+
+    def close(self) -> list[ChatChunk]:
+        """End the input, checking that the stream did not stop half-way.
+
+        Returns:
+            `[]` (a decoder buffers nothing).
+
+        Raises:
+            EmptyStreamError: no chunk named a choice (and `[DONE]` did not
+                already say so).
+            TruncatedStreamError: `[DONE]` never arrived and some choice that
+                was seen never got a `finish_reason`.
+            RuntimeError: the decoder was already closed, or failed before.
+        """
+        self._check_end()
+        return []
 
 
 def _error(value: JSONObject, data: str, event: str) -> ProviderError:

@@ -12,8 +12,8 @@ Invariants:
 - Comments, unknown fields, an `id` containing NUL and a `retry` that is not
   all ASCII digits are ignored, as the spec says.
 - `feed_all(lines, out)` is `feed` line by line, in one call (the fused
-  operator chain uses it; the data and blank lines of a chat stream take an
-  inline path there).
+  operator chain uses it; the data, event and blank lines of a chat stream
+  take an inline path there).
 
 Spec: WHATWG HTML, "Server-sent events", section "Interpreting an event
 stream", with one deliberate deviation: at end of input, an event whose data
@@ -30,7 +30,7 @@ from typing import Any
 
 from ..models import SSEFrame
 from ._build import constructor
-from ._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
+from ._machine import FAILED, OPEN, Chained, Feeder, Machine, MachineBase, Stage, wrong_input
 from .lines import LineAfterBOM
 
 __all__ = ["SSEParser", "comment_lines", "event_lines", "event_text"]
@@ -139,8 +139,9 @@ class SSEParser(MachineBase):
                 for line in lines:
                     out += self.feed(line)
                     break
-            # The two kinds of line a chat stream is made of, `data: ...` and
-            # blank, take the inline path; any other line takes `feed`.
+            # The three kinds of line a chat stream is made of, `data: ...`,
+            # `event: ...` and blank, take the inline path; any other line
+            # takes `feed`.
             one = self._one
             strings = self._strings
             for line in lines:
@@ -150,6 +151,8 @@ class SSEParser(MachineBase):
                             one = line[6:]
                         else:
                             self._more.append(line[6:])
+                    elif line[:7] == "event: ":
+                        self._event = line[7:]
                     else:
                         self._one = one
                         out += self.feed(line)
@@ -180,13 +183,15 @@ class SSEParser(MachineBase):
             raise
 
     def fuse(self, below: object) -> Machine[str, Any] | None:
-        """This parser and the chunk decoder it feeds, as one machine (or None).
+        """This parser and the decoder it feeds, as one machine (or None).
 
-        The fused operator chain asks for this before any input arrives: the
-        parser then hands the data of each `"message"` frame to the decoder
-        as a plain `str`, instead of building an `SSEFrame` the decoder only
-        reads the data of (other frames go whole). The chunks, errors and
-        `done` are those of the two apart.
+        The fused operator chain asks for this before any input arrives. A
+        decoder that reads nothing of a `"message"` frame but its data says
+        so with `take_strings()` (the chunk decoder, the dialect decoders):
+        the parser then hands it the data of each such frame as a plain
+        `str`, instead of building an `SSEFrame` for it (other frames go
+        whole). What comes out, errors and `done` included, is what the two
+        give apart.
 
         Args:
             below: the machine that takes this parser's frames.
@@ -194,15 +199,13 @@ class SSEParser(MachineBase):
         Returns:
             The machine standing for both, or None when there is no shortcut.
         """
-        from .chunks import ChunkDecoder  # the decoder's module imports this one
-
         if not (self._fresh and self._state is OPEN and self._one is None):
             return None
-        if type(below) is ChunkDecoder and below.pristine:
-            self._strings = True
-            below.take_strings()
-            return Chained(self, below)
-        return None
+        take_strings = getattr(below, "take_strings", None)
+        if take_strings is None or not isinstance(below, Feeder) or not take_strings():
+            return None
+        self._strings = True
+        return Chained(self, below)
 
     def _first(self, line: str) -> str:
         if self._state is not OPEN:

@@ -29,6 +29,7 @@ from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
 import rxstream.core.chunks as chunks
+from rxstream.core import dialects
 from rxstream.core._build import constructor
 from rxstream.core.chunks import ChunkDecoder
 from rxstream.core.message import MessageAccumulator
@@ -396,6 +397,116 @@ def test_an_intermediate_fused_observable_still_works_alone() -> None:
     chunk_stream.subscribe(seen_chunks.append)
     assert [f.data for f in seen_frames] == [TEXT[6:-2].decode(), STOP[6:-2].decode()]
     assert [c.raw for c in seen_chunks] == [json.loads(f.data) for f in seen_frames]
+
+
+# -- fused dialect chains ---------------------------------------------------------------------
+
+WIRE_FILES = sorted(p for p in DATA.glob("*/*") if p.suffix in (".sse", ".ndjson", ".eventstream"))
+
+
+def _front(path: Path) -> list[Any]:
+    if path.suffix == ".eventstream":
+        return [rs.eventstream_frames()]
+    if path.suffix == ".ndjson":
+        return [rs.lines()]
+    return [rs.lines(), rs.sse_frames()]
+
+
+def _dialects_of(path: Path) -> list[str]:
+    """The decode() spellings to try on a recording: every dialect of its wire kind, and auto."""
+    kind = {".eventstream": "eventstream", ".ndjson": "ndjson"}.get(path.suffix, "sse")
+    names = [d for d in dialects.DIALECTS if dialects.renderer(d).wire == kind]
+    return [*names, "auto"]
+
+
+def _decode_chains(path: Path) -> list[tuple[str, Callable[[], list[Any]]]]:
+    chains: list[tuple[str, Callable[[], list[Any]]]] = []
+    for name in _dialects_of(path):
+        chains += [
+            (f"{name}", lambda name=name: [*_front(path), rs.decode(name)]),
+            (
+                f"{name}+message",
+                lambda name=name: [*_front(path), rs.decode(name), rs.accumulate_message()],
+            ),
+            (
+                f"{name}+skip+message",
+                lambda name=name: [
+                    *_front(path),
+                    rs.decode(name, on_malformed="skip"),
+                    rs.accumulate_message(),
+                ],
+            ),
+        ]
+    return chains
+
+
+@pytest.mark.parametrize("path", WIRE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fused_decode_chains_emit_what_unfused_ones_emit(path: Path) -> None:
+    # Every recording through every dialect's decoder of its wire kind (most of
+    # them the wrong one, which must fail alike), whole and cut short.
+    body = path.read_bytes()
+    for _, chain in _decode_chains(path):
+        for cut in (body, body[: len(body) // 2], body[: len(body) // 3] + body[len(body) // 2 :]):
+            _same([cut[i : i + 97] for i in range(0, len(cut), 97)], chain)
+
+
+def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
+    # The parser hands the data of "message" frames to the decoders that read
+    # nothing else of them; the openai-chat decoder reads each chunk once.
+    from rxstream.core._machine import Chained, Feeder
+    from rxstream.core.lines import LineSplitter
+    from rxstream.operators._machine import _fuse
+
+    for name in ("openai-chat", "gemini", "auto"):
+        machines: list[Feeder[Any, Any]] = [
+            LineSplitter(),
+            SSEParser(),
+            dialects.decoder(name),
+            MessageAccumulator(),
+        ]
+        fused = _fuse(machines)
+        assert [type(m) for m in fused][:2] == [LineSplitter, Chained], name
+    # Once fed, a decoder takes frames only: no shortcut is offered any more.
+    decoder = dialects.decoder("gemini")
+    decoder.feed(SSEFrame(""))
+    assert SSEParser().fuse(decoder) is None
+
+
+def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> None:
+    # Taken from a fused parser, a str is the data of a "message" frame: the
+    # Anthropic decoder reads frames, so it gets frames.
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    delta = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "Hi"},
+    }
+    auto = dialects.AutoDecoder()
+    assert auto.take_strings()
+    out = auto.feed(
+        SSEFrame('{"type": "message_start", "message": {"usage": {}}}', "message_start")
+    )
+    out += auto.feed(json.dumps(start))
+    auto.feed_all([json.dumps(delta), json.dumps(delta)], out)
+    assert auto.dialect == "anthropic"
+    assert out == [TextDelta("Hi"), TextDelta("Hi")]
+
+
+def test_auto_takes_strings_only_before_its_first_item() -> None:
+    auto = dialects.AutoDecoder()
+    auto.feed(SSEFrame(""))
+    assert not auto.take_strings()
+    with pytest.raises(TypeError, match=r"add rs\.sse_frames\(\)"):
+        auto.feed("data: {}")
+
+
+def test_auto_refuses_input_after_the_end_as_the_picked_decoder_does() -> None:
+    auto = dialects.AutoDecoder()
+    auto.feed(SSEFrame(json.dumps(text_chunk("Hi"))))
+    auto.feed(SSEFrame("[DONE]"))
+    assert auto.done
+    with pytest.raises(RuntimeError, match=r"this OpenAIChatDecoder is done \(\[DONE\] arrived\)"):
+        auto.feed(SSEFrame("[DONE]"))
 
 
 # -- feed_all ---------------------------------------------------------------------------------

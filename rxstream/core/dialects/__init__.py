@@ -348,13 +348,17 @@ class AutoDecoder:
     ([], 'anthropic')
     """
 
-    __slots__ = ("_inner", "_items", "_on_malformed", "_state", "dialect")
+    __slots__ = ("_inner", "_items", "_on_malformed", "_state", "_strings", "dialect")
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         self._on_malformed: OnMalformed = on_malformed
         self._inner: Decoder | None = None
         self._state = "open"
         self._items = 0
+        # Take a str as the data of a "message" frame (see take_strings): True
+        # until the picked decoder is known, then whether it takes them too
+        # (if not, each such str is made an SSEFrame again on its way there).
+        self._strings: bool | None = None
         #: The dialect picked, once an item told it (None before).
         self.dialect: str | None = None
 
@@ -363,35 +367,66 @@ class AutoDecoder:
         """True once the picked dialect's end marker arrived."""
         return self._inner is not None and self._inner.done
 
+    def take_strings(self) -> bool:
+        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+
+        For `SSEParser.fuse`, whose parser then hands over the data of such
+        frames without building an `SSEFrame` for each; the picked decoder
+        gets them the same way when it takes them (`"openai-chat"`,
+        `"gemini"`), as frames otherwise.
+
+        Returns:
+            Whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open":
+            return False
+        self._strings = True
+        return True
+
     def feed(self, item: object) -> list[Delta]:
         """Take one item; pick the dialect if it tells, and decode it."""
         inner = self._inner
         if inner is None:
-            if self._state != "open":
-                raise RuntimeError(f"this AutoDecoder is {self._state}; it takes no more input")
-            self._items += 1
-            try:
-                name = detect(item)
-            except Exception:
-                self._state = "failed"
-                raise
-            if name is None:
-                return []
-            self.dialect = name
-            inner = self._inner = decoder(name, on_malformed=self._on_malformed)
+            return self._first(item)
+        if self._strings is False and type(item) is str:
+            item = SSEFrame(item)
         return inner.feed(item)
 
     def feed_all(self, items: Iterable[object], out: list[Delta]) -> None:
         """`out += feed(item)` for each item, stopping once done."""
-        rest = iter(items)
+        rest: Iterable[object] = iter(items)
         if self._inner is None:
             for item in rest:
-                out += self.feed(item)
+                out += self._first(item)
                 if self._inner is not None:
                     break
         inner = self._inner
         if inner is not None and not inner.done:
+            if self._strings is False:
+                # Taken from the parser for a decoder that wants frames.
+                rest = [SSEFrame(item) if type(item) is str else item for item in rest]
             inner.feed_all(rest, out)
+
+    def _first(self, item: object) -> list[Delta]:
+        """Take an item before the dialect is known: pick it if the item tells, and decode it."""
+        if self._state != "open":
+            raise RuntimeError(f"this AutoDecoder is {self._state}; it takes no more input")
+        self._items += 1
+        if self._strings and type(item) is str:
+            item = SSEFrame(item)  # the data of a "message" frame, from the fused parser
+        try:
+            name = detect(item)
+        except Exception:
+            self._state = "failed"
+            raise
+        if name is None:
+            return []
+        self.dialect = name
+        inner = self._inner = decoder(name, on_malformed=self._on_malformed)
+        if self._strings:
+            take_strings = getattr(inner, "take_strings", None)
+            self._strings = take_strings is not None and take_strings()
+        return inner.feed(item)
 
     def close(self) -> list[Delta]:
         """End the input: the picked decoder's `close()`.

@@ -235,6 +235,10 @@ class DialectDecoder:
         self._items = 0
         # The chunk decoder's choice of JSON decoder, read when the decoder is built.
         self._fast: Callable[[str], JSON] | None = _chunks._fast_loads
+        # The first try at a str's JSON on the hot paths: whatever it refuses
+        # (or decodes to something other than an object) goes through
+        # `_object` or `load_json`, which have the last word and the message.
+        self._loads: Callable[[str], JSON] = self._fast or _chunks._stdlib_loads
 
     @property
     def done(self) -> bool:
@@ -272,9 +276,22 @@ class DialectDecoder:
             raise
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done."""
+        """`out += feed(item)` for each item in turn, stopping once done (in one loop)."""
+        decode = self._decode
         for item in items:
-            out += self.feed(item)
+            if self._state != "open" or self._done:
+                out += self.feed(item)  # which refuses it, as the lifecycle says
+            self._items += 1
+            try:
+                out += decode(item)
+            except ShapeError as exc:
+                if self._skip:
+                    continue
+                self._state = "failed"
+                raise MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect) from None
+            except Exception:
+                self._state = "failed"
+                raise
             if self._done:
                 return
 
@@ -322,6 +339,14 @@ class DialectDecoder:
 
     def _object(self, data: str | bytes, item: Any) -> JSONObject | None:
         """`data` decoded as a JSON object; None when it was skipped as malformed."""
+        if not isinstance(data, str):
+            data = bytes(data).decode("utf-8", "replace")  # as `load_json` reads bytes
+        try:
+            value = self._loads(data)
+        except (ValueError, RecursionError):
+            value = None  # not JSON, or refused by the fast decoder: `load_json` decides
+        if type(value) is dict:
+            return value
         try:
             value = _load(data, self._fast)
         except ValueError as exc:

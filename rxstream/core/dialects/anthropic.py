@@ -79,7 +79,7 @@ builds Anthropic's HTTP error bodies.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from ...errors import ProviderError, TruncatedStreamError
@@ -99,7 +99,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from .. import chunks as _chunks
+from .._build import constructor
 from ..provider_errors import provider_error
 from ._base import (
     CONTENT_FILTER,
@@ -119,6 +119,10 @@ from ._base import (
 )
 
 __all__ = ["AnthropicDecoder", "AnthropicRenderer", "http_error"]
+
+#: The deltas of the hot path, built the cheap way (every field, positionally).
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 #: `stop_reason` -> the normalised finish reason (others are kept as sent).
 FINISH_REASONS: dict[str, str] = {
@@ -182,8 +186,6 @@ class AnthropicDecoder(DialectDecoder):
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
-        # Read when built, as the chunk decoder does (the tests switch it off).
-        self._loads = _chunks._fast_loads or _chunks._stdlib_loads
         self._blocks: dict[int, _Block] = {}
         self._text: set[int] = set()  # the open text blocks, for the hot path
         self._chars = 0  # characters of answer text so far (citation spans)
@@ -229,7 +231,7 @@ class AnthropicDecoder(DialectDecoder):
                                 self._items += 1
                                 if piece:
                                     self._chars += len(piece)
-                                    out.append(TextDelta(piece))
+                                    out.append(_text(piece, 0))
                                 continue
                         elif kind == "thinking_delta":
                             piece = delta.get("thinking")
@@ -238,7 +240,7 @@ class AnthropicDecoder(DialectDecoder):
                                 self._items += 1
                                 if piece:
                                     block.parts.append(piece)
-                                    out.append(ReasoningDelta(piece))
+                                    out.append(_reasoning(piece, 0))
                                 continue
                         elif kind == "input_json_delta":
                             piece = delta.get("partial_json")
@@ -440,13 +442,13 @@ class AnthropicDecoder(DialectDecoder):
             if not text:
                 return []
             self._chars += len(text)
-            return [TextDelta(text)]
+            return [_text(text, 0)]
         if kind == "thinking_delta":
             thinking = _required_str(delta, "thinking")
             if not thinking:
                 return []
             block.parts.append(thinking)
-            return [ReasoningDelta(thinking)]
+            return [_reasoning(thinking, 0)]
         if kind == "input_json_delta":
             fragment = _required_str(delta, "partial_json")
             if block.kind == _SERVER_TOOL:

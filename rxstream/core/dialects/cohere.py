@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import ClassVar
 
 from ...errors import ProviderError
@@ -62,6 +63,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
+from .._build import constructor
 from ..provider_errors import provider_error
 from ..tools import ToolCallMatcher
 from ._base import (
@@ -73,8 +75,6 @@ from ._base import (
     ShapeError,
     Wire,
     WireKind,
-    json_kind,
-    load_json,
     opt_int,
     opt_list,
     opt_object,
@@ -83,6 +83,10 @@ from ._base import (
 )
 
 __all__ = ["CohereDecoder", "CohereRenderer", "http_error"]
+
+#: The deltas of the hot path, built the cheap way (every field, positionally).
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 _FINISH = {
     "COMPLETE": STOP,
@@ -130,13 +134,15 @@ class CohereDecoder(DialectDecoder):
             raise TypeError(f"the cohere decoder takes SSEFrame items, got {type(frame).__name__}")
         data = frame.data
         try:
-            payload = load_json(data)
-        except ValueError as exc:
+            payload = self._loads(data)
+        except (ValueError, RecursionError):
+            payload = None
+        if type(payload) is not dict:
             if not data or data.isspace() or data == "[DONE]":
                 return []
-            return self._malformed(f"invalid JSON: {exc}", frame)
-        if type(payload) is not dict:
-            return self._malformed(f"a JSON {json_kind(payload)}, not an object", frame)
+            payload = self._object(data, frame)  # its error (or None when skipped)
+            if payload is None:
+                return []
         kind = payload.get("type")
         event = frame.event
         if kind is None:
@@ -159,7 +165,7 @@ class CohereDecoder(DialectDecoder):
                     text = content.get("text")
                     if type(text) is str:
                         self._answered = True
-                        return [TextDelta(text)] if text else []
+                        return [_text(text, 0)] if text else []
             return self._content(payload)
         if kind == "tool-call-delta":
             return self._call_delta(payload, frame)
@@ -208,7 +214,7 @@ class CohereDecoder(DialectDecoder):
             if type(text) is not str:
                 raise ShapeError("delta.message.content.text", "a string", text)
             if text:
-                out.append(TextDelta(text))
+                out.append(_text(text, 0))
         thinking = opt_str(content, "thinking", "delta.message.content")
         if thinking:
             out.append(ReasoningDelta(thinking))

@@ -83,6 +83,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...errors import ProviderError
@@ -102,6 +103,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
+from .._build import constructor
 from ..provider_errors import provider_error
 from ..tools import ToolCallAccumulator
 from ._base import (
@@ -142,6 +144,8 @@ _FILTERED = frozenset(
 _CHUNK_KEYS = frozenset(
     {"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId", "createTime"}
 )
+#: The keys of a chunk that `_chunk_fields` has nothing to say about (read by `_decode`).
+_PLAIN_CHUNK_KEYS = _CHUNK_KEYS - {"promptFeedback"}
 _CANDIDATE_KEYS = frozenset(
     {
         "content",
@@ -169,6 +173,13 @@ _PART_KEYS = frozenset(
 )
 #: The bytes of UTF-8 that start no character (continuation bytes), and all the others.
 _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
+
+
+#: A frame, or the data of a `"message"` frame handed over by the parser (see `take_strings`).
+_Frame = SSEFrame | str
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 
 def _compact(value: JSON) -> str:
@@ -234,23 +245,40 @@ class GeminiDecoder(DialectDecoder):
         self._created: JSON = None
         self._last_path = ""
         self._last_segments: list[str | int] = []
+        self._strings = False  # take a str as a "message" frame's data (see take_strings)
 
-    def _decode(self, frame: SSEFrame) -> list[Delta]:
-        if type(frame) is not SSEFrame:
+    def take_strings(self) -> bool:
+        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+
+        For `SSEParser.fuse`: the decoder reads nothing of a Gemini frame but
+        its data, so the parser may hand that over without building an
+        `SSEFrame` for it.
+
+        Returns:
+            Whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open":
+            return False
+        self._strings = True
+        return True
+
+    def _decode(self, frame: _Frame) -> list[Delta]:
+        if type(frame) is SSEFrame:
+            data, event = frame.data, frame.event
+        elif self._strings and type(frame) is str:
+            data, event = frame, "message"  # from the parser fused with this decoder
+        else:
             raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
-        data = frame.data
-        if not data or data.isspace():
-            return []
         try:
-            chunk = load_json(data)
-        except ValueError as exc:
-            return self._malformed(f"invalid JSON: {exc}", frame)
+            chunk = self._loads(data)
+        except (ValueError, RecursionError):
+            chunk = None
         if type(chunk) is not dict:
-            if type(chunk) is list and chunk and type(chunk[0]) is dict and "error" in chunk[0]:
-                raise provider_error(chunk, data=data, event=frame.event)
-            return self._malformed(f"a JSON {json_kind(chunk)}, not an object", frame)
+            chunk = self._not_object(data, event, frame)
+            if chunk is None:
+                return []
         if "error" in chunk:
-            raise provider_error(chunk, data=data, event=frame.event)
+            raise provider_error(chunk, data=data, event=event)
         out: list[Delta] = []
         candidates = chunk.get("candidates")
         if candidates is not None:
@@ -278,14 +306,33 @@ class GeminiDecoder(DialectDecoder):
             or chunk.get("createTime") != self._created
         ):
             self._ids(chunk, out)
-        known = ("candidates" in chunk) + (counts is not None) + ("responseId" in chunk)
-        if len(chunk) > known + ("modelVersion" in chunk) + ("createTime" in chunk):
+        if not _PLAIN_CHUNK_KEYS.issuperset(chunk):
             self._chunk_fields(chunk, bool(candidates), out)
         if self._done or (self._unfinished == 0 and self._candidates):
             self._done = True
             if self._usage is not None:
                 out.append(_usage(self._usage))
         return out
+
+    def _not_object(self, data: str, event: str, frame: _Frame) -> JSONObject | None:
+        """The chunk in `data` when the first decode gave none; None when there is none to read.
+
+        Blank data is no chunk; what is not a JSON object is malformed (or a
+        provider error in a list); the standard library has the last word.
+        """
+        if not data or data.isspace():
+            return None
+        try:
+            chunk = load_json(data)
+        except ValueError as exc:
+            self._malformed(f"invalid JSON: {exc}", frame)
+            return None
+        if type(chunk) is dict:
+            return chunk
+        if type(chunk) is list and chunk and type(chunk[0]) is dict and "error" in chunk[0]:
+            raise provider_error(chunk, data=data, event=event)
+        self._malformed(f"a JSON {json_kind(chunk)}, not an object", frame)
+        return None
 
     def _chunk_fields(self, chunk: JSONObject, has_candidates: bool, out: list[Delta]) -> None:
         for key in chunk:
@@ -294,7 +341,7 @@ class GeminiDecoder(DialectDecoder):
             elif key not in _CHUNK_KEYS:
                 out.append(Metadata({key: chunk[key]}))  # a field rxstream does not know
 
-    def _foreign(self, chunk: JSONObject, frame: SSEFrame) -> list[Delta]:
+    def _foreign(self, chunk: JSONObject, frame: _Frame) -> list[Delta]:
         for key in ("type", "object", "choices", "event", "message", "done"):
             if key in chunk:
                 hint = chunk[key] if key in ("type", "object") else None
@@ -331,7 +378,7 @@ class GeminiDecoder(DialectDecoder):
             out.append(Finish(CONTENT_FILTER, 0, block))
             self._done = True
 
-    def _candidate(self, candidate: JSONObject, n: int, out: list[Delta], frame: SSEFrame) -> None:
+    def _candidate(self, candidate: JSONObject, n: int, out: list[Delta], frame: _Frame) -> None:
         choice = candidate.get("index", 0)
         if type(choice) is not int:
             if choice is not None:
@@ -355,37 +402,26 @@ class GeminiDecoder(DialectDecoder):
                         f"candidate {choice} sent content after its finishReason", frame
                     )
                     return
-                self._parts(parts, state, choice, n, out, frame)
+                for j, part in enumerate(parts):
+                    if type(part) is not dict:
+                        raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
+                    text = part.get("text")
+                    size = len(part)
+                    # The hot cases inline: a plain text part, a thought part.
+                    if type(text) is str and size <= 2:
+                        if size == 1:
+                            if text:
+                                state.texts.append(text)
+                                out.append(_text(text, choice))
+                            continue
+                        if part.get("thought") is True:
+                            if text:
+                                out.append(_reasoning(text, choice))
+                            continue
+                    where = f"candidates[{n}].content.parts[{j}]"
+                    self._part(part, state, choice, where, out, frame)
         if len(candidate) > (content is not None) + ("index" in candidate):
             self._candidate_fields(candidate, state, choice, f"candidates[{n}]", out, frame)
-
-    def _parts(
-        self,
-        parts: list[Any],
-        state: _Candidate,
-        choice: int,
-        n: int,
-        out: list[Delta],
-        frame: SSEFrame,
-    ) -> None:
-        for j, part in enumerate(parts):
-            if type(part) is not dict:
-                raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
-            text = part.get("text")
-            size = len(part)
-            # The hot cases first: a plain text part, a thought part.
-            if type(text) is str and size <= 2:
-                if size == 1:
-                    if text:
-                        state.texts.append(text)
-                        out.append(TextDelta(text, choice))
-                    continue
-                thought = part.get("thought")
-                if thought is True:
-                    if text:
-                        out.append(ReasoningDelta(text, choice))
-                    continue
-            self._part(part, state, choice, f"candidates[{n}].content.parts[{j}]", out, frame)
 
     def _part(
         self,
@@ -394,7 +430,7 @@ class GeminiDecoder(DialectDecoder):
         choice: int,
         where: str,
         out: list[Delta],
-        frame: SSEFrame,
+        frame: _Frame,
     ) -> None:
         thought = part.get("thought")
         if thought is not None and type(thought) is not bool:
@@ -403,10 +439,10 @@ class GeminiDecoder(DialectDecoder):
         text = opt_str(part, "text", where)
         if text:
             if thought:
-                out.append(ReasoningDelta(text, choice))
+                out.append(_reasoning(text, choice))
             else:
                 state.texts.append(text)
-                out.append(TextDelta(text, choice))
+                out.append(_text(text, choice))
         call_index: int | None = None
         call = opt_object(part, "functionCall", where)
         if call is not None:
@@ -466,7 +502,7 @@ class GeminiDecoder(DialectDecoder):
         choice: int,
         where: str,
         out: list[Delta],
-        frame: SSEFrame,
+        frame: _Frame,
     ) -> int | None:
         """Decode one `functionCall`; return the index of the call it belongs to (None if none)."""
         name = opt_str(call, "name", where)
@@ -564,7 +600,7 @@ class GeminiDecoder(DialectDecoder):
         writer: ArgumentsWriter,
         pieces: list[tuple[list[str | int] | str, JSON, bool, bool]],
         where: str,
-        frame: SSEFrame,
+        frame: _Frame,
     ) -> str:
         text = []
         for segments, value, is_string, _ in pieces:
@@ -590,7 +626,7 @@ class GeminiDecoder(DialectDecoder):
         choice: int,
         where: str,
         out: list[Delta],
-        frame: SSEFrame,
+        frame: _Frame,
     ) -> None:
         grounding = candidate.get("groundingMetadata")
         if grounding is not None:

@@ -4,8 +4,9 @@ Input: `SSEFrame`s of a chat-completion stream (`stream: true`), as every
 OpenAI-compatible server sends them. Output: the deltas `deltas()` gives.
 
 `OpenAIChatDecoder` is `ChunkDecoder` followed by `DeltaDecoder`, fused: one
-machine, one call per frame, the same items and the same errors as the long
-spelling `decode_chunks(), deltas()` (which stays for chunk-level access).
+machine that reads each chunk once, with the same items and the same errors
+as the long spelling `decode_chunks(), deltas()` (which stays for
+chunk-level access), the dialect named in `MalformedChunkError`.
 It is done at `data: [DONE]`; a stream that stops before it with a choice
 unfinished is `TruncatedStreamError`, one that brought no choice at all
 `EmptyStreamError`.
@@ -21,7 +22,7 @@ import json
 from collections.abc import Iterable
 from typing import ClassVar
 
-from ...errors import MalformedChunkError, ProviderError
+from ...errors import ProviderError
 from ...models import (
     JSON,
     Delta,
@@ -34,15 +35,18 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from ..chunks import ChunkDecoder, OnMalformed
-from ..deltas import DeltaDecoder
+from ..chunks import ChatFrameDecoder
 from ._base import Wire, WireKind
 
 __all__ = ["OpenAIChatDecoder", "OpenAIChatRenderer", "http_error"]
 
 
-class OpenAIChatDecoder:
+class OpenAIChatDecoder(ChatFrameDecoder):
     """Decode an OpenAI-compatible chat stream's frames into deltas (see the module docstring).
+
+    The chunk decoder's machine giving the deltas of each chunk rather than
+    the chunk: what `decode_chunks(), deltas()` gives, each chunk read once,
+    with the dialect named in `MalformedChunkError`.
 
     Args:
         on_malformed: `"raise"` (the default) or `"skip"` frames that are not
@@ -55,53 +59,24 @@ class OpenAIChatDecoder:
     ([], True)
     """
 
+    __slots__ = ()
     dialect: ClassVar[str] = "openai-chat"
-
-    __slots__ = ("_chunks", "_deltas")
-
-    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
-        self._chunks = ChunkDecoder(on_malformed=on_malformed)
-        self._deltas = DeltaDecoder()
-
-    @property
-    def done(self) -> bool:
-        """True once `[DONE]` arrived."""
-        return self._chunks.done
+    gives_deltas: ClassVar[bool] = True
 
     def feed(self, frame: SSEFrame) -> list[Delta]:
         """Take one frame; return its deltas (see `ChunkDecoder.feed`)."""
-        try:
-            chunks = self._chunks.feed(frame)
-        except MalformedChunkError as exc:
-            raise _named(exc) from None
-        if not chunks:
-            return []
-        return self._deltas.feed(chunks[0])
+        out: list[Delta] = []
+        self._decode((frame,), out)
+        return out
 
     def feed_all(self, frames: Iterable[SSEFrame], out: list[Delta]) -> None:
         """`out += feed(frame)` for each frame, stopping at `[DONE]`."""
-        chunks = self._chunks
-        deltas = self._deltas.feed
-        for frame in frames:
-            try:
-                got = chunks.feed(frame)
-            except MalformedChunkError as exc:
-                raise _named(exc) from None
-            if got:
-                out += deltas(got[0])
-            elif chunks.done:
-                return
+        self._decode(frames, out)
 
     def close(self) -> list[Delta]:
         """End the input (see `ChunkDecoder.close`)."""
-        self._chunks.close()
-        return self._deltas.close()
-
-
-def _named(exc: MalformedChunkError) -> MalformedChunkError:
-    if exc.dialect is not None:
-        return exc
-    return MalformedChunkError(exc.reason, exc.data, dialect=OpenAIChatDecoder.dialect)
+        self._check_end()
+        return []
 
 
 _FINISH_WORDS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})

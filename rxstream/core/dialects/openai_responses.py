@@ -77,11 +77,11 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ...errors import EmptyStreamError, MalformedChunkError, ProviderError, TruncatedStreamError
+from ...errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ...models import (
     JSON,
     Citation,
@@ -99,7 +99,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from .. import chunks as _chunks
+from .._build import constructor
 from ..provider_errors import provider_error
 from ._base import (
     CONTENT_FILTER,
@@ -111,7 +111,6 @@ from ._base import (
     ShapeError,
     Wire,
     WireKind,
-    _data_of,
     opt_int,
     opt_list,
     opt_object,
@@ -120,6 +119,9 @@ from ._base import (
 )
 
 __all__ = ["ResponsesDecoder", "ResponsesRenderer", "http_error"]
+
+#: The deltas of the hot path, built the cheap way (every field, positionally).
+_text_delta: Callable[[str, int], TextDelta] = constructor(TextDelta)
 
 #: Client-side call items, and the field that holds their arguments.
 _CLIENT_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
@@ -314,8 +316,6 @@ class ResponsesDecoder(DialectDecoder):
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
-        # The chunk decoder's JSON loader (msgspec with the `fast` extra), read now like it does.
-        self._loads = _chunks._fast_loads or _chunks._stdlib_loads
         self._frame = SSEFrame("")
         self._filled: set[_PartKey] = set()  # parts whose text was delivered
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
@@ -345,26 +345,6 @@ class ResponsesDecoder(DialectDecoder):
             "response.failed": self._failed,
             "error": self._error,
         }
-
-    def feed_all(self, frames: Iterable[SSEFrame], out: list[Delta]) -> None:
-        """`out += feed(frame)` for each frame, stopping once done (one loop, no per-frame call)."""
-        decode = self._decode
-        for frame in frames:
-            if self._state != "open" or self._done:
-                out += self.feed(frame)  # which refuses it, as the lifecycle says
-            self._items += 1
-            try:
-                out += decode(frame)
-            except ShapeError as exc:
-                if self._skip:
-                    continue
-                self._state = "failed"
-                raise MalformedChunkError(str(exc), _data_of(frame), dialect=self.dialect) from None
-            except Exception:
-                self._state = "failed"
-                raise
-            if self._done:
-                return
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
@@ -438,8 +418,8 @@ class ResponsesDecoder(DialectDecoder):
         if logprobs:
             if type(logprobs) is not list:
                 raise ShapeError("logprobs", "an array", logprobs)
-            return [Metadata({"logprobs": logprobs}), TextDelta(text)]
-        return [TextDelta(text)]
+            return [Metadata({"logprobs": logprobs}), _text_delta(text, 0)]
+        return [_text_delta(text, 0)]
 
     def _summary_delta(self, payload: JSONObject) -> list[Delta]:
         text = payload.get("delta")
