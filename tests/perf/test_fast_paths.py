@@ -419,23 +419,21 @@ def _dialects_of(path: Path) -> list[str]:
     return [*names, "auto"]
 
 
+def _chain(path: Path, name: str, *, skip: bool, message: bool) -> Callable[[], list[Any]]:
+    def make() -> list[Any]:
+        decode = rs.decode(name, on_malformed="skip") if skip else rs.decode(name)
+        return [*_front(path), decode, *([rs.accumulate_message()] if message else [])]
+
+    return make
+
+
 def _decode_chains(path: Path) -> list[tuple[str, Callable[[], list[Any]]]]:
     chains: list[tuple[str, Callable[[], list[Any]]]] = []
     for name in _dialects_of(path):
         chains += [
-            (f"{name}", lambda name=name: [*_front(path), rs.decode(name)]),
-            (
-                f"{name}+message",
-                lambda name=name: [*_front(path), rs.decode(name), rs.accumulate_message()],
-            ),
-            (
-                f"{name}+skip+message",
-                lambda name=name: [
-                    *_front(path),
-                    rs.decode(name, on_malformed="skip"),
-                    rs.accumulate_message(),
-                ],
-            ),
+            (name, _chain(path, name, skip=False, message=False)),
+            (f"{name}+message", _chain(path, name, skip=False, message=True)),
+            (f"{name}+skip+message", _chain(path, name, skip=True, message=True)),
         ]
     return chains
 
