@@ -118,7 +118,7 @@ class TiktokenEncoding(Protocol):
 
 
 #: What `TokenCounter` and `count_tokens` accept as an encoding.
-EncodingSpec: TypeAlias = "TiktokenEncoding | str | Callable[[str], Sequence[int]] | None"
+EncodingSpec: TypeAlias = "TiktokenEncoding | str | Callable[[str], Sequence[object]] | None"
 
 
 # -- encodings by name, offline ----------------------------------------------------------
@@ -177,7 +177,7 @@ _loaded: dict[str, Any] = {}  # bundled encodings already built (building one ta
 
 def resolve_encoding(
     encoding: EncodingSpec = None,
-) -> TiktokenEncoding | Callable[[str], Sequence[int]]:
+) -> TiktokenEncoding | Callable[[str], Sequence[object]]:
     """Turn an encoding spec into a tiktoken `Encoding` or a plain callable.
 
     Names never touch the network: `"o200k_base"` and `"cl100k_base"` (and
@@ -189,7 +189,8 @@ def resolve_encoding(
 
     Args:
         encoding: a tiktoken `Encoding`; an encoding name (`"o200k_base"`) or a
-            model name (`"gpt-4o"`); any callable `str -> list[int]`; or None
+            model name (`"gpt-4o"`); any callable from `str` to a sequence of tokens (ids, or
+            strings like `str.split` gives: only their number counts); or None
             for `DEFAULT_ENCODING`.
 
     Returns:
@@ -356,7 +357,7 @@ class _PieceCounts(dict[str, int]):
 
     __slots__ = ("_encode_piece",)
 
-    def __init__(self, encode_piece: Callable[[str], Sequence[int]]) -> None:
+    def __init__(self, encode_piece: Callable[[str], Sequence[object]]) -> None:
         super().__init__()
         self._encode_piece = encode_piece
 
@@ -408,7 +409,7 @@ class _PieceTextCount:
         findall: Callable[[str], list[str]],
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
-        encode: Callable[[str], Sequence[int]],
+        encode: Callable[[str], Sequence[object]],
     ) -> None:
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
@@ -624,7 +625,7 @@ class _BoundaryTextCount:
         "long",
     )
 
-    def __init__(self, encode: Callable[[str], Sequence[int]], *, settled: int = 0) -> None:
+    def __init__(self, encode: Callable[[str], Sequence[object]], *, settled: int = 0) -> None:
         self._encode = encode
         self._settled = settled
         self._tail = ""
@@ -758,10 +759,10 @@ _shared: weakref.WeakKeyDictionary[Any, Callable[[], _TextCount]] = weakref.Weak
 
 
 def _text_count_factory(
-    encoding: TiktokenEncoding | Callable[[str], Sequence[int]],
+    encoding: TiktokenEncoding | Callable[[str], Sequence[object]],
 ) -> Callable[[], _TextCount]:
     if not _is_tiktoken(encoding):
-        encode: Callable[[str], Sequence[int]] = encoding  # type: ignore[assignment]
+        encode: Callable[[str], Sequence[object]] = encoding  # type: ignore[assignment]
         return lambda: _BoundaryTextCount(encode)
     try:
         return _shared[encoding]

@@ -306,7 +306,7 @@ class Scenario:
         message: str = "fake error",
         *,
         type: str | None = None,
-        code: str | None = None,
+        code: str | int | None = None,
         headers: Mapping[str, str] | None = None,
         body: JSON = None,
     ) -> Scenario:

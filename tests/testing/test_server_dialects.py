@@ -185,6 +185,18 @@ def test_http_errors_come_in_the_providers_shape(dialect: str) -> None:
     assert error.provider_message == "slow down"
 
 
+def test_an_http_error_takes_an_integer_code_as_gemini_sends_it() -> None:
+    scenario = Scenario.error(400, "bad key", type="INVALID_ARGUMENT", code=400)
+    with FakeLLMServer(scenario) as server:
+        response = httpx.post(
+            server.url_for("gemini"), json={"contents": []}, headers={"x-goog-api-key": "k"}
+        )
+    assert response.status_code == 400
+    [body] = response.json()
+    assert body["error"]["code"] == 400
+    assert body["error"]["message"] == "bad key"
+
+
 @pytest.mark.parametrize("dialect", AVAILABLE)
 def test_a_cut_stream_is_truncated(dialect: str) -> None:
     scenario = Scenario.answer(rs.TextDelta("a"), rs.TextDelta("b"), end=False)
