@@ -421,7 +421,7 @@ def test_a_call_begun_without_an_index_goes_on_under_index_0() -> None:
     accumulator = ToolCallAccumulator()
     calls = [c for chunk in chunks for c in accumulator.feed(chunk)] + accumulator.close()
     assert calls == [ToolCall(0, "a", "f", '{"x":1}'), ToolCall(1, "b", "g", "")]
-    counter = TokenCounter(list)  # type: ignore[arg-type]  # a token per character
+    counter = TokenCounter(list)  # a token per character
     counts = [n for chunk in chunks for n in counter.feed(chunk)] + counter.close()
     assert counts[-1].tool_arguments == len('{"x":1}')
 
