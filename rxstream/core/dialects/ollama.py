@@ -18,9 +18,13 @@ Every line is `{"model", "created_at", "message": {"role", "content",
   (`stop` -> `stop`, or `tool_calls` when the answer asked for tool calls,
   for which Ollama says `stop` too; `length` -> `length`; `load`/`unload`
   as they are; absent or `""` -> `stop` with `raw` None), `prompt_eval_count`
-  / `eval_count` are `Usage` (a count Ollama omits is 0; `Usage.raw` keeps
+  / `eval_count` are `Usage` (a count Ollama omits is 0;
+  `prompt_eval_cached_count`, the prompt tokens read from the cache and
+  counted in `prompt_eval_count` too, is `cached_tokens`; `Usage.raw` keeps
   the counts and durations), and `model`, `created_at` and the durations
-  (nanoseconds) are `Metadata`.
+  (nanoseconds) are `Metadata`;
+- a top-level field of a line that rxstream does not know (`_debug_info`,
+  fields of newer servers) is `Metadata` under its own name.
 
 A line `{"error": "..."}` is `ProviderError` (Ollama's error after the
 stream began). Input that ends without `"done": true` is
@@ -71,6 +75,23 @@ __all__ = ["OllamaDecoder", "OllamaRenderer", "http_error"]
 
 #: The duration fields of the final line, in nanoseconds.
 DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+#: The token counts of the final line (`Usage`).
+COUNTS = ("prompt_eval_count", "prompt_eval_cached_count", "eval_count")
+#: The top-level fields of a line this decoder reads; others are kept as `Metadata`.
+_KNOWN = frozenset(
+    {
+        "model",
+        "created_at",
+        "message",
+        "done",
+        "done_reason",
+        "logprobs",
+        "remote_model",
+        "remote_host",
+        *COUNTS,
+        *DURATIONS,
+    }
+)
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
@@ -141,6 +162,9 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             logprobs = opt_list(data, "logprobs", "")
             if logprobs:
                 out.append(Metadata({"logprobs": logprobs}))
+        # A line has model, created_at, message and done: more is looked at only when there.
+        if len(data) > 4 and not _KNOWN.issuperset(data):
+            out.append(Metadata({key: data[key] for key in data if key not in _KNOWN}))
         if done is False:
             return out
         if done is True:
@@ -188,15 +212,14 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         out.append(Finish(reason, 0, raw or None))
         prompt = opt_int(data, "prompt_eval_count", "")
         completion = opt_int(data, "eval_count", "")
+        cached = opt_int(data, "prompt_eval_cached_count", "")
         durations: JSONObject = {key: data[key] for key in DURATIONS if key in data}
         for key, value in durations.items():
             if type(value) is not int:
                 raise ShapeError(key, "an integer", value)
-        if prompt is not None or completion is not None:
-            counts: JSONObject = {
-                key: data[key] for key in ("prompt_eval_count", "eval_count") if key in data
-            }
-            out.append(usage(prompt, completion, raw={**counts, **durations}))
+        if prompt is not None or completion is not None or cached is not None:
+            counts: JSONObject = {key: data[key] for key in COUNTS if key in data}
+            out.append(usage(prompt, completion, cached=cached, raw={**counts, **durations}))
         extra: JSONObject = {
             key: data[key]
             for key in ("model", "created_at", "remote_model", "remote_host")
@@ -236,7 +259,7 @@ class OllamaRenderer:
 
     What Ollama cannot express is left out: refusals, citations, provider-side
     tools, reasoning state, choices other than 0, `total_tokens` (recomputed
-    as the sum), `reasoning_tokens` and `cached_tokens`; arguments that are
+    as the sum) and `reasoning_tokens`; arguments that are
     not a JSON object are sent as the text they are, and arguments of `""`
     come back as `"{}"`.
 
@@ -322,6 +345,8 @@ class OllamaRenderer:
         last.update(self._durations)
         if self._usage is not None:
             last["prompt_eval_count"] = self._usage.prompt_tokens
+            if self._usage.cached_tokens is not None:
+                last["prompt_eval_cached_count"] = self._usage.cached_tokens
             last["eval_count"] = self._usage.completion_tokens
         out.append(_dumps(last))
         return out

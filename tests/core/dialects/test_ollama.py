@@ -250,6 +250,31 @@ def test_the_tool_call_recording_line_by_line() -> None:
             id="prompt-count-omitted-when-cached",
         ),
         pytest.param(
+            [final("stop", prompt_eval_count=12, prompt_eval_cached_count=9, eval_count=3)],
+            [Finish("stop"), Usage(12, 3, 15, cached_tokens=9), Metadata(STAMP)],
+            id="cached-prompt-count",
+        ),
+        pytest.param(
+            [final("stop", prompt_eval_cached_count=0, eval_count=1)],
+            [Finish("stop"), Usage(0, 1, 1, cached_tokens=0), Metadata(STAMP)],
+            id="cached-count-zero-is-said",
+        ),
+        pytest.param(
+            [
+                line({"content": "a"}, _probe={"slot": 2}),
+                final("stop", eval_count=1, server_note="warm"),
+            ],
+            [
+                TextDelta("a"),
+                Metadata({"_probe": {"slot": 2}}),
+                Metadata({"server_note": "warm"}),
+                Finish("stop"),
+                Usage(0, 1, 1),
+                Metadata(STAMP),
+            ],
+            id="unknown-fields-kept-under-their-names",
+        ),
+        pytest.param(
             [final("load")],
             [Finish("load"), Metadata(STAMP)],
             id="load-without-counts",
@@ -531,7 +556,7 @@ def test_the_renderer_writes_api_chat_lines() -> None:
         RefusalDelta("not expressible"),
         Citation("url_citation", "https://x.test"),
         Finish("tool_calls"),
-        Usage(10, 2, 12),
+        Usage(10, 2, 12, cached_tokens=4),
         Metadata({"total_duration": 99, "other": 1}),
     ]
     for item in deltas:
@@ -570,6 +595,7 @@ def test_the_renderer_writes_api_chat_lines() -> None:
             "done": True,
             "total_duration": 99,
             "prompt_eval_count": 10,
+            "prompt_eval_cached_count": 4,
             "eval_count": 2,
         },
     ]
@@ -659,7 +685,8 @@ def scripts(draw: st.DrawFn) -> list[Delta]:
     out.append(Finish("tool_calls" if calls else draw(st.sampled_from(reasons))))
     if draw(st.booleans()):
         prompt, completion = draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6))
-        out.append(Usage(prompt, completion, prompt + completion))
+        cached = draw(st.none() | st.integers(0, prompt))
+        out.append(Usage(prompt, completion, prompt + completion, cached_tokens=cached))
     return out
 
 
