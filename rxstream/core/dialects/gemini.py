@@ -64,8 +64,12 @@ object.
 The end: the stream is done at the chunk on which every candidate seen has
 its `finishReason` (or the prompt was blocked); then the decoder takes no
 more input and `rs.decode` releases the connection, so nothing after it is
-read. Content for a candidate after its own finish (while others go on) is
-`MalformedChunkError`. End of input before the end is
+read. One exception: Gemini sends `finishReason` on the chunk that starts a
+code run (an `executableCode` whose `codeExecutionResult` has not come yet)
+and then the result and the rest of the answer, ending with another
+`finishReason`; such a finish is held back, and is the candidate's end only
+if the input ends with nothing more for it. Content for a candidate after
+its own finish (while others go on) is `MalformedChunkError`. End of input before the end is
 `TruncatedStreamError`. The decoder keeps each candidate's answer text (to
 convert citation offsets) and the open containers of a streamed call;
 every chunk is read once. `{"error": {"code", "message", "status"}}` (also
@@ -196,10 +200,12 @@ class _Candidate:
         "calls",
         "citations",
         "code_id",
+        "code_open",
         "finished",
         "grounding",
         "open_call",
         "open_index",
+        "pending",
         "safety",
         "texts",
     )
@@ -210,7 +216,10 @@ class _Candidate:
         self.open_call: ArgumentsWriter | None = None  # a Vertex call whose arguments stream
         self.open_index = 0
         self.code_id: str | None = None  # the id of the last executableCode
+        self.code_open = False  # an executableCode whose codeExecutionResult has not come yet
         self.finished = False
+        # A finishReason sent while a code run was open: (the candidate, its path).
+        self.pending: tuple[JSONObject, str] | None = None
         self.grounding: JSONObject | None = None  # the last non-empty groundingMetadata
         self.citations: list[JSONObject] = []  # citationMetadata sources, deduplicated
         self.safety: JSON = None  # the last safetyRatings
@@ -402,6 +411,7 @@ class GeminiDecoder(DialectDecoder):
                         f"candidate {choice} sent content after its finishReason", frame
                     )
                     return
+                state.pending = None  # the answer goes on: that finishReason was not its end
                 for j, part in enumerate(parts):
                     if type(part) is not dict:
                         raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
@@ -453,10 +463,12 @@ class GeminiDecoder(DialectDecoder):
         if code is not None:
             call_id = opt_str(code, "id", f"{where}.executableCode")
             state.code_id = call_id
+            state.code_open = True
             out.append(ServerToolCall(call_id, "code_execution", _without_id(code), choice, part))
         result = opt_object(part, "codeExecutionResult", where)
         if result is not None:
             call_id = opt_str(result, "id", f"{where}.codeExecutionResult")
+            state.code_open = False
             out.append(
                 ServerToolResult(
                     call_id if call_id is not None else state.code_id,
@@ -652,6 +664,23 @@ class GeminiDecoder(DialectDecoder):
         if state.finished:
             self._malformed(f"candidate {choice} sent a second finishReason", frame)
             return
+        if state.code_open:
+            # Gemini says STOP on the chunk that starts a code run, then sends its
+            # result and the rest of the answer with another finishReason: this one
+            # ends the candidate only if nothing follows it (see `_end`).
+            state.pending = (candidate, where)
+            return
+        self._finish_candidate(candidate, state, choice, where, reason, out)
+
+    def _finish_candidate(
+        self,
+        candidate: JSONObject,
+        state: _Candidate,
+        choice: int,
+        where: str,
+        reason: str,
+        out: list[Delta],
+    ) -> None:
         self._close_call(state, choice, out)
         if state.grounding is not None or state.citations:
             out += _citations(state, choice, where)
@@ -663,6 +692,22 @@ class GeminiDecoder(DialectDecoder):
         out.append(Finish(_finish(reason, state.calls > 0), choice, reason))
         state.finished = True
         self._unfinished -= 1
+
+    def _end(self) -> list[Delta]:
+        """At the end of input, a finishReason held back for a code run is the end after all."""
+        out: list[Delta] = []
+        if not self._done:
+            for choice, state in self._candidates.items():
+                if state.pending is not None:
+                    candidate, where = state.pending
+                    state.pending = None
+                    reason = opt_str(candidate, "finishReason", where) or ""
+                    self._finish_candidate(candidate, state, choice, where, reason, out)
+            if out and self._unfinished == 0:
+                self._done = True
+                if self._usage is not None:
+                    out.append(_usage(self._usage))
+        return out + super()._end()
 
     def _citation_sources(self, cited: JSON, state: _Candidate, where: str) -> None:
         if type(cited) is not dict:

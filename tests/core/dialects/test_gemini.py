@@ -542,6 +542,45 @@ CASES: list[tuple[str, list[Any], list[Delta]]] = [
         ],
     ),
     (
+        "a finish on the chunk that starts a code run is not the end when more follows",
+        [
+            chunk(
+                cand(
+                    {"executableCode": {"language": "PYTHON", "code": "print(6*7)"}}, finish="STOP"
+                ),
+                usageMetadata={"promptTokenCount": 5, "candidatesTokenCount": 2},
+            ),
+            chunk(cand({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "42\n"}})),
+            chunk(cand({"text": "It is "})),
+            chunk(
+                cand({"text": "42."}, finish="STOP"),
+                usageMetadata={"promptTokenCount": 9, "candidatesTokenCount": 6},
+            ),
+        ],
+        [
+            ServerToolCall(None, "code_execution", {"language": "PYTHON", "code": "print(6*7)"}),
+            ServerToolResult(None, "code_execution", {"outcome": "OUTCOME_OK", "output": "42\n"}),
+            TextDelta("It is "),
+            TextDelta("42."),
+            Finish("stop"),
+            Usage(9, 6, 15),
+        ],
+    ),
+    (
+        "a finish held back for a code run ends the stream when nothing follows it",
+        [
+            chunk(
+                cand({"executableCode": {"language": "PYTHON", "code": "x"}}, finish="MAX_TOKENS"),
+                usageMetadata={"promptTokenCount": 3, "candidatesTokenCount": 4},
+            )
+        ],
+        [
+            ServerToolCall(None, "code_execution", {"language": "PYTHON", "code": "x"}),
+            Finish("length"),
+            Usage(3, 4, 7),
+        ],
+    ),
+    (
         "built-in tool call and response",
         [
             chunk(
@@ -857,6 +896,31 @@ def test_truncated_before_the_finish() -> None:
     with pytest.raises(TruncatedStreamError, match="finishReason") as info:
         decode(chunk(cand({"text": "a"})))
     assert not isinstance(info.value, EmptyStreamError)
+
+
+def test_truncated_after_a_held_back_finish_when_the_answer_went_on() -> None:
+    with pytest.raises(TruncatedStreamError):
+        decode(
+            chunk(cand({"executableCode": {"language": "PYTHON", "code": "x"}}, finish="STOP")),
+            chunk(cand({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": ""}})),
+        )
+
+
+def test_the_pipeline_reads_on_past_a_finish_held_back_for_a_code_run() -> None:
+    frames = [
+        chunk(cand({"executableCode": {"language": "PYTHON", "code": "x"}}, finish="STOP")),
+        chunk(cand({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}})),
+        chunk(cand({"text": "one"}, finish="STOP")),
+        chunk(cand({"text": "never read"})),
+    ]
+    data = "".join(f"data: {json.dumps(f)}\r\n\r\n" for f in frames).encode()
+    for dialect in ("gemini", "auto"):
+        (message,) = run([data], dialect)
+        assert (message.content, message.finish_reason, len(message.server_tools)) == (
+            "one",
+            "stop",
+            2,
+        )
 
 
 def test_truncated_inside_a_streamed_call() -> None:
