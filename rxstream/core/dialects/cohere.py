@@ -22,7 +22,10 @@ What becomes what:
 - `debug` is `Metadata({"debug": ...})`; an event of a type this decoder does
   not know (Cohere's event types are lower-case hyphenated words, and new
   ones may appear) is `Metadata({"events": [<event>]})`;
-- `content-start`/`-end`, `tool-call-end`, `citation-end` carry nothing new.
+- `content-start` is read like `content-delta` (its text or thinking is
+  usually empty); `content-end`, `tool-call-end`, `citation-end` carry nothing
+  new. Fields of `message-start` and `message-end` that rxstream does not
+  read are kept as `Metadata`.
 
 `message-end` ends the stream: `finish_reason` `COMPLETE` and
 `STOP_SEQUENCE` are `"stop"` (`"tool_calls"` if the answer asked for tool
@@ -98,7 +101,11 @@ _FINISH = {
 _COHERE_TYPE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 #: What Cohere's finish words look like (another dialect's raw word is not sent as one).
 _WORD = re.compile(r"[A-Z][A-Z_]*")
-_QUIET = frozenset({"content-start", "content-end", "tool-call-end", "citation-end"})
+_QUIET = frozenset({"content-end", "tool-call-end", "citation-end"})
+#: The fields of `message-start` and of `message-end`'s delta that the decoder reads itself.
+_START_KEYS = frozenset({"type", "id", "delta"})
+_START_MESSAGE_KEYS = frozenset({"role"})
+_END_DELTA_KEYS = frozenset({"finish_reason", "error", "usage"})
 
 
 def _message(payload: JSONObject) -> JSONObject:
@@ -176,14 +183,15 @@ class CohereDecoder(DialectDecoder):
         if kind in _QUIET:
             self._index(payload)
             return []
+        if kind == "content-start":
+            self._index(payload)
+            return self._content(payload)  # its text or thinking is usually empty, not always
         if kind == "tool-call-start":
             return self._call_start(payload)
         if kind == "citation-start":
             return self._citation(payload)
         if kind == "message-start":
-            self._answered = True
-            message_id = opt_str(payload, "id", "")
-            return [Metadata({"id": message_id})] if message_id is not None else []
+            return self._start_message(payload)
         if kind == "message-end":
             return self._end_message(payload, frame)
         if kind == "debug":
@@ -275,6 +283,26 @@ class CohereDecoder(DialectDecoder):
             out.append(Citation("citation", None, None, text, start, end, 0, cited))
         return out
 
+    def _start_message(self, payload: JSONObject) -> list[Delta]:
+        """The message id, and whatever else `message-start` brought, as `Metadata`."""
+        self._answered = True
+        out: list[Delta] = []
+        message_id = opt_str(payload, "id", "")
+        if message_id is not None:
+            out.append(Metadata({"id": message_id}))
+        extra = {key: value for key, value in payload.items() if key not in _START_KEYS}
+        message = _message(payload)
+        sent = {
+            key: value
+            for key, value in message.items()
+            if key not in _START_MESSAGE_KEYS and value not in (None, "", [], {})
+        }
+        if sent:
+            extra["message"] = sent  # the start of a message is normally empty: kept as sent
+        if extra:
+            out.append(Metadata(extra))
+        return out
+
     def _end_message(self, payload: JSONObject, frame: SSEFrame) -> list[Delta]:
         delta = opt_object(payload, "delta", "") or {}
         reason = opt_str(delta, "finish_reason", "delta")
@@ -293,6 +321,10 @@ class CohereDecoder(DialectDecoder):
         counts = opt_object(delta, "usage", "delta")
         if counts is not None:
             out.append(_usage(counts))
+        extra = {key: value for key, value in delta.items() if key not in _END_DELTA_KEYS}
+        extra.update((key, value) for key, value in payload.items() if key not in _START_KEYS)
+        if extra:
+            out.append(Metadata(extra))  # fields rxstream does not know, kept as sent
         self._answered = True
         self._done = True
         return out

@@ -402,6 +402,51 @@ CASES: list[tuple[str, list[Any], list[Delta]]] = [
         [START, "", " ", "[DONE]", end()],
         [Metadata({"id": "m1"}), Finish("stop")],
     ),
+    (
+        "text or thinking in a content-start is not lost",
+        [
+            START,
+            {
+                "type": "content-start",
+                "index": 0,
+                "delta": {"message": {"content": {"type": "thinking", "thinking": "so"}}},
+            },
+            {
+                "type": "content-start",
+                "index": 1,
+                "delta": {"message": {"content": {"type": "text", "text": "Yes"}}},
+            },
+            content(", done", 1),
+            end(),
+        ],
+        [
+            Metadata({"id": "m1"}),
+            ReasoningDelta("so"),
+            TextDelta("Yes"),
+            TextDelta(", done"),
+            Finish("stop"),
+        ],
+    ),
+    (
+        "fields of message-start and message-end rxstream does not read are metadata",
+        [
+            {
+                **START,
+                "trace": "t9",
+                "delta": {"message": {"role": "assistant", "content": [], "lang": "pt"}},
+            },
+            content("a"),
+            {**end(system_fingerprint="f1"), "id": "m1"},
+        ],
+        [
+            Metadata({"id": "m1"}),
+            Metadata({"trace": "t9", "message": {"lang": "pt"}}),
+            TextDelta("a"),
+            Metadata({"id": "m1"}),
+            Finish("stop"),
+            Metadata({"system_fingerprint": "f1"}),
+        ],
+    ),
 ]
 
 
