@@ -39,7 +39,9 @@ What becomes what:
   provider's object (document offsets, `encrypted_index`, ...) is `raw`;
 - `message_delta` -> `Metadata` (the stop sequence and other delta fields,
   when set), `Finish`, then `Usage`; `message_start` -> `Metadata` with the
-  message `id` and `model` (and any other field it sets);
+  message `id` and `model` (and any other field it sets); fields of
+  `message_stop` (Bedrock adds `amazon-bedrock-invocationMetrics`) ->
+  `Metadata`;
 - a `message_start` may carry blocks whole in its `content` and its
   `stop_reason` already set (a turn resumed after client tool results, as in
   programmatic tool calling, then `message_stop` with no `message_delta`):
@@ -396,6 +398,10 @@ class AnthropicDecoder(DialectDecoder):
             out.append(_finish(self._start_reason))  # no message_delta said otherwise
         if not self._usage_sent and self._usage:
             out.append(_usage_of(self._usage))  # no message_delta came: keep what start said
+        # Fields a relay adds (Bedrock's `amazon-bedrock-invocationMetrics`): kept.
+        data = {k: v for k, v in payload.items() if k != "type" and v is not None}
+        if data:
+            out.append(Metadata(data))
         return out
 
     # -- content blocks --------------------------------------------------------------

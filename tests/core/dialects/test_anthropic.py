@@ -606,6 +606,15 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
         [MESSAGE_START, MESSAGE_START, start(0, type="text", text="a"), stop(0)],
         [START_META, TextDelta("a")],
     ),
+    (
+        "fields on message_stop are kept (a relay's metrics)",
+        [MESSAGE_START, E("message_stop", **{"relay-metrics": {"latency": 7}})],
+        [
+            START_META,
+            Usage(10, 1, 11, raw={"input_tokens": 10, "output_tokens": 1}),
+            Metadata({"relay-metrics": {"latency": 7}}),
+        ],
+    ),
     ("ping is dropped", [MESSAGE_START, PING], [START_META]),
     (
         "ping without its event line",
