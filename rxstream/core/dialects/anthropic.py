@@ -39,7 +39,15 @@ What becomes what:
   provider's object (document offsets, `encrypted_index`, ...) is `raw`;
 - `message_delta` -> `Metadata` (the stop sequence and other delta fields,
   when set), `Finish`, then `Usage`; `message_start` -> `Metadata` with the
-  message `id` and `model` (and any other field it sets);
+  message `id` and `model` (and any other field it sets); fields of
+  `message_stop` (Bedrock adds `amazon-bedrock-invocationMetrics`) ->
+  `Metadata`;
+- a `message_start` may carry blocks whole in its `content` and its
+  `stop_reason` already set (a turn resumed after client tool results, as in
+  programmatic tool calling, then `message_stop` with no `message_delta`):
+  each block gives what a block of its type gives from its start to its
+  stop (content position = its index), and the `stop_reason` is the `Finish`
+  at `message_stop` unless a `message_delta` sent one;
 - event types and block types this module does not know are kept, whole, in
   `Metadata({"events": [...]})` (Anthropic says new ones may appear); `ping`
   is dropped.
@@ -70,7 +78,9 @@ Errors and ends: an `error` event (`{"type": "error", "error": {"type":
 `message_stop` ends the stream; end of input before it is
 `TruncatedStreamError` (`EmptyStreamError` when not even `message_start`
 came). A frame of another dialect, JSON that is not an object, a field of the
-wrong type, a delta for a block that is not open, is `MalformedChunkError`.
+wrong type, a delta for a block that is not open, a `message_start` of
+another message id while one is open (two streams spliced together), is
+`MalformedChunkError`; the same `message_start` repeated is ignored.
 
 `AnthropicRenderer` turns deltas back into such a stream, and `http_error`
 builds Anthropic's HTTP error bodies.
@@ -192,6 +202,10 @@ class AnthropicDecoder(DialectDecoder):
         self._tools = 0
         self._usage: JSONObject = {}
         self._usage_sent = False
+        self._started = False  # message_start came
+        self._message_id: str | None = None  # its message id
+        self._start_reason: str | None = None  # a stop_reason message_start set
+        self._finished = False  # a Finish was given
         self._handlers = {
             "content_block_delta": self._delta,
             "content_block_start": self._start,
@@ -310,13 +324,47 @@ class AnthropicDecoder(DialectDecoder):
         start_usage = opt_object(message, "usage", "message")
         if start_usage is not None:
             _check_usage(start_usage, "message.usage")
-        opt_str(message, "id", "message")
+        message_id = opt_str(message, "id", "message")
         opt_str(message, "model", "message")
+        reason = opt_str(message, "stop_reason", "message")
+        content = message.get("content")
+        if content is not None and type(content) is not list:
+            raise ShapeError("message.content", "an array", content)
+        if self._started:
+            if message_id == self._message_id:
+                return []  # the same message_start again: nothing new
+            return self._malformed(
+                f"a message_start for message {message_id!r} while message "
+                f"{self._message_id!r} is open (two streams spliced together)",
+                item,
+            )
+        self._started = True
+        self._message_id = message_id
         self._answered = True
         if start_usage is not None:
             self._usage = dict(start_usage)
+        self._start_reason = reason
         data = {k: v for k, v in message.items() if k not in _MESSAGE_OWN and v is not None}
-        return [Metadata(data)] if data else []
+        out: list[Delta] = [Metadata(data)] if data else []
+        if content:
+            out += self._prefilled(content)
+        return out
+
+    def _prefilled(self, content: list[JSON]) -> list[Delta]:
+        """The blocks a `message_start` carries whole, each as if it started and stopped."""
+        out: list[Delta] = []
+        for index, block in enumerate(content):
+            path = f"message.content[{index}]"
+            if type(block) is not dict:
+                raise ShapeError(path, "an object", block)
+            kind = opt_str(block, "type", path)
+            if kind is None:
+                raise ShapeError(f"{path}.type", "a string", block.get("type"))
+            event: JSONObject = {"type": "message_start", "index": index, "content_block": block}
+            out += self._open(index, kind, block, event)
+            self._text.discard(index)
+            out += self._end_block(self._blocks.pop(index), stopped=True)
+        return out
 
     def _message_delta(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
         delta = opt_object(payload, "delta", "")
@@ -334,7 +382,8 @@ class AnthropicDecoder(DialectDecoder):
         if data:
             out.append(Metadata(data))
         if stop_reason is not None:
-            out.append(Finish(FINISH_REASONS.get(stop_reason, stop_reason), raw=stop_reason))
+            out.append(_finish(stop_reason))
+            self._finished = True
         if more is not None:
             merged = self._usage
             merged.update((k, v) for k, v in more.items() if v is not None)
@@ -345,8 +394,14 @@ class AnthropicDecoder(DialectDecoder):
     def _message_stop(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
         self._done = True
         out = self._flush()
+        if not self._finished and self._start_reason is not None:
+            out.append(_finish(self._start_reason))  # no message_delta said otherwise
         if not self._usage_sent and self._usage:
             out.append(_usage_of(self._usage))  # no message_delta came: keep what start said
+        # Fields a relay adds (Bedrock's `amazon-bedrock-invocationMetrics`): kept.
+        data = {k: v for k, v in payload.items() if k != "type" and v is not None}
+        if data:
+            out.append(Metadata(data))
         return out
 
     # -- content blocks --------------------------------------------------------------
@@ -541,6 +596,10 @@ _DELTA_BLOCKS: dict[str, tuple[int, ...]] = {
     "signature_delta": (_THINKING,),
     "input_json_delta": (_TOOL, _SERVER_TOOL),
 }
+
+
+def _finish(stop_reason: str) -> Finish:
+    return Finish(FINISH_REASONS.get(stop_reason, stop_reason), raw=stop_reason)
 
 
 def _index(payload: JSONObject) -> int:

@@ -9,7 +9,8 @@ carries a random-length `p` padding string, which is ignored)::
     messageStart  ([contentBlockStart] contentBlockDelta* contentBlockStop)*  messageStop  metadata
 
 - `contentBlockDelta.delta.text` is `TextDelta` (text blocks have no
-  `contentBlockStart`); `reasoningContent.text` is `ReasoningDelta`.
+  `contentBlockStart`, or one with an empty `start`, which gives nothing);
+  `reasoningContent.text` is `ReasoningDelta`.
 - A `contentBlockStart` with `toolUse {toolUseId, name}` begins a client tool
   call: `ToolCallDelta` with `id` = `toolUseId` (the id the client answers
   with) and `index` = the order of the tool-use blocks (not
@@ -37,7 +38,9 @@ carries a random-length `p` padding string, which is ignored)::
   = `outputTokens`, total = `totalTokens` as sent, cached =
   `cacheReadInputTokens`; `metrics`, `trace`, `performanceConfig` and
   `serviceTier` are `Metadata`. Image blocks and event types this module does
-  not know are kept as `Metadata` under `"events"` (the service adds members).
+  not know are kept as `Metadata` under `"events"` (the service adds members),
+  and so are `reasoningContent` deltas with members other than `text`,
+  `signature` and `redactedContent`.
 - A message with `:message-type: exception` is `ProviderError` with `type` =
   its `:exception-type` (`throttlingException`, `modelStreamErrorException`,
   ...), the payload's `message` and, where sent, `originalStatusCode` as
@@ -112,6 +115,9 @@ FINISH_REASONS = {
     "guardrail_intervened": CONTENT_FILTER,
     "content_filtered": CONTENT_FILTER,
 }
+
+# The members of a reasoningContent delta this module reads.
+_REASONING_KNOWN = frozenset({"text", "signature", "redactedContent"})
 
 # The kinds of location a Bedrock citation may have.
 _LOCATIONS = ("web", "documentChar", "documentPage", "documentChunk", "searchResultLocation")
@@ -232,6 +238,8 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
             opt_str(result, "status", "start.toolResult")
             self._blocks[index] = _Block("tool_result", id=call_id, name=name, start=result)
             return []
+        if not start:
+            return []  # a text block that says so (it tells nothing more)
         # An image block, or a kind this module does not know: kept whole.
         return [Metadata({"events": [{"event": "contentBlockStart", "data": _unpadded(data)}]})]
 
@@ -310,6 +318,10 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         redacted = opt_str(reasoning, "redactedContent", "delta.reasoningContent")
         if redacted is not None:
             block.redacted.append(redacted)
+        if reasoning.keys() - _REASONING_KNOWN:
+            # A member this module does not know (the union may grow): kept.
+            event = {"contentBlockIndex": index, "delta": {"reasoningContent": reasoning}}
+            out.append(Metadata({"events": [{"event": "contentBlockDelta", "data": event}]}))
         return out
 
     def _block_stop(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:

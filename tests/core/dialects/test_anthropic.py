@@ -104,6 +104,22 @@ def message_delta(reason: str | None = "end_turn", **usage: int) -> SSEFrame:
 
 
 MESSAGE_STOP = E("message_stop")
+
+
+def resumed_start(content: list[Any], reason: str | None = None) -> SSEFrame:
+    """A message_start that carries blocks whole (and maybe its stop_reason already)."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": content,
+        "stop_reason": reason,
+        "usage": {"input_tokens": 4, "output_tokens": 0},
+    }
+    return E("message_start", message=message)
+
+
 PING = SSEFrame('{"type": "ping"}', "ping")
 
 
@@ -516,6 +532,88 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
             )
         ],
         [Metadata({"id": "m", "model": "c", "container": {"id": "c1"}})],
+    ),
+    (
+        "message_start carrying whole blocks and a stop_reason (a resumed turn)",
+        [
+            resumed_start(
+                [
+                    {"type": "text", "text": "On it."},
+                    {"type": "tool_use", "id": "toolu_r", "name": "roll", "input": {"sides": 6}},
+                ],
+                "tool_use",
+            ),
+            MESSAGE_STOP,
+        ],
+        [
+            START_META,
+            TextDelta("On it."),
+            ToolCallDelta(0, "", "toolu_r", "roll"),
+            ToolCallDelta(0, '{"sides":6}'),
+            Finish("tool_calls", raw="tool_use"),
+            Usage(4, 0, 4, raw={"input_tokens": 4, "output_tokens": 0}),
+        ],
+    ),
+    (
+        "blocks after message_start's content go on from there",
+        [
+            resumed_start([{"type": "tool_use", "id": "toolu_r", "name": "roll", "input": {}}]),
+            start(1, type="tool_use", id="toolu_s", name="roll", input={}),
+            delta(1, type="input_json_delta", partial_json='{"sides":4}'),
+            stop(1),
+            message_delta("tool_use"),
+            MESSAGE_STOP,
+        ],
+        [
+            START_META,
+            ToolCallDelta(0, "", "toolu_r", "roll"),
+            ToolCallDelta(0, "{}"),
+            ToolCallDelta(1, "", "toolu_s", "roll"),
+            ToolCallDelta(1, '{"sides":4}'),
+            Finish("tool_calls", raw="tool_use"),
+            Usage(4, 5, 9, raw={"input_tokens": 4, "output_tokens": 5}),
+        ],
+    ),
+    (
+        "message_delta's stop_reason wins over message_start's",
+        [resumed_start([], "pause_turn"), message_delta("end_turn"), MESSAGE_STOP],
+        [
+            START_META,
+            Finish("stop", raw="end_turn"),
+            Usage(4, 5, 9, raw={"input_tokens": 4, "output_tokens": 5}),
+        ],
+    ),
+    (
+        "an unknown block in message_start's content is kept",
+        [resumed_start([{"type": "shiny", "x": 1}])],
+        [
+            START_META,
+            Metadata(
+                {
+                    "events": [
+                        {
+                            "type": "message_start",
+                            "index": 0,
+                            "content_block": {"type": "shiny", "x": 1},
+                        }
+                    ]
+                }
+            ),
+        ],
+    ),
+    (
+        "the same message_start twice: the second is ignored",
+        [MESSAGE_START, MESSAGE_START, start(0, type="text", text="a"), stop(0)],
+        [START_META, TextDelta("a")],
+    ),
+    (
+        "fields on message_stop are kept (a relay's metrics)",
+        [MESSAGE_START, E("message_stop", **{"relay-metrics": {"latency": 7}})],
+        [
+            START_META,
+            Usage(10, 1, 11, raw={"input_tokens": 10, "output_tokens": 1}),
+            Metadata({"relay-metrics": {"latency": 7}}),
+        ],
     ),
     ("ping is dropped", [MESSAGE_START, PING], [START_META]),
     (
@@ -1049,6 +1147,26 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     ),
     ("index is a string", [MESSAGE_START, start("0", type="text", text="")], "index is"),  # type: ignore[arg-type]
     ("index missing", [MESSAGE_START, E("content_block_stop")], "index is null"),
+    (
+        "a message_start of another message while one is open",
+        [MESSAGE_START, start(0, type="text", text=""), E("message_start", message={"id": "m2"})],
+        "message_start for message 'm2' while message 'msg_1' is open",
+    ),
+    (
+        "message_start content is an object",
+        [E("message_start", message={"id": "m", "content": {}})],
+        "message.content is",
+    ),
+    (
+        "message_start content holds a string",
+        [E("message_start", message={"id": "m", "content": ["x"]})],
+        "message.content[0] is",
+    ),
+    (
+        "message_start stop_reason is a number",
+        [E("message_start", message={"id": "m", "stop_reason": 2})],
+        "message.stop_reason",
+    ),
     ("block missing", [MESSAGE_START, E("content_block_start", index=0)], "content_block is"),
     ("block without a type", [MESSAGE_START, start(0, text="")], "content_block.type"),
     ("text is a number", [MESSAGE_START, start(0, type="text", text=1)], "content_block.text"),

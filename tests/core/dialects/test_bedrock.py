@@ -377,6 +377,50 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
             id="text-without-block-start",
         ),
         pytest.param(
+            [start(0, {}), delta(0, {"text": "Hi"}), stop(0)],
+            [TextDelta("Hi")],
+            id="text-with-an-empty-block-start",
+        ),
+        pytest.param(
+            [
+                delta(0, {"reasoningContent": {"text": "so", "sealed": "b3BhcXVl"}}),
+                delta(0, {"reasoningContent": {"sealed": "bW9yZQ=="}}),
+                stop(0),
+            ],
+            [
+                ReasoningDelta("so"),
+                Metadata(
+                    {
+                        "events": [
+                            {
+                                "event": "contentBlockDelta",
+                                "data": {
+                                    "contentBlockIndex": 0,
+                                    "delta": {
+                                        "reasoningContent": {"text": "so", "sealed": "b3BhcXVl"}
+                                    },
+                                },
+                            }
+                        ]
+                    }
+                ),
+                Metadata(
+                    {
+                        "events": [
+                            {
+                                "event": "contentBlockDelta",
+                                "data": {
+                                    "contentBlockIndex": 0,
+                                    "delta": {"reasoningContent": {"sealed": "bW9yZQ=="}},
+                                },
+                            }
+                        ]
+                    }
+                ),
+            ],
+            id="reasoning-member-unknown-kept",
+        ),
+        pytest.param(
             [
                 start(1, {"toolUse": {"toolUseId": "tooluse_1", "name": "f"}}),
                 delta(1, {"toolUse": {"input": '{"a":'}}),
