@@ -134,6 +134,9 @@ __all__ = ["AnthropicDecoder", "AnthropicRenderer", "http_error"]
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
+#: The fields of a `tool_use` block a `ToolCallDelta` holds; any other is kept as `Metadata`.
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+
 #: `stop_reason` -> the normalised finish reason (others are kept as sent).
 FINISH_REASONS: dict[str, str] = {
     "end_turn": STOP,
@@ -459,6 +462,9 @@ class AnthropicDecoder(DialectDecoder):
             state.tool = self._tools
             self._tools += 1
             out.append(ToolCallDelta(state.tool, "", call_id, name))
+            extra = {key: value for key, value in block.items() if key not in _TOOL_USE_KEYS}
+            if extra:  # e.g. `caller` on a call made from the provider's code execution
+                out.append(Metadata({"tool_calls": [{"id": call_id, **extra}]}))
         elif kind.endswith("_tool_use"):  # server_tool_use, mcp_tool_use: the provider runs it
             opt_str(block, "id", "content_block")
             if opt_str(block, "name", "content_block") is None:

@@ -555,6 +555,36 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
         ],
     ),
     (
+        "fields of a tool_use block beyond id, name and input are metadata",
+        [
+            MESSAGE_START,
+            start(
+                0,
+                type="tool_use",
+                id="toolu_c",
+                name="roll",
+                input={},
+                caller={"type": "code_execution_20250825", "tool_id": "srvtoolu_1"},
+            ),
+            stop(0),
+        ],
+        [
+            START_META,
+            ToolCallDelta(0, "", "toolu_c", "roll"),
+            Metadata(
+                {
+                    "tool_calls": [
+                        {
+                            "id": "toolu_c",
+                            "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"},
+                        }
+                    ]
+                }
+            ),
+            ToolCallDelta(0, "{}"),  # no input_json_delta: the block's input
+        ],
+    ),
+    (
         "blocks after message_start's content go on from there",
         [
             resumed_start([{"type": "tool_use", "id": "toolu_r", "name": "roll", "input": {}}]),
