@@ -57,6 +57,8 @@ Invariants:
   `response.completed` output item only fills in what no finer event
   delivered (LM Studio sends `function_call_arguments.done` without any delta;
   a server that sends only whole items still gives all their text).
+  `response.completed`'s output items are matched to the streamed ones by
+  id, by position only when a gateway gave the item a new id.
 - Items may interleave (OpenRouter streams a message inside a reasoning
   item): everything is keyed by `output_index` and part index.
 - Done at `response.completed` / `response.incomplete`; a `data: [DONE]` that
@@ -320,7 +322,7 @@ class ResponsesDecoder(DialectDecoder):
         self._filled: set[_PartKey] = set()  # parts whose text was delivered
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
         self._calls: dict[int, _Call] = {}  # client calls by output_index
-        self._finished: set[int] = set()  # output indexes whose item is done
+        self._finished: dict[int, JSON] = {}  # output indexes whose item is done: its id
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         self._handlers = {
             "response.output_text.delta": self._text_delta,
@@ -546,8 +548,9 @@ class ResponsesDecoder(DialectDecoder):
 
     def _item_done_event(self, payload: JSONObject) -> list[Delta]:
         oi = _output_index(payload)
-        self._finished.add(oi)
-        return self._item_done(oi, _obj(payload, "item", ""), "item")
+        item = _obj(payload, "item", "")
+        self._finished[oi] = item.get("id")
+        return self._item_done(oi, item, "item")
 
     def _item_done(self, oi: int, item: JSONObject, path: str) -> list[Delta]:
         """A finished item: whatever of it no finer event delivered."""
@@ -621,13 +624,17 @@ class ResponsesDecoder(DialectDecoder):
         out: list[Delta] = []
         output = opt_list(response, "output", "response") or []
         for i, item in enumerate(output):
-            path = f"response.output[{i}]"
             if type(item) is not dict:
-                raise ShapeError(path, "an object", item)
-            if i not in self._finished:
-                out += self._item_done(i, item, path)
+                raise ShapeError(f"response.output[{i}]", "an object", item)
+        streamed = self._streamed(output)
+        for i, item in enumerate(output):
+            oi = streamed[i]
+            if oi is None:
+                # Not streamed: keyed apart from every streamed index.
+                oi = i if i not in self._finished else -1 - i
+                out += self._item_done(oi, item, f"response.output[{i}]")
             elif item.get("type") == "reasoning":
-                self._reasoning[i] = item
+                self._reasoning[oi] = item
         for i in sorted(self._reasoning):
             item = self._reasoning[i]
             path = f"response.output[{i}]"
@@ -660,6 +667,27 @@ class ResponsesDecoder(DialectDecoder):
         if used is not None:
             out.append(used)
         self._done = True
+        return out
+
+    def _streamed(self, output: list[JSONObject]) -> list[int | None]:
+        """The `output_index` each final output item was streamed at (None: not streamed).
+
+        An item is known by its id; by its position only when the item done
+        there has an id found nowhere in the output (OpenRouter and Copilot
+        give an item a new id in each event). A position alone would double
+        the text when an item's place in `output` is not its `output_index`.
+        """
+        by_id = {id: oi for oi, id in self._finished.items() if type(id) is str}
+        ids = {item.get("id") for item in output}
+        out: list[int | None] = []
+        for i, item in enumerate(output):
+            id = item.get("id")
+            if type(id) is str and id in by_id:
+                out.append(by_id[id])
+            elif i in self._finished and self._finished[i] not in ids:
+                out.append(i)
+            else:
+                out.append(None)
         return out
 
     def _failed(self, payload: JSONObject) -> list[Delta]:

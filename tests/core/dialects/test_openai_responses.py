@@ -545,6 +545,50 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [TextDelta("He"), TextDelta("llo"), STOP],
     ),
     (
+        # The final output lists the items by id, not at their output_index
+        # (an item at index 1 is missing from it): nothing comes twice.
+        "final-output-items-are-matched-by-id",
+        [
+            text("one", 0),
+            item_done(0, {**message(output_text("one")), "id": "m_a"}),
+            text("two", 2),
+            item_done(2, {**message(output_text("two")), "id": "m_b"}),
+            completed(
+                [
+                    {**message(output_text("one")), "id": "m_a"},
+                    {**message(output_text("two")), "id": "m_b"},
+                ]
+            ),
+        ],
+        [TextDelta("one"), TextDelta("two"), STOP],
+    ),
+    (
+        # Ids that change in every event (a gateway's): the position decides.
+        "final-output-item-with-a-new-id-is-matched-by-position",
+        [
+            text("x", 0),
+            item_done(0, {**message(output_text("x")), "id": "id_1"}),
+            completed([{**message(output_text("x")), "id": "id_2"}]),
+        ],
+        [TextDelta("x"), STOP],
+    ),
+    (
+        # An item of the final output that no event streamed is read whole,
+        # even at a position an item with another known id was streamed at.
+        "final-output-item-never-streamed-is-read",
+        [
+            text("x", 0),
+            item_done(0, {**message(output_text("x")), "id": "id_x"}),
+            completed(
+                [
+                    {**message(output_text("y")), "id": "id_y"},
+                    {**message(output_text("x")), "id": "id_x"},
+                ]
+            ),
+        ],
+        [TextDelta("x"), TextDelta("y"), STOP],
+    ),
+    (
         "text-only-in-output-text-done",
         [
             ev(
