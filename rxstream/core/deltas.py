@@ -375,7 +375,9 @@ def parse_usage(raw: JSONObject) -> Usage | None:
     `reasoning_tokens` comes from `completion_tokens_details.reasoning_tokens` or a
     top-level `reasoning_tokens`; `cached_tokens` from
     `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`.
-    A missing `total_tokens` is the sum of the other two.
+    A missing `total_tokens` is the sum of the other two. Where the total is
+    prompt + completion + reasoning (xAI counts reasoning apart),
+    `completion_tokens` is completion + reasoning, as everywhere else.
 
     Raises:
         MalformedChunkError: a counter is not an integer (or null), or a
@@ -413,6 +415,10 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
     if prompt is None and completion is None and total is None:
         return None
     prompt, completion = prompt or 0, completion or 0
+    if reasoning and total == prompt + completion + reasoning:
+        # xAI counts the reasoning tokens apart from `completion_tokens`; its
+        # total has both. A completion counts every output token here.
+        completion += reasoning
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,

@@ -516,6 +516,16 @@ USAGE_CASES: list[tuple[str, dict[str, Any], Usage | None]] = [
     ),
     ("total missing", {"prompt_tokens": 5, "completion_tokens": 7}, U),
     ("xai total larger than the sum kept", {**USAGE, "total_tokens": 20}, Usage(5, 7, 20)),
+    (
+        "xai reasoning counted apart from the completion: added to it",
+        {**USAGE, "total_tokens": 15, "completion_tokens_details": {"reasoning_tokens": 3}},
+        Usage(5, 10, 15, reasoning_tokens=3),
+    ),
+    (
+        "reasoning inside the completion: left as it is",
+        {**USAGE, "completion_tokens_details": {"reasoning_tokens": 3}},
+        Usage(5, 7, 12, reasoning_tokens=3),
+    ),
     ("no counts", {"cost": 0.1}, None),
     ("counts null", {"prompt_tokens": None, "completion_tokens": None}, None),
 ]
