@@ -18,7 +18,12 @@ Mapping (what each event becomes):
   sends no `call_id`), the name from `output_item.added`, the arguments from
   `function_call_arguments.delta`; `index` is the order in which client calls
   appear. `custom_tool_call` items are client calls too (their free-text
-  `input` is the arguments: not JSON).
+  `input` is the arguments: not JSON), and so are the built-in tools the
+  client runs (`shell_call` without a server `environment`, `local_shell_call`,
+  `apply_patch_call`, `computer_call`, `tool_search_call` with `execution:
+  "client"`, any other `*_call` with a `call_id`): named by the type without
+  `_call`, the item's other fields as the JSON arguments, the item itself also
+  under `Metadata` `items` (what is sent back with the call's output).
 - `reasoning` items -> `ReasoningState(kind="reasoning_item", id, data=
   encrypted_content or "", raw=item)` at the end, taken from
   `response.completed`'s `output` (the encrypted content differs between
@@ -29,7 +34,8 @@ Mapping (what each event becomes):
 - Items the provider ran (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `image_generation_call`, `mcp_call`,
   `mcp_list_tools`, `mcp_approval_request`, and any other `*_call` without a
-  `call_id`) -> `ServerToolCall(id, name, input)` when the item is done: the
+  `call_id`, with `execution: "server"` or run in a container) ->
+  `ServerToolCall(id, name, input)` when the item is done: the
   name is the type without `_call` (`mcp_call` is `"mcp"`), the input the
   item's other fields; their results (`results`, `outputs`, `result`,
   `output`, `tools`) -> `ServerToolResult`.
@@ -42,7 +48,7 @@ Mapping (what each event becomes):
   in them, `reasoning_tokens`, `cached_tokens`).
 - `Metadata`: `id` and `model` (from `response.created`, again at the end),
   the whole terminal `response` object, Azure's `content_filters`, output
-  items of other kinds (`computer_call`, `shell_call`, ...) under `items`,
+  items of other kinds (`compaction`, `shell_call_output`, ...) under `items`,
   partial images under `partial_images`, and events of `response.*` types
   this module does not know under `events` (OpenAI adds event types often).
   Keep-alives (`{"type": "keepalive"}`, which OpenAI sends on long streams
@@ -255,7 +261,7 @@ def _server_tool(kind: str, item: JSONObject, path: str) -> list[Delta] | None:
     """A provider-side item as `ServerToolCall` (and its `ServerToolResult`); None if not one."""
     spec = _SERVER_ITEMS.get(kind)
     if spec is None:
-        if not kind.endswith("_call") or "call_id" in item:
+        if not kind.endswith("_call") or not _ran_on_server(item):
             return None
         spec = (kind[: -len("_call")], _OTHER_RESULT)
     name, result_key = spec
@@ -265,6 +271,22 @@ def _server_tool(kind: str, item: JSONObject, path: str) -> list[Delta] | None:
     if result_key is not None and item.get(result_key) is not None:
         out.append(ServerToolResult(id, name, item[result_key], raw=item))
     return out
+
+
+def _ran_on_server(item: JSONObject) -> bool:
+    """Whether a `*_call` item of a type not listed above was run by the provider.
+
+    The item says so where it can (`execution`, a shell's `environment`);
+    otherwise a call without a `call_id` (null or `""` counts as none) has
+    nothing for the client to answer.
+    """
+    execution = item.get("execution")
+    if execution is not None:
+        return bool(execution == "server")
+    environment = item.get("environment")
+    if type(environment) is dict:
+        return bool(environment.get("type") != "local")
+    return not item.get("call_id")
 
 
 def _usage(response: JSONObject) -> Usage | None:
@@ -565,7 +587,21 @@ class ResponsesDecoder(DialectDecoder):
         server = _server_tool(kind, item, path) if kind else None
         if server is not None:
             return server
-        return [Metadata({"items": [item]})]
+        return [*self._builtin_call(oi, item, kind, path), Metadata({"items": [item]})]
+
+    def _builtin_call(self, oi: int, item: JSONObject, kind: str | None, path: str) -> list[Delta]:
+        """A call of a built-in tool the client runs (`shell_call`, `apply_patch_call`, ...).
+
+        Its name is the type without `_call`, its arguments the item's other
+        fields as JSON text; the whole item also goes on as `Metadata`.
+        """
+        call_id = opt_str(item, "call_id", path)
+        if not kind or not kind.endswith("_call") or not call_id or oi in self._calls:
+            return []
+        name = kind[: -len("_call")]
+        args = {k: v for k, v in item.items() if k not in _ITEM_KEYS and k != "call_id"}
+        call = self._calls[oi] = _Call(len(self._calls), name, streamed=True)
+        return [ToolCallDelta(call.index, _dumps(args), id=call_id, name=name)]
 
     def _parts(self, item: JSONObject, key: str, path: str) -> list[JSONObject]:
         parts = opt_list(item, key, path) or []
