@@ -443,10 +443,12 @@ def _annotations(notes: JSON, choice: int, path: str, out: list[Delta]) -> None:
         kind = _opt_str(note, "type", where) or "annotation"
         # OpenAI nests the fields under the type's name; others may not.
         body = note.get(kind)
-        if type(body) is dict:
+        if body is None:
+            body = note
+        elif type(body) is dict:
             where = f"{where}.{kind}"
         else:
-            body = note
+            raise FieldError(f"{where}.{kind}", body, _OBJECT)
         out.append(
             Citation(
                 kind,

@@ -884,6 +884,13 @@ WRONG: list[tuple[str, dict[str, Any], str, str, str]] = [
         "number",
         STR,
     ),
+    (
+        "annotation fields not an object",
+        d(annotations=[{"type": "url_citation", "url_citation": "u"}]),
+        "choices[0].delta.annotations[0].url_citation",
+        "string",
+        OBJ_,
+    ),
     ("citations a string", {"citations": "u"}, "citations", "string", ARR),
     ("citation a number", {"citations": [1]}, "citations[0]", "number", "a string or an object"),
     (
