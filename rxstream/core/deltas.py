@@ -2,13 +2,14 @@
 
 Input: `ChatChunk` items (deltas fed in pass through unchanged, so the machine
 composes in any order). Output: `TextDelta`, `ReasoningDelta`, `RefusalDelta`,
-`ToolCallDelta`, `Finish` and `Usage`, each with the `.choice` it belongs to.
+`ToolCallDelta`, `Finish`, `Usage` and `Citation`, each with the `.choice` it
+belongs to.
 
 Invariants:
 
 - Choices are handled in the order the chunk lists them. Within one choice the
-  order is reasoning, text, refusal, tool calls, then `Finish`; a chunk's
-  `Usage` comes after all its choices.
+  order is reasoning, text, citations, refusal, tool calls, then `Finish`; a
+  chunk's sources (Perplexity) and then its `Usage` come after all its choices.
 - Every field this module knows is checked for its JSON type, and a wrong one
   is `MalformedChunkError` naming its path (`choices[0].delta.content is a
   JSON number, not a string, an array or null`): nothing is skipped in
@@ -36,6 +37,13 @@ may be absent, that is everywhere but in the items of an array):
   kind (images, references: left alone);
 - `delta.reasoning_details`: an array of objects with string `type`, `text`
   and `summary`;
+- `delta.annotations` (OpenAI's search models): an array of objects with a
+  string `type`, whose string `url`, `title` and integer `start_index`,
+  `end_index` sit in an object under the type's name (`url_citation`) or
+  beside it;
+- `citations` (Perplexity, on every chunk): an array of strings (addresses)
+  or objects; `search_results`: an array of objects with string `url` and
+  `title` (each address gives one `Citation`, the first time it comes);
 - `delta.tool_calls`: an array of objects: `index` an integer, `id` and
   `type` strings, `function` an object whose `name` is a string and whose
   `arguments` are a string or an object (sent on as compact JSON text);
@@ -63,6 +71,7 @@ from ..models import (
     DELTA_CLASSES,
     JSON,
     ChatChunk,
+    Citation,
     Delta,
     Finish,
     JSONObject,
@@ -167,6 +176,8 @@ class ChunkReader:
         finished: each finished choice's last (non-empty) finish reason.
         roles: each choice's first non-empty `delta.role`.
         usage: the last `Usage` emitted.
+        cited: the addresses of the chunk-level sources (Perplexity's
+            `citations`, `search_results`) emitted so far.
 
     >>> reader, out = ChunkReader(), []
     >>> reader.read({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}, out)
@@ -175,10 +186,11 @@ class ChunkReader:
     [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
     """
 
-    __slots__ = ("finished", "roles", "seen", "usage")
+    __slots__ = ("cited", "finished", "roles", "seen", "usage")
 
     def __init__(self) -> None:
         self.seen: set[int] = set()
+        self.cited: set[str] = set()
         self.finished: dict[int, str] = {}
         self.roles: dict[int, str] = {}
         self.usage: Usage | None = None
@@ -223,6 +235,7 @@ class ChunkReader:
                     # One pass over the fields the delta has (one or two, as a rule)
                     # costs less than a lookup of each of the eight it might have.
                     content = reasoning = other = details = refusal = calls = legacy = None
+                    notes = None
                     for key, value in delta.items():
                         if value is None:
                             continue  # null is absent, in every field
@@ -251,6 +264,8 @@ class ChunkReader:
                             details = value
                         elif key == "function_call":
                             legacy = value
+                        elif key == "annotations":
+                            notes = value
                     if not reasoning:
                         reasoning = other
                     if details is not None:
@@ -283,6 +298,8 @@ class ChunkReader:
                             )
                     if reasoning:
                         out.append(_reasoning(reasoning, n))
+                    if notes is not None:
+                        _annotations(notes, n, f"choices[{i}].delta.annotations", out)
                     if refusal:
                         out.append(RefusalDelta(refusal, n))
                     if calls is not None:
@@ -349,6 +366,10 @@ class ChunkReader:
                         # The legacy function_call ends in a tool call like any other.
                         norm = "tool_calls" if reason == "function_call" else reason
                         out.append(Finish(norm, n, reason))
+        sources = raw.get("search_results")
+        cited = raw.get("citations")
+        if sources is not None or cited is not None:
+            self._sources(sources, cited, out)
         usage = raw.get("usage")
         path = "usage"
         if usage is None:
@@ -368,6 +389,78 @@ class ChunkReader:
                 out.append(parsed)
         return choices is not None
 
+    def _sources(self, sources: JSON, cited: JSON, out: list[Delta]) -> None:
+        """Perplexity's chunk-level sources as `Citation`s, each address once.
+
+        Sent whole on every chunk: `search_results` (objects with `url`,
+        `title`, ...) and `citations` (their addresses, which the text cites
+        as `[1]`, `[2]`, ...), so a source named in both comes once.
+        """
+        for key, items in (("search_results", sources), ("citations", cited)):
+            if items is None:
+                continue
+            if type(items) is not list:
+                raise FieldError(key, items, _ARRAY)
+            for j, item in enumerate(items):
+                url: str | None
+                if type(item) is str:
+                    url, title, note = item, None, None
+                elif type(item) is dict:
+                    url = _opt_str(item, "url", f"{key}[{j}]")
+                    title = _opt_str(item, "title", f"{key}[{j}]")
+                    note = item
+                else:
+                    raise FieldError(f"{key}[{j}]", item, "a string or an object")
+                if url is not None:
+                    if url in self.cited:
+                        continue
+                    self.cited.add(url)
+                out.append(Citation(key[:-1], url=url, title=title, raw=note))
+
+
+def _opt_str(raw: JSONObject, key: str, path: str) -> str | None:
+    value = raw.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise FieldError(f"{path}.{key}", value, _STRING)
+
+
+def _opt_int(raw: JSONObject, key: str, path: str) -> int | None:
+    value = raw.get(key)
+    if value is None or type(value) is int:
+        return value
+    raise FieldError(f"{path}.{key}", value, _INTEGER)
+
+
+def _annotations(notes: JSON, choice: int, path: str, out: list[Delta]) -> None:
+    """OpenAI's `delta.annotations` (`url_citation`s of the search models) as `Citation`s."""
+    if type(notes) is not list:
+        raise FieldError(path, notes, _ARRAY)
+    for j, note in enumerate(notes):
+        where = f"{path}[{j}]"
+        if type(note) is not dict:
+            raise FieldError(where, note, "an object")
+        kind = _opt_str(note, "type", where) or "annotation"
+        # OpenAI nests the fields under the type's name; others may not.
+        body = note.get(kind)
+        if body is None:
+            body = note
+        elif type(body) is dict:
+            where = f"{where}.{kind}"
+        else:
+            raise FieldError(f"{where}.{kind}", body, _OBJECT)
+        out.append(
+            Citation(
+                kind,
+                url=_opt_str(body, "url", where),
+                title=_opt_str(body, "title", where),
+                start=_opt_int(body, "start_index", where),
+                end=_opt_int(body, "end_index", where),
+                choice=choice,
+                raw=note,
+            )
+        )
+
 
 def parse_usage(raw: JSONObject) -> Usage | None:
     """Read a provider `usage` object into a `Usage` (None when it holds no counts).
@@ -375,7 +468,9 @@ def parse_usage(raw: JSONObject) -> Usage | None:
     `reasoning_tokens` comes from `completion_tokens_details.reasoning_tokens` or a
     top-level `reasoning_tokens`; `cached_tokens` from
     `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`.
-    A missing `total_tokens` is the sum of the other two.
+    A missing `total_tokens` is the sum of the other two. Where the total is
+    prompt + completion + reasoning (xAI counts reasoning apart),
+    `completion_tokens` is completion + reasoning, as everywhere else.
 
     Raises:
         MalformedChunkError: a counter is not an integer (or null), or a
@@ -413,6 +508,10 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
     if prompt is None and completion is None and total is None:
         return None
     prompt, completion = prompt or 0, completion or 0
+    if reasoning and total == prompt + completion + reasoning:
+        # xAI counts the reasoning tokens apart from `completion_tokens`; its
+        # total has both. A completion counts every output token here.
+        completion += reasoning
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,

@@ -12,6 +12,7 @@ from rxstream.core.deltas import DeltaDecoder, parse_usage
 from rxstream.errors import MalformedChunkError
 from rxstream.models import (
     ChatChunk,
+    Citation,
     Delta,
     Finish,
     ReasoningDelta,
@@ -476,6 +477,59 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [TextDelta("a")],
     ),
     (
+        "openai url_citation annotations: after the text, fields under the type's name",
+        [
+            chunk(
+                choice(
+                    {
+                        "content": "See",
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "url_citation": {
+                                    "url": "https://one.test/",
+                                    "title": "One",
+                                    "start_index": 0,
+                                    "end_index": 3,
+                                },
+                            },
+                            {"type": "note", "title": "flat"},
+                        ],
+                    },
+                    index=1,
+                )
+            )
+        ],
+        [
+            TextDelta("See", 1),
+            Citation(
+                "url_citation", url="https://one.test/", title="One", start=0, end=3, choice=1
+            ),
+            Citation("note", title="flat", choice=1),
+        ],
+    ),
+    (
+        "perplexity sources repeated on every chunk: each address once, before the usage",
+        [
+            chunk(choice({"content": "a"}), citations=["https://p.test/1"]),
+            chunk(
+                choice({"content": "b"}, "stop"),
+                citations=["https://p.test/1", "https://p.test/2"],
+                search_results=[{"url": "https://p.test/2", "title": "Two"}, {"title": "none"}],
+                usage=USAGE,
+            ),
+        ],
+        [
+            TextDelta("a"),
+            Citation("citation", url="https://p.test/1"),
+            TextDelta("b"),
+            Finish("stop"),
+            Citation("search_result", url="https://p.test/2", title="Two"),
+            Citation("search_result", title="none"),
+            U,
+        ],
+    ),
+    (
         "groq x_groq usage when no top-level usage",
         [chunk(choice({}, "stop"), x_groq={"id": "req", "usage": {"queue_time": 0.1, **USAGE}})],
         [Finish("stop"), U],
@@ -516,6 +570,16 @@ USAGE_CASES: list[tuple[str, dict[str, Any], Usage | None]] = [
     ),
     ("total missing", {"prompt_tokens": 5, "completion_tokens": 7}, U),
     ("xai total larger than the sum kept", {**USAGE, "total_tokens": 20}, Usage(5, 7, 20)),
+    (
+        "xai reasoning counted apart from the completion: added to it",
+        {**USAGE, "total_tokens": 15, "completion_tokens_details": {"reasoning_tokens": 3}},
+        Usage(5, 10, 15, reasoning_tokens=3),
+    ),
+    (
+        "reasoning inside the completion: left as it is",
+        {**USAGE, "completion_tokens_details": {"reasoning_tokens": 3}},
+        Usage(5, 7, 12, reasoning_tokens=3),
+    ),
     ("no counts", {"cost": 0.1}, None),
     ("counts null", {"prompt_tokens": None, "completion_tokens": None}, None),
 ]
@@ -812,6 +876,30 @@ WRONG: list[tuple[str, dict[str, Any], str, str, str]] = [
         "array",
         INT,
     ),
+    ("annotations an object", d(annotations={}), "choices[0].delta.annotations", "object", ARR),
+    (
+        "annotation url",
+        d(annotations=[{"type": "url_citation", "url_citation": {"url": 1}}]),
+        "choices[0].delta.annotations[0].url_citation.url",
+        "number",
+        STR,
+    ),
+    (
+        "annotation fields not an object",
+        d(annotations=[{"type": "url_citation", "url_citation": "u"}]),
+        "choices[0].delta.annotations[0].url_citation",
+        "string",
+        OBJ_,
+    ),
+    ("citations a string", {"citations": "u"}, "citations", "string", ARR),
+    ("citation a number", {"citations": [1]}, "citations[0]", "number", "a string or an object"),
+    (
+        "search result title",
+        {"search_results": [{"title": 2}]},
+        "search_results[0].title",
+        "number",
+        STR,
+    ),
     ("x_groq", {"choices": [], "x_groq": "r"}, "x_groq", "string", OBJ_),
     ("x_groq usage", {"choices": [], "x_groq": {"usage": []}}, "x_groq.usage", "array", OBJ_),
     (
@@ -890,7 +978,7 @@ NULLS: list[tuple[str, dict[str, Any], list[Delta]]] = [
     ("legacy text null", {"choices": [{"index": 0, "text": None}]}, []),
     ("legacy text beside a delta is not read", {"choices": [{"delta": {}, "text": 5}]}, []),
     ("x_groq is not read beside usage", {"choices": [], "usage": USAGE, "x_groq": 5}, [U]),
-    ("fields nobody reads stay free", d(channel=5, annotations="x", content="a"), [TextDelta("a")]),
+    ("fields nobody reads stay free", d(channel=5, audio="x", content="a"), [TextDelta("a")]),
 ]  # fmt: skip
 
 

@@ -80,6 +80,12 @@ def _usage(prefix: str) -> dict[str, set[str]]:
     return table
 
 
+def _fields(prefix: str, names: tuple[str, ...]) -> dict[str, set[str]]:
+    return {f"{prefix}.{name}": _COUNT if name.endswith("_index") else _TEXT for name in names}
+
+
+_CITED = ("url", "title", "start_index", "end_index")
+_NOTE = "choices[].delta.annotations[]"
 _PARTS = "choices[].delta.content[]"
 _CALL = "choices[].delta.tool_calls[]"
 
@@ -119,6 +125,18 @@ ALLOWED: dict[str, set[str]] = {
     "choices[].delta.function_call": {OBJECT, NULL},
     "choices[].delta.function_call.name": _TEXT,
     "choices[].delta.function_call.arguments": {STR, OBJECT, NULL},
+    "choices[].delta.annotations": {ARRAY, NULL},
+    _NOTE: {OBJECT},
+    f"{_NOTE}.type": _TEXT,
+    f"{_NOTE}.url_citation": {OBJECT, NULL},
+    **_fields(f"{_NOTE}.url_citation", _CITED),
+    **_fields(_NOTE, _CITED),
+    "citations": {ARRAY, NULL},
+    "citations[]": {STR, OBJECT},
+    **_fields("citations[]", ("url", "title")),
+    "search_results": {ARRAY, NULL},
+    "search_results[]": {STR, OBJECT},
+    **_fields("search_results[]", ("url", "title")),
     **_usage("usage"),
     "x_groq": {OBJECT, NULL},
     **_usage("x_groq.usage"),

@@ -18,7 +18,12 @@ Mapping (what each event becomes):
   sends no `call_id`), the name from `output_item.added`, the arguments from
   `function_call_arguments.delta`; `index` is the order in which client calls
   appear. `custom_tool_call` items are client calls too (their free-text
-  `input` is the arguments: not JSON).
+  `input` is the arguments: not JSON), and so are the built-in tools the
+  client runs (`shell_call` without a server `environment`, `local_shell_call`,
+  `apply_patch_call`, `computer_call`, `tool_search_call` with `execution:
+  "client"`, any other `*_call` with a `call_id`): named by the type without
+  `_call`, the item's other fields as the JSON arguments, the item itself also
+  under `Metadata` `items` (what is sent back with the call's output).
 - `reasoning` items -> `ReasoningState(kind="reasoning_item", id, data=
   encrypted_content or "", raw=item)` at the end, taken from
   `response.completed`'s `output` (the encrypted content differs between
@@ -29,7 +34,8 @@ Mapping (what each event becomes):
 - Items the provider ran (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `image_generation_call`, `mcp_call`,
   `mcp_list_tools`, `mcp_approval_request`, and any other `*_call` without a
-  `call_id`) -> `ServerToolCall(id, name, input)` when the item is done: the
+  `call_id`, with `execution: "server"` or run in a container) ->
+  `ServerToolCall(id, name, input)` when the item is done: the
   name is the type without `_call` (`mcp_call` is `"mcp"`), the input the
   item's other fields; their results (`results`, `outputs`, `result`,
   `output`, `tools`) -> `ServerToolResult`.
@@ -42,7 +48,7 @@ Mapping (what each event becomes):
   in them, `reasoning_tokens`, `cached_tokens`).
 - `Metadata`: `id` and `model` (from `response.created`, again at the end),
   the whole terminal `response` object, Azure's `content_filters`, output
-  items of other kinds (`computer_call`, `shell_call`, ...) under `items`,
+  items of other kinds (`compaction`, `shell_call_output`, ...) under `items`,
   partial images under `partial_images`, and events of `response.*` types
   this module does not know under `events` (OpenAI adds event types often).
   Keep-alives (`{"type": "keepalive"}`, which OpenAI sends on long streams
@@ -57,6 +63,8 @@ Invariants:
   `response.completed` output item only fills in what no finer event
   delivered (LM Studio sends `function_call_arguments.done` without any delta;
   a server that sends only whole items still gives all their text).
+  `response.completed`'s output items are matched to the streamed ones by
+  id, by position only when a gateway gave the item a new id.
 - Items may interleave (OpenRouter streams a message inside a reasoning
   item): everything is keyed by `output_index` and part index.
 - Done at `response.completed` / `response.incomplete`; a `data: [DONE]` that
@@ -253,7 +261,7 @@ def _server_tool(kind: str, item: JSONObject, path: str) -> list[Delta] | None:
     """A provider-side item as `ServerToolCall` (and its `ServerToolResult`); None if not one."""
     spec = _SERVER_ITEMS.get(kind)
     if spec is None:
-        if not kind.endswith("_call") or "call_id" in item:
+        if not kind.endswith("_call") or not _ran_on_server(item):
             return None
         spec = (kind[: -len("_call")], _OTHER_RESULT)
     name, result_key = spec
@@ -263,6 +271,22 @@ def _server_tool(kind: str, item: JSONObject, path: str) -> list[Delta] | None:
     if result_key is not None and item.get(result_key) is not None:
         out.append(ServerToolResult(id, name, item[result_key], raw=item))
     return out
+
+
+def _ran_on_server(item: JSONObject) -> bool:
+    """Whether a `*_call` item of a type not listed above was run by the provider.
+
+    The item says so where it can (`execution`, a shell's `environment`);
+    otherwise a call without a `call_id` (null or `""` counts as none) has
+    nothing for the client to answer.
+    """
+    execution = item.get("execution")
+    if execution is not None:
+        return bool(execution == "server")
+    environment = item.get("environment")
+    if type(environment) is dict:
+        return bool(environment.get("type") != "local")
+    return not item.get("call_id")
 
 
 def _usage(response: JSONObject) -> Usage | None:
@@ -320,7 +344,7 @@ class ResponsesDecoder(DialectDecoder):
         self._filled: set[_PartKey] = set()  # parts whose text was delivered
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
         self._calls: dict[int, _Call] = {}  # client calls by output_index
-        self._finished: set[int] = set()  # output indexes whose item is done
+        self._finished: dict[int, JSON] = {}  # output indexes whose item is done: its id
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         self._handlers = {
             "response.output_text.delta": self._text_delta,
@@ -546,8 +570,9 @@ class ResponsesDecoder(DialectDecoder):
 
     def _item_done_event(self, payload: JSONObject) -> list[Delta]:
         oi = _output_index(payload)
-        self._finished.add(oi)
-        return self._item_done(oi, _obj(payload, "item", ""), "item")
+        item = _obj(payload, "item", "")
+        self._finished[oi] = item.get("id")
+        return self._item_done(oi, item, "item")
 
     def _item_done(self, oi: int, item: JSONObject, path: str) -> list[Delta]:
         """A finished item: whatever of it no finer event delivered."""
@@ -562,7 +587,21 @@ class ResponsesDecoder(DialectDecoder):
         server = _server_tool(kind, item, path) if kind else None
         if server is not None:
             return server
-        return [Metadata({"items": [item]})]
+        return [*self._builtin_call(oi, item, kind, path), Metadata({"items": [item]})]
+
+    def _builtin_call(self, oi: int, item: JSONObject, kind: str | None, path: str) -> list[Delta]:
+        """A call of a built-in tool the client runs (`shell_call`, `apply_patch_call`, ...).
+
+        Its name is the type without `_call`, its arguments the item's other
+        fields as JSON text; the whole item also goes on as `Metadata`.
+        """
+        call_id = opt_str(item, "call_id", path)
+        if not kind or not kind.endswith("_call") or not call_id or oi in self._calls:
+            return []
+        name = kind[: -len("_call")]
+        args = {k: v for k, v in item.items() if k not in _ITEM_KEYS and k != "call_id"}
+        call = self._calls[oi] = _Call(len(self._calls), name, streamed=True)
+        return [ToolCallDelta(call.index, _dumps(args), id=call_id, name=name)]
 
     def _parts(self, item: JSONObject, key: str, path: str) -> list[JSONObject]:
         parts = opt_list(item, key, path) or []
@@ -621,13 +660,17 @@ class ResponsesDecoder(DialectDecoder):
         out: list[Delta] = []
         output = opt_list(response, "output", "response") or []
         for i, item in enumerate(output):
-            path = f"response.output[{i}]"
             if type(item) is not dict:
-                raise ShapeError(path, "an object", item)
-            if i not in self._finished:
-                out += self._item_done(i, item, path)
+                raise ShapeError(f"response.output[{i}]", "an object", item)
+        streamed = self._streamed(output)
+        for i, item in enumerate(output):
+            oi = streamed[i]
+            if oi is None:
+                # Not streamed: keyed apart from every streamed index.
+                oi = i if i not in self._finished else -1 - i
+                out += self._item_done(oi, item, f"response.output[{i}]")
             elif item.get("type") == "reasoning":
-                self._reasoning[i] = item
+                self._reasoning[oi] = item
         for i in sorted(self._reasoning):
             item = self._reasoning[i]
             path = f"response.output[{i}]"
@@ -660,6 +703,27 @@ class ResponsesDecoder(DialectDecoder):
         if used is not None:
             out.append(used)
         self._done = True
+        return out
+
+    def _streamed(self, output: list[JSONObject]) -> list[int | None]:
+        """The `output_index` each final output item was streamed at (None: not streamed).
+
+        An item is known by its id; by its position only when the item done
+        there has an id found nowhere in the output (OpenRouter and Copilot
+        give an item a new id in each event). A position alone would double
+        the text when an item's place in `output` is not its `output_index`.
+        """
+        by_id = {id: oi for oi, id in self._finished.items() if type(id) is str}
+        ids = {item.get("id") for item in output}
+        out: list[int | None] = []
+        for i, item in enumerate(output):
+            id = item.get("id")
+            if type(id) is str and id in by_id:
+                out.append(by_id[id])
+            elif i in self._finished and self._finished[i] not in ids:
+                out.append(i)
+            else:
+                out.append(None)
         return out
 
     def _failed(self, payload: JSONObject) -> list[Delta]:

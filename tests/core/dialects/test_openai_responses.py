@@ -501,6 +501,14 @@ def output_text(value: str, annotations: list[Any] | None = None, **extra: Any) 
 
 
 DONE = completed()
+COMPUTER = {"type": "computer_call", "id": "cu", "call_id": "call_cu", "action": {"type": "click"}}
+LOCAL_SHELL = {
+    "type": "shell_call",
+    "id": "sh",
+    "call_id": "call_sh",
+    "action": {"commands": ["ls"]},
+}
+SEARCH = {"type": "tool_search_call", "id": "ts", "call_id": "call_ts", "arguments": {"q": "x"}}
 STOP = Finish("stop")
 URL = {
     "type": "url_citation",
@@ -543,6 +551,50 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
             completed([message(output_text("Hello"))]),
         ],
         [TextDelta("He"), TextDelta("llo"), STOP],
+    ),
+    (
+        # The final output lists the items by id, not at their output_index
+        # (an item at index 1 is missing from it): nothing comes twice.
+        "final-output-items-are-matched-by-id",
+        [
+            text("one", 0),
+            item_done(0, {**message(output_text("one")), "id": "m_a"}),
+            text("two", 2),
+            item_done(2, {**message(output_text("two")), "id": "m_b"}),
+            completed(
+                [
+                    {**message(output_text("one")), "id": "m_a"},
+                    {**message(output_text("two")), "id": "m_b"},
+                ]
+            ),
+        ],
+        [TextDelta("one"), TextDelta("two"), STOP],
+    ),
+    (
+        # Ids that change in every event (a gateway's): the position decides.
+        "final-output-item-with-a-new-id-is-matched-by-position",
+        [
+            text("x", 0),
+            item_done(0, {**message(output_text("x")), "id": "id_1"}),
+            completed([{**message(output_text("x")), "id": "id_2"}]),
+        ],
+        [TextDelta("x"), STOP],
+    ),
+    (
+        # An item of the final output that no event streamed is read whole,
+        # even at a position an item with another known id was streamed at.
+        "final-output-item-never-streamed-is-read",
+        [
+            text("x", 0),
+            item_done(0, {**message(output_text("x")), "id": "id_x"}),
+            completed(
+                [
+                    {**message(output_text("y")), "id": "id_y"},
+                    {**message(output_text("x")), "id": "id_x"},
+                ]
+            ),
+        ],
+        [TextDelta("x"), TextDelta("y"), STOP],
     ),
     (
         "text-only-in-output-text-done",
@@ -896,30 +948,65 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [ServerToolCall("t1", "tool_search", {"query": "x"}), STOP],
     ),
     (
-        "client-actions-that-are-not-functions-are-kept-whole",
+        # A built-in tool the client runs asks for the client's answer like a
+        # function does: a tool call (the item's fields as its arguments),
+        # and the item itself kept whole.
+        "client-built-in-tool-calls-are-tool-calls-kept-whole",
+        [item_done(0, COMPUTER), DONE],
         [
-            item_done(
-                0,
-                {
-                    "type": "computer_call",
-                    "id": "cu",
-                    "call_id": "call_cu",
-                    "action": {"type": "click"},
-                },
-            ),
+            ToolCallDelta(0, '{"action":{"type":"click"}}', id="call_cu", name="computer"),
+            _meta(items=[COMPUTER]),
+            Finish("tool_calls"),
+        ],
+    ),
+    (
+        "built-in-calls-the-item-says-the-client-runs",
+        [
+            item_done(0, {**LOCAL_SHELL, "environment": {"type": "local"}}),
+            item_done(1, {**SEARCH, "execution": "client"}),
             DONE,
         ],
         [
-            _meta(
-                items=[
-                    {
-                        "type": "computer_call",
-                        "id": "cu",
-                        "call_id": "call_cu",
-                        "action": {"type": "click"},
-                    }
-                ]
+            ToolCallDelta(
+                0,
+                '{"action":{"commands":["ls"]},"environment":{"type":"local"}}',
+                id="call_sh",
+                name="shell",
             ),
+            _meta(items=[{**LOCAL_SHELL, "environment": {"type": "local"}}]),
+            ToolCallDelta(
+                1, '{"arguments":{"q":"x"},"execution":"client"}', id="call_ts", name="tool_search"
+            ),
+            _meta(items=[{**SEARCH, "execution": "client"}]),
+            Finish("tool_calls"),
+        ],
+    ),
+    (
+        # Run by the provider: in a container, marked so, or without a call id
+        # to answer with (null, or "" as xAI sends it).
+        "built-in-calls-the-provider-ran-are-server-tools",
+        [
+            item_done(0, {**LOCAL_SHELL, "environment": {"type": "container_auto"}}),
+            item_done(1, {**SEARCH, "execution": "server", "call_id": None}),
+            item_done(2, {"type": "x_lookup_call", "id": "xl", "call_id": "", "q": "y"}),
+            DONE,
+        ],
+        [
+            ServerToolCall(
+                "sh",
+                "shell",
+                {
+                    "action": {"commands": ["ls"]},
+                    "call_id": "call_sh",
+                    "environment": {"type": "container_auto"},
+                },
+            ),
+            ServerToolCall(
+                "ts",
+                "tool_search",
+                {"arguments": {"q": "x"}, "call_id": None, "execution": "server"},
+            ),
+            ServerToolCall("xl", "x_lookup", {"call_id": "", "q": "y"}),
             STOP,
         ],
     ),
