@@ -367,6 +367,9 @@ class ReasoningState:
     - `"thinking"` (Anthropic, Bedrock): a thinking block's `signature` in
       `data`, with the block's whole thinking text in `text`;
     - `"redacted_thinking"` (Anthropic, Bedrock): the encrypted block in `data`;
+    - `"compaction"` (Anthropic, OpenAI Responses): the provider's summary of
+      the earlier turns in `data` (Anthropic's text, Responses' encrypted
+      content), sent back in place of those turns;
     - `"thought_signature"` (Gemini): a part's `thoughtSignature` in `data`;
       `index` is the tool call it rode on (None for a text or thought part);
     - `"reasoning_item"` (OpenAI Responses): a reasoning output item, its id in

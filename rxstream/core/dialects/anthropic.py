@@ -21,8 +21,11 @@ What becomes what:
 - a `thinking` block -> `ReasoningState(kind="thinking", data=<signature>,
   text=<the block's thinking>)` when it ends (its `signature_delta`s
   joined); a `redacted_thinking` block -> `ReasoningState(kind=
-  "redacted_thinking", data=<data>)` at once (it comes whole). `raw` is the
-  block to send back on the next turn;
+  "redacted_thinking", data=<data>)` at once (it comes whole); a
+  `compaction` block (the provider's summary of the earlier turns) ->
+  `ReasoningState(kind="compaction", data=<the summary>)` when it ends (its
+  `compaction_delta`s joined). `raw` is the block to send back on the next
+  turn;
 - a client `tool_use` block -> `ToolCallDelta`s: the first with the block's
   `id` (the id the client answers with) and `name`, `index` = the order of
   `tool_use` blocks (not the content-block index), then the `input_json_delta`
@@ -154,7 +157,7 @@ _MESSAGE_DELTA_OWN = frozenset({"type", "delta", "usage"})
 # Block kinds: what their deltas and their end give. WHOLE blocks came whole
 # in their start (redacted thinking, tool results); UNKNOWN ones are kept as
 # events, deltas included.
-_TEXT, _THINKING, _TOOL, _SERVER_TOOL, _WHOLE, _UNKNOWN = range(6)
+_TEXT, _THINKING, _TOOL, _SERVER_TOOL, _WHOLE, _UNKNOWN, _COMPACTION = range(7)
 
 
 class _Block:
@@ -465,6 +468,11 @@ class AnthropicDecoder(DialectDecoder):
             extra = {key: value for key, value in block.items() if key not in _TOOL_USE_KEYS}
             if extra:  # e.g. `caller` on a call made from the provider's code execution
                 out.append(Metadata({"tool_calls": [{"id": call_id, **extra}]}))
+        elif kind == "compaction":  # the provider's summary of the earlier turns
+            summary = opt_str(block, "content", "content_block")
+            state = _Block(_COMPACTION, block)
+            if summary:
+                state.parts.append(summary)
         elif kind.endswith("_tool_use"):  # server_tool_use, mcp_tool_use: the provider runs it
             opt_str(block, "id", "content_block")
             if opt_str(block, "name", "content_block") is None:
@@ -522,6 +530,11 @@ class AnthropicDecoder(DialectDecoder):
         if kind == "signature_delta":
             block.signature += _required_str(delta, "signature")
             return []
+        if kind == "compaction_delta":
+            summary = opt_str(delta, "content", "delta")
+            if summary:
+                block.parts.append(summary)
+            return []
         # citations_delta
         citation = opt_object(delta, "citation", "delta")
         if citation is None:
@@ -557,6 +570,12 @@ class AnthropicDecoder(DialectDecoder):
             text = "".join(block.parts)
             raw = {**block.block, "thinking": text, "signature": block.signature}
             return [ReasoningState("thinking", block.signature, text, raw=raw)]
+        if kind == _COMPACTION:
+            if not stopped:
+                return []  # cut short: not a summary to send back
+            summary = "".join(block.parts)
+            raw = {**block.block, "content": summary}
+            return [ReasoningState("compaction", summary, raw=raw)]
         if kind == _SERVER_TOOL:
             source = block.block
             text = "".join(block.parts)
@@ -600,6 +619,7 @@ _DELTA_BLOCKS: dict[str, tuple[int, ...]] = {
     "citations_delta": (_TEXT,),
     "thinking_delta": (_THINKING,),
     "signature_delta": (_THINKING,),
+    "compaction_delta": (_COMPACTION,),
     "input_json_delta": (_TOOL, _SERVER_TOOL),
 }
 
@@ -847,6 +867,8 @@ class AnthropicRenderer:
                 self._close_block(out)
             case ReasoningState(kind="redacted_thinking", data=data):
                 self._whole(out, {"type": "redacted_thinking", "data": data})
+            case ReasoningState(kind="compaction", data=data):
+                self._whole(out, {"type": "compaction", "content": data})
             case ReasoningState():
                 pass  # no Anthropic form (see the class docstring)
             case Citation():

@@ -28,7 +28,9 @@ Mapping (what each event becomes):
   encrypted_content or "", raw=item)` at the end, taken from
   `response.completed`'s `output` (the encrypted content differs between
   `output_item.added`, `output_item.done` and `response.completed`, and
-  OpenRouter changes the item id: the last word is kept).
+  OpenRouter changes the item id: the last word is kept); a `compaction` item
+  (the earlier turns summarised, encrypted) -> `ReasoningState(kind=
+  "compaction", id, data=encrypted_content, raw=item)` when it is done.
 - `output_text.annotation.added` -> `Citation` (`kind` the annotation type;
   `url`, `title` or `filename`, `start_index`/`index`, `end_index`).
 - Items the provider ran (`web_search_call`, `file_search_call`,
@@ -48,7 +50,7 @@ Mapping (what each event becomes):
   in them, `reasoning_tokens`, `cached_tokens`).
 - `Metadata`: `id` and `model` (from `response.created`, again at the end),
   the whole terminal `response` object, Azure's `content_filters`, output
-  items of other kinds (`compaction`, `shell_call_output`, ...) under `items`,
+  items of other kinds (`shell_call_output`, ...) under `items`,
   partial images under `partial_images`, and events of `response.*` types
   this module does not know under `events` (OpenAI adds event types often).
   Keep-alives (`{"type": "keepalive"}`, which OpenAI sends on long streams
@@ -584,6 +586,9 @@ class ResponsesDecoder(DialectDecoder):
             return self._reasoning_rest(oi, item, path)
         if kind in _CLIENT_CALLS:
             return self._end_call(oi, item, kind, path)
+        if kind == "compaction":  # the earlier turns, summarised: sent back as it is
+            data = opt_str(item, "encrypted_content", path) or ""
+            return [ReasoningState("compaction", data, id=opt_str(item, "id", path), raw=item)]
         server = _server_tool(kind, item, path) if kind else None
         if server is not None:
             return server
@@ -1155,6 +1160,15 @@ class ResponsesRenderer:
         return out
 
     def _reasoning_state(self, state: ReasoningState) -> list[SSEFrame]:
+        if state.kind == "compaction":
+            out = self._end_all()
+            compacted: JSONObject = {
+                "id": state.id or f"cmp_{len(self._output)}",
+                "type": "compaction",
+                "encrypted_content": state.data,
+            }
+            out += self._end_item(self._add("compaction", compacted, out))
+            return out
         if state.kind != "reasoning_item":
             return []
         if self._stateless:

@@ -555,6 +555,39 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
         ],
     ),
     (
+        "a compaction block is reasoning state to send back",
+        [
+            MESSAGE_START,
+            start(0, type="compaction", content=None),
+            delta(0, type="compaction_delta", content="Earlier: the user asked "),
+            delta(0, type="compaction_delta", content="about tides."),
+            stop(0),
+        ],
+        [
+            START_META,
+            ReasoningState(
+                "compaction",
+                "Earlier: the user asked about tides.",
+                raw={"type": "compaction", "content": "Earlier: the user asked about tides."},
+            ),
+        ],
+    ),
+    (
+        "a compaction block cut short gives nothing to send back",
+        [
+            MESSAGE_START,
+            start(0, type="compaction", content=None),
+            delta(0, type="compaction_delta", content="Earlier: the"),
+            message_delta("max_tokens"),
+            MESSAGE_STOP,
+        ],
+        [
+            START_META,
+            Finish("length", raw="max_tokens"),
+            Usage(10, 5, 15, raw={"input_tokens": 10, "output_tokens": 5}),
+        ],
+    ),
+    (
         "fields of a tool_use block beyond id, name and input are metadata",
         [
             MESSAGE_START,
@@ -1028,8 +1061,8 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
         "an unknown block type is kept with its deltas; its stop gives nothing",
         [
             MESSAGE_START,
-            start(0, type="compaction", content=None),
-            delta(0, type="compaction_delta", content="sum"),
+            start(0, type="future_block", content=None),
+            delta(0, type="future_delta", content="sum"),
             stop(0),
         ],
         [
@@ -1040,7 +1073,7 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
                         {
                             "type": "content_block_start",
                             "index": 0,
-                            "content_block": {"type": "compaction", "content": None},
+                            "content_block": {"type": "future_block", "content": None},
                         }
                     ]
                 }
@@ -1051,7 +1084,7 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
                         {
                             "type": "content_block_delta",
                             "index": 0,
-                            "delta": {"type": "compaction_delta", "content": "sum"},
+                            "delta": {"type": "future_delta", "content": "sum"},
                         }
                     ]
                 }

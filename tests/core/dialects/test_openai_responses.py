@@ -1723,6 +1723,7 @@ def test_renderer_keeps_what_it_can_of_the_extras() -> None:
         Metadata({"items": [{"type": "computer_call", "id": "cu", "call_id": "c"}]}),
         Metadata({"events": [{"type": "response.audio.delta", "delta": "AA"}]}),
         state,
+        ReasoningState("compaction", data="CMP", id="cmp_1"),
         ReasoningState("thinking", data="sig"),  # Anthropic's: not expressible
         Finish("stop"),
     ]
@@ -1745,7 +1746,8 @@ def test_renderer_keeps_what_it_can_of_the_extras() -> None:
         "delta": "AA",
     }
     assert [(s.kind, s.id, s.data) for s in m.reasoning_state] == [
-        ("reasoning_item", "rs_x", "ENC")
+        ("compaction", "cmp_1", "CMP"),
+        ("reasoning_item", "rs_x", "ENC"),
     ]
 
 
