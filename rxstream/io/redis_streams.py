@@ -751,7 +751,9 @@ def from_redis_stream(
                 t0 = time.monotonic()
                 replies = await pipe.execute(raise_on_error=False)
                 follow.opened(replies, (t0 + time.monotonic()) / 2)
-                while not follow.done:
+                # The flag as well as the cancel: a read that returns no entries yields no
+                # batch, so without it a lost cancellation would leave the loop polling.
+                while not follow.done and not handle.disposed:
                     reply = await aclient.execute_command(*follow.read(time.monotonic(), poll))
                     batch = follow.received(reply, time.monotonic())
                     if batch:
