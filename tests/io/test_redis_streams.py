@@ -317,6 +317,9 @@ def test_an_async_follower_follows_an_async_producer(redis_server: RedisServer) 
         read = await follower
         assert read.completed
         assert read.items == CHAT
+        # The producer completes downstream once its write of the end marker has
+        # returned, which can be a moment after the follower has read that marker.
+        await until(written.ended.is_set)
         assert written.completed
         await r.aclose()
 
