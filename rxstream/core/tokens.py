@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.util
 import re
 import unicodedata
 import weakref
@@ -266,6 +265,10 @@ def _encoding_by_name(name: str) -> TiktokenEncoding:
 
 
 def _bundled_file(name: str) -> Path | None:
+    # Imported here: on recent Pythons importlib.util brings threading with it, and
+    # importing the core must not.
+    import importlib.util
+
     spec = importlib.util.find_spec(_DATA_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
