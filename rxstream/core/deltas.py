@@ -425,13 +425,6 @@ def _opt_str(raw: JSONObject, key: str, path: str) -> str | None:
     raise FieldError(f"{path}.{key}", value, _STRING)
 
 
-def _opt_int(raw: JSONObject, key: str, path: str) -> int | None:
-    value = raw.get(key)
-    if value is None or type(value) is int:
-        return value
-    raise FieldError(f"{path}.{key}", value, _INTEGER)
-
-
 def _annotations(notes: JSON, choice: int, path: str, out: list[Delta]) -> None:
     """OpenAI's `delta.annotations` (`url_citation`s of the search models) as `Citation`s."""
     if type(notes) is not list:
@@ -486,23 +479,23 @@ def parse_usage(raw: JSONObject) -> Usage | None:
 
 
 def _usage(raw: JSONObject, path: str) -> Usage | None:
-    prompt = _count(raw, "prompt_tokens", path)
-    completion = _count(raw, "completion_tokens", path)
-    total = _count(raw, "total_tokens", path)
-    reasoning = _count(raw, "reasoning_tokens", path)
-    cached = _count(raw, "prompt_cache_hit_tokens", path)
+    prompt = _opt_int(raw, "prompt_tokens", path)
+    completion = _opt_int(raw, "completion_tokens", path)
+    total = _opt_int(raw, "total_tokens", path)
+    reasoning = _opt_int(raw, "reasoning_tokens", path)
+    cached = _opt_int(raw, "prompt_cache_hit_tokens", path)
     details = raw.get("completion_tokens_details")
     if details is not None:
         if type(details) is not dict:
             raise FieldError(f"{path}.completion_tokens_details", details, _OBJECT)
-        inner = _count(details, "reasoning_tokens", f"{path}.completion_tokens_details")
+        inner = _opt_int(details, "reasoning_tokens", f"{path}.completion_tokens_details")
         if inner is not None:
             reasoning = inner
     details = raw.get("prompt_tokens_details")
     if details is not None:
         if type(details) is not dict:
             raise FieldError(f"{path}.prompt_tokens_details", details, _OBJECT)
-        inner = _count(details, "cached_tokens", f"{path}.prompt_tokens_details")
+        inner = _opt_int(details, "cached_tokens", f"{path}.prompt_tokens_details")
         if inner is not None:
             cached = inner
     if prompt is None and completion is None and total is None:
@@ -522,9 +515,9 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
     )
 
 
-def _count(raw: JSONObject, key: str, path: str) -> int | None:
+def _opt_int(raw: JSONObject, key: str, path: str) -> int | None:
     value = raw.get(key)
-    # bool is an int in Python, but never a count on the wire.
+    # bool is an int in Python, but never a count or an offset on the wire.
     if value is None or type(value) is int:
         return value
     raise FieldError(f"{path}.{key}", value, _INTEGER)
