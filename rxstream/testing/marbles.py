@@ -23,6 +23,10 @@ and `DONE` in a chunk- or delta-level diagram is completion (what
 `decode_chunks` makes of `[DONE]`). In `expected`, an exception matches any
 error of its type with the same message, and an exception class any error of
 that class (OnError equality in reactivex compares only the text).
+
+Items that share a tick form a group, separated by commas as reactivex reads
+them: `-a-(b,|)` is `b` and completion at tick 3. The RxJS spelling `(b|)`
+would be one value named `b|` there, so it is refused with the right spelling.
 """
 
 from __future__ import annotations
@@ -277,6 +281,7 @@ def _lines_of(value: object) -> list[str]:
 
 def _parse(marbles: str, values: Values | None, shift: int) -> list[tuple[int, Any]]:
     """(tick, notification) pairs; values are looked up by symbol, never cast to numbers."""
+    _check_groups(marbles)
     lookup: dict[str | float, Any] = dict((values or {}).items())
     # `parse` casts a numeric symbol ("1") to a number before the lookup.
     for symbol in _symbols(marbles):
@@ -285,6 +290,29 @@ def _parse(marbles: str, values: Values | None, shift: int) -> list[tuple[int, A
             lookup[number] = lookup.get(symbol, symbol)
     parsed = parse(marbles, timespan=1, time_shift=shift, lookup=lookup)
     return [(int(t) if isinstance(t, int | float) else 0, n) for t, n in parsed]
+
+
+def _check_groups(marbles: str) -> None:
+    """Refuse a group item that glues a value to `|` or `#` (the RxJS habit `(b|)`).
+
+    reactivex separates the items of a group with commas and reads `(b|)` as ONE
+    value named `b|`: the completion would silently never happen. The error shows
+    the spelling that means what was meant.
+    """
+    for group in re.finditer(r"\(([^)]*)\)", marbles):
+        items = [item.strip() for item in group.group(1).split(",")]
+        if not any(len(item) > 1 and ("|" in item or "#" in item) for item in items):
+            continue
+        spelled = []
+        for item in items:
+            # "b|" -> "b,|"; "b#" -> "b,#"; "|" and "#" stay as they are.
+            spelled.append(",".join(p for p in re.split(r"([|#])", item) if p))
+        fixed = marbles[: group.start()] + "(" + ",".join(spelled) + ")" + marbles[group.end() :]
+        raise ValueError(
+            f"marble diagram {marbles!r}: the group {group.group(0)!r} glues a value to '|' or "
+            f"'#', which reactivex reads as one value's name; separate the items of a group "
+            f"with commas: {fixed!r}"
+        )
 
 
 def _symbols(marbles: str) -> list[str]:

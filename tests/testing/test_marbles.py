@@ -204,3 +204,28 @@ def test_diagram_renders_records_back() -> None:
     out = m.start(m.lines("-a-b-e", V).pipe(*PIPELINE))
     assert diagram(out, V) == "-a-b-#"
     assert diagram(m.expected("-(a,b,|)", V), V) == "-(a,b,|)"
+
+
+@pytest.mark.parametrize(
+    ("marbles", "spelled"),
+    [
+        pytest.param("-a-(b|)", "'-a-(b,|)'", id="completion-glued"),
+        pytest.param("-a-(b#)", "'-a-(b,#)'", id="error-glued"),
+        pytest.param("--(a, b|)", "'--(a,b,|)'", id="second-item"),
+        pytest.param("(ab|)-", "'(ab,|)-'", id="long-name"),
+    ],
+)
+def test_a_group_that_glues_a_value_to_its_end_is_refused(marbles: str, spelled: str) -> None:
+    # The RxJS habit `(b|)` is one value named "b|" in reactivex: never a silent non-completion.
+    m = StreamMarbles()
+    for make in (m.cold, m.hot, m.lines, m.frames, m.chunks, m.deltas, m.expected):
+        with pytest.raises(ValueError, match="separate the items of a group with commas") as info:
+            make(marbles, V)
+        assert spelled in str(info.value)
+
+
+def test_the_comma_spelling_completes_at_the_group() -> None:
+    m = StreamMarbles()
+    out = m.start(m.deltas("-a-(b,|)", V))
+    assert out == m.expected("-a-(b,|)", V)
+    assert [r.time for r in out] == [201, 203, 203]
