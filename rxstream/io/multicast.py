@@ -41,7 +41,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
@@ -248,8 +248,7 @@ class Multicast(Generic[T]):
         def start(_: abc.SchedulerBase, __: Any = None) -> None:
             # An async source captures the hub's demand while it is subscribed.
             with demand_scope(self._demand):
-                # The `Finish` items of a stop are deltas, as T is where a stop adds them.
-                stoppable = cast(Observable[T], self._source.pipe(stop_on(self._stop)))
+                stoppable = self._source.pipe(stop_on(self._stop))
                 subscription = stoppable.subscribe(
                     self._on_next, self._on_error, self._on_completed
                 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
@@ -150,7 +150,7 @@ class _Choices:
         return [Finish(CANCELLED, choice=n) for n in sorted(self._open)]
 
 
-def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T | Finish]]:
+def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]:
     """Stop the stream when `signal` emits, keeping what arrived: the stream completes normally.
 
     Put it right after `rs.decode(...)` (or `rs.deltas()`), before the
@@ -184,7 +184,9 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T |
             immediate one (a timer then runs on reactivex's timer threads).
 
     Returns:
-        An operator `Observable[T] -> Observable[T | Finish]`.
+        An operator `Observable[T] -> Observable[T]`, where T, for a stream
+        of deltas, includes `Finish` (it is typed for `rs.Delta` streams; on
+        others nothing is added).
 
     Marbles (`s` the signal's item; `C` = `Finish("cancelled")`)::
 
@@ -205,9 +207,9 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T |
     [TextDelta(text='Hi', choice=0), Finish(reason='cancelled', choice=0, raw=None), 'done']
     """
 
-    def operator(source: Observable[T]) -> Observable[T | Finish]:
+    def operator(source: Observable[T]) -> Observable[T]:
         def subscribe(
-            observer: abc.ObserverBase[T | Finish], scheduler: abc.SchedulerBase | None = None
+            observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             lock = threading.Lock()
             upstream = SingleAssignmentDisposable()
@@ -235,7 +237,9 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T |
                     ended = True
                     calls: list[Callable[[], None]] = []
                     if cancel:
-                        calls.extend(partial(observer.on_next, f) for f in choices.cancelled())
+                        # Only a stream of deltas has open choices, and a `Finish` is a delta.
+                        finishes = cast(list[T], choices.cancelled())
+                        calls.extend(partial(observer.on_next, f) for f in finishes)
                     calls.append(terminal)
                     if busy:
                         pending.extend(calls)
