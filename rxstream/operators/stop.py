@@ -98,16 +98,26 @@ class StopSignal(Observable[None]):
     def stop(self) -> None:
         """Stop every stream watching this signal (and those that watch it later).
 
-        Thread-safe; calling it again does nothing.
+        Thread-safe; calling it again does nothing. The ends of the streams
+        are delivered here unless an item is being delivered in them (see
+        `rs.stop_on`); if a watcher raises, the others are still stopped and
+        the first error is raised afterwards.
         """
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
             observers, self._observers = self._observers, []
+        # Every watcher hears the stop, even if one of them raises; the first error then goes on.
+        failure: Exception | None = None
         for observer in observers:
-            observer.on_next(None)
-            observer.on_completed()
+            try:
+                observer.on_next(None)
+                observer.on_completed()
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def _subscribe_core(
         self, observer: abc.ObserverBase[None], scheduler: abc.SchedulerBase | None = None
@@ -166,7 +176,8 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
     So `rs.accumulate_message()` after it emits the partial `Message` with
     `finish_reason == "cancelled"` (with the content, reasoning and tool calls
     that had arrived; a tool call cut in its arguments keeps the partial
-    arguments, and its `parse_arguments()` raises `ToolArgumentsError`), and
+    arguments, and its `parse_arguments()` raises `ToolArgumentsError` when
+    they are incomplete JSON; check `finish_reason` before running tools), and
     `rs.count_tokens()` emits its final counts. On a stream of other items
     (lines, frames, chunks) a stop just completes it. A stop after the
     stream ended does nothing; a stop before the stream began completes it

@@ -29,6 +29,7 @@ from rxstream.models import (
     Usage,
 )
 from tests.operators._helpers import on_error
+from tests.test_operators_every_dialect import AVAILABLE, deltas_of
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe
@@ -327,3 +328,50 @@ def test_a_timer_stops_the_stream() -> None:
     )
     assert results.messages == [on_next(210, A), on_next(250, CANCELLED), on_completed(250)]
     assert xs.subscriptions == [subscribe(200, 250)]
+
+
+def test_every_watcher_is_stopped_even_if_one_raises() -> None:
+    button = rs.StopSignal()
+    heard: list[str] = []
+
+    def broken(_: Any) -> None:
+        raise RuntimeError("a broken watcher")
+
+    button.subscribe(broken)
+    button.subscribe(lambda _: heard.append("second"))
+    with pytest.raises(RuntimeError, match="a broken watcher"):
+        button.stop()
+    assert heard == ["second"]
+
+
+@pytest.mark.parametrize("dialect", AVAILABLE)
+def test_a_stop_mid_tool_call_in_every_dialect(dialect: str) -> None:
+    button = rs.StopSignal()
+
+    def watch(item: Any) -> None:
+        if isinstance(item, ToolCallDelta) and item.arguments:
+            button.stop()  # the first piece of the arguments has reached everyone
+
+    shared = deltas_of(dialect).pipe(rs.stop_on(button), ops.publish())
+    messages: list[Message] = []
+    counts: list[TokenCount] = []
+    shared.pipe(rs.accumulate_message()).subscribe(messages.append)
+    shared.pipe(rs.count_tokens(str.split)).subscribe(counts.append)
+    shared.subscribe(watch)
+    shared.connect()
+
+    [message] = messages
+    assert message.finish_reason == "cancelled"
+    assert message.reasoning == "Weather: call the tool."
+    assert message.content == "<think>hidden</think>Let me check."
+    [call] = message.tool_calls
+    assert (call.id, call.name) == ("call_1", "weather")
+    # Cut after its first fragment; Gemini and Ollama send a call whole, in one delta.
+    if dialect in ("gemini", "ollama"):
+        assert call.parse_arguments() == {"city": "Paris"}
+    else:
+        assert call.arguments == '{"city": '
+        with pytest.raises(ToolArgumentsError):
+            call.parse_arguments()
+    assert counts[-1].final
+    assert counts[-1].choice == 0
