@@ -199,11 +199,15 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
         of deltas, includes `Finish` (it is typed for `rs.Delta` streams; on
         others nothing is added).
 
+    Raises:
+        TypeError: `signal` is not an observable (e.g. a `threading.Event`:
+            use a `rs.StopSignal` instead).
+
     Marbles (`s` the signal's item; `C` = `Finish("cancelled")`)::
 
         source:  -a-b-c-d-|
-        signal:  -----s
-        result:  -a-b-(C|)          # the source disposed when s came
+        signal:  ----s
+        result:  -a-b(C|)           # the source disposed when s came
 
     >>> import reactivex
     >>> from rxstream.models import TextDelta
@@ -217,6 +221,11 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
     >>> out
     [TextDelta(text='Hi', choice=0), Finish(reason='cancelled', choice=0, raw=None), 'done']
     """
+    if not isinstance(signal, Observable):
+        raise TypeError(
+            "stop_on(signal) needs an observable (a rs.StopSignal, reactivex.timer(...), "
+            f"a subject), got {type(signal).__name__}"
+        )
 
     def operator(source: Observable[T]) -> Observable[T]:
         def subscribe(

@@ -375,3 +375,8 @@ def test_a_stop_mid_tool_call_in_every_dialect(dialect: str) -> None:
             call.parse_arguments()
     assert counts[-1].final
     assert counts[-1].choice == 0
+
+
+def test_a_signal_that_is_not_an_observable_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"needs an observable .* got Event"):
+        rs.stop_on(threading.Event())  # type: ignore[arg-type]
