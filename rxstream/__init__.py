@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     from .operators.decode import decode
     from .operators.deltas import deltas
     from .operators.lines import lines
+    from .operators.stop import StopSignal, stop_on
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
 
@@ -131,6 +132,7 @@ _LAZY = {
         ),
         ".operators",
     ),
+    **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
 }
 
 
@@ -169,6 +171,7 @@ __all__ = [
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StopSignal",
     "StoredStreamError",
     "StreamEntry",
     "StreamError",
@@ -199,6 +202,7 @@ __all__ = [
     "multicast",
     "split_by_delta_type",
     "sse_frames",
+    "stop_on",
     "think_tags",
     "timeouts",
     "to_async_iterator",

@@ -226,7 +226,9 @@ class Finish:
             `"content_filter"`, or the provider's own word when none of these
             fits (Anthropic's `"pause_turn"`, ...). A stream that
             ends by asking for client tool calls says `"tool_calls"` in every
-            dialect.
+            dialect. `"cancelled"` is rxstream's own: the client stopped the
+            stream on purpose (`rs.stop_on`, `Multicast.stop()`) before this
+            choice finished; `raw` is then None.
         choice: the choice that finished.
         raw: what the provider sent (`"end_turn"`, `"MAX_TOKENS"`, `"stop"`,
             ...), or None. Not part of equality: `Finish("stop")` equals the

@@ -25,6 +25,13 @@ Without a scheduler an observer is called on the source's thread as each item
 arrives: it cannot fall behind, it slows the source (`"block"` in effect).
 Disposing one observer leaves the others running; when the last one is gone the
 upstream subscription is disposed, which closes the connection.
+
+`hub.stop()` stops the stream on purpose and keeps what arrived (the hub's
+source runs through `rs.stop_on`): the connection closes at once, and every
+observer gets a `Finish("cancelled")` for each unfinished choice and then
+completes normally, after what it already had, so accumulators after it give
+the partial message and the final counts. `hub.dispose()`, by contrast,
+silences every observer.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from reactivex.scheduler import CurrentThreadScheduler, ImmediateScheduler, Virt
 
 from .._flow import Demand, demand_scope
 from ..errors import BufferOverflowError
+from ..operators.stop import StopSignal, stop_on
 from ._args import check_count
 
 __all__ = ["Multicast", "Overflow", "multicast"]
@@ -105,6 +113,7 @@ class Multicast(Generic[T]):
         self._demand = Demand()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self._stop = StopSignal()
 
     # ----------------------------------------------------------------- public
 
@@ -239,7 +248,8 @@ class Multicast(Generic[T]):
         def start(_: abc.SchedulerBase, __: Any = None) -> None:
             # An async source captures the hub's demand while it is subscribed.
             with demand_scope(self._demand):
-                subscription = self._source.subscribe(
+                stoppable = self._source.pipe(stop_on(self._stop))
+                subscription = stoppable.subscribe(
                     self._on_next, self._on_error, self._on_completed
                 )
             self._upstream.disposable = subscription
@@ -261,6 +271,35 @@ class Multicast(Generic[T]):
         self._upstream.dispose()
         # A source waiting on the gate wakes, sees it was disposed, and ends.
         self._demand.reset()
+
+    def stop(self) -> None:
+        """Stop the stream for every observer, keeping what arrived: each one completes normally.
+
+        The upstream is disposed at once (the connection closes); each
+        observer then receives `Finish(reason="cancelled")` for every choice
+        that had begun and not finished (on a stream of deltas; see
+        `rs.stop_on`) and completes, through its own buffer and scheduler,
+        after the items it already has. So an `rs.accumulate_message()` after
+        `hub.observe()` emits the partial message and `rs.count_tokens()` its
+        final count. Thread-safe, and allowed from an observer's own `on_next`.
+        A stop after the stream ended (or after `dispose()`) does nothing; a
+        stop before `connect()` makes `connect()` complete every observer
+        without making the request.
+
+        Example:
+            >>> import reactivex
+            >>> from rxstream.models import TextDelta
+            >>> hub = multicast(reactivex.of(TextDelta("Hi"), TextDelta(" there")))
+            >>> seen = []
+            >>> def on_next(item):
+            ...     seen.append(item)
+            ...     hub.stop()
+            >>> _ = hub.subscribe(on_next, on_completed=lambda: seen.append("done"))
+            >>> _ = hub.connect()
+            >>> seen
+            [TextDelta(text='Hi', choice=0), Finish(reason='cancelled', choice=0, raw=None), 'done']
+        """
+        self._stop.stop()
 
     @property
     def connected(self) -> bool:
