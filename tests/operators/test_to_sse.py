@@ -169,7 +169,7 @@ def test_renderer_options_and_retry_and_last_event_id() -> None:
     out = (
         reactivex.of(StreamEntry("2-0", A))
         .pipe(
-            rs.to_sse("openai-chat", keepalive=None, retry=500, last_event_id="1-0", model="x"),
+            rs.to_sse("openai-chat", keepalive=None, retry=500, after="1-0", model="x"),
             ops.to_list(),
         )
         .run()
