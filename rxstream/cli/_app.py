@@ -138,7 +138,7 @@ class _Run:
         items = wire.observe().pipe(decode(dialect), ops.share())
         if self.encoding is not None:
             # Its errors are the view's errors too: reported once, below.
-            items.pipe(count_tokens(self.encoding)).subscribe(self.view.count, lambda _: None)
+            items.pipe(count_tokens(encoding=self.encoding)).subscribe(self.view.count, lambda _: None)
         items.subscribe(self.view.delta, self._failed, self.ended.set)
         self.view.start()
         connection = wire.connect()
