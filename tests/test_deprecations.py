@@ -30,7 +30,9 @@ def run(source: reactivex.Observable[Any]) -> list[Any]:
 
 
 def test_the_warning_names_both_spellings_and_points_at_the_callers_line() -> None:
-    with pytest.warns(DeprecationWarning, match=r"to_sse\(\): format= is deprecated, use dialect=") as seen:
+    with pytest.warns(
+        DeprecationWarning, match=r"to_sse\(\): format= is deprecated, use dialect="
+    ) as seen:
         rs.to_sse(format="rxstream")
     assert seen[0].filename == __file__
     assert "removed in the next release" in str(seen[0].message)
@@ -69,7 +71,7 @@ def test_to_sse_old_keywords(old: dict[str, Any], new: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("make", [sse_response, SSEResponse], ids=["sse_response", "SSEResponse"])
 def test_sse_response_old_keywords(make: Callable[..., SSEResponse]) -> None:
-    with pytest.warns(DeprecationWarning) as seen:
+    with pytest.warns(DeprecationWarning, match="is deprecated, use") as seen:
         response = make(reactivex.empty(), format="rxstream", last_event_id="7-0")
     messages = sorted(str(w.message) for w in seen)
     assert len(messages) == 2
@@ -80,7 +82,9 @@ def test_sse_response_old_keywords(make: Callable[..., SSEResponse]) -> None:
 
 
 def test_lines_limit() -> None:
-    with pytest.warns(DeprecationWarning, match=r"lines\(\): limit= is deprecated, use line_limit="):
+    with pytest.warns(
+        DeprecationWarning, match=r"lines\(\): limit= is deprecated, use line_limit="
+    ):
         operator = rs.lines(limit=4)  # type: ignore[call-arg]
     got = reactivex.of("ab\n", "abcdefgh\n").pipe(operator, ops.materialize())
     kinds = run(got)
@@ -106,8 +110,9 @@ def test_to_redis_stream_max_pending() -> None:
 
     with pytest.warns(DeprecationWarning, match="max_pending= is deprecated, use maxsize="):
         rs.to_redis_stream(Client(), "k", max_pending=8)  # type: ignore[call-arg]
-    with pytest.raises(ValueError, match="maxsize must be at least 1"), pytest.warns(
-        DeprecationWarning
+    with (
+        pytest.raises(ValueError, match="maxsize must be at least 1"),
+        pytest.warns(DeprecationWarning, match="max_pending="),
     ):
         rs.to_redis_stream(Client(), "k", max_pending=0)  # type: ignore[call-arg]
 
@@ -122,7 +127,14 @@ def test_to_redis_stream_max_pending() -> None:
         lambda: sse_response(reactivex.empty(), format="rxstream", dialect="rxstream"),
         lambda: SSEResponse(reactivex.empty(), last_event_id="1-0", after="1-0"),
     ],
-    ids=["to_sse-format", "to_sse-after", "lines", "eventstream_frames", "sse_response", "SSEResponse"],
+    ids=[
+        "to_sse-format",
+        "to_sse-after",
+        "lines",
+        "eventstream_frames",
+        "sse_response",
+        "SSEResponse",
+    ],
 )
 def test_both_spellings_at_once_is_a_type_error(call: Callable[[], Any]) -> None:
     with pytest.raises(TypeError, match="got both"):

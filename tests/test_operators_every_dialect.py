@@ -110,7 +110,7 @@ def test_split_by_delta_type(dialect: str) -> None:
     assert [d.reason for d in only(rs.Finish, groups[rs.DeltaType.FINISH])] == ["tool_calls"]
 
 
-def test_count_tokens(encoding=dialect: str) -> None:
+def test_count_tokens(dialect: str) -> None:
     # str.split stands in for an encoding: only the length of what it gives is counted.
     counts = collect(deltas_of(dialect).pipe(rs.count_tokens(encoding=str.split)))
     final = counts[-1]

@@ -1,4 +1,4 @@
-"""The request `rxstream chat --dialect NAME` sends: each provider's path, auth header, key and body.
+"""The request `rxstream chat --dialect NAME` sends: each provider's path, auth header, key, body.
 
 Pure: `build(api, ask, base_url=..., env=...)` reads nothing but its
 arguments, so every API's request is checked without a network. What each

@@ -138,7 +138,9 @@ class _Run:
         items = wire.observe().pipe(decode(dialect), ops.share())
         if self.encoding is not None:
             # Its errors are the view's errors too: reported once, below.
-            items.pipe(count_tokens(encoding=self.encoding)).subscribe(self.view.count, lambda _: None)
+            items.pipe(count_tokens(encoding=self.encoding)).subscribe(
+                self.view.count, lambda _: None
+            )
         items.subscribe(self.view.delta, self._failed, self.ended.set)
         self.view.start()
         connection = wire.connect()
@@ -558,7 +560,9 @@ def _redact(text: str) -> str:
 class _DeprecatedAlias(argparse.Action):
     """An old spelling of an option: stores into the new one's place, with a warning on stderr."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any) -> None:
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any
+    ) -> None:
         super().__init__(option_strings, dest, **kwargs)
         self.new = new
 

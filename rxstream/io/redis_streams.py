@@ -367,11 +367,7 @@ class _SyncProducer(_Producer[T]):
                 self._on_error(exc)
             return
         with self._cond:
-            while (
-                len(self._queue) >= self._maxsize
-                and self._failure is None
-                and self._end is None
-            ):
+            while len(self._queue) >= self._maxsize and self._failure is None and self._end is None:
                 self._cond.wait()
             if self._failure is not None or self._end is not None:
                 return
@@ -761,7 +757,7 @@ class _SyncFollower:
         self._poll = poll
 
     def batches(self, handle: Handle) -> Iterator[list[Any]]:
-        """The items, a batch per `XREAD` that brought any, until the end or `handle` is disposed."""
+        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
         follow = self._plan()
         try:
             pipe = self._client.pipeline(transaction=False)
@@ -804,7 +800,7 @@ class _AsyncFollower:
         self._poll = poll
 
     async def batches(self, handle: Handle) -> AsyncIterator[list[Any]]:
-        """The items, a batch per `XREAD` that brought any, until the end or `handle` is disposed."""
+        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
         follow = self._plan()
         try:
             pipe = self._client.pipeline(transaction=False)
@@ -949,12 +945,13 @@ class _Follow:
         return isinstance(error, StoredStreamError) and error.missing is not None
 
     def diagnosis(self) -> list[tuple[Any, ...]]:
-        """The commands that show why entries are gone: the key's type, and its stream's counters."""
+        """The commands that show why entries are gone: the key's type, its stream's counters."""
         return [("TYPE", self.key), ("XINFO", "STREAM", self.key)]
 
     def explained(self, error: Exception, replies: list[Any] | None) -> Exception:
-        """`error` (entries gone) saying what Redis shows happened, from the replies of `diagnosis()`."""
-        assert isinstance(error, StoredStreamError) and error.missing is not None
+        """`error` (entries gone) saying what happened, by the replies of `diagnosis()`."""
+        assert isinstance(error, StoredStreamError)
+        assert error.missing is not None
         cause = gone_cause(replies)
         reason = error.reason
         for said in _GONE_SAID:

@@ -165,7 +165,6 @@ class CoalesceWindow(Generic[T]):
 
         return fire
 
-
     def _terminate(self, call: Callable[[], None]) -> None:
         with self._lock:
             if self._stopped:

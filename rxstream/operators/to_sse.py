@@ -184,9 +184,7 @@ class SSEWriter:
                 self._send_locked(events)
             else:
                 error = failure
-                self._end_locked(
-                    self._encoder.error(error), lambda: self._observer.on_error(error)
-                )
+                self._end_locked(self._encoder.error(error), lambda: self._observer.on_error(error))
         if failure is not None:
             self.upstream.dispose()
         self._queue.drain()

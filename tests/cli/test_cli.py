@@ -397,7 +397,10 @@ def test_usage_errors(rxstream: Run) -> None:
             ["the user message to send", "--model NAME", "$OPENAI_MODEL", "Azure's"],
         ),
         ("replay", ["--fast", "recorded pace", "an event-stream file"]),
-        ("demo", ["--log FILE", "--delay SECONDS", "--dialect NAME", "same in each", "FILE.timing"]),
+        (
+            "demo",
+            ["--log FILE", "--delay SECONDS", "--dialect NAME", "same in each", "FILE.timing"],
+        ),
     ],
 )
 def test_every_argument_has_help(

@@ -471,7 +471,8 @@ def test_a_key_deleted_mid_stream_is_told_from_trimming(redis_server: RedisServe
 
     read = follow(r, "answer")
     assert isinstance(read.error, rs.StoredStreamError)
-    assert read.error.missing is not None and read.error.missing[0] == 0
+    assert read.error.missing is not None
+    assert read.error.missing[0] == 0
     if counts_entries_added(r):
         assert "the stream was reset: the key was deleted" in str(read.error)
         assert "not trimmed by MAXLEN" in str(read.error)

@@ -13,6 +13,7 @@ import pytest
 import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reactivex import abc
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
@@ -254,10 +255,10 @@ def test_lossless_and_in_order(
     assert source.subscriptions == [subscribe(200, time + 1)]
 
 
-# --------------------------------------------------------------------------- the subscription object
+# ------------------------------------------------------------------------ the subscription object
 
 
-class Recorder:
+class Recorder(abc.ObserverBase[Any]):
     """An observer that keeps what it was told."""
 
     def __init__(self) -> None:

@@ -103,7 +103,9 @@ def test_disposing_the_subscriber_disposes_the_upstream() -> None:
 
 
 def test_two_subscriptions_count_independently() -> None:
-    counted = reactivex.of(TextDelta("one"), TextDelta(" two")).pipe(rs.count_tokens(encoding=CL100K))
+    counted = reactivex.of(TextDelta("one"), TextDelta(" two")).pipe(
+        rs.count_tokens(encoding=CL100K)
+    )
     first: list[TokenCount] = []
     second: list[TokenCount] = []
     counted.subscribe(first.append)
@@ -177,5 +179,7 @@ def test_a_name_counts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(tiktoken.load, "read_file", no_network)
     out: list[TokenCount] = []
-    reactivex.of(TextDelta("Hello world")).pipe(rs.count_tokens(encoding="o200k_base")).subscribe(out.append)
+    reactivex.of(TextDelta("Hello world")).pipe(rs.count_tokens(encoding="o200k_base")).subscribe(
+        out.append
+    )
     assert [c.text for c in out] == [2, 2]

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
+from reactivex import abc
 from reactivex import operators as ops
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
@@ -289,10 +290,10 @@ def test_stalled_async_stream_times_out_and_closes(
     assert timed_out(limit, limits[limit])(error)
 
 
-# --------------------------------------------------------------------------- the subscription object
+# ------------------------------------------------------------------------ the subscription object
 
 
-class Recorder:
+class Recorder(abc.ObserverBase[Any]):
     """An observer that keeps what it was told."""
 
     def __init__(self) -> None:

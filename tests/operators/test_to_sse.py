@@ -15,6 +15,7 @@ import pytest
 import reactivex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reactivex import abc
 from reactivex import operators as ops
 from reactivex.subject import Subject
 from reactivex.testing import ReactiveTest, TestScheduler
@@ -318,10 +319,10 @@ def test_decoding_the_bytes_gives_the_items_back(
         assert ids == [str(n) for n in range(1, len(frames) + 1)]
 
 
-# --------------------------------------------------------------------------- the subscription object
+# ------------------------------------------------------------------------ the subscription object
 
 
-class Recorder:
+class Recorder(abc.ObserverBase[bytes]):
     """An observer that keeps what it was told."""
 
     def __init__(self) -> None:

@@ -372,9 +372,7 @@ def test_last_event_id_given_serves_a_request_without_the_header() -> None:
     # A reloaded page opens a new EventSource, which sends no header: the handler passes
     # the id the page kept (here a query parameter); the header, when sent, is newer.
     def endpoint(request: Request) -> Response:
-        return sse_response(
-            resumable, dialect="rxstream", after=request.query_params.get("after")
-        )
+        return sse_response(resumable, dialect="rxstream", after=request.query_params.get("after"))
 
     with serving(app_of(endpoint)) as url:
         rest = httpx.get(f"{url}/sse", params={"after": "1700-1"}).content
