@@ -184,3 +184,12 @@ def test_the_helper_keeps_the_signature_and_maps_a_method() -> None:
     assert Thing("a", maxsize=5).maxsize == 5
     assert Thing.__init__.__doc__ is None
     assert "maxsize" in str(__import__("inspect").signature(Thing.__init__))
+
+
+def test_redis_server_executable_positionally() -> None:
+    from rxstream.testing.redis_server import RedisServer
+
+    with pytest.warns(DeprecationWarning, match="passing executable= positionally"):
+        server = RedisServer("/bin/redis-server-of-this-test")  # type: ignore[call-arg]
+    assert server.executable == "/bin/redis-server-of-this-test"
+    server.close()
