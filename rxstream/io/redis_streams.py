@@ -33,7 +33,12 @@ Decisions, where Redis leaves a choice:
   expires `ttl` after its last heartbeat).
 - Trimming: `XADD ... MAXLEN ~ maxlen` (default 100,000 entries). A follower
   that falls behind the trimming, or resumes after an id already trimmed,
-  fails with `StoredStreamError` naming the entries that are gone.
+  fails with `StoredStreamError` naming the entries that are gone and why:
+  the follower then asks Redis (`TYPE`, `XINFO STREAM`) whether the key is
+  gone (deleted, expired, lost in a restart), the stream was reset (Redis 7
+  counts fewer entries added to the key than the producer numbered: deleted
+  or lost, then written again), or it was trimmed (all counted). Redis 6
+  keeps no such count; the message then names both causes.
 - A key that does not exist: a follower from the start (`after=None`) waits
   for it up to `heartbeat_timeout` (a follower may well subscribe before the
   producer's first write), then fails with `StreamTimeoutError`; a follower
