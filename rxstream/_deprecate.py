@@ -54,7 +54,8 @@ def deprecated_arguments(
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         parameters = inspect.signature(function).parameters.values()
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        still_positional = sum(1 for p in parameters if p.kind in kinds)
+        positional_names = [p.name for p in parameters if p.kind in kinds]
+        still_positional = len(positional_names)
         name = function.__qualname__.removesuffix(".__init__")
 
         @functools.wraps(function)
@@ -63,7 +64,7 @@ def deprecated_arguments(
                 args = _keywords_from_positions(name, args, kwargs, still_positional, moved)
             for old, new in renames.items():
                 if old in kwargs:
-                    if new in kwargs:
+                    if new in kwargs or new in positional_names[: len(args)]:
                         raise TypeError(
                             f"{name}() got both {old}= and {new}=; {old}= is the deprecated "
                             f"spelling of {new}=, give only {new}="

@@ -121,6 +121,7 @@ def test_to_redis_stream_max_pending() -> None:
     "call",
     [
         lambda: rs.to_sse(format="rxstream", dialect="rxstream"),
+        lambda: rs.to_sse("rxstream", format="rxstream"),
         lambda: rs.to_sse(last_event_id="1-0", after="1-0"),
         lambda: rs.lines(limit=4, line_limit=4),  # type: ignore[call-arg]
         lambda: rs.eventstream_frames(limit=64, frame_limit=64),  # type: ignore[call-arg]
@@ -129,6 +130,7 @@ def test_to_redis_stream_max_pending() -> None:
     ],
     ids=[
         "to_sse-format",
+        "to_sse-format-and-positional",
         "to_sse-after",
         "lines",
         "eventstream_frames",
