@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failed("logger"),
             )
             hub.observe().pipe(
-                rs.decode_chunks(), rs.deltas(), rs.count_tokens(encoding)
+                rs.decode_chunks(), rs.deltas(), rs.count_tokens(encoding=encoding)
             ).subscribe(counts.append, failed("counter"))
             hub.subscribe(
                 status.append,

@@ -112,7 +112,7 @@ def test_split_by_delta_type(dialect: str) -> None:
 
 def test_count_tokens(dialect: str) -> None:
     # str.split stands in for an encoding: only the length of what it gives is counted.
-    counts = collect(deltas_of(dialect).pipe(rs.count_tokens(str.split)))
+    counts = collect(deltas_of(dialect).pipe(rs.count_tokens(encoding=str.split)))
     final = counts[-1]
     assert final.final
     assert final.text == 3  # "<think>hidden</think>Let", "me", "check."

@@ -216,6 +216,6 @@ def create_app() -> FastAPI:
                 raise ValueError(f"cannot resume after {last[:80]!r}: not a Redis entry id")
             return rs.from_redis_stream(store, f"{PREFIX}{chat_id}", after=last, ids=True)
 
-        return sse_response(follow, format="rxstream", last_event_id=after or None, retry=1000)
+        return sse_response(follow, dialect="rxstream", after=after or None, retry=1000)
 
     return app

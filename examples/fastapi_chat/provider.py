@@ -3,7 +3,7 @@
 `Provider.from_env()` reads the settings (`CHAT_API`, `CHAT_BASE_URL`,
 `CHAT_API_KEY`, `CHAT_MODEL`); `Provider.deltas(client, prompt)` is the
 provider's stream as deltas, in any dialect: the request is the one
-`rxstream chat --api NAME` sends (each API's path, auth header and body), the
+`rxstream chat --dialect NAME` sends (each API's path, auth header and body), the
 answer decoded with `rs.decode(NAME)`. `fake_answer()` is what the scripted
 model (`FakeLLMServer`) streams when no provider is set.
 """
@@ -37,7 +37,7 @@ class Provider:
     """One streaming chat endpoint.
 
     Attributes:
-        api: the dialect (an `rxstream chat --api` name).
+        api: the dialect (an `rxstream chat --dialect` name).
         base_url: the API root (`https://api.openai.com/v1`, ...).
         key: the API key (None: the API's usual environment variable, or none).
         model: the model (None: the API's default).

@@ -1,4 +1,4 @@
-"""The request `rxstream chat --api NAME` sends: each provider's path, auth header, key and body.
+"""The request `rxstream chat --dialect NAME` sends: each provider's path, auth header, key, body.
 
 Pure: `build(api, ask, base_url=..., env=...)` reads nothing but its
 arguments, so every API's request is checked without a network. What each
@@ -32,7 +32,7 @@ completions: `stream_options.include_usage`). Thinking is off unless
 models think unless told otherwise, gets `"think": false`.
 
 AWS Bedrock signs requests with SigV4 (access keys), which rxstream does not
-do: `--api bedrock` works with a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`,
+do: `--dialect bedrock` works with a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`,
 sent as a bearer token) or through an endpoint that signs for you (a proxy or
 gateway given with `--base-url` or `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, to
 which no key is sent); without either it is refused with that explanation.
@@ -91,7 +91,7 @@ class Request:
     """One streaming request, ready to send.
 
     Attributes:
-        api: the `--api` name (also the dialect of the answer).
+        api: the `--dialect` name (also the dialect of the answer).
         url: where to POST.
         headers: the headers, credentials included (never print them).
         body: the JSON body.
@@ -124,7 +124,7 @@ class API:
     """How to reach one provider's streaming chat endpoint.
 
     Attributes:
-        name: the `--api` name (a dialect name).
+        name: the `--dialect` name (a dialect name).
         path: the path under the base URL, in words (for the help).
         auth: how the key is sent, in words (for the help).
         wire: how its answer arrives.
@@ -331,7 +331,7 @@ def _bedrock(
 
 _OPENAI_BASE = ("OPENAI_BASE_URL",)
 
-#: Every API `chat` knows, by `--api` name.
+#: Every API `chat` knows, by `--dialect` name.
 APIS: dict[str, API] = {
     api.name: api
     for api in (
@@ -451,7 +451,7 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
     """The request for API `name`.
 
     Args:
-        name: an `--api` name (a key of `APIS`).
+        name: a `--dialect` name (a key of `APIS`).
         ask: the prompt and options.
         base_url: the API root from `--base-url` (None: the API's environment
             variable, else its default).

@@ -138,7 +138,9 @@ class _Run:
         items = wire.observe().pipe(decode(dialect), ops.share())
         if self.encoding is not None:
             # Its errors are the view's errors too: reported once, below.
-            items.pipe(count_tokens(self.encoding)).subscribe(self.view.count, lambda _: None)
+            items.pipe(count_tokens(encoding=self.encoding)).subscribe(
+                self.view.count, lambda _: None
+            )
         items.subscribe(self.view.delta, self._failed, self.ended.set)
         self.view.start()
         connection = wire.connect()
@@ -250,7 +252,7 @@ def _demo(args: argparse.Namespace) -> int:
     from ..testing.server import FakeLLMServer
     from ._demo import PROMPT, demo_scenario
 
-    api: str = args.api or "openai-chat"
+    api: str = args.dialect or "openai-chat"
     with FakeLLMServer(demo_scenario(args.delay)) as server:
         # The fake server answers each API at its real path: the base URL is its root
         # (with /v1 for OpenAI's APIs, whose base URLs carry it).
@@ -259,7 +261,7 @@ def _demo(args: argparse.Namespace) -> int:
         ask = Ask(PROMPT, model="fake-demo-model")
         request = build(api, ask, base_url=base, env={})  # no key from the environment
         title = "rxstream demo: a scripted answer from a local FakeLLMServer (no network, no key)"
-        if args.api is not None:  # asked for: say what is served where
+        if args.dialect is not None:  # asked for: say what is served where
             title += f"\n{api}: POST {request.url.removeprefix(root)}"
         title += f"\nprompt: {PROMPT}"
         return _request_stream(args, request, title, timeout=30.0)
@@ -339,7 +341,7 @@ def _chat(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
     try:
-        request = build(args.api, ask, base_url=args.base_url, env=os.environ)
+        request = build(args.dialect, ask, base_url=args.base_url, env=os.environ)
     except ValueError as exc:
         raise _Failure(str(exc)) from None
     title = (
@@ -369,7 +371,7 @@ def _apis_help() -> str:
         break_long_words=False,
         break_on_hyphens=False,
     )
-    lines = ["APIs (--api NAME): what is sent where, and the variables read"]
+    lines = ["APIs (--dialect NAME): what is sent where, and the variables read"]
     for api in APIS.values():
         keys = " or ".join(f"${name}" for name in api.key_variables)
         bases = " or ".join(f"${name}" for name in api.base_variables)
@@ -426,12 +428,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stream a scripted answer from a local fake server, in any dialect",
         description=(
             "Stream a scripted answer (reasoning, text, two parallel tool calls) from a local "
-            "FakeLLMServer: no network, no key. --api picks the dialect it is served in, at "
+            "FakeLLMServer: no network, no key. --dialect picks the dialect it is served in, at "
             "that API's real path; the answer is the same in each."
         ),
     )
     demo.add_argument(
-        "--api",
+        "--dialect",
         choices=DIALECTS,
         metavar="NAME",
         help=(
@@ -439,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
             "the title then says which path it is served at"
         ),
     )
+    _deprecated_alias(demo, "--api", "--dialect", choices=DIALECTS)
     demo.add_argument("--log", metavar="FILE", help=log_help)
     demo.add_argument(
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
@@ -490,12 +493,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("prompt", help="the user message to send")
     chat.add_argument(
-        "--api",
+        "--dialect",
         choices=tuple(APIS),
         default="openai-chat",
         metavar="NAME",
-        help=f"the API to ask: {', '.join(APIS)} (default: %(default)s)",
+        help=f"the API to ask, by its dialect: {', '.join(APIS)} (default: %(default)s)",
     )
+    _deprecated_alias(chat, "--api", "--dialect", choices=tuple(APIS))
     chat.add_argument(
         "--model",
         "-m",
@@ -553,6 +557,45 @@ def _redact(text: str) -> str:
     return credentials.redact(text)
 
 
+class _DeprecatedAlias(argparse.Action):
+    """An old spelling of an option: stores into the new one's place, with a warning on stderr."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any
+    ) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"rxstream: warning: {option_string} is deprecated, use {self.new} "
+            "(it will be removed in the next release)",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def _deprecated_alias(
+    parser: argparse.ArgumentParser, old: str, new: str, *, choices: Sequence[str]
+) -> None:
+    """Accept `old` as a hidden, deprecated spelling of the option `new`."""
+    parser.add_argument(
+        old,
+        dest=new.removeprefix("--").replace("-", "_"),
+        action=_DeprecatedAlias,
+        new=new,
+        choices=choices,
+        metavar="NAME",
+        help=argparse.SUPPRESS,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `rxstream` command; returns the exit code (0, 1 on failure, 130 on Ctrl-C).
 
@@ -560,10 +603,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments (default: `sys.argv[1:]`).
 
     Example:
-        $ rxstream demo --api anthropic
+        $ rxstream demo --dialect anthropic
         $ rxstream replay recording.sse --json
         $ OPENAI_API_KEY=... rxstream chat "Hello" --model gpt-4o-mini
-        $ ANTHROPIC_API_KEY=... rxstream chat "Hello" --api anthropic
+        $ ANTHROPIC_API_KEY=... rxstream chat "Hello" --dialect anthropic
     """
     args = build_parser().parse_args(argv)
     try:

@@ -33,7 +33,12 @@ Decisions, where Redis leaves a choice:
   expires `ttl` after its last heartbeat).
 - Trimming: `XADD ... MAXLEN ~ maxlen` (default 100,000 entries). A follower
   that falls behind the trimming, or resumes after an id already trimmed,
-  fails with `StoredStreamError` naming the entries that are gone.
+  fails with `StoredStreamError` naming the entries that are gone and why:
+  the follower then asks Redis (`TYPE`, `XINFO STREAM`) whether the key is
+  gone (deleted, expired, lost in a restart), the stream was reset (Redis 7
+  counts fewer entries added to the key than the producer numbered: deleted
+  or lost, then written again), or it was trimmed (all counted). Redis 6
+  keeps no such count; the message then names both causes.
 - A key that does not exist: a follower from the start (`after=None`) waits
   for it up to `heartbeat_timeout` (a follower may well subscribe before the
   producer's first write), then fails with `StreamTimeoutError`; a follower
@@ -53,13 +58,13 @@ Decisions, where Redis leaves a choice:
 Backpressure on the producer's side: items are passed downstream at once and
 written behind them, in batches (one pipeline per batch, in order), by a
 writer of their own: a thread for a sync client, a task on the event loop for
-an async one (the loop is never blocked). At most `max_pending` entries wait
+an async one (the loop is never blocked). At most `maxsize` entries wait
 to be written, besides the batch being written (itself at most that many);
-memory is bounded by twice `max_pending` entries. Then a sync producer's
+memory is bounded by twice `maxsize` entries. Then a sync producer's
 thread waits in `on_next` (so the
 source waits too); an async producer pauses an rxstream async source through
 the demand signal (`rxstream._flow`) until the writer has caught up, and a
-source that cannot be paused and runs `max_pending` further entries ahead
+source that cannot be paused and runs `maxsize` further entries ahead
 fails the stream with `BufferOverflowError`. Completion (or the error) is
 passed downstream only once the end marker is written.
 
@@ -87,6 +92,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
+from .._deprecate import deprecated_arguments
 from .._flow import Demand, current_demand, demand_scope
 from ..errors import (
     BufferOverflowError,
@@ -168,6 +174,7 @@ class AsyncRedis(Protocol):
 # --------------------------------------------------------------------------- producer
 
 
+@deprecated_arguments(renamed={"max_pending": "maxsize"})
 def to_redis_stream(
     redis: SyncRedis | AsyncRedis,
     key: str,
@@ -175,7 +182,7 @@ def to_redis_stream(
     maxlen: int | None = DEFAULT_MAXLEN,
     ttl: float | timedelta = DEFAULT_TTL,
     heartbeat: float | timedelta = DEFAULT_HEARTBEAT,
-    max_pending: int = DEFAULT_MAX_PENDING,
+    maxsize: int = DEFAULT_MAX_PENDING,
 ) -> Callable[[Observable[T]], Observable[T]]:
     """Pass every item through and append it to a Redis Stream, one entry per item.
 
@@ -199,14 +206,15 @@ def to_redis_stream(
         heartbeat: seconds of silence after which the producer writes a
             heartbeat entry; followers' `heartbeat_timeout` should be a few
             times this.
-        max_pending: how many entries may wait to be written before the
-            source is held back (see the module docstring).
+        maxsize: how many entries may wait to be written before the
+            source is held back (see the module docstring), as the bridges'
+            and `multicast`'s `maxsize`. (Formerly `max_pending=`, deprecated.)
 
     Returns:
         An operator: items in, the same items out.
 
     Raises:
-        ValueError: `maxlen` or `max_pending` below 1, `heartbeat` not
+        ValueError: `maxlen` or `maxsize` below 1, `heartbeat` not
             positive, `ttl` not above `heartbeat`, an empty `key`.
         TypeError: `key` is not a str, or an option is not a number.
 
@@ -215,7 +223,7 @@ def to_redis_stream(
             the source is subscribed at all, for a sync client).
         StoredStreamError: the key already holds a stream or another value.
         BufferOverflowError: an async source that cannot be paused ran
-            `max_pending` entries ahead of the writer.
+            `maxsize` entries ahead of the writer.
         TypeError: an item the codec cannot encode (e.g. a raw `str` line).
 
     Example:
@@ -233,7 +241,7 @@ def to_redis_stream(
     _check_key(key)
     if maxlen is not None:
         _check_count("maxlen", maxlen)
-    _check_count("max_pending", max_pending)
+    _check_count("maxsize", maxsize)
     heartbeat_s = _seconds("heartbeat", heartbeat)
     ttl_s = _seconds("ttl", ttl)
     if ttl_s <= heartbeat_s:
@@ -254,14 +262,14 @@ def to_redis_stream(
                     redis,  # type: ignore[arg-type]
                     writer,
                     observer,
-                    max_pending=max_pending,
+                    maxsize=maxsize,
                     where=where,
                 ).subscribe(source, scheduler)
             return _SyncProducer(
                 redis,  # type: ignore[arg-type]
                 writer,
                 observer,
-                max_pending=max_pending,
+                maxsize=maxsize,
                 where=where,
             ).subscribe(source, scheduler)
 
@@ -274,11 +282,11 @@ class _Producer(Generic[T]):
     """What the sync and async producers share: the first write's check, the end, the emissions."""
 
     def __init__(
-        self, writer: EntryWriter, observer: abc.ObserverBase[T], *, max_pending: int, where: str
+        self, writer: EntryWriter, observer: abc.ObserverBase[T], *, maxsize: int, where: str
     ) -> None:
         self._writer = writer
         self._observer = observer
-        self._max_pending = max_pending
+        self._maxsize = maxsize
         self._where = where
         self._queue: deque[Any] = deque()  # items (sync) or their payloads (async)
         self._end: tuple[bytes, bytes | None] | None = None
@@ -326,10 +334,10 @@ class _SyncProducer(_Producer[T]):
         writer: EntryWriter,
         observer: abc.ObserverBase[T],
         *,
-        max_pending: int,
+        maxsize: int,
         where: str,
     ) -> None:
-        super().__init__(writer, observer, max_pending=max_pending, where=where)
+        super().__init__(writer, observer, maxsize=maxsize, where=where)
         self._client = client
         self._cond = threading.Condition()
         self._idle = False  # the writer waits for work
@@ -364,11 +372,7 @@ class _SyncProducer(_Producer[T]):
                 self._on_error(exc)
             return
         with self._cond:
-            while (
-                len(self._queue) >= self._max_pending
-                and self._failure is None
-                and self._end is None
-            ):
+            while len(self._queue) >= self._maxsize and self._failure is None and self._end is None:
                 self._cond.wait()
             if self._failure is not None or self._end is not None:
                 return
@@ -513,10 +517,10 @@ class _AsyncProducer(_Producer[T]):
         writer: EntryWriter,
         observer: abc.ObserverBase[T],
         *,
-        max_pending: int,
+        maxsize: int,
         where: str,
     ) -> None:
-        super().__init__(writer, observer, max_pending=max_pending, where=where)
+        super().__init__(writer, observer, maxsize=maxsize, where=where)
         self._client = client
         self._wake = asyncio.Event()
         self._demand = _JointDemand(current_demand())
@@ -558,16 +562,16 @@ class _AsyncProducer(_Producer[T]):
             self._upstream.dispose()
             self._on_error(exc)
             return
-        if len(self._queue) >= 2 * self._max_pending:
+        if len(self._queue) >= 2 * self._maxsize:
             self._upstream.dispose()
             self._on_error(
                 BufferOverflowError(
-                    2 * self._max_pending, observer=f"to_redis_stream({self._key!r})", item=item
+                    2 * self._maxsize, observer=f"to_redis_stream({self._key!r})", item=item
                 )
             )
             return
         self._queue.append(data)
-        if len(self._queue) >= self._max_pending:
+        if len(self._queue) >= self._maxsize:
             self._demand.pause()
         self._wake.set()
         self._observer.on_next(item)
@@ -611,7 +615,7 @@ class _AsyncProducer(_Producer[T]):
                 # adds to this batch while it grows: fewer, larger writes. A source
                 # that waits (a model between two tokens) costs one turn, no more.
                 size = -1
-                while size != len(self._queue) < self._max_pending and self._end is None:
+                while size != len(self._queue) < self._maxsize and self._end is None:
                     size = len(self._queue)
                     await asyncio.sleep(0)
                 payloads = list(self._queue)
@@ -739,59 +743,104 @@ def from_redis_stream(
         return _Follow(key, after or None, ids=ids, timeout=timeout, where=where)
 
     if _is_async(redis):
-        aclient: AsyncRedis = redis  # type: ignore[assignment]
-        poll = _poll(redis, _ASYNC_POLL)
+        afollower = _AsyncFollower(redis, plan, _poll(redis, _ASYNC_POLL))  # type: ignore[arg-type]
+        return async_source(afollower.batches, scheduler)
+    follower = _SyncFollower(redis, plan, _poll(redis, _SYNC_POLL))  # type: ignore[arg-type]
+    return sync_source(follower.batches, scheduler)
 
-        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            follow = plan()
-            try:
-                pipe = aclient.pipeline(transaction=False)
-                for command in follow.opening():
-                    pipe.execute_command(*command)
-                t0 = time.monotonic()
-                replies = await pipe.execute(raise_on_error=False)
-                follow.opened(replies, (t0 + time.monotonic()) / 2)
-                # The flag as well as the cancel: a read that returns no entries yields no
-                # batch, so without it a lost cancellation would leave the loop polling.
-                while not follow.done and not handle.disposed:
-                    reply = await aclient.execute_command(*follow.read(time.monotonic(), poll))
-                    batch = follow.received(reply, time.monotonic())
-                    if batch:
-                        yield batch
-                follow.reader.check()
-            except Exception as exc:
-                error = follow.mapped(exc)
-            else:
-                return
-            raise error
 
-        return async_source(aread, scheduler)
+class _SyncFollower:
+    """The read loop of `from_redis_stream` for `redis.Redis`: one `_Follow` per subscription.
 
-    sclient: SyncRedis = redis  # type: ignore[assignment]
-    poll = _poll(redis, _SYNC_POLL)
+    `batches` is what `sync_source` reads; the rules are in `_Follow`, this
+    shell only sends its commands and hands it the replies.
+    """
 
-    def read(handle: Handle) -> Iterator[list[Any]]:
-        follow = plan()
+    def __init__(self, client: SyncRedis, plan: Callable[[], _Follow], poll: float) -> None:
+        self._client = client
+        self._plan = plan
+        self._poll = poll
+
+    def batches(self, handle: Handle) -> Iterator[list[Any]]:
+        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
+        follow = self._plan()
         try:
-            pipe = sclient.pipeline(transaction=False)
+            pipe = self._client.pipeline(transaction=False)
             for command in follow.opening():
                 pipe.execute_command(*command)
             t0 = time.monotonic()
             replies = pipe.execute(raise_on_error=False)
             follow.opened(replies, (t0 + time.monotonic()) / 2)
             while not follow.done and not handle.disposed:
-                reply = sclient.execute_command(*follow.read(time.monotonic(), poll))
+                reply = self._client.execute_command(*follow.read(time.monotonic(), self._poll))
                 batch = follow.received(reply, time.monotonic())
                 if batch:
                     yield batch
             follow.reader.check()
         except Exception as exc:
             error = follow.mapped(exc)
+            if follow.explains(error):
+                error = follow.explained(error, self._diagnosis(follow))
         else:
             return
         raise error
 
-    return sync_source(read, scheduler)
+    def _diagnosis(self, follow: _Follow) -> list[Any] | None:
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for command in follow.diagnosis():
+                pipe.execute_command(*command)
+            replies: list[Any] = pipe.execute(raise_on_error=False)
+        except Exception:  # the error at hand is the one to report
+            return None
+        return replies
+
+
+class _AsyncFollower:
+    """The read loop of `from_redis_stream` for `redis.asyncio.Redis` (see `_SyncFollower`)."""
+
+    def __init__(self, client: AsyncRedis, plan: Callable[[], _Follow], poll: float) -> None:
+        self._client = client
+        self._plan = plan
+        self._poll = poll
+
+    async def batches(self, handle: Handle) -> AsyncIterator[list[Any]]:
+        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
+        follow = self._plan()
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for command in follow.opening():
+                pipe.execute_command(*command)
+            t0 = time.monotonic()
+            replies = await pipe.execute(raise_on_error=False)
+            follow.opened(replies, (t0 + time.monotonic()) / 2)
+            # The flag as well as the cancel: a read that returns no entries yields no
+            # batch, so without it a lost cancellation would leave the loop polling.
+            while not follow.done and not handle.disposed:
+                reply = await self._client.execute_command(
+                    *follow.read(time.monotonic(), self._poll)
+                )
+                batch = follow.received(reply, time.monotonic())
+                if batch:
+                    yield batch
+            follow.reader.check()
+        except Exception as exc:
+            error = follow.mapped(exc)
+            if follow.explains(error):
+                error = follow.explained(error, await self._diagnosis(follow))
+        else:
+            return
+        raise error
+
+    async def _diagnosis(self, follow: _Follow) -> list[Any] | None:
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for command in follow.diagnosis():
+                pipe.execute_command(*command)
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
+        except Exception:  # the error at hand is the one to report
+            return None
+        return replies
 
 
 class _Follow:
@@ -894,6 +943,117 @@ class _Follow:
 
     def mapped(self, exc: Exception) -> Exception:
         return map_redis_error(exc, self.key, self.where) or exc
+
+    @staticmethod
+    def explains(error: Exception) -> bool:
+        """Whether `error` says entries are gone, which `diagnosis()` can tell the cause of."""
+        return isinstance(error, StoredStreamError) and error.missing is not None
+
+    def diagnosis(self) -> list[tuple[Any, ...]]:
+        """The commands that show why entries are gone: the key's type, its stream's counters."""
+        return [("TYPE", self.key), ("XINFO", "STREAM", self.key)]
+
+    def explained(self, error: Exception, replies: list[Any] | None) -> Exception:
+        """`error` (entries gone) saying what happened, by the replies of `diagnosis()`."""
+        assert isinstance(error, StoredStreamError)
+        assert error.missing is not None
+        cause = gone_cause(replies)
+        reason = error.reason
+        for said in _GONE_SAID:
+            if said in reason:
+                reason = reason.replace(said, cause)
+                break
+        else:
+            reason = f"{reason}; {cause}"
+        return StoredStreamError(self.key, reason, after=error.after, missing=error.missing)
+
+
+# What the entry reader says when entries are gone; `explained` puts what happened in its place.
+_GONE_SAID = (
+    "trimmed by MAXLEN (a follower slower than maxlen allows, or one that "
+    "started late) or lost in a restart of Redis",
+    "trimmed by MAXLEN, or lost in a restart of Redis",
+)
+
+
+def gone_cause(replies: list[Any] | None) -> str:
+    """Why entries of a stream are gone, by what Redis shows of its key.
+
+    Args:
+        replies: the replies of `TYPE key` and `XINFO STREAM key` (None: not read).
+
+    Returns:
+        The cause, in words: the key deleted (or expired, or lost in a restart
+        of Redis without its data) when the key is missing; the stream reset
+        (deleted or lost, then written again by its producer) when Redis has
+        counted fewer entries added to the key than the producer numbered;
+        trimmed by `MAXLEN` when it counted them all, or when its
+        `max-deleted-entry-id` shows trimming. Redis before 7.0 keeps no
+        such counters: then the message says both causes are possible.
+    """
+    unknown = (
+        "trimmed by MAXLEN (a follower slower than maxlen allows, or one that started late), "
+        "or lost with the key (deleted, or in a restart of Redis without its data)"
+    )
+    if not replies or len(replies) < 2 or isinstance(replies[0], Exception):
+        return unknown
+    if _text(replies[0]) == "none":
+        return (
+            "the key is gone: it was deleted (DEL), expired, or lost in a restart of Redis "
+            "without its data; the entries were not trimmed"
+        )
+    info = _xinfo(replies[1])
+    added = info.get("entries-added")
+    newest = _entry_number(info.get("last-entry"))
+    if not isinstance(added, int) or newest is None:
+        return unknown + " (Redis before 7.0 does not count the entries added to a key)"
+    # Entry numbers start at 0: a stream never reset has had at least `newest + 1` entries
+    # added; one deleted (or lost) and written again only those written since.
+    written = newest + 1
+    if added < written:
+        return (
+            f"the stream was reset: the key was deleted or lost in a restart of Redis without "
+            f"its data, then written again (Redis counts {added} entries added to it, the "
+            f"producer had numbered {written}); not trimmed by MAXLEN"
+        )
+    return "trimmed by MAXLEN (a follower slower than maxlen allows, or one that started late)"
+
+
+def _xinfo(reply: Any) -> dict[str, Any]:
+    """`XINFO STREAM`'s reply (a dict, or a flat list of names and values) by name, as text."""
+    if isinstance(reply, dict):
+        pairs = list(reply.items())
+    elif isinstance(reply, list | tuple):
+        pairs = [(reply[i], reply[i + 1]) for i in range(0, len(reply) - 1, 2)]
+    else:
+        return {}
+    return {
+        _text(name).replace("_", "-"): (int(value) if _is_int(value) else value)
+        for name, value in pairs
+    }
+
+
+def _entry_number(entry: Any) -> int | None:
+    """The `n` field (the producer's entry number) of an entry in an `XINFO` reply."""
+    if not isinstance(entry, list | tuple) or len(entry) != 2:
+        return None
+    fields = entry[1]
+    if isinstance(fields, list | tuple):
+        fields = {fields[i]: fields[i + 1] for i in range(0, len(fields) - 1, 2)}
+    if not isinstance(fields, dict):
+        return None
+    for name, value in fields.items():
+        if _text(name) == "n" and _is_int(value):
+            return int(value)
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, bytes | str) and _text(value).isdigit()
 
 
 # --------------------------------------------------------------------------- helpers

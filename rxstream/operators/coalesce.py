@@ -12,28 +12,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import (
     CompositeDisposable,
     Disposable,
     SerialDisposable,
-    SingleAssignmentDisposable,
 )
 
+from .._deprecate import deprecated_arguments
 from ..models import ReasoningDelta, TextDelta
-from ._timing import Duration, SerialQueue, duration, timer_scheduler
+from .timing import Duration, SerialQueue, duration, timer_scheduler
 
-__all__ = ["coalesce"]
+__all__ = ["CoalesceWindow", "coalesce"]
 
 T = TypeVar("T")
 
 _Mergeable = TextDelta | ReasoningDelta
 
 
+@deprecated_arguments(positional=("scheduler",))
 def coalesce(
-    interval: Duration, scheduler: abc.SchedulerBase | None = None
+    interval: Duration, *, scheduler: abc.SchedulerBase | None = None
 ) -> Callable[[Observable[T]], Observable[T]]:
     """Merge adjacent text (and reasoning) deltas of one choice, one delta per window.
 
@@ -76,85 +77,112 @@ def coalesce(
         def subscribe(
             observer: abc.ObserverBase[T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            timers = timer_scheduler(scheduler, subscribe_scheduler)
-            lock = threading.Lock()
-            queue = SerialQueue()
-            upstream = SingleAssignmentDisposable()
-            window = SerialDisposable()
-            stopped = False
-            pending: list[_Mergeable] = []
-            generation = 0  # bumped per flush, so a window timer of an earlier run is stale
-
-            def flush_locked() -> None:
-                nonlocal generation
-                if not pending:
-                    return
-                generation += 1
-                window.disposable = Disposable()
-                merged = _merge(pending)
-                pending.clear()
-                queue.put(lambda: observer.on_next(cast(T, merged)))
-
-            def close_window(opened: int) -> Callable[[abc.SchedulerBase, Any], None]:
-                def fire(_: abc.SchedulerBase, __: Any = None) -> None:
-                    with lock:
-                        if stopped or opened != generation:
-                            return
-                        flush_locked()
-                    queue.drain()
-
-                return fire
-
-            def on_next(item: T) -> None:
-                with lock:
-                    if stopped:
-                        return
-                    if isinstance(item, TextDelta | ReasoningDelta):
-                        if pending and not _same_run(pending[0], item):
-                            flush_locked()
-                        pending.append(item)
-                        if len(pending) == 1:
-                            window.disposable = timers.schedule_relative(
-                                seconds, close_window(generation)
-                            )
-                    else:
-                        flush_locked()
-                        queue.put(lambda: observer.on_next(item))
-                queue.drain()
-
-            def on_terminal(call: Callable[[], None]) -> None:
-                nonlocal stopped
-                with lock:
-                    if stopped:
-                        return
-                    flush_locked()
-                    stopped = True
-                    window.dispose()
-                    queue.put(call)
-                queue.drain()
-
-            def on_error(error: Exception) -> None:
-                on_terminal(lambda: observer.on_error(error))
-
-            def on_completed() -> None:
-                on_terminal(observer.on_completed)
-
-            upstream.disposable = source.subscribe(
-                on_next, on_error, on_completed, scheduler=subscribe_scheduler
+            window = CoalesceWindow(
+                observer, timer_scheduler(scheduler, subscribe_scheduler), seconds
             )
-
-            def dispose() -> None:
-                nonlocal stopped
-                with lock:
-                    stopped = True
-                    pending.clear()
-                window.dispose()
-
-            return CompositeDisposable(Disposable(dispose), upstream)
+            return window.run(source, subscribe_scheduler)
 
         return Observable(subscribe)
 
     return operator
+
+
+class CoalesceWindow(Generic[T]):
+    """One subscription of `coalesce`: the pending run and its window timer.
+
+    `on_next`, `on_error` and `on_completed` are the upstream's notifications;
+    the window timer calls `close_window`. State is guarded by one lock; calls
+    to the observer go through a `SerialQueue`, outside the lock.
+    """
+
+    def __init__(
+        self, observer: abc.ObserverBase[T], timers: abc.SchedulerBase, seconds: float
+    ) -> None:
+        self._observer = observer
+        self._timers = timers
+        self._seconds = seconds
+        self._lock = threading.Lock()
+        self._queue = SerialQueue()
+        self._window = SerialDisposable()
+        self._stopped = False
+        self._pending: list[_Mergeable] = []
+        self._generation = 0  # bumped per flush, so a window timer of an earlier run is stale
+
+    @property
+    def generation(self) -> int:
+        """How many runs went out so far (a window timer names the run it closes)."""
+        return self._generation
+
+    def run(
+        self, source: Observable[T], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        """Subscribe to `source`; the disposable ends the subscription and its timer."""
+        upstream = source.subscribe(
+            self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+        )
+        return CompositeDisposable(Disposable(self.dispose), upstream)
+
+    def on_next(self, item: T) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            if isinstance(item, TextDelta | ReasoningDelta):
+                if self._pending and not _same_run(self._pending[0], item):
+                    self._flush_locked()
+                self._pending.append(item)
+                if len(self._pending) == 1:
+                    self._window.disposable = self._timers.schedule_relative(
+                        self._seconds, self._timer_for(self._generation)
+                    )
+            else:
+                self._flush_locked()
+                self._queue.put(lambda: self._observer.on_next(item))
+        self._queue.drain()
+
+    def on_error(self, error: Exception) -> None:
+        self._terminate(lambda: self._observer.on_error(error))
+
+    def on_completed(self) -> None:
+        self._terminate(self._observer.on_completed)
+
+    def close_window(self, opened: int) -> None:
+        """The window opened when `generation` was `opened` ended: send its run."""
+        with self._lock:
+            if self._stopped or opened != self._generation:
+                return
+            self._flush_locked()
+        self._queue.drain()
+
+    def dispose(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._pending.clear()
+        self._window.dispose()
+
+    def _timer_for(self, opened: int) -> Callable[[abc.SchedulerBase, Any], None]:
+        def fire(_: abc.SchedulerBase, __: Any = None) -> None:
+            self.close_window(opened)
+
+        return fire
+
+    def _terminate(self, call: Callable[[], None]) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._flush_locked()
+            self._stopped = True
+            self._window.dispose()
+            self._queue.put(call)
+        self._queue.drain()
+
+    def _flush_locked(self) -> None:
+        if not self._pending:
+            return
+        self._generation += 1
+        self._window.disposable = Disposable()
+        merged = _merge(self._pending)
+        self._pending.clear()
+        self._queue.put(lambda: self._observer.on_next(cast(T, merged)))
 
 
 def _same_run(head: _Mergeable, item: _Mergeable) -> bool:

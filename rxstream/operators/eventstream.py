@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
+from .._deprecate import deprecated_arguments
 from ..core.eventstream import DEFAULT_LIMIT, EventStreamParser
 from ..models import EventStreamMessage
 from ._machine import machine_operator
@@ -14,8 +15,9 @@ from ._machine import machine_operator
 __all__ = ["eventstream_frames"]
 
 
+@deprecated_arguments(renamed={"limit": "frame_limit"})
 def eventstream_frames(
-    *, limit: int = DEFAULT_LIMIT
+    *, frame_limit: int = DEFAULT_LIMIT
 ) -> Callable[[Observable[bytes]], Observable[EventStreamMessage]]:
     """Cut a binary AWS event stream (`application/vnd.amazon.eventstream`) into messages.
 
@@ -32,17 +34,18 @@ def eventstream_frames(
         -a-|       ->   ---#            (TruncatedStreamError: input ended inside M1)
 
     Args:
-        limit: the longest message accepted, in bytes (default 32 MiB).
+        frame_limit: the longest message accepted, in bytes (default 32
+            MiB). (Formerly `limit=`, deprecated.)
 
     Returns:
         An operator from `bytes` chunks to `EventStreamMessage`s.
 
     Raises:
-        TypeError, ValueError: `limit` is not an int of at least 16 (at once,
+        TypeError, ValueError: `frame_limit` is not an int of at least 16 (at once,
             not on subscribe).
 
     Errors sent downstream (the upstream is disposed): `MalformedChunkError`
-    for a bad checksum, a length that does not fit or is over `limit`, a
+    for a bad checksum, a length that does not fit or is over `frame_limit`, a
     broken or unknown-typed header (after the messages before it);
     `TruncatedStreamError` when the input ends inside a message; `TypeError`
     for a chunk that is not bytes.
@@ -53,5 +56,5 @@ def eventstream_frames(
     >>> _ = reactivex.of(data[:5], data[5:]).pipe(eventstream_frames()).subscribe(print)
     EventStreamMessage(headers={':event-type': 'messageStop'}, payload=b'{"stopReason":"end_turn"}')
     """
-    EventStreamParser(limit=limit)  # Check the option now, where the caller can see it.
-    return machine_operator(lambda: EventStreamParser(limit=limit))
+    EventStreamParser(limit=frame_limit)  # Check the option now, where the caller can see it.
+    return machine_operator(lambda: EventStreamParser(limit=frame_limit))

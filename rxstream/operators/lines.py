@@ -6,13 +6,17 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
+from .._deprecate import deprecated_arguments
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
 from ._machine import machine_operator
 
 __all__ = ["lines"]
 
 
-def lines(*, limit: int = DEFAULT_LIMIT) -> Callable[[Observable[str | bytes]], Observable[str]]:
+@deprecated_arguments(renamed={"limit": "line_limit"})
+def lines(
+    *, line_limit: int = DEFAULT_LIMIT
+) -> Callable[[Observable[str | bytes]], Observable[str]]:
     """Cut a stream of `str` or `bytes` chunks into lines at CRLF, LF or CR.
 
     A line excludes its terminator (a blank line is `""`); the unterminated
@@ -27,16 +31,17 @@ def lines(*, limit: int = DEFAULT_LIMIT) -> Callable[[Observable[str | bytes]], 
         -a----b-|   ->   -x----(yz)-|
 
     Args:
-        limit: the longest line allowed, in bytes (characters for `str`
-            chunks).
+        line_limit: the longest line allowed, in bytes (characters for `str`
+            chunks), as the sources' `line_limit=`. (Formerly `limit=`,
+            deprecated.)
 
     Returns:
         An operator from chunks to lines.
 
     Raises:
-        ValueError: `limit` is not positive (at once, not on subscribe).
+        ValueError: `line_limit` is not positive (at once, not on subscribe).
 
-    Errors sent downstream: `LineTooLongError` for a line past `limit`;
+    Errors sent downstream: `LineTooLongError` for a line past `line_limit`;
     `TypeError` for a chunk that is not `str`/`bytes` or mixes the two. The
     upstream is disposed in both cases.
 
@@ -45,5 +50,5 @@ def lines(*, limit: int = DEFAULT_LIMIT) -> Callable[[Observable[str | bytes]], 
     data: 1
     data: 2
     """
-    LineSplitter(limit=limit)  # Check the option now, where the caller can see it.
-    return machine_operator(lambda: LineSplitter(limit=limit))
+    LineSplitter(limit=line_limit)  # Check the option now, where the caller can see it.
+    return machine_operator(lambda: LineSplitter(limit=line_limit))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import (
@@ -27,11 +27,12 @@ from reactivex.disposable import (
     SingleAssignmentDisposable,
 )
 
-from .._flow import current_demand
+from .._deprecate import deprecated_arguments
+from .._flow import Demand, current_demand
 from ..errors import StreamTimeoutError
-from ._timing import Duration, SerialQueue, duration, timer_scheduler
+from .timing import Duration, SerialQueue, duration, timer_scheduler
 
-__all__ = ["timeouts"]
+__all__ = ["TimeoutWatch", "timeouts"]
 
 T = TypeVar("T")
 
@@ -42,7 +43,9 @@ _MESSAGES = {
 }
 
 
+@deprecated_arguments(positional=("first", "idle", "total", "scheduler"))
 def timeouts(
+    *,
     first: Duration | None = None,
     idle: Duration | None = None,
     total: Duration | None = None,
@@ -96,9 +99,6 @@ def timeouts(
         for name, value in (("first", first), ("idle", idle), ("total", total))
         if value is not None
     }
-    first_s, idle_s, total_s = (limits.get(k) for k in ("first", "idle", "total"))
-    # Before the first item the stricter-named limit applies: `first` if set, else `idle`.
-    opening = ("first", first_s) if first_s is not None else ("idle", idle_s)
 
     def operator(source: Observable[T]) -> Observable[T]:
         if not limits:
@@ -107,107 +107,153 @@ def timeouts(
         def subscribe(
             observer: abc.ObserverBase[T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            timers = timer_scheduler(scheduler, subscribe_scheduler)
-            # A bridge subscribes inside its demand scope; its pause is not idleness.
-            demand = current_demand()
-            lock = threading.Lock()
-            queue = SerialQueue()
-            upstream = SingleAssignmentDisposable()
-            gap_timer = SerialDisposable()
-            total_timer = SerialDisposable()
-            stopped = False
-            generation = 0  # bumped per item, so a gap timer armed earlier is stale
-
-            def stop_locked() -> None:
-                # The upstream is disposed by the caller, after the lock is
-                # released: a source may react to disposal by calling back.
-                nonlocal stopped
-                stopped = True
-                gap_timer.dispose()
-                total_timer.dispose()
-
-            def expire(limit: str, seconds: float) -> None:
-                error = StreamTimeoutError(limit, seconds, _MESSAGES[limit].format(s=seconds))
-                stop_locked()
-                queue.put(lambda: observer.on_error(error))
-
-            def arm_gap_locked(limit: str, seconds: float) -> None:
-                armed_at = generation
-
-                def fire(_: abc.SchedulerBase, __: Any = None) -> None:
-                    with lock:
-                        if stopped or armed_at != generation:
-                            return
-                        if limit == "idle" and demand is not None and demand.paused:
-                            arm_gap_locked(limit, seconds)
-                            return
-                        expire(limit, seconds)
-                    # The error first, then the disposal: a sync source returns from
-                    # `subscribe` once disposed, and its caller must find the error.
-                    queue.drain()
-                    upstream.dispose()
-
-                gap_timer.disposable = timers.schedule_relative(seconds, fire)
-
-            def fire_total(_: abc.SchedulerBase, __: Any = None) -> None:
-                assert total_s is not None
-                with lock:
-                    if stopped:
-                        return
-                    expire("total", total_s)
-                queue.drain()
-                upstream.dispose()
-
-            def on_next(item: T) -> None:
-                nonlocal generation
-                with lock:
-                    if stopped:
-                        return
-                    generation += 1
-                    gap_timer.disposable = Disposable()
-                    queue.put(lambda: observer.on_next(item))
-                queue.drain()
-                if idle_s is not None:
-                    with lock:
-                        if not stopped:
-                            arm_gap_locked("idle", idle_s)
-
-            def on_terminal(call: Callable[[], None]) -> None:
-                with lock:
-                    if stopped:
-                        return
-                    stop_locked()
-                    queue.put(call)
-                upstream.dispose()
-                queue.drain()
-
-            def on_error(error: Exception) -> None:
-                on_terminal(lambda: observer.on_error(error))
-
-            def on_completed() -> None:
-                on_terminal(observer.on_completed)
-
-            # Armed before subscribing: a synchronous source may run the whole
-            # stream inside `subscribe`.
-            with lock:
-                if total_s is not None:
-                    total_timer.disposable = timers.schedule_relative(total_s, fire_total)
-                if opening[1] is not None:
-                    arm_gap_locked(opening[0], opening[1])
-            upstream.disposable = source.subscribe(
-                on_next, on_error, on_completed, scheduler=subscribe_scheduler
+            watch = TimeoutWatch(
+                observer,
+                timer_scheduler(scheduler, subscribe_scheduler),
+                first=limits.get("first"),
+                idle=limits.get("idle"),
+                total=limits.get("total"),
+                # A bridge subscribes inside its demand scope; its pause is not idleness.
+                demand=current_demand(),
             )
-            queue.drain()
-
-            def dispose() -> None:
-                nonlocal stopped
-                with lock:
-                    stopped = True
-                gap_timer.dispose()
-                total_timer.dispose()
-
-            return CompositeDisposable(Disposable(dispose), upstream)
+            return watch.run(source, subscribe_scheduler)
 
         return Observable(subscribe)
 
     return operator
+
+
+class TimeoutWatch(Generic[T]):
+    """One subscription of `timeouts`: the limits' timers, and the items passed on.
+
+    `on_next`, `on_error` and `on_completed` are the upstream's notifications;
+    the timers call `fire_gap` and `fire_total`. State is guarded by one lock;
+    calls to the observer go through a `SerialQueue`, outside the lock.
+    """
+
+    def __init__(
+        self,
+        observer: abc.ObserverBase[T],
+        timers: abc.SchedulerBase,
+        *,
+        first: float | None = None,
+        idle: float | None = None,
+        total: float | None = None,
+        demand: Demand | None = None,
+    ) -> None:
+        self._observer = observer
+        self._timers = timers
+        self._idle = idle
+        self._total = total
+        self._demand = demand
+        # Before the first item the stricter-named limit applies: `first` if set, else `idle`.
+        self._opening = ("first", first) if first is not None else ("idle", idle)
+        self._lock = threading.Lock()
+        self._queue = SerialQueue()
+        self.upstream = SingleAssignmentDisposable()
+        self._gap_timer = SerialDisposable()
+        self._total_timer = SerialDisposable()
+        self._stopped = False
+        self._generation = 0  # bumped per item, so a gap timer armed earlier is stale
+
+    def run(
+        self, source: Observable[T], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        """Arm the timers, subscribe to `source`, and return the subscription's disposable."""
+        # Armed before subscribing: a synchronous source may run the whole
+        # stream inside `subscribe`.
+        self.start()
+        self.upstream.disposable = source.subscribe(
+            self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+        )
+        self._queue.drain()
+        return CompositeDisposable(Disposable(self.dispose), self.upstream)
+
+    def start(self) -> None:
+        """Arm the `total` timer and the one for the first item."""
+        with self._lock:
+            if self._total is not None:
+                self._total_timer.disposable = self._timers.schedule_relative(
+                    self._total, self.fire_total
+                )
+            limit, seconds = self._opening
+            if seconds is not None:
+                self._arm_gap_locked(limit, seconds)
+
+    def on_next(self, item: T) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._generation += 1
+            self._gap_timer.disposable = Disposable()
+            self._queue.put(lambda: self._observer.on_next(item))
+        self._queue.drain()
+        if self._idle is not None:
+            with self._lock:
+                if not self._stopped:
+                    self._arm_gap_locked("idle", self._idle)
+
+    def on_error(self, error: Exception) -> None:
+        self._terminate(lambda: self._observer.on_error(error))
+
+    def on_completed(self) -> None:
+        self._terminate(self._observer.on_completed)
+
+    def fire_gap(self, limit: str, seconds: float, armed_at: int) -> None:
+        """A `first` or `idle` timer armed at item number `armed_at` ran out."""
+        with self._lock:
+            if self._stopped or armed_at != self._generation:
+                return
+            if limit == "idle" and self._demand is not None and self._demand.paused:
+                self._arm_gap_locked(limit, seconds)
+                return
+            self._expire_locked(limit, seconds)
+        # The error first, then the disposal: a sync source returns from
+        # `subscribe` once disposed, and its caller must find the error.
+        self._queue.drain()
+        self.upstream.dispose()
+
+    def fire_total(self, _: abc.SchedulerBase | None = None, __: Any = None) -> None:
+        """The `total` timer ran out."""
+        assert self._total is not None
+        with self._lock:
+            if self._stopped:
+                return
+            self._expire_locked("total", self._total)
+        self._queue.drain()
+        self.upstream.dispose()
+
+    def dispose(self) -> None:
+        with self._lock:
+            self._stopped = True
+        self._gap_timer.dispose()
+        self._total_timer.dispose()
+
+    def _terminate(self, call: Callable[[], None]) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stop_locked()
+            self._queue.put(call)
+        self.upstream.dispose()
+        self._queue.drain()
+
+    def _stop_locked(self) -> None:
+        # The upstream is disposed by the caller, after the lock is
+        # released: a source may react to disposal by calling back.
+        self._stopped = True
+        self._gap_timer.dispose()
+        self._total_timer.dispose()
+
+    def _expire_locked(self, limit: str, seconds: float) -> None:
+        error = StreamTimeoutError(limit, seconds, _MESSAGES[limit].format(s=seconds))
+        self._stop_locked()
+        self._queue.put(lambda: self._observer.on_error(error))
+
+    def _arm_gap_locked(self, limit: str, seconds: float) -> None:
+        armed_at = self._generation
+
+        def fire(_: abc.SchedulerBase, __: Any = None) -> None:
+            self.fire_gap(limit, seconds, armed_at)
+
+        self._gap_timer.disposable = self._timers.schedule_relative(seconds, fire)

@@ -22,26 +22,28 @@ from reactivex.disposable import (
     SingleAssignmentDisposable,
 )
 
+from .._deprecate import deprecated_arguments
 from ..core.sse_encoder import SSEEncoder
-from ._timing import Duration, SerialQueue, duration, timer_scheduler
+from .timing import Duration, SerialQueue, duration, timer_scheduler
 
-__all__ = ["to_sse"]
+__all__ = ["SSEWriter", "to_sse"]
 
 
+@deprecated_arguments(renamed={"format": "dialect", "last_event_id": "after"})
 def to_sse(
-    format: str = "openai-chat",
+    dialect: str = "openai-chat",
     *,
     keepalive: Duration | None = 15.0,
     scheduler: abc.SchedulerBase | None = None,
     retry: int | None = None,
-    last_event_id: str | None = None,
+    after: str | None = None,
     **options: Any,
 ) -> Callable[[Observable[Any]], Observable[bytes]]:
     """Send items as server-sent events: one `bytes` per event, ending with the format's end.
 
     Deltas are rendered in a dialect (`"openai-chat"` by default, or
     `"openai-responses"`, `"anthropic"`, `"gemini"`, `"cohere"`), `SSEFrame`s
-    are passed on as they are, and with `format="rxstream"` any item goes out
+    are passed on as they are, and with `dialect="rxstream"` any item goes out
     as rxstream's own JSON event (`event: text`, `data: {"type":"text",...}`;
     see `rxstream.core.sse_encoder` for the format). Items may come wrapped in
     `StreamEntry(id, item)` (as `rs.from_redis_stream(ids=True)` gives them):
@@ -64,8 +66,9 @@ def to_sse(
     connection is idle; `sse_response` does so and passes `keepalive=None`.)
 
     Args:
-        format: the event format (see above). `"ollama"` and `"bedrock"`
-            do not stream SSE and raise `ValueError`.
+        dialect: the event format (see above). `"ollama"` and `"bedrock"`
+            do not stream SSE and raise `ValueError`. (Formerly `format=`,
+            deprecated.)
         keepalive: seconds (or a `timedelta`) of silence before a keep-alive
             comment; None sends none.
         scheduler: where the keep-alive timer runs; default the scheduler
@@ -73,16 +76,17 @@ def to_sse(
             immediate one), else reactivex's `TimeoutScheduler`.
         retry: a reconnection delay in milliseconds for the browser, written
             on the first event.
-        last_event_id: the `Last-Event-ID` the stream resumes after, which
-            the closing event repeats when no entry followed it.
+        after: the `Last-Event-ID` the stream resumes after, which the
+            closing event repeats when no entry followed it. (Formerly
+            `last_event_id=`, deprecated.)
         options: passed to the dialect's renderer (`model`, `id`, ...).
 
     Returns:
         An operator from items to the `bytes` of events.
 
     Raises:
-        ValueError: an unknown format or one that is not SSE, a bad
-            `keepalive`, `retry` or `last_event_id`.
+        ValueError: an unknown dialect or one that is not SSE, a bad
+            `keepalive`, `retry` or `after`.
 
     Marbles (keepalive=3; a, b deltas; A, B their events; D the end marker,
     E the error event, k a keep-alive)::
@@ -106,104 +110,135 @@ def to_sse(
     options = dict(options)
 
     def make() -> SSEEncoder:
-        return SSEEncoder(format, retry=retry, last_event_id=last_event_id, **options)
+        # The core encoder still spells the dialect `format` and the resume id `last_event_id`.
+        return SSEEncoder(dialect, retry=retry, last_event_id=after, **options)
 
-    make()  # a bad format or option fails here, not at subscribe time
+    make()  # a bad dialect or option fails here, not at subscribe time
     seconds = None if keepalive is None else duration(keepalive, "keepalive")
 
     def operator(source: Observable[Any]) -> Observable[bytes]:
         def subscribe(
             observer: abc.ObserverBase[bytes], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            encoder = make()
             timers = None if seconds is None else timer_scheduler(scheduler, subscribe_scheduler)
-            lock = threading.Lock()
-            queue = SerialQueue()
-            upstream = SingleAssignmentDisposable()
-            timer = SerialDisposable()
-            stopped = False
-            generation = 0  # bumped per event sent, so an earlier keep-alive timer is stale
-
-            def emit(event: bytes) -> Callable[[], None]:
-                return lambda: observer.on_next(event)
-
-            def arm_locked() -> None:
-                # (Re)start the silence clock; a timer armed before is stale.
-                nonlocal generation
-                if timers is not None and seconds is not None:
-                    generation += 1
-                    timer.disposable = timers.schedule_relative(seconds, fire(generation))
-
-            def send_locked(events: list[bytes]) -> None:
-                for event in events:
-                    queue.put(emit(event))
-                if events:
-                    arm_locked()
-
-            def fire(armed: int) -> Callable[[abc.SchedulerBase, Any], None]:
-                def action(_: abc.SchedulerBase, __: Any = None) -> None:
-                    with lock:
-                        if stopped or armed != generation:
-                            return
-                        send_locked([encoder.keepalive()])
-                    queue.drain()
-
-                return action
-
-            def end_locked(events: list[bytes], last: Callable[[], None]) -> None:
-                nonlocal stopped
-                stopped = True
-                timer.dispose()
-                for event in events:
-                    queue.put(emit(event))
-                queue.put(last)
-
-            def on_next(item: Any) -> None:
-                with lock:
-                    if stopped:
-                        return
-                    failure: Exception | None = None
-                    try:
-                        events = encoder.feed(item)
-                    except Exception as exc:
-                        failure = exc
-                    if failure is None:
-                        send_locked(events)
-                    else:
-                        error = failure
-                        end_locked(encoder.error(error), lambda: observer.on_error(error))
-                if failure is not None:
-                    upstream.dispose()
-                queue.drain()
-
-            def on_error(error: Exception) -> None:
-                with lock:
-                    if stopped:
-                        return
-                    end_locked(encoder.error(error), observer.on_completed)
-                queue.drain()
-
-            def on_completed() -> None:
-                with lock:
-                    if stopped:
-                        return
-                    end_locked(encoder.close(), observer.on_completed)
-                queue.drain()
-
-            with lock:
-                arm_locked()
-            upstream.disposable = source.subscribe(
-                on_next, on_error, on_completed, scheduler=subscribe_scheduler
-            )
-
-            def dispose() -> None:
-                nonlocal stopped
-                with lock:
-                    stopped = True
-                timer.dispose()
-
-            return CompositeDisposable(Disposable(dispose), upstream)
+            writer = SSEWriter(observer, make(), timers, seconds)
+            return writer.run(source, subscribe_scheduler)
 
         return Observable(subscribe)
 
     return operator
+
+
+class SSEWriter:
+    """One subscription of `to_sse`: the encoder, the keep-alive timer, the events sent.
+
+    `on_next`, `on_error` and `on_completed` are the upstream's notifications;
+    the keep-alive timer calls `keepalive_due`. State is guarded by one lock;
+    calls to the observer go through a `SerialQueue`, outside the lock.
+    """
+
+    def __init__(
+        self,
+        observer: abc.ObserverBase[bytes],
+        encoder: SSEEncoder,
+        timers: abc.SchedulerBase | None = None,
+        keepalive: float | None = None,
+    ) -> None:
+        self._observer = observer
+        self._encoder = encoder
+        self._timers = timers
+        self._keepalive = keepalive
+        self._lock = threading.Lock()
+        self._queue = SerialQueue()
+        self.upstream = SingleAssignmentDisposable()
+        self._timer = SerialDisposable()
+        self._stopped = False
+        self._generation = 0  # bumped per event sent, so an earlier keep-alive timer is stale
+
+    @property
+    def generation(self) -> int:
+        """How many times the silence clock was (re)started; a timer names the one it ends."""
+        return self._generation
+
+    def run(
+        self, source: Observable[Any], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        """Start the silence clock, subscribe to `source`, return the subscription's disposable."""
+        with self._lock:
+            self._arm_locked()
+        self.upstream.disposable = source.subscribe(
+            self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+        )
+        return CompositeDisposable(Disposable(self.dispose), self.upstream)
+
+    def on_next(self, item: Any) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            failure: Exception | None = None
+            try:
+                events = self._encoder.feed(item)
+            except Exception as exc:
+                failure = exc
+            if failure is None:
+                self._send_locked(events)
+            else:
+                error = failure
+                self._end_locked(self._encoder.error(error), lambda: self._observer.on_error(error))
+        if failure is not None:
+            self.upstream.dispose()
+        self._queue.drain()
+
+    def on_error(self, error: Exception) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._end_locked(self._encoder.error(error), self._observer.on_completed)
+        self._queue.drain()
+
+    def on_completed(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._end_locked(self._encoder.close(), self._observer.on_completed)
+        self._queue.drain()
+
+    def keepalive_due(self, armed: int) -> None:
+        """The silence clock started as number `armed` ran out: send a keep-alive comment."""
+        with self._lock:
+            if self._stopped or armed != self._generation:
+                return
+            self._send_locked([self._encoder.keepalive()])
+        self._queue.drain()
+
+    def dispose(self) -> None:
+        with self._lock:
+            self._stopped = True
+        self._timer.dispose()
+
+    def _emit(self, event: bytes) -> Callable[[], None]:
+        return lambda: self._observer.on_next(event)
+
+    def _arm_locked(self) -> None:
+        # (Re)start the silence clock; a timer armed before is stale.
+        if self._timers is not None and self._keepalive is not None:
+            self._generation += 1
+            armed = self._generation
+
+            def fire(_: abc.SchedulerBase, __: Any = None) -> None:
+                self.keepalive_due(armed)
+
+            self._timer.disposable = self._timers.schedule_relative(self._keepalive, fire)
+
+    def _send_locked(self, events: list[bytes]) -> None:
+        for event in events:
+            self._queue.put(self._emit(event))
+        if events:
+            self._arm_locked()
+
+    def _end_locked(self, events: list[bytes], last: Callable[[], None]) -> None:
+        self._stopped = True
+        self._timer.dispose()
+        for event in events:
+            self._queue.put(self._emit(event))
+        self._queue.put(last)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
+from .._deprecate import deprecated_arguments
 from ..core.tokens import EncodingSpec, TokenCounter, resolve_encoding
 from ..models import ChatChunk, Delta, TokenCount
 from ._machine import machine_operator
@@ -13,7 +14,9 @@ from ._machine import machine_operator
 __all__ = ["count_tokens"]
 
 
+@deprecated_arguments(positional=("encoding",))
 def count_tokens(
+    *,
     encoding: EncodingSpec = None,
 ) -> Callable[[Observable[ChatChunk | Delta]], Observable[TokenCount]]:
     """Count tokens as the stream runs: a running `TokenCount` per content delta.
@@ -55,7 +58,7 @@ def count_tokens(
     >>> from rxstream.models import TextDelta
     >>> out = []
     >>> _ = reactivex.of(TextDelta("a b"), TextDelta(" c")).pipe(
-    ...     count_tokens(str.split)).subscribe(out.append)
+    ...     count_tokens(encoding=str.split)).subscribe(out.append)
     >>> [(c.text, c.final) for c in out]
     [(2, False), (3, False), (3, True)]
     """

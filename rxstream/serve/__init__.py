@@ -11,7 +11,7 @@
         upstream = rs.from_request(client, "POST", PROVIDER_URL, json=body).pipe(
             rs.sse_frames(), rs.decode()
         )
-        return sse_response(upstream, format="openai-chat")
+        return sse_response(upstream, dialect="openai-chat")
 
 (`client` is an `httpx.AsyncClient` the app keeps open; `PROVIDER_URL` the
 provider's endpoint.) Needs the `serve` extra (`pip install 'rxstream[serve]'`, which brings

@@ -1,7 +1,7 @@
 """A Starlette (and FastAPI) response that streams an observable as server-sent events.
 
 The response subscribes when the server starts sending it, pipes the items
-through `rs.to_sse(format)` and writes each event as it comes:
+through `rs.to_sse(dialect)` and writes each event as it comes:
 
 - headers: `text/event-stream`, `Cache-Control: no-cache`,
   `X-Accel-Buffering: no` (nginx and its kin pass each event on at once);
@@ -11,7 +11,7 @@ through `rs.to_sse(format)` and writes each event as it comes:
   ids=True)`); a `ValueError` it raises is answered with status 400.
   A page that reloads opens a new `EventSource`, which cannot send the
   header: pass the id the page kept (e.g. from the URL's query) as
-  `last_event_id=`, used when the request has no header (the header wins:
+  `after=`, used when the request has no header (the header wins:
   the browser's own reconnects send it to the same URL, and it is newer);
 - keep-alive comments while nothing was written for `keepalive` seconds.
   They are sent here, by the writer, not by a timer upstream: a keep-alive is
@@ -45,9 +45,10 @@ from starlette.background import BackgroundTask
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from .._deprecate import deprecated_arguments
 from ..core.sse_encoder import SSEEncoder
 from ..io.bridges import ObservableAsyncIterator, to_async_iterator
-from ..operators._timing import Duration, duration
+from ..operators.timing import Duration, duration
 from ..operators.to_sse import to_sse
 
 __all__ = ["SSEResponse", "Source", "sse_response"]
@@ -64,21 +65,26 @@ DEFAULT_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _KEPT: set[asyncio.Task[None]] = set()
 
 
+# The spellings of the first release (see the CHANGELOG's migration section).
+_RENAMED = {"format": "dialect", "last_event_id": "after"}
+
+
 class SSEResponse(Response):
     """Stream an observable's items as server-sent events (see `sse_response`)."""
 
     media_type = "text/event-stream"
 
+    @deprecated_arguments(renamed=_RENAMED)
     def __init__(
         self,
         source: Source,
         *,
-        format: str = "openai-chat",
+        dialect: str = "openai-chat",
         keepalive: Duration | None = 15.0,
         keep_for_resume: bool = False,
         maxsize: int = 64,
         retry: int | None = None,
-        last_event_id: str | None = None,
+        after: str | None = None,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         background: BackgroundTask | None = None,
@@ -91,13 +97,13 @@ class SSEResponse(Response):
             )
         if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
             raise ValueError(f"maxsize must be an int of at least 1, got {maxsize!r}")
-        if last_event_id is not None and not isinstance(last_event_id, str):
-            raise TypeError(f"last_event_id must be a str, got {type(last_event_id).__name__}")
-        self._last_event_id = last_event_id or None
-        # Checks the format and the options now, in the handler, not mid-response.
-        self._comment = SSEEncoder(format, retry=retry, **options).keepalive()
+        if after is not None and not isinstance(after, str):
+            raise TypeError(f"after must be a str, got {type(after).__name__}")
+        self._after = after or None
+        # Checks the dialect and the options now, in the handler, not mid-response.
+        self._comment = SSEEncoder(dialect, retry=retry, **options).keepalive()
         self._source = source
-        self._format = format
+        self._dialect = dialect
         self._keepalive = None if keepalive is None else duration(keepalive, "keepalive")
         self._keep = keep_for_resume
         self._maxsize = maxsize
@@ -113,7 +119,7 @@ class SSEResponse(Response):
         self.init_headers(merged)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        last_id = self._last_event_id
+        last_id = self._after
         try:
             if isinstance(self._source, Observable):
                 observable = self._source
@@ -122,10 +128,10 @@ class SSEResponse(Response):
                 observable = self._source(last_id)
             stream = observable.pipe(
                 to_sse(
-                    self._format,
+                    self._dialect,
                     keepalive=None,
                     retry=self._retry,
-                    last_event_id=last_id,
+                    after=last_id,
                     **self._options,
                 )
             )
@@ -158,15 +164,16 @@ class SSEResponse(Response):
                     await self.background()
 
 
+@deprecated_arguments(renamed=_RENAMED)
 def sse_response(
     source: Source,
     *,
-    format: str = "openai-chat",
+    dialect: str = "openai-chat",
     keepalive: Duration | None = 15.0,
     keep_for_resume: bool = False,
     maxsize: int = 64,
     retry: int | None = None,
-    last_event_id: str | None = None,
+    after: str | None = None,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
     background: BackgroundTask | None = None,
@@ -175,8 +182,8 @@ def sse_response(
     """A streaming response that sends an observable's items as server-sent events.
 
     The items (deltas, `SSEFrame`s, `StreamEntry`s, or any item with
-    `format="rxstream"`) go through `rs.to_sse(format)`; the stream ends
-    with the format's end marker, or with its error event when the source
+    `dialect="rxstream"`) go through `rs.to_sse(dialect)`; the stream ends
+    with the dialect's end marker, or with its error event when the source
     fails. See the module docstring for headers, `Last-Event-ID`,
     keep-alives, backpressure and disconnects.
 
@@ -184,16 +191,18 @@ def sse_response(
         source: an observable, or a function called with the request's
             `Last-Event-ID` (None without one) that returns the observable to
             send; raising `ValueError` there answers 400 with its message.
-        format: the event format (see `rs.to_sse`).
+        dialect: the event format (see `rs.to_sse`). (Formerly `format=`,
+            deprecated.)
         keepalive: seconds without a write before a keep-alive comment (None: none).
         keep_for_resume: when the client leaves, let the source run on to its
             end (dropping its items) instead of disposing it.
         maxsize: how many events may wait between the source and the socket.
         retry: a reconnection delay for the browser, in milliseconds.
-        last_event_id: the id to resume after when the request carries no
+        after: the id to resume after when the request carries no
             `Last-Event-ID` header (a reloaded page's, from its URL): what the
             source function is called with then, and what the closing event
-            repeats when no item follows it.
+            repeats when no item follows it. (Formerly `last_event_id=`,
+            deprecated.)
         status_code: the response status.
         headers: more headers (they override the defaults of the same name).
         background: a Starlette background task, run when the source is done
@@ -204,9 +213,9 @@ def sse_response(
         A Starlette `Response` (FastAPI handlers return it as it is).
 
     Raises:
-        ValueError: a bad format, option, `keepalive` or `maxsize`.
+        ValueError: a bad dialect, option, `keepalive` or `maxsize`.
         TypeError: `source` is neither an observable nor a function, or
-            `last_event_id` is not a str.
+            `after` is not a str.
 
     Example (FastAPI; `generate` and `rs.from_redis_stream` as in the README)::
 
@@ -214,23 +223,23 @@ def sse_response(
         def chat(key: str) -> SSEResponse:
             return sse_response(
                 lambda after: rs.from_redis_stream(redis, key, after=after, ids=True),
-                format="rxstream",
+                dialect="rxstream",
             )
 
     >>> import reactivex
     >>> from rxstream.models import TextDelta
-    >>> response = sse_response(reactivex.of(TextDelta("Hi")), format="rxstream")
+    >>> response = sse_response(reactivex.of(TextDelta("Hi")), dialect="rxstream")
     >>> response.headers["content-type"], response.headers["x-accel-buffering"]
     ('text/event-stream; charset=utf-8', 'no')
     """
     return SSEResponse(
         source,
-        format=format,
+        dialect=dialect,
         keepalive=keepalive,
         keep_for_resume=keep_for_resume,
         maxsize=maxsize,
         retry=retry,
-        last_event_id=last_event_id,
+        after=after,
         status_code=status_code,
         headers=headers,
         background=background,

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .._deprecate import deprecated_arguments
+
 __all__ = ["RedisServer", "find_redis_server"]
 
 _START_TIMEOUT = 10.0
@@ -69,7 +71,8 @@ class RedisServer:
 
     host = "127.0.0.1"
 
-    def __init__(self, executable: str | None = None) -> None:
+    @deprecated_arguments(positional=("executable",))
+    def __init__(self, *, executable: str | None = None) -> None:
         self.executable = executable or find_redis_server()
         if self.executable is None:
             raise RuntimeError(

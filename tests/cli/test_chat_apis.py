@@ -1,4 +1,4 @@
-"""`rxstream chat --api NAME`: each provider's request (path, auth header, key variable, body),
+"""`rxstream chat --dialect NAME`: each provider's request (path, auth header, key variable, body),
 built without a network, then sent to a FakeLLMServer that answers at that API's real path."""
 
 from __future__ import annotations
@@ -420,7 +420,7 @@ def test_chat_streams_from_each_api_and_never_prints_the_key(rxstream: Run, api:
         done = rxstream(
             "chat",
             "hi there",
-            "--api",
+            "--dialect",
             api,
             "--model",
             "m1",
@@ -449,7 +449,7 @@ def test_a_key_echoed_back_is_redacted_in_every_api(rxstream: Run, api: str) -> 
         Scenario.text(f"key {KEY}!"),
     )
     with FakeLLMServer(*scenarios) as server:
-        args = ("chat", "x", "--api", api, "--model", "m1", "--base-url", base_for(server, api))
+        args = ("chat", "x", "--dialect", api, "--model", "m1", "--base-url", base_for(server, api))
         failed = rxstream(*args, **{KEY_VARIABLE[api]: KEY})
         echoed = rxstream(*args, "--debug", **{KEY_VARIABLE[api]: KEY})
     assert failed.code == EXIT_ERROR
@@ -462,7 +462,7 @@ def test_a_key_echoed_back_is_redacted_in_every_api(rxstream: Run, api: str) -> 
 
 
 def test_bedrock_without_a_key_or_an_endpoint_says_why(rxstream: Run) -> None:
-    done = rxstream("chat", "x", "--api", "bedrock", AWS_ACCESS_KEY_ID="AKIA0123456789")
+    done = rxstream("chat", "x", "--dialect", "bedrock", AWS_ACCESS_KEY_ID="AKIA0123456789")
     assert done.code == EXIT_ERROR
     assert done.err.startswith("rxstream: error: AWS Bedrock signs requests with SigV4")
     assert done.err.count("\n") == 1
@@ -473,7 +473,7 @@ def test_chat_thinking_and_max_tokens_reach_the_server(rxstream: Run) -> None:
         done = rxstream(
             "chat",
             "x",
-            "--api",
+            "--dialect",
             "anthropic",
             "--thinking",
             "--max-tokens",

@@ -397,7 +397,10 @@ def test_usage_errors(rxstream: Run) -> None:
             ["the user message to send", "--model NAME", "$OPENAI_MODEL", "Azure's"],
         ),
         ("replay", ["--fast", "recorded pace", "an event-stream file"]),
-        ("demo", ["--log FILE", "--delay SECONDS", "--api NAME", "same in each", "FILE.timing"]),
+        (
+            "demo",
+            ["--log FILE", "--delay SECONDS", "--dialect NAME", "same in each", "FILE.timing"],
+        ),
     ],
 )
 def test_every_argument_has_help(
@@ -518,3 +521,21 @@ def test_python_dash_m(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
     monkeypatch.delitem(sys.modules, "rxstream.cli.__main__", raising=False)
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith("rxstream ")
+
+
+@pytest.mark.parametrize("command", ["demo", "chat"])
+def test_api_is_a_hidden_deprecated_spelling_of_dialect(
+    rxstream: Run, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    with pytest.raises(SystemExit):
+        rxstream(command, "--help")
+    assert "--api" not in capsys.readouterr().out
+
+
+def test_api_still_picks_the_dialect_with_a_warning_on_stderr(rxstream: Run) -> None:
+    old = rxstream("demo", "--delay", "0", "--api", "anthropic")
+    new = rxstream("demo", "--delay", "0", "--dialect", "anthropic")
+    assert old.code == new.code == 0
+    assert old.out.splitlines()[1] == new.out.splitlines()[1] == "anthropic: POST /v1/messages"
+    assert "rxstream: warning: --api is deprecated, use --dialect" in old.err
+    assert new.err == ""

@@ -371,7 +371,7 @@ def answer_lines(done: Done) -> list[str]:
 def test_the_demo_is_the_same_answer_in_every_dialect(rxstream: Run) -> None:
     answers: dict[str, list[str]] = {}
     for api in DIALECTS:
-        done = rxstream("demo", "--delay", "0", "--api", api)
+        done = rxstream("demo", "--delay", "0", "--dialect", api)
         assert done.code == 0, (api, done.err)
         assert done.err == ""
         assert done.out.splitlines()[1].startswith(f"{api}: POST /")
@@ -391,7 +391,7 @@ def test_the_demo_is_the_same_answer_in_every_dialect(rxstream: Run) -> None:
 @pytest.mark.parametrize("api", DIALECTS)
 def test_every_dialect_logs_what_replay_reads_back(rxstream: Run, tmp_path: Path, api: str) -> None:
     log = tmp_path / f"demo-{api}.log"
-    demo = rxstream("demo", "--delay", "0", "--api", api, "--log", str(log))
+    demo = rxstream("demo", "--delay", "0", "--dialect", api, "--log", str(log))
     assert demo.code == 0, demo.err
     sidecar = Path(str(log) + TIMING_SUFFIX)
     kind = {"ollama": "ndjson", "bedrock": "eventstream"}.get(api, "sse")
@@ -415,7 +415,7 @@ def test_every_dialect_logs_what_replay_reads_back(rxstream: Run, tmp_path: Path
 
 def test_an_ndjson_log_is_exactly_the_lines_that_arrived(rxstream: Run, tmp_path: Path) -> None:
     log = tmp_path / "o.ndjson"
-    assert rxstream("demo", "--delay", "0", "--api", "ollama", "--log", str(log)).code == 0
+    assert rxstream("demo", "--delay", "0", "--dialect", "ollama", "--log", str(log)).code == 0
     lines = log.read_text().splitlines()
     objects = [json.loads(line) for line in lines]
     assert all(isinstance(o, dict) and "done" in o for o in objects)
@@ -539,7 +539,7 @@ def test_a_chat_log_over_ndjson_replays_the_same(rxstream: Run, tmp_path: Path) 
         done = rxstream(
             "chat",
             "x",
-            "--api",
+            "--dialect",
             "ollama",
             "--base-url",
             f"http://127.0.0.1:{server.port}",

@@ -23,7 +23,7 @@ from reactivex.scheduler import ThreadPoolScheduler
 from reactivex.subject import Subject
 
 import rxstream as rs
-from rxstream.io.redis_streams import map_redis_error
+from rxstream.io.redis_streams import gone_cause, map_redis_error
 from rxstream.testing.redis_server import RedisServer
 
 from ..sources.helpers import free_port
@@ -443,6 +443,104 @@ def test_a_follower_slower_than_maxlen_fails_naming_the_gap(redis_server: RedisS
     assert caught.value.missing == (4, first_kept - 1)
     assert f"entries 4 to {first_kept - 1} are gone" in str(caught.value)
     assert "a follower slower than maxlen allows" in str(caught.value)
+
+
+# --------------------------------------------------------------------------- deleted or trimmed
+
+
+def counts_entries_added(r: Any) -> bool:
+    """Whether this Redis counts the entries added to a stream (`XINFO`'s `entries-added`, 7.0+)."""
+    return int(str(r.info("server")["redis_version"]).split(".")[0]) >= 7
+
+
+def test_a_key_deleted_mid_stream_is_told_from_trimming(redis_server: RedisServer) -> None:
+    r = client(redis_server)
+    subject: Subject[Any] = Subject()
+    written = Outcome()
+    subject.pipe(rs.to_redis_stream(r, "answer", heartbeat=0.05)).subscribe(
+        written.on_next, written.on_error, written.on_completed
+    )
+    for item in ITEMS[:5]:
+        subject.on_next(item)
+    time.sleep(0.1)  # written behind, by the producer's thread
+    r.delete("answer")
+    for item in ITEMS[5:]:
+        subject.on_next(item)  # the producer writes on: its XADD makes a new stream
+    subject.on_completed()
+    assert written.completed
+
+    read = follow(r, "answer")
+    assert isinstance(read.error, rs.StoredStreamError)
+    assert read.error.missing is not None
+    assert read.error.missing[0] == 0
+    if counts_entries_added(r):
+        assert "the stream was reset: the key was deleted" in str(read.error)
+        assert "not trimmed by MAXLEN" in str(read.error)
+    else:  # Redis 6 shows no trace of the reset: both causes are named, and why
+        assert "or lost with the key (deleted" in str(read.error)
+        assert "Redis before 7.0 does not count" in str(read.error)
+
+
+def test_a_stream_trimmed_by_maxlen_is_not_called_deleted(redis_server: RedisServer) -> None:
+    r = client(redis_server)
+    produce(r, "long", [rs.TextDelta(str(i)) for i in range(1000)], maxlen=10)
+    read = follow(r, "long")
+    assert isinstance(read.error, rs.StoredStreamError)
+    resumed = follow(r, "long", after="1-0")
+    assert isinstance(resumed.error, rs.StoredStreamError)
+    for error in (read.error, resumed.error):
+        assert "trimmed by MAXLEN" in str(error)
+        if counts_entries_added(r):
+            assert "deleted" not in str(error)
+            assert "restart" not in str(error)
+
+
+def test_a_resume_into_a_stream_lost_in_a_restart_says_so(redis_server: RedisServer) -> None:
+    r = client(redis_server, retries=50)
+    subject: Subject[Any] = Subject()
+    written = Outcome()
+    subject.pipe(rs.to_redis_stream(r, "answer", heartbeat=0.05)).subscribe(
+        written.on_next, written.on_error, written.on_completed
+    )
+    for item in ITEMS[:5]:
+        subject.on_next(item)
+    time.sleep(0.1)
+    third = xrange(r, "answer")[3][0].decode()
+    redis_server.restart(keep_data=False)
+    for item in ITEMS[5:]:
+        subject.on_next(item)
+    subject.on_completed()
+    assert written.completed
+
+    resumed = follow(r, "answer", after=third)
+    assert isinstance(resumed.error, rs.StoredStreamError)
+    assert resumed.error.missing is not None
+    if counts_entries_added(r):
+        assert "the stream was reset" in str(resumed.error)
+        assert "restart of Redis without its data" in str(resumed.error)
+
+
+def entry(number: int) -> list[Any]:
+    return [b"1700000000000-0", [b"v", b"1", b"n", str(number).encode(), b"kind", b"item"]]
+
+
+@pytest.mark.parametrize(
+    ("replies", "says"),
+    [
+        ([b"none", redis.ResponseError("ERR no such key")], "the key is gone: it was deleted"),
+        ([b"stream", [b"length", 3, b"entries-added", 3, b"last-entry", entry(9)]], "was reset"),
+        (
+            [b"stream", {"length": 3, "entries-added": 10, "last-entry": ("1-0", {"n": "9"})}],
+            "trimmed by MAXLEN (a follower",
+        ),
+        ([b"stream", [b"length", 3, b"last-entry", entry(9)]], "Redis before 7.0"),
+        (None, "or lost with the key"),
+        ([redis.ConnectionError("gone"), None], "or lost with the key"),
+    ],
+    ids=["key-missing", "reset", "trimmed", "redis-6", "no-replies", "failed"],
+)
+def test_the_cause_of_entries_gone_by_what_redis_shows(replies: Any, says: str) -> None:
+    assert says in gone_cause(replies)
 
 
 # --------------------------------------------------------------------------- Last-Event-ID

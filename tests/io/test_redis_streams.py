@@ -598,7 +598,7 @@ def test_a_sync_producer_holds_its_source_back_while_redis_is_slow(
     thread = in_thread(
         lambda: (
             rs.from_lines(lines())
-            .pipe(ops.map(rs.TextDelta), rs.to_redis_stream(r, "answer", max_pending=8))
+            .pipe(ops.map(rs.TextDelta), rs.to_redis_stream(r, "answer", maxsize=8))
             .subscribe(written.on_next, written.on_error, written.on_completed)
         )
     )
@@ -630,7 +630,7 @@ def test_an_async_producer_pauses_an_rxstream_source_while_redis_is_slow(
         written = asyncio.ensure_future(
             arun(
                 rs.from_lines(lines()).pipe(
-                    ops.map(rs.TextDelta), rs.to_redis_stream(r, "answer", max_pending=8)
+                    ops.map(rs.TextDelta), rs.to_redis_stream(r, "answer", maxsize=8)
                 )
             )
         )
@@ -653,7 +653,7 @@ def test_a_source_that_cannot_be_paused_overflows(redis_server: RedisServer) -> 
         control.client_pause(5000, all=False)
         subject: Subject[Any] = Subject()
         written = Outcome()
-        subject.pipe(rs.to_redis_stream(r, "answer", max_pending=4)).subscribe(
+        subject.pipe(rs.to_redis_stream(r, "answer", maxsize=4)).subscribe(
             written.on_next, written.on_error, written.on_completed
         )
         for i in range(20):
@@ -802,7 +802,7 @@ def test_where_names_the_server_but_never_a_password() -> None:
     [
         ({"maxlen": 0}, ValueError),
         ({"maxlen": 1.5}, TypeError),
-        ({"max_pending": 0}, ValueError),
+        ({"maxsize": 0}, ValueError),
         ({"heartbeat": 0}, ValueError),
         ({"heartbeat": "2"}, TypeError),
         ({"ttl": 1, "heartbeat": 2}, ValueError),

@@ -13,6 +13,7 @@ import pytest
 import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reactivex import abc
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
@@ -252,3 +253,65 @@ def test_lossless_and_in_order(
     # Nothing is held past the end of the stream.
     assert all(m.time <= time + 1 for m in results.messages)
     assert source.subscriptions == [subscribe(200, time + 1)]
+
+
+# ------------------------------------------------------------------------ the subscription object
+
+
+class Recorder(abc.ObserverBase[Any]):
+    """An observer that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.done: list[str] = []
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+
+    def on_error(self, error: Exception) -> None:
+        self.done.append(f"error: {error}")
+
+    def on_completed(self) -> None:
+        self.done.append("completed")
+
+
+def test_window_a_timer_of_a_run_already_sent_is_stale() -> None:
+    from rxstream.operators.coalesce import CoalesceWindow
+
+    seen = Recorder()
+    window: CoalesceWindow[Any] = CoalesceWindow(seen, TestScheduler(), 1.0)
+    window.on_next(TextDelta("a"))
+    opened = window.generation
+    window.on_next(ReasoningDelta("r"))  # another kind: the text run goes out
+    assert seen.items == [TextDelta("a")]
+    window.close_window(opened)  # the text run's timer, late: the reasoning run stays
+    assert seen.items == [TextDelta("a")]
+    window.close_window(window.generation)
+    assert seen.items == [TextDelta("a"), ReasoningDelta("r")]
+
+
+def test_window_the_end_flushes_and_a_timer_after_it_does_nothing() -> None:
+    from rxstream.operators.coalesce import CoalesceWindow
+
+    seen = Recorder()
+    window: CoalesceWindow[Any] = CoalesceWindow(seen, TestScheduler(), 1.0)
+    window.on_next(TextDelta("a"))
+    window.on_next(TextDelta("b"))
+    opened = window.generation
+    window.on_error(ValueError("boom"))
+    window.close_window(opened)
+    assert seen.items == [TextDelta("ab")]
+    assert seen.done == ["error: boom"]
+
+
+def test_window_dispose_drops_the_pending_run() -> None:
+    from rxstream.operators.coalesce import CoalesceWindow
+
+    seen = Recorder()
+    window: CoalesceWindow[Any] = CoalesceWindow(seen, TestScheduler(), 1.0)
+    window.on_next(TextDelta("a"))
+    window.dispose()
+    window.close_window(window.generation)
+    window.on_completed()
+    assert seen.items == []
+    assert seen.done == []

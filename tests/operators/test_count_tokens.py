@@ -48,7 +48,7 @@ def test_running_counts_then_one_final_count() -> None:
         on_next(50, USAGE),
         on_completed(60),
     )
-    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(encoding=CL100K)))
     text = n("Hello international")
     assert result.messages == [
         on_next(210, TokenCount(1, 0, 0, 0)),
@@ -70,7 +70,7 @@ def test_an_upstream_error_passes_through_without_a_final_count() -> None:
         on_next(210, TextDelta("Hi")),
         on_error(220, boom),
     )
-    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(encoding=CL100K)))
     assert result.messages[0] == on_next(210, TokenCount(1, 0, 0, 0))
     [(time, notification)] = [(m.time, m.value) for m in result.messages[1:]]
     assert time == 220
@@ -84,7 +84,7 @@ def test_a_wrong_item_errors_and_disposes_the_upstream() -> None:
     source: HotObservable[Any] = scheduler.create_hot_observable(
         on_next(210, TextDelta("a")), on_next(220, "not a delta"), on_next(230, TextDelta("b"))
     )
-    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(encoding=CL100K)))
     assert [m.time for m in result.messages] == [210, 220]
     error = result.messages[1].value
     assert error.kind == "E"
@@ -97,13 +97,15 @@ def test_disposing_the_subscriber_disposes_the_upstream() -> None:
     source = scheduler.create_hot_observable(
         on_next(210, TextDelta("a")), on_next(1100, TextDelta("late")), on_completed(1200)
     )
-    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)), disposed=1000)
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(encoding=CL100K)), disposed=1000)
     assert result.messages == [on_next(210, TokenCount(1, 0, 0, 0))]
     assert source.subscriptions == [Subscription(200, 1000)]
 
 
 def test_two_subscriptions_count_independently() -> None:
-    counted = reactivex.of(TextDelta("one"), TextDelta(" two")).pipe(rs.count_tokens(CL100K))
+    counted = reactivex.of(TextDelta("one"), TextDelta(" two")).pipe(
+        rs.count_tokens(encoding=CL100K)
+    )
     first: list[TokenCount] = []
     second: list[TokenCount] = []
     counted.subscribe(first.append)
@@ -125,7 +127,7 @@ def test_chunks_straight_from_decode_chunks_are_counted() -> None:
         rs.ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hello"}}]}),
     ]
     out: list[TokenCount] = []
-    reactivex.from_iterable(chunks).pipe(rs.count_tokens(CL100K)).subscribe(out.append)
+    reactivex.from_iterable(chunks).pipe(rs.count_tokens(encoding=CL100K)).subscribe(out.append)
     assert [(c.choice, c.text, c.final) for c in out] == [
         (1, n("Bonjour"), False),
         (0, n("Hello"), False),
@@ -143,7 +145,7 @@ def test_chunks_straight_from_decode_chunks_are_counted() -> None:
 )
 def test_a_bad_encoding_fails_when_the_operator_is_made(encoding: Any, error: type) -> None:
     with pytest.raises(error):
-        rs.count_tokens(encoding)
+        rs.count_tokens(encoding=encoding)
 
 
 def test_a_long_run_is_flagged_estimated_and_the_final_count_is_exact() -> None:
@@ -158,7 +160,7 @@ def test_a_long_run_is_flagged_estimated_and_the_final_count_is_exact() -> None:
         on_next(40, ToolCallDelta(0, " more")),
         on_completed(50),
     )
-    result = scheduler.start(lambda: source.pipe(rs.count_tokens(CL100K)))
+    result = scheduler.start(lambda: source.pipe(rs.count_tokens(encoding=CL100K)))
     counts = [m.value.value for m in result.messages if isinstance(m.value, OnNext)]
     assert len(run) > TAIL_LIMIT > 100
     assert [c.estimated for c in counts] == [False, True, False, False, False]
@@ -177,5 +179,7 @@ def test_a_name_counts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(tiktoken.load, "read_file", no_network)
     out: list[TokenCount] = []
-    reactivex.of(TextDelta("Hello world")).pipe(rs.count_tokens("o200k_base")).subscribe(out.append)
+    reactivex.of(TextDelta("Hello world")).pipe(rs.count_tokens(encoding="o200k_base")).subscribe(
+        out.append
+    )
     assert [c.text for c in out] == [2, 2]

@@ -120,10 +120,10 @@ def test_each_subscription_gets_its_own_parser() -> None:
 
 def test_the_limit_is_checked_when_the_pipe_is_built() -> None:
     with pytest.raises(ValueError, match="at least 16"):
-        rs.eventstream_frames(limit=8)
+        rs.eventstream_frames(frame_limit=8)
     scheduler = TestScheduler()
     source = scheduler.create_hot_observable(on_next(210, B2), on_completed(300))
-    results = scheduler.start(lambda: source.pipe(rs.eventstream_frames(limit=len(B2) - 1)))
+    results = scheduler.start(lambda: source.pipe(rs.eventstream_frames(frame_limit=len(B2) - 1)))
     assert isinstance(error_of(results.messages[0]), MalformedChunkError)
 
 

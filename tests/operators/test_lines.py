@@ -58,7 +58,7 @@ def test_line_too_long_reaches_on_error_and_disposes_upstream() -> None:
         on_next(240, b"\nnever seen\n"),
         on_completed(300),
     )
-    results = scheduler.start(lambda: source.pipe(rs.lines(limit=4)))
+    results = scheduler.start(lambda: source.pipe(rs.lines(line_limit=4)))
     assert results.messages[0] == on_next(210, "ok")
     assert len(results.messages) == 2
     assert results.messages[1].time == 230
@@ -73,7 +73,7 @@ def test_line_too_long_found_at_completion() -> None:
     # One chunk holds a good line and then the over-long one: the good line comes
     # first, the error when the splitter is next called (here: at completion).
     source = scheduler.create_cold_observable(on_next(10, b"ok\nabcdefgh\n"), on_completed(20))
-    results = scheduler.start(lambda: source.pipe(rs.lines(limit=4)))
+    results = scheduler.start(lambda: source.pipe(rs.lines(line_limit=4)))
     assert results.messages[0] == on_next(210, "ok")
     assert results.messages[1].time == 220
     assert isinstance(error_of(results.messages[1]), LineTooLongError)
@@ -135,4 +135,4 @@ def test_str_chunks_and_plain_subscribe() -> None:
 @pytest.mark.parametrize("limit", [0, -5], ids=["zero", "negative"])
 def test_bad_limit_fails_when_the_operator_is_made(limit: int) -> None:
     with pytest.raises(ValueError, match="limit"):
-        rs.lines(limit=limit)
+        rs.lines(line_limit=limit)

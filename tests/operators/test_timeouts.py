@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
+from reactivex import abc
 from reactivex import operators as ops
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
@@ -287,3 +288,75 @@ def test_stalled_async_stream_times_out_and_closes(
         assert server.wait_for_disconnect(timeout=5)
     assert isinstance(error, Exception)
     assert timed_out(limit, limits[limit])(error)
+
+
+# ------------------------------------------------------------------------ the subscription object
+
+
+class Recorder(abc.ObserverBase[Any]):
+    """An observer that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.error: Exception | None = None
+        self.completed = False
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+
+    def on_error(self, error: Exception) -> None:
+        self.error = error
+
+    def on_completed(self) -> None:
+        self.completed = True
+
+
+def test_watch_a_gap_timer_armed_before_the_last_item_is_stale() -> None:
+    from rxstream.operators.timeouts import TimeoutWatch
+
+    seen = Recorder()
+    watch: TimeoutWatch[int] = TimeoutWatch(seen, TestScheduler(), idle=5.0)
+    watch.start()
+    watch.on_next(1)
+    watch.fire_gap("idle", 5.0, armed_at=0)  # armed at subscribe, before item 1
+    assert seen.error is None
+    watch.fire_gap("idle", 5.0, armed_at=1)
+    assert isinstance(seen.error, StreamTimeoutError)
+    assert seen.error.limit == "idle"
+    watch.on_next(2)  # after the end, nothing passes
+    assert seen.items == [1]
+
+
+def test_watch_an_idle_limit_waits_while_the_consumer_pauses_the_source() -> None:
+    from rxstream.operators.timeouts import TimeoutWatch
+
+    seen = Recorder()
+    demand = Demand()
+    watch: TimeoutWatch[int] = TimeoutWatch(seen, TestScheduler(), idle=5.0, demand=demand)
+    demand.pause()
+    watch.fire_gap("idle", 5.0, armed_at=0)
+    assert seen.error is None  # re-armed: a paused source is not idle
+    demand.resume()
+    watch.fire_gap("idle", 5.0, armed_at=0)
+    assert isinstance(seen.error, StreamTimeoutError)
+
+
+def test_watch_the_total_limit_after_the_end_does_nothing() -> None:
+    from rxstream.operators.timeouts import TimeoutWatch
+
+    seen = Recorder()
+    watch: TimeoutWatch[int] = TimeoutWatch(seen, TestScheduler(), total=1.0)
+    watch.on_completed()
+    watch.fire_total()
+    assert seen.completed
+    assert seen.error is None
+
+
+def test_watch_the_first_limit_names_first_until_the_first_item() -> None:
+    from rxstream.operators.timeouts import TimeoutWatch
+
+    seen = Recorder()
+    watch: TimeoutWatch[int] = TimeoutWatch(seen, TestScheduler(), first=1.0, idle=5.0)
+    watch.fire_gap("first", 1.0, armed_at=0)
+    assert isinstance(seen.error, StreamTimeoutError)
+    assert (seen.error.limit, seen.error.seconds) == ("first", 1.0)

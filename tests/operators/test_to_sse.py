@@ -15,6 +15,7 @@ import pytest
 import reactivex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reactivex import abc
 from reactivex import operators as ops
 from reactivex.subject import Subject
 from reactivex.testing import ReactiveTest, TestScheduler
@@ -169,7 +170,7 @@ def test_renderer_options_and_retry_and_last_event_id() -> None:
     out = (
         reactivex.of(StreamEntry("2-0", A))
         .pipe(
-            rs.to_sse("openai-chat", keepalive=None, retry=500, last_event_id="1-0", model="x"),
+            rs.to_sse("openai-chat", keepalive=None, retry=500, after="1-0", model="x"),
             ops.to_list(),
         )
         .run()
@@ -316,3 +317,63 @@ def test_decoding_the_bytes_gives_the_items_back(
         assert ids[-1] == f"{len(script) - 1}-0"
     elif not entries:
         assert ids == [str(n) for n in range(1, len(frames) + 1)]
+
+
+# ------------------------------------------------------------------------ the subscription object
+
+
+class Recorder(abc.ObserverBase[bytes]):
+    """An observer that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.events: list[bytes] = []
+        self.done: list[str] = []
+
+    def on_next(self, event: bytes) -> None:
+        self.events.append(event)
+
+    def on_error(self, error: Exception) -> None:
+        self.done.append(f"error: {error}")
+
+    def on_completed(self) -> None:
+        self.done.append("completed")
+
+
+def test_writer_a_keepalive_timer_armed_before_the_last_event_is_stale() -> None:
+    from rxstream.operators.to_sse import SSEWriter
+
+    seen = Recorder()
+    writer = SSEWriter(seen, SSEEncoder("rxstream"), TestScheduler(), 3.0)
+    writer.run(reactivex.never())
+    armed = writer.generation
+    writer.on_next(A)
+    writer.keepalive_due(armed)  # the clock restarted with the event
+    assert seen.events == SSEEncoder("rxstream").feed(A)
+    writer.keepalive_due(writer.generation)
+    assert seen.events[-1] == b": keep-alive\n\n"
+
+
+def test_writer_nothing_after_the_end() -> None:
+    from rxstream.operators.to_sse import SSEWriter
+
+    seen = Recorder()
+    writer = SSEWriter(seen, SSEEncoder("rxstream"), TestScheduler(), 3.0)
+    writer.run(reactivex.never())
+    writer.on_error(ValueError("boom"))
+    armed = writer.generation
+    writer.keepalive_due(armed)
+    writer.on_next(A)
+    writer.on_completed()
+    assert seen.done == ["completed"]  # an upstream error is the error event, then the end
+    assert b"event: error" in seen.events[-1]
+    assert not any(event.startswith(b":") for event in seen.events)
+
+
+def test_writer_without_keepalive_arms_no_timer() -> None:
+    from rxstream.operators.to_sse import SSEWriter
+
+    seen = Recorder()
+    writer = SSEWriter(seen, SSEEncoder("rxstream"))
+    writer.run(reactivex.of(A))
+    assert writer.generation == 0
+    assert seen.done == ["completed"]

@@ -84,7 +84,7 @@ def test_a_provider_stream_served_in_rxstream_format(kind: str) -> None:
 
         def endpoint(request: Request) -> Response:
             source, closer = upstream(fake, kind)
-            return sse_response(source, format="rxstream", background=BackgroundTask(closer))
+            return sse_response(source, dialect="rxstream", background=BackgroundTask(closer))
 
         with serving(app_of(endpoint)) as url:
             response = httpx.get(f"{url}/sse")
@@ -136,7 +136,7 @@ def test_an_error_mid_stream_is_the_formats_error_event_and_a_clean_end(
 
         def endpoint(request: Request) -> Response:
             source, closer = upstream(fake, "async")
-            return sse_response(source, format=format, background=BackgroundTask(closer))
+            return sse_response(source, dialect=format, background=BackgroundTask(closer))
 
         with serving(app_of(endpoint)) as url, httpx.stream("GET", f"{url}/sse") as response:
             body = response.read()  # a cut response would raise here
@@ -192,7 +192,7 @@ def test_a_client_that_leaves_disposes_the_upstream(kind: str) -> None:
                     await result
                 closed.set()
 
-            return sse_response(source, format="rxstream", background=BackgroundTask(close))
+            return sse_response(source, dialect="rxstream", background=BackgroundTask(close))
 
         with serving(app_of(endpoint)) as url:
             first = leave_after_first_event(f"{url}/sse")
@@ -218,7 +218,7 @@ def test_a_stream_kept_for_resumption_runs_to_its_end_after_the_client_left() ->
             # What a generation writing to Redis looks like from here: a side effect per item.
             return sse_response(
                 source.pipe(ops.do_action(seen.append)),
-                format="rxstream",
+                dialect="rxstream",
                 keep_for_resume=True,
                 background=BackgroundTask(done),
             )
@@ -247,7 +247,7 @@ def test_a_kept_stream_that_fails_after_the_client_left_still_ends() -> None:
 
             return sse_response(
                 source.pipe(ops.do_action(on_error=errors.append)),
-                format="rxstream",
+                dialect="rxstream",
                 keep_for_resume=True,
                 background=BackgroundTask(done),
             )
@@ -309,7 +309,7 @@ def test_a_client_that_never_reads_holds_the_source_then_leaving_disposes_it(kin
             source = rs.from_lines(counter.alines())
         else:
             source = rs.from_lines(counter.lines(), scheduler=POOL)
-        return sse_response(source.pipe(ops.map(rs.TextDelta)), format="rxstream", maxsize=8)
+        return sse_response(source.pipe(ops.map(rs.TextDelta)), dialect="rxstream", maxsize=8)
 
     # Small socket buffers: the kernels take little of what is sent.
     with serving(app_of(endpoint), sndbuf=SMALL_SNDBUF) as url:
@@ -351,7 +351,7 @@ def resumable(after: str | None) -> rs.Observable[StreamEntry]:
 
 def test_last_event_id_resumes_exactly_after_the_last_item_seen() -> None:
     def endpoint(request: Request) -> Response:
-        return sse_response(resumable, format="rxstream")
+        return sse_response(resumable, dialect="rxstream")
 
     with serving(app_of(endpoint)) as url:
         whole = httpx.get(f"{url}/sse").content
@@ -372,9 +372,7 @@ def test_last_event_id_given_serves_a_request_without_the_header() -> None:
     # A reloaded page opens a new EventSource, which sends no header: the handler passes
     # the id the page kept (here a query parameter); the header, when sent, is newer.
     def endpoint(request: Request) -> Response:
-        return sse_response(
-            resumable, format="rxstream", last_event_id=request.query_params.get("after")
-        )
+        return sse_response(resumable, dialect="rxstream", after=request.query_params.get("after"))
 
     with serving(app_of(endpoint)) as url:
         rest = httpx.get(f"{url}/sse", params={"after": "1700-1"}).content
@@ -394,7 +392,7 @@ def test_last_event_id_given_serves_a_request_without_the_header() -> None:
 
 def test_last_event_id_given_with_a_plain_observable_ids_its_closing_event() -> None:
     def endpoint(request: Request) -> Response:
-        return sse_response(reactivex.empty(), format="rxstream", last_event_id="1700-3")
+        return sse_response(reactivex.empty(), dialect="rxstream", after="1700-3")
 
     with serving(app_of(endpoint)) as url:
         body = httpx.get(f"{url}/sse").content
@@ -402,13 +400,13 @@ def test_last_event_id_given_with_a_plain_observable_ids_its_closing_event() -> 
 
 
 def test_last_event_id_must_be_a_str() -> None:
-    with pytest.raises(TypeError, match="last_event_id must be a str, got int"):
-        sse_response(reactivex.empty(), last_event_id=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="after must be a str, got int"):
+        sse_response(reactivex.empty(), after=3)  # type: ignore[arg-type]
 
 
 def test_a_plain_observable_ignores_last_event_id() -> None:
     def endpoint(request: Request) -> Response:
-        return sse_response(reactivex.from_iterable(ENTRIES), format="rxstream")
+        return sse_response(reactivex.from_iterable(ENTRIES), dialect="rxstream")
 
     with serving(app_of(endpoint)) as url:
         body = httpx.get(f"{url}/sse", headers={"Last-Event-ID": "1700-1"}).content
@@ -428,7 +426,7 @@ def test_keepalive_comments_while_the_source_is_silent() -> None:
 
     def endpoint(request: Request) -> Response:
         source = rs.from_lines(slow()).pipe(ops.map(rs.TextDelta))
-        return sse_response(source, format="rxstream", keepalive=0.02, retry=1000)
+        return sse_response(source, dialect="rxstream", keepalive=0.02, retry=1000)
 
     seen = b""
     with serving(app_of(endpoint)) as url, httpx.stream("GET", f"{url}/sse") as response:
@@ -444,7 +442,7 @@ def test_keepalive_comments_while_the_source_is_silent() -> None:
 
 def test_no_keepalive_when_switched_off() -> None:
     def endpoint(request: Request) -> Response:
-        return sse_response(reactivex.of(rs.TextDelta("a")), keepalive=None, format="rxstream")
+        return sse_response(reactivex.of(rs.TextDelta("a")), keepalive=None, dialect="rxstream")
 
     with serving(app_of(endpoint)) as url:
         body = httpx.get(f"{url}/sse").content
@@ -468,8 +466,8 @@ def test_headers_given_override_the_defaults_case_insensitively() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"format": "ollama"}, ValueError, "NDJSON lines, not server-sent events"),
-        ({"format": "rxstream", "model": "m"}, ValueError, "no renderer options"),
+        ({"dialect": "ollama"}, ValueError, "NDJSON lines, not server-sent events"),
+        ({"dialect": "rxstream", "model": "m"}, ValueError, "no renderer options"),
         ({"maxsize": 0}, ValueError, "maxsize must be an int of at least 1"),
         ({"keepalive": -1}, ValueError, "keepalive must be a positive"),
     ],

@@ -42,7 +42,7 @@ def test_a_server_that_will_not_start_says_why(tmp_path: Path) -> None:
     fake = tmp_path / "redis-server"
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start'\nexit 1\n")
     fake.chmod(0o755)
-    server = RedisServer(str(fake))
+    server = RedisServer(executable=str(fake))
     with pytest.raises(RuntimeError, match=r"did not start on port .*FATAL: cannot start"):
         server.start()
     server.close()

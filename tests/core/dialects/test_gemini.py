@@ -1750,7 +1750,7 @@ def test_split_and_count_on_a_gemini_stream() -> None:
     assert {"text", "reasoning_state", "finish", "usage"} <= set(kinds)
     counts: list[Any] = []
     reactivex.from_iterable([data]).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(), rs.count_tokens(words)
+        rs.lines(), rs.sse_frames(), rs.decode(), rs.count_tokens(encoding=words)
     ).subscribe(counts.append)
     last = counts[-1]
     assert last.final

@@ -434,7 +434,7 @@ def test_operators_work_on_a_responses_stream() -> None:
     assert snapshots[-1].parse_arguments() == {"location": "San Francisco"}
     counts: list[Any] = []
     reactivex.from_iterable([data]).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(), rs.count_tokens(CL100K)
+        rs.lines(), rs.sse_frames(), rs.decode(), rs.count_tokens(encoding=CL100K)
     ).subscribe(counts.append)
     assert counts[-1].final
     assert counts[-1].usage.completion_tokens == 61

@@ -1,4 +1,7 @@
-"""Timing helpers the time-based operators share (`timeouts`, `coalesce`).
+"""Timing helpers the time-based operators share (`timeouts`, `coalesce`, `to_sse`).
+
+Public within the operators package, so `rxstream.serve` (which checks a
+`keepalive` the same way) need not reach into a private module.
 
 - `duration`: a number of seconds or a `timedelta`, checked positive and finite;
 - `timer_scheduler`: where timers run (never on the thread delivering items);
