@@ -22,7 +22,7 @@ from reactivex.disposable import (
     SingleAssignmentDisposable,
 )
 
-from ..core.sse_encoder import SSEEncoder
+from ..core.dialects.sse_encoder import SSEEncoder
 from ._timing import Duration, SerialQueue, duration, timer_scheduler
 
 __all__ = ["to_sse"]

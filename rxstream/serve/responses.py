@@ -45,7 +45,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from ..core.sse_encoder import SSEEncoder
+from ..core.dialects.sse_encoder import SSEEncoder
 from ..io.bridges import ObservableAsyncIterator, to_async_iterator
 from ..operators._timing import Duration, duration
 from ..operators.to_sse import to_sse

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from rxstream.core import codec
+from rxstream.core import wire
 from rxstream.core.dialects import decoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
-from rxstream.core.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
+from rxstream.core.dialects.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
 from rxstream.errors import (
     HTTPStatusError,
     ProviderError,
@@ -266,8 +266,8 @@ def test_every_event_parses_back_to_its_id_and_data() -> None:
     parser = SSEParser()
     frames = [frame for line in lines for frame in parser.feed(line)]
     assert [(f.event, f.id) for f in frames] == [("text", "1"), ("usage", "2"), ("done", "3")]
-    assert codec.decode(json.loads(frames[0].data)) == TextDelta("a\nb")
-    assert json.loads(frames[2].data) == {"type": "done", "version": codec.FORMAT_VERSION}
+    assert wire.decode(json.loads(frames[0].data)) == TextDelta("a\nb")
+    assert json.loads(frames[2].data) == {"type": "done", "version": wire.FORMAT_VERSION}
 
 
 def test_decoding_the_dialect_events_gives_the_deltas_back() -> None:
@@ -366,6 +366,15 @@ def test_lifecycle_after_the_end() -> None:
         ended.close()
 
 
-def test_format_property() -> None:
-    assert SSEEncoder().format == "openai-chat"
+def test_dialect_property() -> None:
+    assert SSEEncoder().dialect == "openai-chat"
     assert SSEEncoder("rxstream").position is None
+
+
+def test_the_former_format_spellings_warn_and_work() -> None:
+    with pytest.warns(DeprecationWarning, match=r"SSEEncoder\(format=\.\.\.\) is deprecated"):
+        encoder = SSEEncoder(format="rxstream")
+    assert encoder.dialect == "rxstream"
+    with pytest.warns(DeprecationWarning, match=r"SSEEncoder\.format is deprecated"):
+        assert encoder.format == "rxstream"
+    assert SSEEncoder(dialect="anthropic").dialect == "anthropic"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire
 from rxstream.io._redis_entries import (
     Entry,
     EntryReader,
@@ -93,7 +93,7 @@ def test_error_payloads(error: BaseException, expected: tuple[str, str]) -> None
 
 def test_an_item_payload_is_the_codec_json() -> None:
     item = rs.TextDelta("é \ud800")
-    assert codec.decode(json.loads(item_payload(item))) == item
+    assert wire.decode(json.loads(item_payload(item))) == item
     with pytest.raises(TypeError, match="cannot encode a str"):
         item_payload("a line")
 
@@ -124,7 +124,7 @@ def test_parse_id(text: str, expected: tuple[int, int] | None) -> None:
 def entry(n: int, kind: str = "item", data: Any = None, *, ms: int = 1000) -> Entry:
     fields: dict[str, bytes | str] = {"v": "1", "n": str(n), "kind": kind}
     if kind == "item":
-        fields["data"] = json.dumps(codec.encode(rs.TextDelta(str(n) if data is None else data)))
+        fields["data"] = json.dumps(wire.encode(rs.TextDelta(str(n) if data is None else data)))
     elif data is not None:
         fields["data"] = data if isinstance(data, str) else json.dumps(data)
     return Entry(f"{ms + n}-0", fields)
