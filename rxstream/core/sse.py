@@ -22,8 +22,9 @@ servers omit the last blank line; a browser would drop that event).
 
 The writer below (`event_lines`, `event_text`, `comment_lines`,
 `comment_text`) is the one place rxstream writes SSE text; it refuses a field
-it cannot write (an event name, id or comment holding a line break or NUL)
-with a `ValueError`, so what it writes this parser reads back as it was.
+it cannot write (an event name, id or comment holding a line break, an id
+holding NUL) with a `ValueError`, so what it writes this parser reads back
+as it was.
 """
 
 from __future__ import annotations
@@ -278,13 +279,15 @@ class SSEParser(MachineBase):
 # here (`event_lines`, `event_text`, `comment_lines`, `comment_text`), which is
 # where each field is checked. A field whose value holds a line end (CR or LF)
 # would end the field early and let its rest be read as fields or events of
-# its own (`event: x\n\ndata: injected`); NUL is refused in the same fields,
-# as the spec has a parser ignore an id holding one. Data is the one field
-# that may hold line ends: each line (CR, LF or CRLF) becomes a `data:` line,
-# and a parser gives them back joined by LF.
+# its own (`event: x\n\ndata: injected`), so it is refused; an id holding NUL
+# too, as a parser ignores such an id (the client would resume from another
+# one). NUL elsewhere reads back as it was (in a comment, nothing is read).
+# Data is the one field that may hold line ends: each line (CR, LF or CRLF)
+# becomes a `data:` line, and a parser gives them back joined by LF.
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_UNWRITABLE = re.compile(r"[\r\n\x00]")
+_UNWRITABLE = re.compile(r"[\r\n]")
+_UNWRITABLE_ID = re.compile(r"[\r\n\x00]")
 
 
 def check_field(name: str, value: object) -> str:
@@ -292,21 +295,26 @@ def check_field(name: str, value: object) -> str:
 
     Raises:
         TypeError: `value` is not a `str`.
-        ValueError: `value` holds a line break (CR or LF) or NUL; the message
-            names the field and shows a bounded excerpt of the value.
+        ValueError: `value` holds a line break (CR or LF), or an `id` holds
+            NUL; the message names the field and shows a bounded excerpt.
 
     >>> check_field("event", "delta")
     'delta'
-    >>> check_field("id", "7\\r\\nid: 8")
+    >>> check_field("event", "x\\n\\ndata: injected")
     Traceback (most recent call last):
     ...
-    ValueError: an SSE id field cannot hold a line break (CR, LF) or NUL, got '7\\r\\nid: 8'
+    ValueError: an SSE event field cannot hold a line break (CR, LF), got 'x\\n\\ndata: injected'
     """
     if not isinstance(value, str):
         raise TypeError(f"an SSE {name} field must be a str, got {type(value).__name__}")
-    if _UNWRITABLE.search(value):
+    if name == "id":
+        if _UNWRITABLE_ID.search(value):
+            raise ValueError(
+                f"an SSE id field cannot hold a line break (CR, LF) or NUL, got {excerpt(value)!r}"
+            )
+    elif _UNWRITABLE.search(value):
         raise ValueError(
-            f"an SSE {name} field cannot hold a line break (CR, LF) or NUL, got {excerpt(value)!r}"
+            f"an SSE {name} field cannot hold a line break (CR, LF), got {excerpt(value)!r}"
         )
     return value
 
@@ -337,8 +345,8 @@ def event_lines(
 
     Raises:
         TypeError: a field of the wrong type.
-        ValueError: an `event` or `id` holding a line break or NUL, a
-            negative `retry` (see `check_field`).
+        ValueError: an `event` or `id` holding a line break (an `id` NUL
+            too), a negative `retry` (see `check_field`).
 
     >>> event_lines('{"a": 1}')
     ['data: {"a": 1}', '']
@@ -363,7 +371,7 @@ def comment_lines(text: str = "") -> list[str]:
     """The lines of a comment (a keep-alive): `: text` and a blank line.
 
     Raises:
-        ValueError: `text` holds a line break or NUL (see `check_field`).
+        ValueError: `text` holds a line break (see `check_field`).
 
     >>> comment_lines("keep-alive")
     [': keep-alive', '']
