@@ -155,3 +155,36 @@ def test_only_items_and_stream_errors_encode() -> None:
         wire.encode(object())
     with pytest.raises(TypeError):
         wire.encode(ValueError("x"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        pytest.param(
+            "rxstream.core.codec",
+            "rxstream.core.wire",
+            ["FORMAT_VERSION", "TYPES", "decode", "decode_error", "encode", "encode_error"],
+            id="codec",
+        ),
+        pytest.param(
+            "rxstream.core.sse_encoder",
+            "rxstream.core.dialects.sse_encoder",
+            ["KEEPALIVE", "RXSTREAM", "SSE_FORMATS", "SSEEncoder"],
+            id="sse_encoder",
+        ),
+    ],
+)
+def test_the_old_module_paths_warn_and_give_the_same_names(
+    old: str, new: str, names: list[str]
+) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated; import from {new} "):
+        shim = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    for name in names:
+        assert getattr(shim, name) is getattr(moved, name), name
+    with pytest.raises(AttributeError):
+        _ = shim.nothing_of_the_kind

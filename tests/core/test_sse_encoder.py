@@ -438,7 +438,9 @@ def write(field: str, value: str) -> Any:
     """Write `value` as the named field of an event (or as a comment)."""
     if field == "comment":
         return comment_lines(value)
-    return event_lines("x", **{field: value})
+    if field == "event":
+        return event_lines("x", event=value)
+    return event_lines("x", id=value)
 
 
 @pytest.mark.parametrize("brk", BREAKS.values(), ids=BREAKS.keys())

@@ -23,9 +23,9 @@ from rxstream.core.dialects import (
     renderer,
 )
 from rxstream.core.dialects.rxstream_json import RxstreamDecoder
+from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
-from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.errors import (
     EmptyStreamError,
     HTTPStatusError,
