@@ -542,10 +542,11 @@ _frames = st.builds(
 @settings(max_examples=300)
 @given(_frames)
 def test_any_frame_the_writer_accepts_parses_back_the_same(frame: SSEFrame) -> None:
+    unwritable = {"event": "\r\n", "id": "\r\n\x00"}
     bad = [
-        k
-        for k, c in (("event", "\r\n"), ("id", "\r\n\x00"))
-        if any(x in c for x in getattr(frame, k) or "")
+        name
+        for name, chars in unwritable.items()
+        if any(c in (getattr(frame, name) or "") for c in chars)
     ]
     if frame.retry is not None and frame.retry < 0:
         bad.append("retry")

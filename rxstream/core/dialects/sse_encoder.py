@@ -104,7 +104,7 @@ from ...models import DELTA_CLASSES, Delta, SSEFrame, StreamEntry
 from .. import wire
 from ..sse import check_field, check_retry, comment_text, event_text
 from ..wire import RXSTREAM
-from ._base import Renderer
+from . import Renderer, renderer
 
 __all__ = ["KEEPALIVE", "RXSTREAM", "SSE_DIALECTS", "SSE_FORMATS", "SSEEncoder"]
 
@@ -188,8 +188,6 @@ class SSEEncoder:
                 )
             self._newline = "\n"
         else:
-            from . import renderer  # the registry, which imports this module's neighbours
-
             self._renderer = renderer(dialect, **options)
             self._newline = getattr(self._renderer, "newline", "\n")
         if retry is not None:
