@@ -18,8 +18,8 @@ it and `rs.from_redis_stream` follows it.
 Pure (sans-I/O), standard library only.
 """
 
-from .decode import Done, decode, decode_error, entry_kind, entry_number, read_event, read_json
-from .encode import (
+from .decoding import Done, decode, decode_error, entry_kind, entry_number, read_event, read_json
+from .encoding import (
     DONE,
     ENTRY_KINDS,
     FORMAT_VERSION,

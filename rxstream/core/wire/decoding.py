@@ -1,6 +1,6 @@
 """rxstream's own event format, read: JSON, SSE events and Redis entry fields back to items.
 
-Input: what `rxstream.core.wire.encode` writes: a tagged JSON object, the
+Input: what `rxstream.core.wire.encoding` writes: a tagged JSON object, the
 name and data of an SSE event, the fields of a Redis Stream entry.
 Output: the item it stands for, equal to what was written (an error object
 gives the `StreamError` back, same class and attributes).
@@ -27,7 +27,7 @@ from typing import Any
 from ... import errors as _errors
 from ...errors import StreamError, excerpt
 from ...models import JSON, EventStreamMessage, JSONObject, Message, TokenCount
-from .encode import DONE, ENTRY_KINDS, FIELDS, FORMAT_VERSION, TAGS
+from .encoding import DONE, ENTRY_KINDS, FIELDS, FORMAT_VERSION, TAGS
 
 __all__ = [
     "Done",

@@ -5,7 +5,7 @@ every delta, `ToolCall`, `Message`, `TokenCount`) or a `StreamError`.
 Output: the item's tagged JSON object (`encode`), the `(event, data)` pair of
 the SSE event that sends it (`item_event`), or the `data` of the Redis entry
 that stores it (`item_data`). The format is described in
-docs/concepts/wire-format.md; `rxstream.core.wire.decode` reads it back.
+docs/concepts/wire-format.md; `rxstream.core.wire.decoding` reads it back.
 
 Invariants: `decode(encode(x)) == x` for every item (fields outside equality,
 such as `Finish.raw`, included); `encode` output is JSON-serialisable; the
