@@ -10,7 +10,8 @@ docs/concepts/wire-format.md; `rxstream.core.wire.decoding` reads it back.
 Invariants: `decode(encode(x)) == x` for every item (fields outside equality,
 such as `Finish.raw`, included); `encode` output is JSON-serialisable; the
 JSON text written is compact (no spaces) and keeps non-ASCII characters as
-they are, escaping only a lone surrogate (which has no UTF-8 form).
+they are (an SSE event keeps a lone surrogate for the SSE encoder to escape;
+Redis data with one is written all-ASCII).
 Pure: no I/O; msgspec, when installed, only speeds up `item_data`.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +54,6 @@ __all__ = [
     "RXSTREAM",
     "TYPES",
     "done_event",
-    "dumps",
     "encodable",
     "encode",
     "encode_error",
@@ -176,18 +177,13 @@ def _jsonable(value: object) -> bool:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def dumps(obj: object) -> str:
-    """Compact JSON text, non-ASCII kept; a lone surrogate stays an escape (it has no UTF-8 form).
-
-    >>> dumps({"text": "é"})
-    '{"text":"é"}'
-    """
+def _utf8(obj: object) -> bytes:
+    """Compact JSON as UTF-8, non-ASCII kept; with a lone surrogate (no UTF-8 form), all escaped."""
     text = _ENCODER.encode(obj)
     try:
-        text.encode()
+        return text.encode()
     except UnicodeEncodeError:
-        return json.dumps(obj, separators=(",", ":"))
-    return text
+        return json.dumps(obj, separators=(",", ":")).encode()
 
 
 # --------------------------------------------------------------------------- SSE events
@@ -220,7 +216,7 @@ def done_event() -> tuple[str, str]:
     return DONE, _DONE_DATA
 
 
-_DONE_DATA = dumps({"type": DONE, "version": FORMAT_VERSION})
+_DONE_DATA = _ENCODER.encode({"type": DONE, "version": FORMAT_VERSION})
 
 
 def reported(error: BaseException) -> StreamError:
@@ -264,11 +260,13 @@ def start_data(heartbeat: float, maxlen: int | None) -> bytes:
     >>> start_data(5.0, None)
     b'{"heartbeat":5.0,"maxlen":null}'
     """
-    return dumps({"heartbeat": heartbeat, "maxlen": maxlen}).encode()
+    return _utf8({"heartbeat": heartbeat, "maxlen": maxlen})
 
 
-def _load_fast_encoder() -> Callable[[object], bytes] | None:
-    try:  # msgspec is the optional `fast` extra.
+@functools.cache
+def _fast_encoder() -> Callable[[object], bytes] | None:
+    """msgspec's JSON encoder (the optional `fast` extra), loaded on first use; None without it."""
+    try:
         import msgspec
     except ImportError:  # pragma: no cover - depends on the environment
         return None
@@ -278,11 +276,8 @@ def _load_fast_encoder() -> Callable[[object], bytes] | None:
 
 # msgspec writes the same JSON ten times faster, but not for everything (a NaN
 # becomes null, a lone surrogate fails): it is used only for the deltas whose
-# fields are text, ints and None, the bulk of a stream. Loaded on first use, so
-# importing the core loads no optional package. None: the standard library only
-# (as the tests set it).
-_UNLOADED: Any = object()
-_fast_dumps: Callable[[object], bytes] | None = _UNLOADED
+# fields are text, ints and None, the bulk of a stream. It is loaded on first
+# use, so importing the core loads no optional package.
 _PLAIN = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta})
 
 
@@ -292,21 +287,19 @@ def item_data(item: object) -> bytes:
     Raises:
         TypeError: not an item `encode` takes (e.g. a raw `str` line).
     """
-    global _fast_dumps
     obj = encode(item)
     if type(item) in _PLAIN:
-        if _fast_dumps is _UNLOADED:
-            _fast_dumps = _load_fast_encoder()
-        if _fast_dumps is not None:
+        fast = _fast_encoder()
+        if fast is not None:
             try:
-                return _fast_dumps(obj)
+                return fast(obj)
             except (TypeError, ValueError, UnicodeEncodeError):
                 pass
-    return dumps(obj).encode()
+    return _utf8(obj)
 
 
 def error_data(error: BaseException) -> bytes:
     """The `data` of an `error` entry; an error outside the `StreamError` tree is stored as one."""
     if not isinstance(error, StreamError):
         error = StreamError(f"{type(error).__name__}: {excerpt(str(error))}")
-    return dumps(encode_error(error)).encode()
+    return _utf8(encode_error(error))
