@@ -13,7 +13,8 @@ import rxstream as rs
 CORE_MODULES = [
     "rxstream.core.lines",
     "rxstream.core.sse",
-    "rxstream.core.sse_encoder",
+    "rxstream.core.dialects.sse_encoder",
+    "rxstream.core.wire",
     "rxstream.core.chunks",
     "rxstream.core.deltas",
     "rxstream.core.tools",

@@ -116,7 +116,7 @@ def test_sync_stop_from_a_timer_thread_is_delivered_before_subscribe_returns(
             ops.publish(),
         )
         shared.pipe(rs.accumulate_message()).subscribe(messages.append)
-        shared.pipe(rs.count_tokens(str.split)).subscribe(counts.append)
+        shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(counts.append)
         shared.connect()
         # The socket woke at the stop; the end was delivered (on the stopper's thread) first.
         assert_cancelled(messages)
@@ -157,7 +157,7 @@ def test_async_stop_closes_the_connection(server: FakeLLMServer) -> None:
             source = rs.from_request(client, "POST", server.url, json=PAYLOAD)
             shared = deltas(source).pipe(rs.stop_on(button), ops.publish())
             shared.pipe(rs.accumulate_message()).subscribe(messages.append)
-            shared.pipe(rs.count_tokens(str.split)).subscribe(counts.append, on_completed=ended.set)
+            shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(counts.append, on_completed=ended.set)
             shared.subscribe(stop_after_text(button, 2))
             shared.connect()
             await asyncio.wait_for(ended.wait(), TIMEOUT)
@@ -217,7 +217,7 @@ def test_hub_stop_completes_the_ui_and_the_logger_with_what_arrived(
         hub.observe().pipe(rs.accumulate_message()).subscribe(
             messages.append, on_completed=log_done.set
         )
-        hub.observe(scheduler=pool()).pipe(rs.count_tokens(str.split)).subscribe(
+        hub.observe(scheduler=pool()).pipe(rs.count_tokens(encoding=str.split)).subscribe(
             counts.append, on_completed=counted.set
         )
         hub.connect()

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..core import codec
+from ..core import wire as codec
 from ..core.tools import CallSlot, ToolCallMatcher
 from ..models import (
     Citation,

@@ -19,6 +19,12 @@ Spec: WHATWG HTML, "Server-sent events", section "Interpreting an event
 stream", with one deliberate deviation: at end of input, an event whose data
 arrived but whose closing blank line did not is still dispatched (real
 servers omit the last blank line; a browser would drop that event).
+
+The writer below (`event_lines`, `event_text`, `comment_lines`,
+`comment_text`) is the one place rxstream writes SSE text; it refuses a field
+it cannot write (an event name, id or comment holding a line break, an id
+holding NUL) with a `ValueError`, so what it writes this parser reads back
+as it was.
 """
 
 from __future__ import annotations
@@ -28,12 +34,21 @@ from collections.abc import Callable, Iterable
 from contextlib import suppress
 from typing import Any
 
+from ..errors import excerpt
 from ..models import SSEFrame
 from ._build import constructor
 from ._machine import FAILED, OPEN, Chained, Feeder, Machine, MachineBase, Stage, wrong_input
 from .lines import LineAfterBOM
 
-__all__ = ["SSEParser", "comment_lines", "event_lines", "event_text"]
+__all__ = [
+    "SSEParser",
+    "check_field",
+    "check_retry",
+    "comment_lines",
+    "comment_text",
+    "event_lines",
+    "event_text",
+]
 
 _frame: Callable[[str, str, str | None, int | None], SSEFrame] = constructor(SSEFrame)
 
@@ -258,7 +273,64 @@ class SSEParser(MachineBase):
         return [_frame(text, event or "message", self._id, self._retry)]
 
 
+# --------------------------------------------------------------------------- writing
+#
+# The one writer of SSE text: every event and comment rxstream sends is made
+# here (`event_lines`, `event_text`, `comment_lines`, `comment_text`), which is
+# where each field is checked. A field whose value holds a line end (CR or LF)
+# would end the field early and let its rest be read as fields or events of
+# its own (`event: x\n\ndata: injected`), so it is refused; an id holding NUL
+# too, as a parser ignores such an id (the client would resume from another
+# one). NUL elsewhere reads back as it was (in a comment, nothing is read).
+# Data is the one field that may hold line ends: each line (CR, LF or CRLF)
+# becomes a `data:` line, and a parser gives them back joined by LF.
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_UNWRITABLE = re.compile(r"[\r\n]")
+_UNWRITABLE_ID = re.compile(r"[\r\n\x00]")
+
+
+def check_field(name: str, value: object) -> str:
+    """`value` if it can be written as the SSE field `name` (`event`, `id`, or a comment).
+
+    Raises:
+        TypeError: `value` is not a `str`.
+        ValueError: `value` holds a line break (CR or LF), or an `id` holds
+            NUL; the message names the field and shows a bounded excerpt.
+
+    >>> check_field("event", "delta")
+    'delta'
+    >>> check_field("event", "x\\n\\ndata: injected")
+    Traceback (most recent call last):
+    ...
+    ValueError: an SSE event field cannot hold a line break (CR, LF), got 'x\\n\\ndata: injected'
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"an SSE {name} field must be a str, got {type(value).__name__}")
+    if name == "id":
+        if _UNWRITABLE_ID.search(value):
+            raise ValueError(
+                f"an SSE id field cannot hold a line break (CR, LF) or NUL, got {excerpt(value)!r}"
+            )
+    elif _UNWRITABLE.search(value):
+        raise ValueError(
+            f"an SSE {name} field cannot hold a line break (CR, LF), got {excerpt(value)!r}"
+        )
+    return value
+
+
+def check_retry(retry: object) -> int:
+    """`retry` if it can be written as the SSE `retry` field (milliseconds, at least 0).
+
+    Raises:
+        TypeError: not an `int` (a `bool` neither).
+        ValueError: a negative number.
+    """
+    if isinstance(retry, bool) or not isinstance(retry, int):
+        raise TypeError(f"retry must be an int (milliseconds), got {type(retry).__name__}")
+    if retry < 0:
+        raise ValueError(f"retry must be at least 0 milliseconds, got {retry}")
+    return retry
 
 
 def event_lines(
@@ -267,39 +339,76 @@ def event_lines(
     """The lines (without terminators) that send one event, its closing blank line included.
 
     The inverse of `SSEParser` for one event: the parser gives back `data`
-    (a line break in it becomes one `data:` line each) and `event`. The
-    default event type `"message"` is not written.
+    (each line break in it, CR, LF or CRLF, makes one `data:` line, given
+    back as LF), `event`, `id` and `retry`. The default event type
+    `"message"` is not written.
+
+    Raises:
+        TypeError: a field of the wrong type.
+        ValueError: an `event` or `id` holding a line break (an `id` NUL
+            too), a negative `retry` (see `check_field`).
 
     >>> event_lines('{"a": 1}')
     ['data: {"a": 1}', '']
     >>> event_lines("x\\ny", event="delta", id="7")
     ['event: delta', 'id: 7', 'data: x', 'data: y', '']
     """
+    if not isinstance(data, str):
+        raise TypeError(f"SSE data must be a str, got {type(data).__name__}")
     head = []
     if event is not None and event != "message":
-        head.append(f"event: {event}")
+        head.append(f"event: {check_field('event', event)}")
     if id is not None:
-        head.append(f"id: {id}")
+        head.append(f"id: {check_field('id', id)}")
     if retry is not None:
-        head.append(f"retry: {retry}")
-    return [*head, *(f"data: {line}" for line in _LINE_BREAK.split(data)), ""]
+        head.append(f"retry: {check_retry(retry)}")
+    if "\n" in data or "\r" in data:
+        return [*head, *(f"data: {line}" for line in _LINE_BREAK.split(data)), ""]
+    return [*head, f"data: {data}", ""]
 
 
 def comment_lines(text: str = "") -> list[str]:
     """The lines of a comment (a keep-alive): `: text` and a blank line.
 
+    Raises:
+        ValueError: `text` holds a line break (see `check_field`).
+
     >>> comment_lines("keep-alive")
     [': keep-alive', '']
     """
-    return [f": {text}" if text else ":", ""]
+    return [f": {check_field('comment', text)}" if text else ":", ""]
 
 
 def event_text(
-    data: str, *, event: str | None = None, id: str | None = None, retry: int | None = None
+    data: str,
+    *,
+    event: str | None = None,
+    id: str | None = None,
+    retry: int | None = None,
+    newline: str = "\n",
 ) -> str:
-    """One event as event-stream text, each line ended by LF (see `event_lines`).
+    """One event as event-stream text, each line ended by `newline` (see `event_lines`).
+
+    Args:
+        newline: the line end, `"\\n"` (the default), `"\\r\\n"` or `"\\r"`.
 
     >>> event_text("[DONE]")
     'data: [DONE]\\n\\n'
     """
-    return "\n".join(event_lines(data, event=event, id=id, retry=retry)) + "\n"
+    lines = event_lines(data, event=event, id=id, retry=retry)
+    return newline.join(lines) + _check_newline(newline)
+
+
+def comment_text(text: str = "", *, newline: str = "\n") -> str:
+    """One comment as event-stream text, each line ended by `newline` (see `comment_lines`).
+
+    >>> comment_text("keep-alive")
+    ': keep-alive\\n\\n'
+    """
+    return newline.join(comment_lines(text)) + _check_newline(newline)
+
+
+def _check_newline(newline: str) -> str:
+    if newline not in ("\n", "\r\n", "\r"):
+        raise ValueError(f"an SSE line ends with LF, CRLF or CR, not {newline!r}")
+    return newline

@@ -12,15 +12,19 @@ follow, as two small machines the sync and async shells drive:
   are gone (trimmed by `MAXLEN`, or lost in a restart of Redis) before the
   reader got to them.
 
-The entry format (rxstream format 1, the version of `rxstream.core.codec`),
-one Redis Stream entry with these fields:
+The entry format is rxstream's own (`rxstream.core.wire`, which writes and
+reads each entry's fields; see docs/concepts/wire-format.md), one Redis
+Stream entry with these fields:
 
 - `v`: `FORMAT_VERSION` of the item encoding, as decimal text (`"1"`);
 - `n`: the entry's number: 0 for the first, then 1, 2, ... with no gap;
 - `kind`: `start`, `item`, `beat`, `end` or `error`;
 - `data`: for `start`, `{"heartbeat": <seconds>, "maxlen": <n or null>}`; for
-  `item`, the item as `codec.encode` JSON; for `error`, the error as
-  `codec.encode_error` JSON; absent for `beat` and `end`.
+  `item`, the item as `wire.encode` JSON; for `error`, the error as
+  `wire.encode_error` JSON; absent for `beat` and `end`.
+
+This module adds what is Redis's: the commands, the shapes of the replies,
+the numbering, gaps and resuming.
 
 A stream is `start`, then `item`s and `beat`s in any mix, then one `end`
 (completed) or `error`. The numbers make gaps visible (Redis Streams do not
@@ -31,15 +35,14 @@ skipped, so a reader sees every item exactly once.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ..core import codec
+from ..core import wire
 from ..errors import StoredStreamError, StreamError, StreamTimeoutError, excerpt
-from ..models import ReasoningDelta, RefusalDelta, StreamEntry, TextDelta, ToolCallDelta
+from ..models import StreamEntry
 
 __all__ = [
     "START_SCRIPT",
@@ -57,7 +60,7 @@ __all__ = [
 #: A decoded Redis reply: its shape depends on the client (bytes or str, RESP2 or RESP3).
 Reply: TypeAlias = Any
 
-_VERSION = str(codec.FORMAT_VERSION).encode()
+_VERSION = str(wire.FORMAT_VERSION).encode()
 _ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")
 _MAX_ID_PART = 2**64 - 1
 
@@ -73,62 +76,14 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 'none'
 """
 
+#: The `data` of an item entry (`rxstream.core.wire.item_data`).
+item_payload = wire.item_data
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+#: Whether an item is of a type the format encodes (`rxstream.core.wire.encodable`).
+encodable = wire.encodable
 
-
-def _dumps(obj: object) -> bytes:
-    text = _ENCODER.encode(obj)
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate (JSON may carry one as an escape): keep it escaped.
-        return json.dumps(obj, separators=(",", ":")).encode()
-
-
-def _load_fast_encoder() -> Callable[[object], bytes] | None:
-    try:  # msgspec is the optional `fast` extra.
-        import msgspec
-    except ImportError:  # pragma: no cover - depends on the environment
-        return None
-    encode: Callable[[object], bytes] = msgspec.json.Encoder().encode
-    return encode
-
-
-# msgspec writes the same JSON ten times faster, but not for everything (a NaN
-# becomes null, a lone surrogate fails): it is used only for the deltas whose
-# fields are text, ints and None, the bulk of a stream. None: the standard
-# library only (as the tests set it).
-_fast_dumps: Callable[[object], bytes] | None = _load_fast_encoder()
-_PLAIN = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta})
-
-
-def item_payload(item: object) -> bytes:
-    """The `data` of an item entry: the item's `codec.encode` JSON.
-
-    Raises:
-        TypeError: not an item the codec knows (e.g. a raw `str` line).
-    """
-    obj = codec.encode(item)
-    if _fast_dumps is not None and type(item) in _PLAIN:
-        try:
-            return _fast_dumps(obj)
-        except (TypeError, ValueError, UnicodeEncodeError):
-            pass
-    return _dumps(obj)
-
-
-def encodable(item: object) -> bool:
-    """Whether `item` is of a type the codec encodes (`item_payload` may still refuse a
-    value inside it that is not JSON)."""
-    return type(item) in codec._TAGS
-
-
-def error_payload(error: BaseException) -> bytes:
-    """The `data` of an error entry; an error outside the `StreamError` tree is stored as one."""
-    if not isinstance(error, StreamError):
-        error = StreamError(f"{type(error).__name__}: {excerpt(str(error))}")
-    return _dumps(codec.encode_error(error))
+#: The `data` of an error entry (`rxstream.core.wire.error_data`).
+error_payload = wire.error_data
 
 
 def parse_id(text: str) -> tuple[int, int] | None:
@@ -172,7 +127,7 @@ class EntryWriter:
     def start(self, now: float) -> tuple[Any, ...]:
         """The `EVAL` command that creates the stream with its `start` entry (number 0)."""
         self._last_write = self._last_expire = now
-        data = _dumps({"heartbeat": self.heartbeat, "maxlen": self.maxlen})
+        data = wire.start_data(self.heartbeat, self.maxlen)
         return ("EVAL", START_SCRIPT, 1, self.key, _VERSION, data, self.ttl_ms)
 
     def commands(
@@ -208,8 +163,7 @@ class EntryWriter:
 
     def _xadd(self, kind: bytes, data: bytes | None) -> tuple[Any, ...]:
         self._number += 1
-        command = (*self._head, b"v", _VERSION, b"n", self._number, b"kind", kind)
-        return command if data is None else (*command, b"data", data)
+        return (*self._head, *wire.entry_fields(kind.decode(), self._number, data))
 
 
 # --------------------------------------------------------------------------- reading
@@ -404,65 +358,38 @@ class EntryReader:
             self.newest_ms = parsed[0]
 
     def _number(self, entry: Entry) -> int:
-        version = entry.fields.get("v")
-        number = entry.fields.get("n")
-        kind = entry.fields.get("kind")
-        if version is None or number is None or kind is None:
-            raise StoredStreamError(
-                self.key,
-                f"entry {entry.id!r} was not written by rxstream.to_redis_stream (its fields: "
-                f"{excerpt(repr(sorted(entry.fields)))})",
-                after=self.position,
-            )
-        if _text(version) != _VERSION.decode():
-            raise StoredStreamError(
-                self.key,
-                f"entry {entry.id!r} is in rxstream format {excerpt(_text(version))!r}; this "
-                f"version of rxstream reads format {codec.FORMAT_VERSION} (upgrade the reader)",
-                after=self.position,
-            )
-        text = _text(number)
-        if not (text.isascii() and text.isdigit()):
-            raise StoredStreamError(
-                self.key,
-                f"entry {entry.id!r} has no number: n={excerpt(text)!r}",
-                after=self.position,
-            )
-        return int(text)
+        try:
+            return wire.entry_number(entry.fields)
+        except ValueError as exc:
+            raise self._unreadable(entry, exc) from None
 
     def _kind(self, entry: Entry) -> str:
-        kind = _text(entry.fields["kind"])
-        if kind not in ("start", "item", "beat", "end", "error"):
-            raise StoredStreamError(
-                self.key,
-                f"entry {entry.id!r} is of an unknown kind {excerpt(kind)!r}",
-                after=self.position,
-            )
-        return kind
+        try:
+            return wire.entry_kind(entry.fields)
+        except ValueError as exc:
+            raise self._unreadable(entry, exc) from None
 
     def _json(self, entry: Entry) -> Any:
-        data = entry.fields.get("data")
         try:
-            if data is None:
-                raise ValueError("it has no data")
-            return json.loads(data)
+            return wire.read_json(entry.fields.get("data"))
         except ValueError as exc:
-            raise StoredStreamError(
-                self.key,
-                f"entry {entry.id!r} holds no JSON ({exc}): {excerpt(_text(data or b''))!r}",
-                after=self.position,
-            ) from None
+            raise self._unreadable(entry, exc) from None
 
     def _item(self, entry: Entry) -> Any:
         obj = self._json(entry)
         try:
-            return codec.decode(obj)
+            return wire.decode(obj)
         except ValueError as exc:
             raise StoredStreamError(
                 self.key,
                 f"entry {entry.id!r} holds no item this rxstream can read ({exc})",
                 after=self.position,
             ) from None
+
+    def _unreadable(self, entry: Entry, exc: ValueError) -> StoredStreamError:
+        # The wire's reasons read "it ...": "entry '5-0' has no number: ...".
+        reason = str(exc).removeprefix("it ")
+        return StoredStreamError(self.key, f"entry {entry.id!r} {reason}", after=self.position)
 
     def _start(self, entry: Entry) -> None:
         obj = self._json(entry)
@@ -480,7 +407,7 @@ class EntryReader:
                     f"error entry {entry.id!r} holds no error object: {excerpt(repr(obj))}",
                     after=self.position,
                 )
-            self.failure = codec.decode_error(obj)
+            self.failure = wire.decode_error(obj)
 
     def _gap(self, entry: Entry, number: int) -> None:
         first, last = self.expected, number - 1

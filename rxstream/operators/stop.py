@@ -39,7 +39,7 @@ from ..models import (
     TextDelta,
     ToolCallDelta,
 )
-from ._timing import timer_scheduler
+from .timing import timer_scheduler
 
 __all__ = ["StopSignal", "stop_on"]
 

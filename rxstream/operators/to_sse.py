@@ -23,7 +23,7 @@ from reactivex.disposable import (
 )
 
 from .._deprecate import deprecated_arguments
-from ..core.sse_encoder import SSEEncoder
+from ..core.dialects.sse_encoder import SSEEncoder
 from .timing import Duration, SerialQueue, duration, timer_scheduler
 
 __all__ = ["SSEWriter", "to_sse"]
@@ -111,7 +111,7 @@ def to_sse(
 
     def make() -> SSEEncoder:
         # The core encoder still spells the dialect `format` and the resume id `last_event_id`.
-        return SSEEncoder(dialect, retry=retry, last_event_id=after, **options)
+        return SSEEncoder(dialect, retry=retry, after=after, **options)
 
     make()  # a bad dialect or option fails here, not at subscribe time
     seconds = None if keepalive is None else duration(keepalive, "keepalive")

@@ -46,7 +46,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._deprecate import deprecated_arguments
-from ..core.sse_encoder import SSEEncoder
+from ..core.dialects.sse_encoder import SSEEncoder
 from ..io.bridges import ObservableAsyncIterator, to_async_iterator
 from ..operators.timing import Duration, duration
 from ..operators.to_sse import to_sse

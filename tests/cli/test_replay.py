@@ -14,7 +14,7 @@ import pytest
 
 from rxstream.cli._app import EXIT_ERROR
 from rxstream.cli._wire import TIMING_SUFFIX, WIRE, Recording, sniff
-from rxstream.core import codec
+from rxstream.core import wire as codec
 from rxstream.core.dialects import DIALECTS, renderer
 from rxstream.core.eventstream import encode_message
 from rxstream.core.message import MessageAccumulator

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxstream.cli._view import JSONView, LiveView, PlainView, Stats, _ObjectEnd, _Tail, make_view
-from rxstream.core import codec
+from rxstream.core import wire as codec
 from rxstream.core.tools import ToolCallAccumulator
 from rxstream.models import (
     Citation,

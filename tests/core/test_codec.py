@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire
 
 text = st.text(max_size=20)
 small = st.integers(min_value=0, max_value=10**6)
@@ -98,8 +98,8 @@ def every_field(item: Any) -> dict[str, Any]:
 
 @given(items)
 def test_every_item_comes_back_equal(item: Any) -> None:
-    wire = json.loads(json.dumps(codec.encode(item)))
-    back = codec.decode(wire)
+    obj = json.loads(json.dumps(wire.encode(item)))
+    back = wire.decode(obj)
     assert type(back) is type(item)
     assert back == item
     assert every_field(back) == every_field(item)
@@ -108,7 +108,7 @@ def test_every_item_comes_back_equal(item: Any) -> None:
 def test_provider_json_that_looks_like_an_item_stays_json() -> None:
     block = {"type": "text", "text": "Hi"}
     state = rs.ReasoningState("thinking", "sig", raw=block)
-    assert codec.decode(codec.encode(state)).raw == block
+    assert wire.decode(wire.encode(state)).raw == block
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_provider_json_that_looks_like_an_item_stays_json() -> None:
     ids=lambda e: type(e).__name__,
 )
 def test_errors_come_back_as_their_class(error: rs.StreamError) -> None:
-    back = codec.decode(json.loads(json.dumps(codec.encode(error))))
+    back = wire.decode(json.loads(json.dumps(wire.encode(error))))
     assert type(back) is type(error)
     assert str(back) == str(error)
     assert vars(back) == json.loads(json.dumps(vars(error)))
@@ -141,17 +141,50 @@ def test_errors_come_back_as_their_class(error: rs.StreamError) -> None:
 )
 def test_what_cannot_be_read_is_a_value_error(obj: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        codec.decode(obj)
+        wire.decode(obj)
 
 
 def test_an_unknown_error_class_is_a_plain_stream_error() -> None:
-    back = codec.decode({"type": "error", "error": "FutureError", "message": "m"})
+    back = wire.decode({"type": "error", "error": "FutureError", "message": "m"})
     assert type(back) is rs.StreamError
     assert str(back) == "m"
 
 
 def test_only_items_and_stream_errors_encode() -> None:
     with pytest.raises(TypeError):
-        codec.encode(object())
+        wire.encode(object())
     with pytest.raises(TypeError):
-        codec.encode(ValueError("x"))
+        wire.encode(ValueError("x"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        pytest.param(
+            "rxstream.core.codec",
+            "rxstream.core.wire",
+            ["FORMAT_VERSION", "TYPES", "decode", "decode_error", "encode", "encode_error"],
+            id="codec",
+        ),
+        pytest.param(
+            "rxstream.core.sse_encoder",
+            "rxstream.core.dialects.sse_encoder",
+            ["KEEPALIVE", "RXSTREAM", "SSE_FORMATS", "SSEEncoder"],
+            id="sse_encoder",
+        ),
+    ],
+)
+def test_the_old_module_paths_warn_and_give_the_same_names(
+    old: str, new: str, names: list[str]
+) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated; import from {new} "):
+        shim = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    for name in names:
+        assert getattr(shim, name) is getattr(moved, name), name
+    with pytest.raises(AttributeError):
+        _ = shim.nothing_of_the_kind

@@ -11,12 +11,14 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rxstream.core import codec
+from rxstream.core import wire
 from rxstream.core.dialects import decoder
+from rxstream.core.dialects.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
 from rxstream.core.lines import LineSplitter
-from rxstream.core.sse import SSEParser
-from rxstream.core.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
+from rxstream.core.sse import SSEParser, comment_lines, comment_text, event_lines, event_text
 from rxstream.errors import (
     HTTPStatusError,
     ProviderError,
@@ -136,7 +138,7 @@ CASES = [
     ),
     pytest.param(
         "rxstream",
-        {"last_event_id": "1700-5"},
+        {"after": "1700-5"},
         [END],
         b'event: done\nid: 1700-5\ndata: {"type":"done","version":1}\n\n',
         id="resumed-with-nothing-new-repeats-the-last-event-id",
@@ -172,7 +174,7 @@ CASES = [
     ),
     pytest.param(
         "openai-chat",
-        {"last_event_id": "9-0"},
+        {"after": "9-0"},
         [StreamEntry("9-1", TextDelta("!")), END],
         f"id: 9-0\ndata: {ROLE}\n\nid: 9-1\ndata: {BANG}\n\nid: 9-1\ndata: [DONE]\n\n".encode(),
         id="resumed-group-head-carries-the-position-before",
@@ -266,8 +268,8 @@ def test_every_event_parses_back_to_its_id_and_data() -> None:
     parser = SSEParser()
     frames = [frame for line in lines for frame in parser.feed(line)]
     assert [(f.event, f.id) for f in frames] == [("text", "1"), ("usage", "2"), ("done", "3")]
-    assert codec.decode(json.loads(frames[0].data)) == TextDelta("a\nb")
-    assert json.loads(frames[2].data) == {"type": "done", "version": codec.FORMAT_VERSION}
+    assert wire.decode(json.loads(frames[0].data)) == TextDelta("a\nb")
+    assert json.loads(frames[2].data) == {"type": "done", "version": wire.FORMAT_VERSION}
 
 
 def test_decoding_the_dialect_events_gives_the_deltas_back() -> None:
@@ -308,7 +310,7 @@ def test_a_delta_the_dialect_cannot_express_gives_no_event_but_moves_the_positio
         pytest.param("rxstream", {"retry": -1}, ValueError, "at least 0", id="negative-retry"),
         pytest.param("rxstream", {"retry": 1.5}, TypeError, "retry must be an int", id="retry"),
         pytest.param(
-            "rxstream", {"last_event_id": "a\nb"}, ValueError, "line break", id="bad-last-id"
+            "rxstream", {"after": "a\nb"}, ValueError, "line break", id="bad-last-id"
         ),
     ],
 )
@@ -366,6 +368,201 @@ def test_lifecycle_after_the_end() -> None:
         ended.close()
 
 
-def test_format_property() -> None:
-    assert SSEEncoder().format == "openai-chat"
+def test_dialect_property() -> None:
+    assert SSEEncoder().dialect == "openai-chat"
     assert SSEEncoder("rxstream").position is None
+
+
+def test_the_former_format_spellings_warn_and_work() -> None:
+    with pytest.warns(DeprecationWarning, match=r"SSEEncoder\(\): format= is deprecated"):
+        encoder = SSEEncoder(format="rxstream")
+    assert encoder.dialect == "rxstream"
+    with pytest.warns(DeprecationWarning, match=r"SSEEncoder\.format is deprecated"):
+        assert encoder.format == "rxstream"
+    assert SSEEncoder(dialect="anthropic").dialect == "anthropic"
+
+
+# ------------------------------------------------------------------ the one writer: no injection
+
+BREAKS = {"lf": "\n", "cr": "\r", "crlf": "\r\n", "nul": "\x00"}
+
+
+def parse(body: bytes) -> list[SSEFrame]:
+    parser = SSEParser()
+    splitter = LineSplitter()
+    frames = [frame for line in splitter.feed(body) for frame in parser.feed(line)]
+    return frames + [f for line in splitter.close() for f in parser.feed(line)] + parser.close()
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param(SSEFrame("hello", event="x\n\ndata: injected"), id="event-lf-event"),
+        pytest.param(SSEFrame("hello", event="x\r\nid: 9"), id="event-crlf-id"),
+        pytest.param(SSEFrame("hello", event="x\rid: 9"), id="event-cr-id"),
+    ],
+)
+@pytest.mark.parametrize("format", ["openai-chat", "anthropic", "gemini"])
+def test_an_event_name_that_would_inject_is_refused_and_the_stream_ends_with_its_error(
+    format: str, frame: SSEFrame
+) -> None:
+    encoder = SSEEncoder(format)
+    with pytest.raises(ValueError, match="SSE event field cannot hold a line break") as caught:
+        encoder.feed(frame)
+    body = b"".join(encoder.error(caught.value))
+    assert b"injected" not in body
+    frames = parse(body)
+    assert len(frames) == 1
+    assert frames[0].id != "9"
+    assert "x" not in frames[0].event
+
+
+def test_to_sse_refuses_an_injecting_event_name() -> None:
+    import reactivex
+
+    import rxstream as rs
+
+    sent: list[bytes] = []
+    errors: list[Exception] = []
+    reactivex.of(SSEFrame("ok", event="fine"), SSEFrame("hello", event="x\n\ndata: injected")).pipe(
+        rs.to_sse("openai-chat", keepalive=None)
+    ).subscribe(on_next=sent.append, on_error=errors.append)
+    assert len(errors) == 1
+    assert isinstance(errors[0], ValueError)
+    assert "event" in str(errors[0])
+    frames = parse(b"".join(sent))
+    assert [f.data for f in frames if f.data in ("ok", "hello", "injected")] == ["ok"]
+
+
+def write(field: str, value: str) -> Any:
+    """Write `value` as the named field of an event (or as a comment)."""
+    if field == "comment":
+        return comment_lines(value)
+    if field == "event":
+        return event_lines("x", event=value)
+    return event_lines("x", id=value)
+
+
+@pytest.mark.parametrize("brk", BREAKS.values(), ids=BREAKS.keys())
+@pytest.mark.parametrize("field", ["event", "id", "comment"])
+def test_every_named_field_refuses_a_line_break_and_an_id_nul(field: str, brk: str) -> None:
+    bad = f"a{brk}data: injected"
+    if brk == "\x00" and field != "id":
+        # NUL injects nothing: an event name keeps it, a comment is not read.
+        lines = write(field, bad)
+        frames = parse(("\n".join(lines) + "\n").encode())
+        assert [f.event for f in frames] == ([bad] if field == "event" else [])
+        return
+    with pytest.raises(
+        ValueError, match=f"an SSE {field} field cannot hold a line break"
+    ) as caught:
+        write(field, bad)
+    assert repr(bad)[1:-1] in str(caught.value)
+
+
+@pytest.mark.parametrize("brk", BREAKS.values(), ids=BREAKS.keys())
+def test_the_encoder_refuses_a_line_break_or_nul_in_ids(brk: str) -> None:
+    with pytest.raises(ValueError, match="StreamEntry id cannot hold a line break or NUL"):
+        SSEEncoder("rxstream").feed(StreamEntry(f"1{brk}id: 9", TextDelta("x")))
+    with pytest.raises(ValueError, match="after cannot hold a line break or NUL"):
+        SSEEncoder("rxstream", after=f"1{brk}id: 9")
+    with pytest.raises(ValueError, match="SSE id field cannot hold"):
+        event_text("x", id=f"1{brk}2")
+
+
+@pytest.mark.parametrize(
+    ("data", "lines"),
+    [
+        pytest.param("a\nb", ["data: a", "data: b"], id="lf"),
+        pytest.param("a\rb", ["data: a", "data: b"], id="cr"),
+        pytest.param("a\r\nb", ["data: a", "data: b"], id="crlf"),
+        pytest.param("a\n\ndata: x", ["data: a", "data: ", "data: data: x"], id="lflf"),
+        pytest.param("a\r\n", ["data: a", "data: "], id="trailing"),
+        pytest.param("a\x00b", ["data: a\x00b"], id="nul-kept"),
+    ],
+)
+def test_data_is_split_into_data_lines_at_every_line_break(data: str, lines: list[str]) -> None:
+    assert event_lines(data) == [*lines, ""]
+    (frame,) = parse(event_text(data).encode())
+    assert frame.data == data.replace("\r\n", "\n").replace("\r", "\n")
+    assert frame.event == "message"
+
+
+@pytest.mark.parametrize(
+    ("retry", "error", "match"),
+    [
+        pytest.param(-1, ValueError, "at least 0", id="negative"),
+        pytest.param(True, TypeError, "must be an int", id="bool"),
+        pytest.param("5\n", TypeError, "must be an int", id="text"),
+    ],
+)
+def test_the_writer_refuses_a_retry_it_cannot_write(
+    retry: Any, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        event_lines("x", retry=retry)
+
+
+@pytest.mark.parametrize("field", ["event", "id", "comment"])
+def test_a_refused_field_shows_a_bounded_excerpt(field: str) -> None:
+    bad = "x" * 10_000 + "\n"
+    with pytest.raises(ValueError, match=f"SSE {field} field") as caught:
+        write(field, bad)
+    assert len(str(caught.value)) < 400
+
+
+def test_wire_bytes_writes_through_the_same_writer() -> None:
+    from rxstream.core.dialects import renderer, wire_bytes
+
+    with pytest.raises(ValueError, match="SSE event field"):
+        wire_bytes(renderer("anthropic"), [SSEFrame("{}", event="a\nb")])
+    with pytest.raises(ValueError, match="SSE id field"):
+        wire_bytes(renderer("gemini"), [SSEFrame("{}", id="1\r2")])
+    assert wire_bytes(renderer("gemini"), [SSEFrame("a\nb")]) == b"data: a\r\ndata: b\r\n\r\n"
+
+
+def test_the_keepalive_comment_comes_from_the_writer() -> None:
+    assert KEEPALIVE == comment_text("keep-alive").encode() == b": keep-alive\n\n"
+    assert comment_text("keep-alive", newline="\r\n") == ": keep-alive\r\n\r\n"
+    assert comment_lines() == [":", ""]
+    with pytest.raises(ValueError, match="LF, CRLF or CR"):
+        comment_text("x", newline="\n\n")
+
+
+_field_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+_frames = st.builds(
+    SSEFrame,
+    _field_text,
+    _field_text | st.sampled_from(["message", "a\nb", "a\r\nid: 1", "x\x00"]),
+    st.none() | _field_text | st.sampled_from(["1\x002", "1\n"]),
+    st.none() | st.integers(-3, 10**12),
+)
+
+
+@settings(max_examples=300)
+@given(_frames)
+def test_any_frame_the_writer_accepts_parses_back_the_same(frame: SSEFrame) -> None:
+    unwritable = {"event": "\r\n", "id": "\r\n\x00"}
+    bad = [
+        name
+        for name, chars in unwritable.items()
+        if any(c in (getattr(frame, name) or "") for c in chars)
+    ]
+    if frame.retry is not None and frame.retry < 0:
+        bad.append("retry")
+    if bad:
+        # Refused, for a reason it names: a field it cannot write.
+        with pytest.raises(ValueError, match="|".join(bad)):
+            event_text(frame.data, event=frame.event, id=frame.id, retry=frame.retry)
+        return
+    text = event_text(frame.data, event=frame.event, id=frame.id, retry=frame.retry)
+    (back,) = parse(text.encode())
+    # SSE carries LF line breaks only in data; "" and "message" are the default event type.
+    data = frame.data.replace("\r\n", "\n").replace("\r", "\n")
+    assert back == SSEFrame(data, frame.event or "message", frame.id, frame.retry)
+
+
+def test_the_former_last_event_id_spelling_warns_and_works() -> None:
+    with pytest.warns(DeprecationWarning, match=r"last_event_id= is deprecated, use after="):
+        encoder = SSEEncoder("rxstream", last_event_id="9-0")
+    assert encoder.close() == SSEEncoder("rxstream", after="9-0").close()

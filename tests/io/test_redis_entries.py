@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire
 from rxstream.io._redis_entries import (
     Entry,
     EntryReader,
@@ -91,9 +91,54 @@ def test_error_payloads(error: BaseException, expected: tuple[str, str]) -> None
     assert (obj["error"], obj["message"]) == expected
 
 
+def test_the_entry_fields_are_the_wires() -> None:
+    # The pure mapping lives in rxstream.core.wire; this module adds the commands.
+    assert wire.entry_fields("item", 4, b"{}") == (
+        b"v",
+        b"1",
+        b"n",
+        4,
+        b"kind",
+        b"item",
+        b"data",
+        b"{}",
+    )
+    assert wire.entry_fields("beat", 5) == (b"v", b"1", b"n", 5, b"kind", b"beat")
+    with pytest.raises(ValueError, match="unknown entry kind 'poem'"):
+        wire.entry_fields("poem", 1)
+    writer = EntryWriter("k", maxlen=None, ttl=60, heartbeat=2)
+    writer.start(0.0)
+    (xadd, _) = writer.commands([b"{}"], (b"end", None), 1.0)[:2]
+    assert xadd == ("XADD", "k", "*", *wire.entry_fields("item", 1, b"{}"))
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"event": "x"}, "it was not written by rxstream.to_redis_stream"),
+        ({"v": "2", "n": "0", "kind": "item"}, "it is in rxstream format '2'"),
+        ({"v": b"1", "n": b"-1", "kind": b"item"}, "it has no number: n='-1'"),
+    ],
+)
+def test_the_wire_refuses_entries_of_another_writer(fields: dict[str, Any], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        wire.entry_number(fields)
+
+
+def test_the_wire_reads_kinds_and_data() -> None:
+    assert wire.entry_kind({"kind": b"end"}) == "end"
+    with pytest.raises(ValueError, match="unknown kind 'poem'"):
+        wire.entry_kind({"kind": "poem"})
+    assert wire.read_json(b'{"heartbeat":2}') == {"heartbeat": 2}
+    with pytest.raises(ValueError, match="it has no data"):
+        wire.read_json(None)
+    with pytest.raises(ValueError, match="holds no JSON"):
+        wire.read_json(b"{nope")
+
+
 def test_an_item_payload_is_the_codec_json() -> None:
     item = rs.TextDelta("é \ud800")
-    assert codec.decode(json.loads(item_payload(item))) == item
+    assert wire.decode(json.loads(item_payload(item))) == item
     with pytest.raises(TypeError, match="cannot encode a str"):
         item_payload("a line")
 
@@ -124,7 +169,7 @@ def test_parse_id(text: str, expected: tuple[int, int] | None) -> None:
 def entry(n: int, kind: str = "item", data: Any = None, *, ms: int = 1000) -> Entry:
     fields: dict[str, bytes | str] = {"v": "1", "n": str(n), "kind": kind}
     if kind == "item":
-        fields["data"] = json.dumps(codec.encode(rs.TextDelta(str(n) if data is None else data)))
+        fields["data"] = json.dumps(wire.encode(rs.TextDelta(str(n) if data is None else data)))
     elif data is not None:
         fields["data"] = data if isinstance(data, str) else json.dumps(data)
     return Entry(f"{ms + n}-0", fields)

@@ -29,7 +29,7 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 from reactivex.subject import Subject
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire as codec
 from rxstream.testing.redis_server import RedisServer
 
 from ..core.test_codec import every_field, items

@@ -211,7 +211,7 @@ def test_stop_after_n_tokens_keeps_the_partial_message_and_the_final_count() -> 
     messages: list[Message] = []
     counts: list[TokenCount] = []
     shared.pipe(rs.accumulate_message()).subscribe(messages.append)
-    shared.pipe(rs.count_tokens(str.split)).subscribe(counts.append)
+    shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(counts.append)
     shared.subscribe(watch)  # last: it stops once the others have the third item
     shared.connect()
 
@@ -356,7 +356,7 @@ def test_a_stop_mid_tool_call_in_every_dialect(dialect: str) -> None:
     messages: list[Message] = []
     counts: list[TokenCount] = []
     shared.pipe(rs.accumulate_message()).subscribe(messages.append)
-    shared.pipe(rs.count_tokens(str.split)).subscribe(counts.append)
+    shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(counts.append)
     shared.subscribe(watch)
     shared.connect()
 

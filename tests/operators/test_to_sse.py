@@ -21,8 +21,9 @@ from reactivex.subject import Subject
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
-from rxstream.core import codec, dialects
-from rxstream.core.sse_encoder import SSE_FORMATS, SSEEncoder
+from rxstream.core import dialects
+from rxstream.core import wire as codec
+from rxstream.core.dialects.sse_encoder import SSE_FORMATS, SSEEncoder
 from rxstream.models import ChatChunk, StreamEntry
 
 from ._helpers import error_of, marbles_testing, on_error

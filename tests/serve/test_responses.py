@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire as codec
 from rxstream.models import StreamEntry
 from rxstream.serve import DEFAULT_HEADERS, SSEResponse, sse_response
 from rxstream.testing.server import Fail, FakeLLMServer, Say, Scenario, Stall

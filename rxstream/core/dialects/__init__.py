@@ -11,10 +11,11 @@
 - `"bedrock"`: ConverseStream `EventStreamMessage`s, ends at `messageStop`
   (usage may follow in `metadata`);
 - `"rxstream"`: rxstream's own SSE event format (what
-  `rs.to_sse(format="rxstream")` writes), ends at its `done` event. It is no
+  `rs.to_sse(dialect="rxstream")` writes; the format is `core.wire`), ends at
+  its `done` event. It is no
   provider's dialect and is not in `DIALECTS`: it carries any item a
   pipeline holds (messages, tool calls, chunks, ...), not only deltas, and
-  has no renderer (`core.sse_encoder.SSEEncoder` writes it). `FORMATS` lists
+  has no renderer (`core.dialects.sse_encoder.SSEEncoder` writes it). `FORMATS` lists
   it with the dialects: every name `decoder` takes.
 
 `decoder(name)` builds a dialect's decoder (one module per wire format, each
@@ -32,10 +33,11 @@ from typing import Any, Protocol
 
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
-from ..codec import TYPES as _CODEC_TYPES
 from ..eventstream import encode_message
 from ..provider_errors import provider_error
 from ..sse import event_text
+from ..wire import RXSTREAM
+from ..wire import TYPES as _CODEC_TYPES
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
 
 __all__ = [
@@ -67,9 +69,6 @@ DIALECTS = (
     "ollama",
     "bedrock",
 )
-
-#: rxstream's own event format (decoded by `decoder("rxstream")`, written by `SSEEncoder`).
-RXSTREAM = "rxstream"
 
 #: Every name `decoder` takes besides `"auto"`: the provider dialects, then rxstream's format.
 FORMATS = (*DIALECTS, RXSTREAM)
@@ -113,7 +112,7 @@ def _check_provider(name: str) -> str:
     if _check_name(name) == RXSTREAM:
         raise ValueError(
             f"{RXSTREAM!r} is rxstream's own event format, not a provider's dialect: "
-            "SSEEncoder('rxstream') (rs.to_sse(format='rxstream')) writes it"
+            "SSEEncoder('rxstream') (rs.to_sse(dialect='rxstream')) writes it"
         )
     return name
 
@@ -190,11 +189,11 @@ def wire_bytes(renderer: Renderer, items: Iterable[Wire]) -> bytes:
     kind, newline = renderer.wire, renderer.newline
     if kind == "sse":
         text = "".join(
-            event_text(item.data, event=item.event, id=item.id, retry=item.retry)
+            event_text(item.data, event=item.event, id=item.id, retry=item.retry, newline=newline)
             for item in items
             if isinstance(item, SSEFrame)
         )
-        return (text.replace("\n", newline) if newline != "\n" else text).encode()
+        return text.encode()
     if kind == "ndjson":
         return "".join(f"{item}{newline}" for item in items if isinstance(item, str)).encode()
     return b"".join(

@@ -1,10 +1,14 @@
-"""The `"rxstream"` format read back: rxstream's own SSE events to the items they carry.
+"""The `"rxstream"` format in the dialect registry: rxstream's own events to the items they carry.
 
-Input: `SSEFrame`s of the event format `rs.to_sse(format="rxstream")` writes
-(see `rxstream.core.sse_encoder`): one event per item, its name the item's
-codec type and its data the item's codec JSON, then one `done` or one
-`error` event. Output: the items, as `rxstream.core.codec.decode` gives
-them back, equal to what the server sent. Unlike a provider's dialect this
+The format itself (encoding, decoding, its rules) is `rxstream.core.wire`;
+this module only makes `rxstream.core.wire.read_event` a decoder of the
+registry (`rs.decode("rxstream")`, and `"auto"`).
+
+Input: `SSEFrame`s of the event format `rs.to_sse(dialect="rxstream")` writes
+(see `rxstream.core.dialects.sse_encoder`): one event per item, its name the
+item's type and its data the item's JSON, then one `done` or one `error`
+event. Output: the items, as `rxstream.core.wire.decode` gives them back,
+equal to what the server sent. Unlike a provider's dialect this
 format carries any item a pipeline holds, not only deltas: `Message`,
 `ToolCall`, `TokenCount`, `ChatChunk`, `SSEFrame` come out as themselves.
 
@@ -12,7 +16,7 @@ format carries any item a pipeline holds, not only deltas: `Message`,
   ends right there without an item (a client that resumed after the last
   item) is complete, not empty;
 - `error` (`{"type": "error", "error": "<class>", ...}`) raises the error the
-  server stored, as its own class with its attributes (`codec.decode_error`;
+  server stored, as its own class with its attributes (`wire.decode_error`;
   a class this version does not know is a plain `StreamError`);
 - with `ids=True` every item comes as `StreamEntry(id, item)`, the id being
   the event's (the SSE last event id, `""` before any), which is what a
@@ -20,14 +24,14 @@ format carries any item a pipeline holds, not only deltas: `Message`,
 
 An event whose name disagrees with its data's `type` (a `message` item is
 SSE's default event, `message`), data that is not a JSON object, and an
-object the codec cannot read (an unknown type or field, another dialect's
+object `wire.decode` cannot read (an unknown type or field, another dialect's
 chunk) are `MalformedChunkError` naming the dialect; input that ends before
 `done` is `TruncatedStreamError` (`EmptyStreamError` when nothing came).
-The `done` event's `version` is the writer's `codec.FORMAT_VERSION`; items
+The `done` event's `version` is the writer's `wire.FORMAT_VERSION`; items
 of a newer writer that this version cannot read fail on their own, so
 `done` only checks that it is an integer.
 
-There is no renderer: `SSEEncoder("rxstream")` (`rs.to_sse(format="rxstream")`)
+There is no renderer: `SSEEncoder("rxstream")` (`rs.to_sse(dialect="rxstream")`)
 writes the format.
 """
 
@@ -36,7 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models import SSEFrame, StreamEntry
-from .. import codec
+from .. import wire
 from ._base import DialectDecoder, OnMalformed
 
 __all__ = ["RxstreamDecoder"]
@@ -74,27 +78,15 @@ class RxstreamDecoder(DialectDecoder):
         obj = self._object(frame.data, frame)
         if obj is None:
             return []
-        kind = obj.get("type")
-        if kind != frame.event:
-            return self._malformed(
-                f"an event named {frame.event!r} whose data has type {kind!r}: "
-                "the format names each event after its item's type",
-                frame,
-            )
-        if kind == "done":
-            version = obj.get("version")
-            if isinstance(version, bool) or not isinstance(version, int):
-                return self._malformed(
-                    f"a done event whose version is {version!r}, not an integer", frame
-                )
-            self._done = True
-            return []
-        if kind == "error":
-            raise codec.decode_error(obj)
         try:
-            item = codec.decode(obj)
+            item = wire.read_event(frame.event, obj)
         except ValueError as exc:
             return self._malformed(str(exc), frame)
+        if isinstance(item, wire.Done):
+            self._done = True
+            return []
+        if isinstance(item, BaseException):
+            raise item
         self._answered = True
         if self._ids:
             return [StreamEntry(frame.id or "", item)]

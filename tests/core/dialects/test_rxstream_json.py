@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
-from rxstream.core import codec
+from rxstream.core import wire
 from rxstream.core.dialects import (
     DIALECTS,
     FORMATS,
@@ -23,9 +23,9 @@ from rxstream.core.dialects import (
     renderer,
 )
 from rxstream.core.dialects.rxstream_json import RxstreamDecoder
+from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
-from rxstream.core.sse_encoder import SSEEncoder
 from rxstream.errors import (
     EmptyStreamError,
     HTTPStatusError,
@@ -127,9 +127,9 @@ def test_ids_give_entries_with_the_event_ids() -> None:
 @settings(max_examples=150)
 @given(st.lists(items, max_size=6), st.data())
 def test_any_items_come_back_equal_through_the_operators(values: list[Any], data: Any) -> None:
-    wire = encoded(values)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(wire)), max_size=4)))
-    pieces = [wire[a:b] for a, b in zip([0, *cuts], [*cuts, len(wire)], strict=True)]
+    text = encoded(values)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=4)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     out: list[Any] = []
     errors: list[Exception] = []
     reactivex.from_iterable(pieces).pipe(
@@ -141,7 +141,7 @@ def test_any_items_come_back_equal_through_the_operators(values: list[Any], data
 
 
 def test_a_stream_resumed_after_its_last_item_is_complete_and_empty() -> None:
-    encoder = SSEEncoder("rxstream", last_event_id="1700-3")
+    encoder = SSEEncoder("rxstream", after="1700-3")
     assert decoded(b"".join(encoder.close())) == []
 
 
@@ -272,7 +272,7 @@ def test_ids_are_for_the_rxstream_format_only(name: str) -> None:
     "item",
     [
         frame(TEXT),
-        frame(codec.encode(rs.Message(0, content="Hi"))),
+        frame(wire.encode(rs.Message(0, content="Hi"))),
         frame({"type": "done", "version": 1}),
         frame({"type": "error", "error": "ProviderError", "message": "m", "attributes": {}}),
     ],
@@ -339,7 +339,7 @@ def test_the_operator_completes_at_done_and_disposes_the_upstream() -> None:
 
 def test_the_operator_ends_with_the_stored_error_and_disposes_the_upstream() -> None:
     scheduler = TestScheduler()
-    error = codec.encode_error(StreamTimeoutError("heartbeat", 10.0, "producer gone"))
+    error = wire.encode_error(StreamTimeoutError("heartbeat", 10.0, "producer gone"))
     source = scheduler.create_hot_observable(
         ReactiveTest.on_next(210, frame(TEXT)),
         ReactiveTest.on_next(220, frame(error)),
