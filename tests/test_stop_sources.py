@@ -157,7 +157,9 @@ def test_async_stop_closes_the_connection(server: FakeLLMServer) -> None:
             source = rs.from_request(client, "POST", server.url, json=PAYLOAD)
             shared = deltas(source).pipe(rs.stop_on(button), ops.publish())
             shared.pipe(rs.accumulate_message()).subscribe(messages.append)
-            shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(counts.append, on_completed=ended.set)
+            shared.pipe(rs.count_tokens(encoding=str.split)).subscribe(
+                counts.append, on_completed=ended.set
+            )
             shared.subscribe(stop_after_text(button, 2))
             shared.connect()
             await asyncio.wait_for(ended.wait(), TIMEOUT)

@@ -309,9 +309,7 @@ def test_a_delta_the_dialect_cannot_express_gives_no_event_but_moves_the_positio
         pytest.param("rxstream", {"model": "m"}, ValueError, "no renderer options", id="options"),
         pytest.param("rxstream", {"retry": -1}, ValueError, "at least 0", id="negative-retry"),
         pytest.param("rxstream", {"retry": 1.5}, TypeError, "retry must be an int", id="retry"),
-        pytest.param(
-            "rxstream", {"after": "a\nb"}, ValueError, "line break", id="bad-last-id"
-        ),
+        pytest.param("rxstream", {"after": "a\nb"}, ValueError, "line break", id="bad-last-id"),
     ],
 )
 def test_bad_arguments(
