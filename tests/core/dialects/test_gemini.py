@@ -18,12 +18,8 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects import AutoDecoder, Wire, decoder, detect, renderer
 from rxstream.core.dialects._json_paths import ArgumentsWriter, parse_path
-from rxstream.core.dialects.gemini import (
-    GeminiDecoder,
-    GeminiRenderer,
-    _partial_pieces,
-    http_error,
-)
+from rxstream.core.dialects.gemini import GeminiDecoder, GeminiRenderer, http_error
+from rxstream.core.dialects.gemini.render import _partial_pieces
 from rxstream.core.provider_errors import provider_message
 from rxstream.errors import (
     EmptyStreamError,

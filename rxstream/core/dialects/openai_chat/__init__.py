@@ -1,0 +1,25 @@
+"""The `"openai-chat"` dialect: `/v1/chat/completions` streams, frames to deltas in one machine.
+
+Input: `SSEFrame`s of a chat-completion stream (`stream: true`), as every
+OpenAI-compatible server sends them. Output: the deltas `deltas()` gives.
+
+`OpenAIChatDecoder` is `ChunkDecoder` followed by `DeltaDecoder`, fused: one
+machine that reads each chunk once, with the same items and the same errors
+as the long spelling `decode_chunks(), deltas()` (which stays for
+chunk-level access), the dialect named in `MalformedChunkError`.
+It is done at `data: [DONE]`; a stream that stops before it with a choice
+unfinished is `TruncatedStreamError`, one that brought no choice at all
+`EmptyStreamError`.
+
+Finish reasons are OpenAI's own words already (`stop`, `length`,
+`tool_calls`, `content_filter`); the legacy `function_call` is normalised to
+`tool_calls`. `Finish.raw` keeps what was sent.
+"""
+
+from __future__ import annotations
+
+from .decode import OpenAIChatDecoder
+from .errors import http_error
+from .render import OpenAIChatRenderer
+
+__all__ = ["OpenAIChatDecoder", "OpenAIChatRenderer", "http_error"]
