@@ -19,8 +19,8 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream.core.chunks import ChunkDecoder
-from rxstream.core.deltas import DeltaDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser

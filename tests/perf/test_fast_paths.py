@@ -28,10 +28,9 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
-import rxstream.core.chunks as chunks
-from rxstream.core import dialects
+import rxstream.core.dialects._shared as shared
+from rxstream.core import ChunkDecoder, dialects
 from rxstream.core._build import constructor
-from rxstream.core.chunks import ChunkDecoder
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
@@ -48,19 +47,19 @@ from rxstream.testing.builders import text_chunk
 
 DATA = Path(__file__).parent.parent / "data"
 FIXTURES = sorted(DATA.glob("*/*.sse"))
-FAST = chunks._fast_loads
+FAST = shared.fast_loads
 
 needs_fast = pytest.mark.skipif(FAST is None, reason="the fast extra (msgspec) is not installed")
 
 
 def outcome(data: str, fast: bool) -> tuple[str, Any]:
     """What a fresh decoder does with one frame of `data`: its chunks, or its error."""
-    saved = chunks._fast_loads
-    chunks._fast_loads = FAST if fast else None
+    saved = shared.fast_loads
+    shared.fast_loads = FAST if fast else None
     try:
         decoder = ChunkDecoder()
     finally:
-        chunks._fast_loads = saved
+        shared.fast_loads = saved
     try:
         out = decoder.feed(SSEFrame(data))
     except StreamError as exc:
@@ -119,7 +118,7 @@ def test_the_standard_path_answers_as_json_loads(data: str) -> None:
     except ValueError as exc:
         expected = ("error", str(exc))
     try:
-        got: Any = ("ok", repr(chunks._stdlib_loads(data)))
+        got: Any = ("ok", repr(shared.stdlib_loads(data)))
     except ValueError as exc:
         got = ("error", str(exc))
     assert got == expected
@@ -330,8 +329,8 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
+    from rxstream.core import DeltaDecoder
     from rxstream.core._machine import Chained, Feeder
-    from rxstream.core.deltas import DeltaDecoder
     from rxstream.core.lines import LineSplitter
     from rxstream.operators._machine import _fuse
 

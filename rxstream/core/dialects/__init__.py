@@ -37,6 +37,7 @@ from ..eventstream import encode_message
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
+from ._shared import json_kind
 
 __all__ = [
     "DIALECTS",
@@ -53,6 +54,7 @@ __all__ = [
     "decoder",
     "detect",
     "http_error",
+    "json_kind",
     "renderer",
     "wire_bytes",
 ]

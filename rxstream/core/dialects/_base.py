@@ -33,7 +33,7 @@ from ...errors import (
 )
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
 from . import _shared
-from ._shared import json_kind, load_json
+from ._shared import ShapeError, json_kind, load_json
 
 __all__ = [
     "DialectDecoder",
@@ -51,7 +51,7 @@ __all__ = [
     "usage",
 ]
 
-#: What a decoder does with an item that is not valid for its dialect.
+#: What a decoder does with an item that is not valid for its dialect (`"raise"` or `"skip"`).
 OnMalformed = Literal["raise", "skip"]
 
 #: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.
@@ -97,24 +97,6 @@ class Renderer(Protocol):
 
 #: The normalised finish reasons (a provider's own word is kept when none fits).
 STOP, LENGTH, TOOL_CALLS, CONTENT_FILTER = "stop", "length", "tool_calls", "content_filter"
-
-
-class ShapeError(Exception):
-    """A decoded field has the wrong type (raised inside a decoder, reported by `feed`).
-
-    Args:
-        path: where, as a JSON path (`delta.text`, `candidates[0].finishReason`).
-        expected: what was expected, in words (`"a string"`).
-        value: what arrived.
-    """
-
-    def __init__(self, path: str, expected: str, value: JSON) -> None:
-        self.path = path
-        super().__init__(f"{path} is {_a(json_kind(value))}, not {expected}")
-
-
-def _a(kind: str) -> str:
-    return f"a JSON {kind}" if kind != "null" else "null"
 
 
 def opt_str(obj: JSONObject, key: str, path: str) -> str | None:

@@ -15,7 +15,15 @@ from json.scanner import make_scanner
 
 from ...models import JSON
 
-__all__ = ["dumps", "fast_loads", "json_kind", "load_json", "load_with", "stdlib_loads"]
+__all__ = [
+    "ShapeError",
+    "dumps",
+    "fast_loads",
+    "json_kind",
+    "load_json",
+    "load_with",
+    "stdlib_loads",
+]
 
 # The C scanner behind json.loads, called directly: for the usual frame (one
 # JSON object, no surrounding blanks) it gives what json.loads gives, without
@@ -83,7 +91,11 @@ def dumps(value: JSON, *, colon: str = ":") -> str:
 
 
 def json_kind(value: JSON) -> str:
-    """The JSON name of a decoded value's type, for messages (`"string"`, `"null"`, ...)."""
+    """The JSON name of a decoded value's type, for messages.
+
+    >>> json_kind(1.5), json_kind(True), json_kind(None), json_kind([])
+    ('number', 'boolean', 'null', 'array')
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -96,4 +108,30 @@ def json_kind(value: JSON) -> str:
         return "array"
     if isinstance(value, dict):
         return "object"
-    return type(value).__name__
+    return type(value).__name__  # pragma: no cover - json.loads makes no other types
+
+
+class ShapeError(ValueError):
+    """A decoded field has the wrong JSON type (raised inside a decoder, reported by `feed`).
+
+    The decoder that knows the item's text raises `MalformedChunkError` (naming
+    its dialect) in its place, with `reason` as the message.
+
+    Args:
+        path: where, as a JSON path (`delta.text`, `choices[0].delta.content`).
+        expected: what was expected, in words (`"a string"`).
+        value: what arrived.
+
+    Attributes:
+        path: the path given.
+        reason: the message, e.g. `"choices[0].delta.content is a JSON number,
+            not a string, an array or null"`.
+
+    >>> ShapeError("choices", "an array or null", 1).reason
+    'choices is a JSON number, not an array or null'
+    """
+
+    def __init__(self, path: str, expected: str, value: JSON) -> None:
+        self.path = path
+        self.reason = f"{path} is a JSON {json_kind(value)}, not {expected}"
+        super().__init__(self.reason)

@@ -1200,7 +1200,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     ("responses event", [E("response.created", response={})], "openai-responses"),
     ("cohere event", [E("message-start", id="x")], "cohere"),
     ("type is a number", [SSEFrame('{"type": 3}')], "type is a JSON number"),
-    ("no message in message_start", [E("message_start")], "message is null"),
+    ("no message in message_start", [E("message_start")], "message is a JSON null"),
     ("message is a list", [E("message_start", message=[])], "message is a JSON array"),
     ("usage is a string", [E("message_start", message={"usage": "x"})], "message.usage is"),
     (
@@ -1209,7 +1209,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
         "message.usage.input_tokens is a JSON string, not an integer",
     ),
     ("index is a string", [MESSAGE_START, start("0", type="text", text="")], "index is"),  # type: ignore[arg-type]
-    ("index missing", [MESSAGE_START, E("content_block_stop")], "index is null"),
+    ("index missing", [MESSAGE_START, E("content_block_stop")], "index is a JSON null"),
     (
         "a message_start of another message while one is open",
         [MESSAGE_START, start(0, type="text", text=""), E("message_start", message={"id": "m2"})],
@@ -1236,7 +1236,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "tool id missing",
         [MESSAGE_START, start(0, type="tool_use", name="f", input={})],
-        "content_block.id is null",
+        "content_block.id is a JSON null",
     ),
     (
         "tool input is a list",
@@ -1263,7 +1263,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "delta missing",
         [MESSAGE_START, start(0, type="text", text=""), E("content_block_delta", index=0)],
-        "delta is null",
+        "delta is a JSON null",
     ),
     (
         "delta type missing",
@@ -1278,7 +1278,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "text delta text missing",
         [MESSAGE_START, start(0, type="text", text=""), delta(0, type="text_delta")],
-        "delta.text is null",
+        "delta.text is a JSON null",
     ),
     (
         "thinking delta on a text block",
@@ -1304,13 +1304,13 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
         "redacted_thinking block",
     ),
     (
-        "partial_json is null",
+        "partial_json is a JSON null",
         [
             MESSAGE_START,
             start(0, type="tool_use", id="t", name="f"),
             delta(0, type="input_json_delta", partial_json=None),
         ],
-        "delta.partial_json is null",
+        "delta.partial_json is a JSON null",
     ),
     (
         "citation is a string",

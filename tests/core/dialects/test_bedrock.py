@@ -770,7 +770,7 @@ def test_an_error_message_type_uses_its_headers() -> None:
         ),
         pytest.param(
             [event("messageStop", {"stopReason": None})],
-            "stopReason is null, not a string",
+            "stopReason is a JSON null, not a string",
             id="stop-reason-null",
         ),
         pytest.param(

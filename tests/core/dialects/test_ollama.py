@@ -356,7 +356,7 @@ def test_an_error_first_is_a_provider_error_under_auto_too() -> None:
         ),
         pytest.param(
             line({"tool_calls": [{"id": "c"}]}),
-            "message.tool_calls[0].function is null",
+            "message.tool_calls[0].function is a JSON null",
             id="call-without-function",
         ),
         pytest.param(

@@ -1221,7 +1221,7 @@ MALFORMED_CASES: list[tuple[str, SSEFrame, str]] = [
     (
         "content-index-is-null",
         frame(text("a") | {"content_index": None}),
-        "content_index is null, not an integer",
+        "content_index is a JSON null, not an integer",
     ),
     (
         "logprobs-is-an-object",
@@ -1256,7 +1256,7 @@ MALFORMED_CASES: list[tuple[str, SSEFrame, str]] = [
     (
         "completed-without-response",
         frame(ev("response.completed")),
-        "response is null, not an object",
+        "response is a JSON null, not an object",
     ),
     (
         "arguments-for-a-call-never-begun",

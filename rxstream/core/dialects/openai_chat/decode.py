@@ -12,7 +12,7 @@ from ....models import (
     Delta,
     SSEFrame,
 )
-from ...chunks import ChatFrameDecoder
+from .chunks import ChatFrameDecoder
 
 __all__ = ["OpenAIChatDecoder"]
 
