@@ -43,6 +43,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.operators._chunk_input import chunks_or_deltas
 from rxstream.testing.builders import text_chunk
 
 DATA = Path(__file__).parent.parent / "data"
@@ -571,7 +572,9 @@ DELTAS = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(items=DELTAS)
 def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
-    one, many = MessageAccumulator(), MessageAccumulator()
+    # Chunks too: the machines `rs.accumulate_message()` runs (a delta decoder first).
+    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")
+    one, many = pair(), pair()
     for item in items:
         assert one.feed(item) == []
     out: list[rs.Message] = []
@@ -582,7 +585,7 @@ def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
 
 def test_message_feed_all_refuses_what_feed_refuses() -> None:
     accumulator = MessageAccumulator()
-    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes delta items"):
         accumulator.feed_all([TextDelta("a"), "nope"], [])  # type: ignore[list-item]
     with pytest.raises(RuntimeError, match="is failed; it takes no more input"):
         accumulator.feed_all([TextDelta("a")], [])

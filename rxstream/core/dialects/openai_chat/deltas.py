@@ -115,9 +115,10 @@ def _text_of(chunk: object) -> str:
 def deltas_of(item: ChatChunk | Delta, decoder: DeltaDecoder, operator: str) -> list[Delta]:
     """The deltas one item of a machine taking "`ChatChunk` or delta" items stands for.
 
-    The one input check of every such machine (the message, think, tool-call
-    and token machines): a delta stands for itself, a chunk for the deltas
-    `decoder` reads in it, and anything else is the caller's mistake.
+    For a machine of your own that takes both (the library's delta machines
+    take deltas only; their operators put a `DeltaDecoder` in front): a delta
+    stands for itself, a chunk for the deltas `decoder` reads in it, and
+    anything else is the caller's mistake.
 
     Args:
         item: the item fed to the machine.
@@ -133,6 +134,7 @@ def deltas_of(item: ChatChunk | Delta, decoder: DeltaDecoder, operator: str) -> 
         TypeError: the item is neither, worded by `wrong_input` (e.g. an
             `SSEFrame` -> "add rs.decode_chunks() before it").
 
+    >>> from rxstream.models import TextDelta
     >>> deltas_of(TextDelta("a"), DeltaDecoder(), "rs.think_tags()")
     [TextDelta(text='a', choice=0)]
     """
