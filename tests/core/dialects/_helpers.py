@@ -70,7 +70,7 @@ def deltas_runner(default: str, *, wire: Wire = "sse") -> Callable[..., list[Del
     return deltas_of
 
 
-def wire_bytes(frames: Sequence[SSEFrame], newline: str = "\n") -> bytes:
+def wire_bytes(frames: Sequence[Any], newline: str = "\n") -> bytes:
     """SSE frames as the bytes a server sends, every line ended by `newline`."""
     out: list[str] = []
     for f in frames:
