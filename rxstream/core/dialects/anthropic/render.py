@@ -132,30 +132,13 @@ class AnthropicRenderer:
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The wire events `delta` becomes (see the class docstring)."""
-        if self._closed:
-            raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
-        if delta.choice != 0:
-            raise ValueError(
-                f"Anthropic streams have one choice; got a delta of choice {delta.choice}"
-            )
-        if type(delta) is Usage and delta.cached_tokens is not None:
-            cached, prompt = delta.cached_tokens, delta.prompt_tokens
-            if not 0 <= cached <= prompt:
-                raise ValueError(
-                    f"usage with {cached} cached tokens out of {prompt} prompt tokens: "
-                    "Anthropic counts cached tokens as part of the prompt"
-                )
+        self._check(delta)
         out: list[Wire] = []
         if type(delta) is Metadata and not self._started:
-            rest = {}
-            for key, value in delta.data.items():
-                if key in ("id", "model") and isinstance(value, str):
-                    self._start_meta[key] = value
-                else:
-                    rest[key] = value
-            if not rest:
+            rest = self._take_start_meta(delta)
+            if rest is None:
                 return out
-            delta = Metadata(rest)
+            delta = rest
         if not self._started:
             out += self._message_start()
         match delta:
@@ -171,32 +154,10 @@ class AnthropicRenderer:
                     )
             case ToolCallDelta():
                 self._tool(delta, out)
-            case ReasoningState(kind="thinking", data=data):
-                self._ensure(out, "thinking")
-                out.append(_frame(_block_delta(self._next - 1, "signature_delta", signature=data)))
-                self._close_block(out)
-            case ReasoningState(kind="redacted_thinking", data=data):
-                self._whole(out, {"type": "redacted_thinking", "data": data})
-            case ReasoningState(kind="compaction", data=data):
-                self._whole(out, {"type": "compaction", "content": data})
             case ReasoningState():
-                pass  # no Anthropic form (see the class docstring)
+                self._reasoning_state(delta, out)
             case Citation():
-                if self._open not in ("text", "cited"):
-                    self._close_block(out)
-                    self._open_block(out, "text", {"type": "text", "text": "", "citations": []})
-                citation = {**(delta.raw or {}), "type": delta.kind}
-                for key, value in (
-                    ("url", delta.url),
-                    ("title", delta.title),
-                    ("cited_text", delta.text),
-                ):
-                    if value is not None:
-                        citation[key] = value
-                out.append(
-                    _frame(_block_delta(self._next - 1, "citations_delta", citation=citation))
-                )
-                self._open = "cited"  # the next text opens a block of its own
+                self._citation(delta, out)
             case ServerToolCall():
                 self._server_call(delta, out)
             case ServerToolResult(call_id=call_id, name=name, content=content, raw=raw):
@@ -219,6 +180,56 @@ class AnthropicRenderer:
                     else:
                         self._delta_meta[key] = value
         return out
+
+    def _check(self, delta: Delta) -> None:
+        """Refuse what Anthropic's stream cannot carry (before anything is written)."""
+        if self._closed:
+            raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
+        if delta.choice != 0:
+            raise ValueError(
+                f"Anthropic streams have one choice; got a delta of choice {delta.choice}"
+            )
+        if type(delta) is Usage and delta.cached_tokens is not None:
+            cached, prompt = delta.cached_tokens, delta.prompt_tokens
+            if not 0 <= cached <= prompt:
+                raise ValueError(
+                    f"usage with {cached} cached tokens out of {prompt} prompt tokens: "
+                    "Anthropic counts cached tokens as part of the prompt"
+                )
+
+    def _take_start_meta(self, delta: Metadata) -> Metadata | None:
+        """Keep the `id` and `model` for `message_start`; the rest, or None when nothing is left."""
+        rest = {}
+        for key, value in delta.data.items():
+            if key in ("id", "model") and isinstance(value, str):
+                self._start_meta[key] = value
+            else:
+                rest[key] = value
+        return Metadata(rest) if rest else None
+
+    def _reasoning_state(self, state: ReasoningState, out: list[Wire]) -> None:
+        match state:
+            case ReasoningState(kind="thinking", data=data):
+                self._ensure(out, "thinking")
+                out.append(_frame(_block_delta(self._next - 1, "signature_delta", signature=data)))
+                self._close_block(out)
+            case ReasoningState(kind="redacted_thinking", data=data):
+                self._whole(out, {"type": "redacted_thinking", "data": data})
+            case ReasoningState(kind="compaction", data=data):
+                self._whole(out, {"type": "compaction", "content": data})
+            case _:
+                pass  # no Anthropic form (see the class docstring)
+
+    def _citation(self, delta: Citation, out: list[Wire]) -> None:
+        if self._open not in ("text", "cited"):
+            self._close_block(out)
+            self._open_block(out, "text", {"type": "text", "text": "", "citations": []})
+        citation = {**(delta.raw or {}), "type": delta.kind}
+        for key, value in (("url", delta.url), ("title", delta.title), ("cited_text", delta.text)):
+            if value is not None:
+                citation[key] = value
+        out.append(_frame(_block_delta(self._next - 1, "citations_delta", citation=citation)))
+        self._open = "cited"  # the next text opens a block of its own
 
     def close(self) -> list[Wire]:
         """The events that end the stream: the open block's stop, message_delta, message_stop."""

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ....models import (
     JSON,
-    Citation,
     Delta,
     Finish,
     JSONObject,
@@ -45,6 +44,7 @@ from .._base import (
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
 from .._shared import dumps
+from .citations import _citations
 
 __all__ = ["GeminiDecoder"]
 
@@ -91,8 +91,6 @@ _PART_KEYS = frozenset(
         "toolResponse",
     }
 )
-#: The bytes of UTF-8 that start no character (continuation bytes), and all the others.
-_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
 
 
 #: A frame, or the data of a `"message"` frame handed over by the parser (see `take_strings`).
@@ -371,47 +369,7 @@ class GeminiDecoder(DialectDecoder):
             call_index = self._function_call(
                 call, state, choice, f"{where}.functionCall", out, frame
             )
-        code = opt_object(part, "executableCode", where)
-        if code is not None:
-            call_id = opt_str(code, "id", f"{where}.executableCode")
-            state.code_id = call_id
-            state.code_open = True
-            out.append(ServerToolCall(call_id, "code_execution", _without_id(code), choice, part))
-        result = opt_object(part, "codeExecutionResult", where)
-        if result is not None:
-            call_id = opt_str(result, "id", f"{where}.codeExecutionResult")
-            state.code_open = False
-            out.append(
-                ServerToolResult(
-                    call_id if call_id is not None else state.code_id,
-                    "code_execution",
-                    _without_id(result),
-                    choice,
-                    part,
-                )
-            )
-        tool = opt_object(part, "toolCall", where)
-        if tool is not None:
-            out.append(
-                ServerToolCall(
-                    opt_str(tool, "id", f"{where}.toolCall"),
-                    opt_str(tool, "toolType", f"{where}.toolCall") or "tool",
-                    tool.get("args"),
-                    choice,
-                    part,
-                )
-            )
-        response = opt_object(part, "toolResponse", where)
-        if response is not None:
-            out.append(
-                ServerToolResult(
-                    opt_str(response, "id", f"{where}.toolResponse"),
-                    opt_str(response, "toolType", f"{where}.toolResponse") or "tool",
-                    response.get("response"),
-                    choice,
-                    part,
-                )
-            )
+        _server_parts(part, state, choice, where, out)
         if signature is not None:
             out.append(
                 ReasoningState("thought_signature", signature, "", None, call_index, choice, part)
@@ -633,6 +591,53 @@ class GeminiDecoder(DialectDecoder):
                 state.citations.append(source)
 
 
+def _server_parts(
+    part: JSONObject, state: _Candidate, choice: int, where: str, out: list[Delta]
+) -> None:
+    """The provider-side tool items of a part: code runs and their results, built-in tools."""
+    code = opt_object(part, "executableCode", where)
+    if code is not None:
+        call_id = opt_str(code, "id", f"{where}.executableCode")
+        state.code_id = call_id
+        state.code_open = True
+        out.append(ServerToolCall(call_id, "code_execution", _without_id(code), choice, part))
+    result = opt_object(part, "codeExecutionResult", where)
+    if result is not None:
+        call_id = opt_str(result, "id", f"{where}.codeExecutionResult")
+        state.code_open = False
+        out.append(
+            ServerToolResult(
+                call_id if call_id is not None else state.code_id,
+                "code_execution",
+                _without_id(result),
+                choice,
+                part,
+            )
+        )
+    tool = opt_object(part, "toolCall", where)
+    if tool is not None:
+        out.append(
+            ServerToolCall(
+                opt_str(tool, "id", f"{where}.toolCall"),
+                opt_str(tool, "toolType", f"{where}.toolCall") or "tool",
+                tool.get("args"),
+                choice,
+                part,
+            )
+        )
+    response = opt_object(part, "toolResponse", where)
+    if response is not None:
+        out.append(
+            ServerToolResult(
+                opt_str(response, "id", f"{where}.toolResponse"),
+                opt_str(response, "toolType", f"{where}.toolResponse") or "tool",
+                response.get("response"),
+                choice,
+                part,
+            )
+        )
+
+
 def _without_id(obj: JSONObject) -> JSONObject:
     return {k: v for k, v in obj.items() if k != "id"} if "id" in obj else obj
 
@@ -661,125 +666,3 @@ def _usage(counts: JSONObject) -> Usage:
         cached=opt_int(counts, "cachedContentTokenCount", where),
         raw=counts,
     )
-
-
-class _Offsets:
-    """UTF-8 byte offsets into a text, as character offsets (each byte read once per call)."""
-
-    __slots__ = ("_encoded", "_text")
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._encoded = b"" if text.isascii() else text.encode("utf-8")
-
-    def convert(self, offsets: set[int]) -> dict[int, int]:
-        if not self._encoded:
-            size = len(self._text)
-            return {b: b for b in offsets if 0 <= b <= size}
-        encoded, out = self._encoded, {}
-        at = chars = 0
-        for b in sorted(offsets):
-            if not 0 <= b <= len(encoded):
-                continue
-            # Every byte but a continuation byte starts a character.
-            continuation = len(encoded[at:b].translate(None, _NOT_CONTINUATION))
-            chars += b - at - continuation
-            at = b
-            out[b] = chars
-        return out
-
-
-def _span(
-    obj: JSONObject, where: str, start_key: str, end_key: str
-) -> tuple[int | None, int | None]:
-    start = opt_int(obj, start_key, where)
-    end = opt_int(obj, end_key, where)
-    if end is not None and start is None:
-        start = 0  # proto3 JSON leaves a zero start out
-    return start, end
-
-
-def _source(chunk: JSONObject, where: str) -> tuple[str | None, str | None, str | None]:
-    """A grounding chunk's url, title and text, from whichever kind it is."""
-    for kind in ("web", "retrievedContext", "maps", "image"):
-        inner = opt_object(chunk, kind, where)
-        if inner is not None:
-            at = f"{where}.{kind}"
-            return (
-                opt_str(inner, "uri", at),
-                opt_str(inner, "title", at),
-                opt_str(inner, "text", at),
-            )
-    return None, None, None
-
-
-def _citations(state: _Candidate, choice: int, where: str) -> list[Delta]:
-    """The candidate's grounding and citation sources, with character offsets."""
-    supports: list[tuple[JSONObject, JSONObject, int | None, int | None, str | None, list[int]]]
-    supports = []
-    chunks: list[JSONObject] = []
-    grounding = state.grounding
-    if grounding is not None:
-        at = f"{where}.groundingMetadata"
-        for k, chunk in enumerate(opt_list(grounding, "groundingChunks", at) or []):
-            if type(chunk) is not dict:
-                raise ShapeError(f"{at}.groundingChunks[{k}]", "an object", chunk)
-            chunks.append(chunk)
-        for k, support in enumerate(opt_list(grounding, "groundingSupports", at) or []):
-            sat = f"{at}.groundingSupports[{k}]"
-            if type(support) is not dict:
-                raise ShapeError(sat, "an object", support)
-            segment = opt_object(support, "segment", sat) or {}
-            start, end = _span(segment, f"{sat}.segment", "startIndex", "endIndex")
-            indices = opt_list(support, "groundingChunkIndices", sat) or []
-            for i, index in enumerate(indices):
-                if type(index) is not int or not 0 <= index < len(chunks):
-                    raise ShapeError(
-                        f"{sat}.groundingChunkIndices[{i}]",
-                        f"an index into the {len(chunks)} grounding chunks",
-                        index,
-                    )
-            text = opt_str(segment, "text", f"{sat}.segment")
-            supports.append((support, segment, start, end, text, indices))
-    sources: list[tuple[JSONObject, int | None, int | None]] = []
-    for k, source in enumerate(state.citations):
-        start, end = _span(source, f"{where}.citationMetadata[{k}]", "startIndex", "endIndex")
-        sources.append((source, start, end))
-    wanted = {o for s in supports for o in s[2:4] if o is not None}
-    wanted.update(o for s in sources for o in s[1:3] if o is not None)
-    chars = _Offsets("".join(state.texts)).convert(wanted) if wanted else {}
-    out: list[Delta] = []
-    cited: set[int] = set()
-    for support, _, start, end, text, indices in supports:
-        a = None if start is None else chars.get(start)
-        b = None if end is None else chars.get(end)
-        if not indices:
-            out.append(
-                Citation("grounding", None, None, text, a, b, choice, {"groundingSupport": support})
-            )
-        for index in indices:
-            cited.add(index)
-            url, title, _ = _source(chunks[index], f"groundingChunks[{index}]")
-            raw = {"groundingSupport": support, "groundingChunk": chunks[index]}
-            out.append(Citation("grounding", url, title, text, a, b, choice, raw))
-    for index, chunk in enumerate(chunks):
-        if index not in cited:
-            url, title, text = _source(chunk, f"groundingChunks[{index}]")
-            raw = {"groundingChunk": chunk}
-            out.append(Citation("grounding", url, title, text, None, None, choice, raw))
-    for source, start, end in sources:
-        out.append(
-            Citation(
-                "citation",
-                opt_str(source, "uri", "citationMetadata"),
-                opt_str(source, "title", "citationMetadata"),
-                None,
-                None if start is None else chars.get(start),
-                None if end is None else chars.get(end),
-                choice,
-                source,
-            )
-        )
-    if grounding is not None:
-        out.append(Metadata({"groundingMetadata": grounding}, choice))
-    return out

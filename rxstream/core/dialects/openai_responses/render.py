@@ -36,7 +36,7 @@ from .._base import (
     WireKind,
 )
 from .._shared import dumps
-from .decode import _ITEM_KEYS, _OTHER_RESULT, _SERVER_ITEMS
+from .fields import _ITEM_KEYS, _OTHER_RESULT, _SERVER_ITEMS
 
 __all__ = ["ResponsesRenderer"]
 
