@@ -17,7 +17,7 @@
   has no renderer (`core.sse_encoder.SSEEncoder` writes it). `FORMATS` lists
   it with the dialects: every name `decoder` takes.
 
-`decoder(name)` builds a dialect's decoder (one module per wire format, each
+`decoder(name)` builds a dialect's decoder (one package per wire format, each
 a sans-I/O machine: `feed(item) -> deltas`, `close()`); `"auto"` builds an
 `AutoDecoder`, which picks the dialect from the first item that tells
 (`detect`). `renderer(name)` builds the machine that turns deltas back into

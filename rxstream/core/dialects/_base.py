@@ -14,9 +14,10 @@ same lifecycle and the same honest end:
   dialect, the JSON path and the data (or drops the item with
   `on_malformed="skip"`).
 
-The JSON decode is the chunk decoder's (msgspec with the `fast` extra, the
-standard library otherwise, with identical results), and never lets a
-`RecursionError` out.
+The JSON decode is `_shared`'s, the same for every dialect and the chat chunk
+decoder (msgspec with the `fast` extra, the standard library otherwise, with
+identical results), and never lets a `RecursionError` out. `ShapeError` and
+`json_kind` live in `_shared` too and are re-exported here.
 """
 
 from __future__ import annotations
