@@ -55,8 +55,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reactivex
 
 import rxstream as rs
-import rxstream.core.chunks as _chunks
+
+try:  # where the JSON loaders live (and the `fast` extra's switch)
+    import rxstream.core.dialects._shared as _chunks
+except ImportError:  # an older rxstream: the chat chunk decoder held them
+    import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
 from rxstream.core import dialects
+
+_FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
 
 READ = 4096
 WORDS = ("The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\n")
@@ -315,7 +321,7 @@ FLOORS: dict[str, Callable[[Stream], Answer]] = {
 
 def rxstream_run(fast: bool, *, auto: bool = False) -> Callable[[Stream], Answer]:
     """The pipeline, the dialect named (or left to `decode()`), the `fast` extra on or off."""
-    fast_loads = getattr(_chunks, "_fast_loads", None)
+    fast_loads = getattr(_chunks, _FAST, None)
 
     def run(stream: Stream) -> Answer:
         decode = rs.decode() if auto else rs.decode(stream.dialect)
@@ -325,8 +331,8 @@ def rxstream_run(fast: bool, *, auto: bool = False) -> Callable[[Stream], Answer
             wire = reactivex.compose(rs.lines(), decode)
         else:
             wire = reactivex.compose(rs.lines(), rs.sse_frames(), decode)
-        saved = _chunks._fast_loads
-        _chunks._fast_loads = fast_loads if fast else None  # read by each new decoder
+        saved = getattr(_chunks, _FAST)
+        setattr(_chunks, _FAST, fast_loads if fast else None)  # read by each new decoder
         out: list[rs.Message] = []
         errors: list[Exception] = []
         try:
@@ -334,7 +340,7 @@ def rxstream_run(fast: bool, *, auto: bool = False) -> Callable[[Stream], Answer
                 out.append, errors.append
             )
         finally:
-            _chunks._fast_loads = saved
+            setattr(_chunks, _FAST, saved)
         if errors:
             raise errors[0]
         [message] = out
@@ -431,7 +437,7 @@ TARGETS["openai-chat"].update({FAST: 1.0, AUTO_FAST: 1.0})
 
 def contenders(dialect: str) -> dict[str, Callable[[Stream], Answer]]:
     found = {FLOOR: FLOORS[dialect], STDLIB: rxstream_run(fast=False)}
-    has_fast = getattr(_chunks, "_fast_loads", None) is not None
+    has_fast = getattr(_chunks, _FAST, None) is not None
     if has_fast:
         found[FAST] = rxstream_run(fast=True)
     found[AUTO_STDLIB] = rxstream_run(fast=False, auto=True)

@@ -55,7 +55,12 @@ import reactivex
 from streams import SCENARIOS, Stream
 
 import rxstream as rs
-import rxstream.core.chunks as _chunks
+
+try:  # where the JSON loaders live (and the `fast` extra's switch)
+    import rxstream.core.dialects._shared as _chunks
+except ImportError:  # an older rxstream: the chat chunk decoder held them
+    import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
+_FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
 
 Result = dict[str, Any]
 
@@ -247,17 +252,17 @@ def rxstream_pipeline(stream: Stream, *, with_deltas: bool = True) -> rs.Message
 
 def rxstream_mode(fast: bool, *, with_deltas: bool = True) -> Callable[[Stream], rs.Message]:
     """The pipeline with the `fast` extra's decoder switched on or off."""
-    fast_loads = getattr(_chunks, "_fast_loads", None)
+    fast_loads = getattr(_chunks, _FAST, None)
 
     def run(stream: Stream) -> rs.Message:
-        if not hasattr(_chunks, "_fast_loads"):  # an older rxstream, without the switch
+        if not hasattr(_chunks, _FAST):  # an older rxstream, without the switch
             return rxstream_pipeline(stream, with_deltas=with_deltas)
-        saved = _chunks._fast_loads
-        _chunks._fast_loads = fast_loads if fast else None  # read by each new decoder
+        saved = getattr(_chunks, _FAST)
+        setattr(_chunks, _FAST, fast_loads if fast else None)  # read by each new decoder
         try:
             return rxstream_pipeline(stream, with_deltas=with_deltas)
         finally:
-            _chunks._fast_loads = saved
+            setattr(_chunks, _FAST, saved)
 
     return run
 
@@ -303,7 +308,7 @@ def contenders() -> dict[str, Contender]:
         pass
     found[STDLIB] = Contender(rxstream_mode(fast=False), _from_message)
     found[STDLIB_SHORT] = Contender(rxstream_mode(fast=False, with_deltas=False), _from_message)
-    if getattr(_chunks, "_fast_loads", None) is not None:
+    if getattr(_chunks, _FAST, None) is not None:
         found[FAST] = Contender(rxstream_mode(fast=True), _from_message)
         found[FAST_SHORT] = Contender(rxstream_mode(fast=True, with_deltas=False), _from_message)
     try:

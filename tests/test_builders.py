@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rxstream.core.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
 from rxstream.errors import MalformedChunkError, ProviderError

@@ -19,13 +19,14 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream.core.chunks import ChunkDecoder
-from rxstream.core.deltas import DeltaDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.core.think import ThinkTagSplitter
 from rxstream.models import ChatChunk, Delta, Message, ReasoningDelta, ToolCallDelta, Usage
+from rxstream.operators._chunk_input import chunks_or_deltas
 
 DATA = Path(__file__).parent / "data"
 
@@ -55,7 +56,8 @@ def chunks_of(data: bytes, piece: int | None = None) -> list[ChatChunk]:
 
 
 def messages_of(name: str, piece: int | None = None) -> list[Message]:
-    acc = MessageAccumulator()
+    # The machines `rs.accumulate_message()` runs over chunks: a delta decoder first.
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
     for chunk in chunks_of((DATA / name).read_bytes(), piece):
         acc.feed(chunk)
     return acc.close()
@@ -335,7 +337,8 @@ def test_recording_through_the_operators_gives_the_same_messages(name: str) -> N
 
 
 def test_groq_think_tags_split_into_reasoning() -> None:
-    splitter, acc = ThinkTagSplitter(), MessageAccumulator()
+    splitter = chunks_or_deltas(ThinkTagSplitter, "rs.think_tags()")()
+    acc = MessageAccumulator()
     for chunk in chunks_of((DATA / "groq/think-tags-in-content.sse").read_bytes()):
         for delta in splitter.feed(chunk):
             acc.feed(delta)

@@ -36,6 +36,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from rxstream.core.message import MessageAccumulator
 from rxstream.models import ChatChunk, Message, Usage
+from rxstream.operators._chunk_input import chunks_or_deltas
 
 BASE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
 
@@ -152,7 +153,8 @@ def streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 
 def ours(chunks: list[dict[str, Any]]) -> list[Message]:
-    acc = MessageAccumulator()
+    # The machines `rs.accumulate_message()` runs over chunks: a delta decoder first.
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
     for raw in chunks:
         acc.feed(ChatChunk(json.loads(json.dumps(raw))))
     return acc.close()

@@ -21,9 +21,8 @@ and an `async for`:
                         print(delta)
 """
 
-from ._machine import Machine
-from .chunks import ChunkDecoder
-from .deltas import DeltaDecoder
+from ._machine import Chained, Machine
+from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
 from .lines import LineSplitter
 from .message import MessageAccumulator
@@ -33,6 +32,7 @@ from .tokens import TokenCounter
 from .tools import ToolCallAccumulator
 
 __all__ = [
+    "Chained",
     "ChunkDecoder",
     "DeltaDecoder",
     "EventStreamParser",

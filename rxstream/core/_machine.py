@@ -38,6 +38,7 @@ __all__ = [
     "Machine",
     "MachineBase",
     "Stage",
+    "only_deltas",
     "wrong_input",
 ]
 
@@ -215,6 +216,11 @@ class Chained(MachineBase):
         self._lower_closed = False
 
     @property
+    def parts(self) -> tuple[Any, Any]:
+        """The upper machine and the lower one."""
+        return self._upper, self._lower
+
+    @property
     def done(self) -> bool:
         """True once either machine is done."""
         return bool(self._upper.done or self._lower.done)
@@ -277,3 +283,20 @@ class Chained(MachineBase):
             close_into(out)
         else:
             out += self._lower.close()
+
+
+def only_deltas(item: object, operator: str) -> list[Any]:
+    """`[item]` when it is a delta; else the `TypeError` of `wrong_input`.
+
+    The one input check of the machines that take deltas only (the message,
+    think, tool-call and token machines): a `ChatChunk` is told to go through
+    `rs.deltas()` first (the operators over these machines do that themselves).
+
+    >>> only_deltas(ChatChunk({}), "rs.think_tags()")
+    Traceback (most recent call last):
+    ...
+    TypeError: rs.think_tags() takes delta items, got a ChatChunk (...): add rs.deltas() before it
+    """
+    if isinstance(item, DELTA_CLASSES):
+        return [item]
+    raise wrong_input(item, operator, Stage.DELTAS)

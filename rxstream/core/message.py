@@ -1,11 +1,13 @@
 """Deltas (or chunks) to the final assistant message of each choice.
 
-Input: `ChatChunk` items or deltas. Output: nothing while the stream runs;
+Input: deltas (`rs.accumulate_message()` decodes chunks first). Output:
+nothing while the stream runs;
 `close()` returns one `Message` per choice, in choice order.
 
 Invariants:
 
-- choices stay apart (`n > 1`); a choice exists once any chunk or delta names it;
+- choices stay apart (`n > 1`); a choice exists once any delta names it (or
+  any chunk, read by the reader given to `share_reader`);
 - text, reasoning and refusal are the concatenation of their deltas, joined once;
 - tool calls are reassembled by `ToolCallAccumulator` and listed in index order;
 - `finish_reason` is the choice's last `Finish` (None if it never finished),
@@ -14,11 +16,11 @@ Invariants:
   `Metadata` items merge into `metadata` (a list extends the list there,
   anything else replaces it);
 - `usage` is the stream's last `Usage`, shared by every choice;
-- `role` is read from the chunks' `delta.role` (the first non-empty one), as
-  deltas carry no role; it is `"assistant"` when fed deltas or when none came;
-- a chunk with a field of the wrong JSON type is `MalformedChunkError`, an
-  item that is neither a chunk nor a delta a `TypeError` that says which
-  operator is missing in front.
+- `role` is read from the chunks' `delta.role` (the first non-empty one) by
+  the reader given to `share_reader`, as deltas carry no role; it is
+  `"assistant"` without one or when none came;
+- an item that is not a delta is a `TypeError` that says which operator is
+  missing in front.
 
 Follows the OpenAI chat streaming format (a `chat.completion` assembled from
 its `chat.completion.chunk` stream).
@@ -26,11 +28,12 @@ its `chat.completion.chunk` stream).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
 
 from ..models import (
-    ChatChunk,
     Citation,
     Delta,
     Finish,
@@ -47,11 +50,44 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
-from ._machine import FAILED, OPEN, MachineBase
-from .deltas import ChunkReader, DeltaDecoder, deltas_of
+from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import ToolCallAccumulator
 
-__all__ = ["MessageAccumulator"]
+__all__ = ["ChunkFacts", "MessageAccumulator"]
+
+
+class ChunkFacts(Protocol):
+    """What a reader of the stream's chunks knows that deltas do not carry.
+
+    The openai-chat `ChunkReader` is one; `MessageAccumulator.share_reader` takes it.
+    """
+
+    @property
+    def seen(self) -> Collection[int]:
+        """The indexes of every choice any chunk named."""
+        ...  # pragma: no cover
+
+    @property
+    def roles(self) -> Mapping[int, str]:
+        """Each choice's first non-empty role."""
+        ...  # pragma: no cover
+
+    @property
+    def usage(self) -> Usage | None:
+        """The last `Usage` read."""
+        ...  # pragma: no cover
+
+
+class _NoChunks:
+    """The facts of a stream fed as deltas: no chunk was read."""
+
+    __slots__ = ()
+    seen: Collection[int] = frozenset()
+    roles: Mapping[int, str] = MappingProxyType({})
+    usage: Usage | None = None
+
+
+_NO_CHUNKS = _NoChunks()
 
 
 @dataclass(slots=True)
@@ -75,8 +111,7 @@ class MessageAccumulator(MachineBase):
     choice order.
 
     Raises:
-        MalformedChunkError: a chunk with a field of the wrong JSON type.
-        TypeError: an item that is neither a `ChatChunk` nor a delta.
+        TypeError: an item that is not a delta.
         RuntimeError: `feed` after `close()` or after an error.
 
     >>> acc = MessageAccumulator()
@@ -86,18 +121,17 @@ class MessageAccumulator(MachineBase):
     'Hi'
     """
 
-    __slots__ = ("_choices", "_decoder", "_pieces", "_reader", "_run", "_tools", "_usage")
+    __slots__ = ("_choices", "_pieces", "_reader", "_run", "_tools", "_usage")
     operator = "rs.accumulate_message()"
 
     def __init__(self) -> None:
         super().__init__()
-        self._decoder = DeltaDecoder()
         self._tools = ToolCallAccumulator()
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
         # The reader of the chunks this stream brought: the choices they name
-        # and their roles. Its own decoder's, unless `share_reader` said otherwise.
-        self._reader = self._decoder.reader
+        # and their roles. None read, unless `share_reader` said otherwise.
+        self._reader: ChunkFacts = _NO_CHUNKS
         # A run of fragments that go on one tool call (same choice, same
         # index, no id or name of their own): by the accumulator's own rule
         # ("by index, else by id, else the latest call") they all land on
@@ -118,21 +152,21 @@ class MessageAccumulator(MachineBase):
             and reader.usage is None
         )
 
-    def share_reader(self, reader: ChunkReader) -> None:
+    def share_reader(self, reader: ChunkFacts) -> None:
         """Take the choices and roles from `reader`, which reads this stream's chunks.
 
         For a chunk decoder that reads the chunks and feeds their deltas here
-        (the fused operator chain): the messages are then what feeding the
-        chunks themselves gives.
+        (`rs.accumulate_message()` over chunks, and the fused operator chain):
+        the messages then have the chunks' roles and every choice they named.
         """
         self._reader = reader
 
-    def feed(self, item: ChatChunk | Delta) -> list[Message]:
-        """Take one chunk or delta; return `[]` (messages come at `close()`)."""
+    def feed(self, item: Delta) -> list[Message]:
+        """Take one delta; return `[]` (messages come at `close()`)."""
         self.feed_all((item,), [])
         return []
 
-    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[Message]) -> None:
+    def feed_all(self, items: Iterable[Delta], out: list[Message]) -> None:
         """Feed many items at once: the same as `feed` for each in turn (and `out` stays empty)."""
         if self._state is not OPEN:
             self._refuse()
@@ -164,7 +198,7 @@ class MessageAccumulator(MachineBase):
                             self._choice(item.choice)
                         self._run = item
                 else:
-                    for delta in deltas_of(item, self._decoder, self.operator):
+                    for delta in only_deltas(item, self.operator):
                         self._apply(delta)
         except BaseException:
             self._state = FAILED

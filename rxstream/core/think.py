@@ -1,6 +1,6 @@
 """Move `<think>...</think>` text out of the content into reasoning.
 
-Input: deltas, or `ChatChunk` items (decoded by an internal `DeltaDecoder`).
+Input: deltas (a `ChatChunk` is a `TypeError`: `rs.think_tags()` decodes chunks first).
 Output: the same deltas, except that text between `<think>` and `</think>`
 in a choice's `TextDelta` stream comes out as `ReasoningDelta`; the tags
 themselves are dropped and nothing else is changed (whitespace around the
@@ -25,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..models import ChatChunk, Delta, ReasoningDelta, TextDelta
-from ._machine import FAILED, OPEN, MachineBase
-from .deltas import DeltaDecoder, deltas_of
+from ..models import Delta, ReasoningDelta, TextDelta
+from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
 __all__ = ["ThinkTagSplitter"]
 
@@ -56,9 +55,8 @@ class ThinkTagSplitter(MachineBase):
     than one per input); from `close()`, any held-back text.
 
     Raises:
-        MalformedChunkError: a chunk with a field of the wrong JSON type.
-        TypeError: an item that is neither a `ChatChunk` nor a delta (the
-            message names the operator missing in front of `rs.think_tags()`).
+        TypeError: an item that is not a delta (the message names the
+            operator missing in front of `rs.think_tags()`).
         RuntimeError: `feed` after `close()` or after an error.
 
     >>> s = ThinkTagSplitter()
@@ -66,27 +64,26 @@ class ThinkTagSplitter(MachineBase):
     [ReasoningDelta(text='hm', choice=0), TextDelta(text='Hi', choice=0)]
     """
 
-    __slots__ = ("_decoder", "_states")
+    __slots__ = ("_states",)
     operator = "rs.think_tags()"
 
     def __init__(self) -> None:
         super().__init__()
-        self._decoder = DeltaDecoder()
         self._states: dict[int, _State] = {}
 
-    def feed(self, item: ChatChunk | Delta) -> list[Delta]:
-        """Take one chunk or delta; return the deltas it gives."""
+    def feed(self, item: Delta) -> list[Delta]:
+        """Take one delta; return the deltas it gives."""
         out: list[Delta] = []
         self.feed_all((item,), out)
         return out
 
-    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[Delta]) -> None:
+    def feed_all(self, items: Iterable[Delta], out: list[Delta]) -> None:
         """Feed many items at once: the same as `out += feed(item)` for each in turn."""
         if self._state is not OPEN:
             self._refuse()
         try:
             for item in items:
-                for delta in deltas_of(item, self._decoder, self.operator):
+                for delta in only_deltas(item, self.operator):
                     if isinstance(delta, TextDelta):
                         self._split(delta.text, delta.choice, out)
                     else:

@@ -1,6 +1,6 @@
 """Exact, incremental token counts of a streaming completion.
 
-Input: `ChatChunk` items or deltas (chunks go through `DeltaDecoder`). Output: a
+Input: deltas (`rs.count_tokens()` decodes chunks first). Output: a
 running `TokenCount` for a choice after each delta that adds text to it (text,
 reasoning, refusal or tool-call arguments), and from `close()` one count with
 `final=True` per choice seen, in choice order.
@@ -59,8 +59,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 from ..models import (
-    DELTA_CLASSES,
-    ChatChunk,
     Delta,
     Finish,
     ReasoningDelta,
@@ -70,8 +68,7 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
-from ._machine import FAILED, OPEN, MachineBase
-from .deltas import DeltaDecoder, deltas_of
+from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import CallSlot, ToolCallMatcher
 
 __all__ = [
@@ -898,7 +895,7 @@ class TokenCounter(MachineBase):
     True
     """
 
-    __slots__ = ("_choices", "_decoder", "_new_text", "_usage")
+    __slots__ = ("_choices", "_new_text", "_usage")
 
     operator = "rs.count_tokens()"
 
@@ -907,10 +904,9 @@ class TokenCounter(MachineBase):
         self._new_text = _text_count_factory(resolve_encoding(encoding))
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
-        self._decoder: DeltaDecoder | None = None
 
-    def feed(self, item: ChatChunk | Delta) -> list[TokenCount]:
-        """Count one chunk or delta; return the running counts it changed.
+    def feed(self, item: Delta) -> list[TokenCount]:
+        """Count one delta; return the running counts it changed.
 
         >>> [count] = TokenCounter(str.split).feed(TextDelta("a b", choice=1))
         >>> count.text, count.choice, count.final
@@ -920,7 +916,7 @@ class TokenCounter(MachineBase):
         self.feed_all((item,), out)
         return out
 
-    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[TokenCount]) -> None:
+    def feed_all(self, items: Iterable[Delta], out: list[TokenCount]) -> None:
         """`out += feed(item)` for each item, in one call (what the Rx operator uses).
 
         >>> counts: list[TokenCount] = []
@@ -933,11 +929,8 @@ class TokenCounter(MachineBase):
         try:
             for item in items:
                 if type(item) is not TextDelta:
-                    if isinstance(item, ChatChunk) or not isinstance(item, DELTA_CLASSES):
-                        deltas = deltas_of(item, self._decoded(), self.operator)
-                        out += [c for d in deltas for c in self._count(d)]
-                    else:
-                        out += self._count(item)
+                    for delta in only_deltas(item, self.operator):
+                        out += self._count(delta)
                     continue
                 # The hot path: one fragment of answer text, inline.
                 fragment = item.text
@@ -974,9 +967,6 @@ class TokenCounter(MachineBase):
         (0, 0, True)
         """
         self._closing()
-        if self._decoder is not None:
-            for delta in self._decoder.close():
-                self._count(delta)
         if not self._choices:
             self._choice(0)
         out = []
@@ -995,11 +985,6 @@ class TokenCounter(MachineBase):
                 )
             )
         return out
-
-    def _decoded(self) -> DeltaDecoder:
-        if self._decoder is None:
-            self._decoder = DeltaDecoder(operator=self.operator)
-        return self._decoder
 
     def _choice(self, n: int) -> _Choice:
         choice = self._choices.get(n)

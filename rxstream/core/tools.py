@@ -1,7 +1,7 @@
 """Tool-call fragments to complete tool calls.
 
-Input: `ToolCallDelta` and `Finish` deltas (other deltas are ignored), or
-`ChatChunk` items, which go through an internal `DeltaDecoder` first.
+Input: `ToolCallDelta` and `Finish` deltas (other deltas are ignored); a
+`ChatChunk` is a `TypeError` (`rs.accumulate_tool_calls()` decodes chunks first).
 Output: one `ToolCall` (`complete=True`) per call when its choice finishes, or
 at `close()` for choices that never finished; with `partial=True` also
 snapshots (`complete=False`) as the arguments stream.
@@ -33,9 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..models import JSON, ChatChunk, Delta, Finish, ToolCall, ToolCallDelta
-from ._machine import FAILED, OPEN, MachineBase
-from .deltas import DeltaDecoder, deltas_of
+from ..models import JSON, Delta, Finish, ToolCall, ToolCallDelta
+from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
 __all__ = [
     "SNAPSHOT_EVERY_FRAGMENT_BELOW",
@@ -226,7 +225,7 @@ class ToolCallAccumulator(MachineBase):
     Raises:
         ImportError: `partial=True` and jiter is not installed
             (`pip install "rxstream[partial]"`).
-        TypeError: an item that is neither a `ChatChunk` nor a delta.
+        TypeError: an item that is not a delta.
         RuntimeError: `feed` after `close()` or after an error.
 
     >>> acc = ToolCallAccumulator()
@@ -237,7 +236,7 @@ class ToolCallAccumulator(MachineBase):
     ('c1', 'f', '{"a":1}')
     """
 
-    __slots__ = ("_choices", "_decoder", "_partial")
+    __slots__ = ("_choices", "_partial")
 
     operator = "rs.accumulate_tool_calls()"
 
@@ -246,11 +245,10 @@ class ToolCallAccumulator(MachineBase):
         if partial:
             _partial_parser()  # fail now, not at the first fragment
         self._partial = partial
-        self._decoder = DeltaDecoder(operator=self.operator)
         self._choices: dict[int, _Choice] = {}
 
-    def feed(self, item: ChatChunk | Delta) -> list[ToolCall]:
-        """Take one chunk or delta; return the calls it completes (and snapshots)."""
+    def feed(self, item: Delta) -> list[ToolCall]:
+        """Take one delta; return the calls it completes (and snapshots)."""
         if self._state is not OPEN:
             self._refuse()
         out: list[ToolCall] = []
@@ -259,7 +257,7 @@ class ToolCallAccumulator(MachineBase):
                 # The hot path: one fragment, nothing to match.
                 self._add(item, out)
                 return out
-            for delta in deltas_of(item, self._decoder, self.operator):
+            for delta in only_deltas(item, self.operator):
                 match delta:
                     case ToolCallDelta():
                         self._add(delta, out)
@@ -272,7 +270,7 @@ class ToolCallAccumulator(MachineBase):
             raise
         return out
 
-    def feed_all(self, items: Iterable[ChatChunk | Delta], out: list[ToolCall]) -> None:
+    def feed_all(self, items: Iterable[Delta], out: list[ToolCall]) -> None:
         """`out += feed(item)` for each item, in one call."""
         for item in items:
             out += self.feed(item)

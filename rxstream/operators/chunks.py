@@ -1,4 +1,5 @@
-"""`decode_chunks()`: `SSEFrame` -> `ChatChunk`, over `rxstream.core.chunks.ChunkDecoder`."""
+"""`decode_chunks()`: `SSEFrame` -> `ChatChunk`, over `ChunkDecoder`
+(`rxstream.core.dialects.openai_chat.chunks`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from functools import partial
 
 from reactivex import Observable
 
-from ..core.chunks import ChunkDecoder, OnMalformed
+from ..core import ChunkDecoder
+from ..core.dialects import OnMalformed
 from ..models import ChatChunk, SSEFrame
 from ._machine import machine_operator
 

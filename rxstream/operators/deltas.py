@@ -1,4 +1,5 @@
-"""`deltas()`: `ChatChunk` -> flat delta events, over `rxstream.core.deltas.DeltaDecoder`."""
+"""`deltas()`: `ChatChunk` -> flat delta events, over `DeltaDecoder`
+(`rxstream.core.dialects.openai_chat.deltas`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core.deltas import DeltaDecoder
+from ..core import DeltaDecoder
 from ..models import ChatChunk, Delta
 from ._machine import machine_operator
 

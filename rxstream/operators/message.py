@@ -9,6 +9,7 @@ from reactivex import Observable
 
 from ..core.message import MessageAccumulator
 from ..models import ChatChunk, Delta, Message
+from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
 __all__ = ["accumulate_message"]
@@ -41,4 +42,4 @@ def accumulate_message() -> Callable[[Observable[ChatChunk | Delta]], Observable
     >>> _ = src.pipe(accumulate_message()).subscribe(lambda m: print(m.content))
     Hello
     """
-    return machine_operator(MessageAccumulator)
+    return machine_operator(chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()"))

@@ -9,7 +9,7 @@ import reactivex
 from reactivex import GroupedObservable, Observable
 from reactivex import operators as ops
 
-from ..core.deltas import DeltaDecoder
+from ..core import DeltaDecoder
 from ..models import ChatChunk, Delta, DeltaType
 from ._machine import machine_operator
 

@@ -9,6 +9,7 @@ from reactivex import Observable
 
 from ..core.think import ThinkTagSplitter
 from ..models import ChatChunk, Delta
+from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
 __all__ = ["think_tags"]
@@ -42,4 +43,4 @@ def think_tags() -> Callable[[Observable[ChatChunk | Delta]], Observable[Delta]]
     ReasoningDelta(text='hm', choice=0)
     TextDelta(text='Hi', choice=0)
     """
-    return machine_operator(ThinkTagSplitter)
+    return machine_operator(chunks_or_deltas(ThinkTagSplitter, "rs.think_tags()"))

@@ -9,6 +9,7 @@ from reactivex import Observable
 from .._deprecate import deprecated_arguments
 from ..core.tokens import EncodingSpec, TokenCounter, resolve_encoding
 from ..models import ChatChunk, Delta, TokenCount
+from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
 __all__ = ["count_tokens"]
@@ -63,4 +64,4 @@ def count_tokens(
     [(2, False), (3, False), (3, True)]
     """
     resolved = resolve_encoding(encoding)
-    return machine_operator(lambda: TokenCounter(resolved))
+    return machine_operator(chunks_or_deltas(lambda: TokenCounter(resolved), "rs.count_tokens()"))

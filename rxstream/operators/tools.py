@@ -9,6 +9,7 @@ from reactivex import Observable
 
 from ..core.tools import ToolCallAccumulator, _partial_parser
 from ..models import ChatChunk, Delta, ToolCall
+from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
 __all__ = ["accumulate_tool_calls"]
@@ -55,4 +56,6 @@ def accumulate_tool_calls(
     """
     if partial:
         _partial_parser()  # a missing extra fails here, not at the first subscription
-    return machine_operator(lambda: ToolCallAccumulator(partial=partial))
+    return machine_operator(
+        chunks_or_deltas(lambda: ToolCallAccumulator(partial=partial), "rs.accumulate_tool_calls()")
+    )

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from ..core.deltas import DeltaDecoder
+from ..core import DeltaDecoder
 from ..core.sse import comment_lines, event_lines
 from ..models import ChatChunk, Delta, JSONObject, SSEFrame, ToolCall
 

@@ -53,8 +53,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
-from ..core import dialects
-from ..core.deltas import DeltaDecoder
+from ..core import DeltaDecoder, dialects
 from ..core.dialects import Wire
 from ..core.provider_errors import provider_error
 from ..core.sse import comment_lines, event_lines, event_text

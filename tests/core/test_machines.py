@@ -18,14 +18,17 @@ from typing import Any
 import pytest
 
 from rxstream.core._machine import Chained, Machine, MachineBase, Stage, wrong_input
-from rxstream.core.chunks import ChunkDecoder
-from rxstream.core.deltas import DeltaDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.core.think import ThinkTagSplitter
+from rxstream.core.tokens import TokenCounter
+from rxstream.core.tools import ToolCallAccumulator
 from rxstream.errors import LineTooLongError, MalformedChunkError, TruncatedStreamError
 from rxstream.models import ChatChunk, Finish, Message, SSEFrame, TextDelta, ToolCall
+from rxstream.operators._chunk_input import chunks_or_deltas
 from rxstream.testing.builders import text_chunk
 
 FINISHED = ChatChunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
@@ -109,7 +112,12 @@ def text_chunk_json(text: str) -> str:
 
 # -- misuse: the wrong kind of item -------------------------------------------------------
 
+
 # (machine, item, what the message must say)
+# The machines the operators over the delta machines run: a delta decoder first.
+ACCUMULATE_MESSAGE = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")
+THINK_TAGS = chunks_or_deltas(ThinkTagSplitter, "rs.think_tags()")
+
 MISUSE: list[tuple[str, Callable[[], Any], Any, str]] = [
     (
         "decode_chunks fed lines",
@@ -163,7 +171,7 @@ MISUSE: list[tuple[str, Callable[[], Any], Any, str]] = [
     ),
     (
         "accumulate_message fed frames",
-        MessageAccumulator,
+        ACCUMULATE_MESSAGE,
         SSEFrame("{}"),
         "rs.accumulate_message() takes ChatChunk or delta items, got an SSEFrame "
         "(SSEFrame(data='{}', event='message', id=None, retry=None)): "
@@ -171,27 +179,63 @@ MISUSE: list[tuple[str, Callable[[], Any], Any, str]] = [
     ),
     (
         "accumulate_message fed lines",
-        MessageAccumulator,
+        ACCUMULATE_MESSAGE,
         "data: {}",
         "add rs.sse_frames() and rs.decode_chunks() before it",
     ),
     (
         "accumulate_message fed bytes",
-        MessageAccumulator,
+        ACCUMULATE_MESSAGE,
         b"data: {}",
         "add rs.lines(), rs.sse_frames() and rs.decode_chunks() before it",
     ),
     (
         "accumulate_message fed its own output",
-        MessageAccumulator,
+        ACCUMULATE_MESSAGE,
         Message(),
         "rs.accumulate_message() takes ChatChunk or delta items, got a Message",
     ),
     (
         "think_tags fed frames",
-        ThinkTagSplitter,
+        THINK_TAGS,
         SSEFrame("{}"),
         "rs.think_tags() takes ChatChunk or delta items, got an SSEFrame",
+    ),
+    (
+        "the message machine fed chunks",
+        MessageAccumulator,
+        FINISHED,
+        "rs.accumulate_message() takes delta items, got a ChatChunk",
+    ),
+    (
+        "the message machine fed chunks: the hint",
+        MessageAccumulator,
+        FINISHED,
+        "add rs.deltas() before it",
+    ),
+    (
+        "the message machine fed frames",
+        MessageAccumulator,
+        SSEFrame("{}"),
+        "add rs.decode_chunks() and rs.deltas() before it",
+    ),
+    (
+        "the think machine fed chunks",
+        ThinkTagSplitter,
+        FINISHED,
+        "rs.think_tags() takes delta items, got a ChatChunk",
+    ),
+    (
+        "the tool-call machine fed chunks",
+        ToolCallAccumulator,
+        FINISHED,
+        "rs.accumulate_tool_calls() takes delta items, got a ChatChunk",
+    ),
+    (
+        "the token machine fed chunks",
+        lambda: TokenCounter(str.split),
+        FINISHED,
+        "rs.count_tokens() takes delta items, got a ChatChunk",
     ),
     (
         "deltas fed frames",
@@ -393,14 +437,20 @@ def test_a_fused_message_accumulator_keeps_roles_and_choices() -> None:
         SSEFrame('{"choices": [{"index": 1, "delta": {}, "finish_reason": "stop"}]}'),
         SSEFrame("[DONE]"),
     ]
-    decoder, acc = ChunkDecoder(), MessageAccumulator()
+    # Apart: the chunks go through the machines `rs.accumulate_message()` runs.
+    decoder, acc = ChunkDecoder(), chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
     for frame in frames:
         for chunk in decoder.feed(frame):
             acc.feed(chunk)
     apart = acc.close()
-    pair = ChunkDecoder().fuse(MessageAccumulator())
-    assert pair is not None
-    out: list[Message] = []
-    pair.feed_all(frames, out)  # [DONE] closes the accumulator at once
-    assert out == apart
-    assert [(m.choice, m.role, m.content) for m in out] == [(1, "tool", "a"), (2, "assistant", "")]
+    # Fused with the accumulator itself, and with the operator's pair (delta decoder first).
+    for below in (MessageAccumulator(), ACCUMULATE_MESSAGE()):
+        pair = ChunkDecoder().fuse(below)
+        assert pair is not None
+        out: list[Message] = []
+        pair.feed_all(frames, out)  # [DONE] closes the accumulator at once
+        assert out == apart
+        assert [(m.choice, m.role, m.content) for m in out] == [
+            (1, "tool", "a"),
+            (2, "assistant", ""),
+        ]

@@ -18,10 +18,12 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.operators._chunk_input import chunks_or_deltas
 
 
 def run(items: list[Any]) -> list[Message]:
-    acc = MessageAccumulator()
+    # Chunks too: the machines `rs.accumulate_message()` runs (a delta decoder first).
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
     for item in items:
         assert acc.feed(item) == []
     return acc.close()
@@ -146,7 +148,13 @@ def test_refuses_after_close_and_bad_items() -> None:
     with pytest.raises(RuntimeError, match="is closed"):
         acc.close()
     acc = MessageAccumulator()
-    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes delta items"):
         acc.feed(42)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="this MessageAccumulator is failed"):
         acc.close()
+    acc = MessageAccumulator()
+    with pytest.raises(TypeError, match=r"got a ChatChunk .*: add rs\.deltas\(\) before it"):
+        acc.feed(ch({"content": "a"}))  # type: ignore[arg-type]
+    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
+        pair.feed(42)

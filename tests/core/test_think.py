@@ -10,11 +10,13 @@ from hypothesis import strategies as st
 
 from rxstream.core.think import ThinkTagSplitter
 from rxstream.models import ChatChunk, Delta, Finish, ReasoningDelta, TextDelta, Usage
+from rxstream.operators._chunk_input import chunks_or_deltas
 from tests.chunking import outputs_for_all_chunkings
 
 
 def run(items: list[Any]) -> list[Delta]:
-    splitter = ThinkTagSplitter()
+    # Chunks too: the machines `rs.think_tags()` runs (a delta decoder first).
+    splitter = chunks_or_deltas(ThinkTagSplitter, "rs.think_tags()")()
     out: list[Delta] = []
     for item in items:
         out.extend(splitter.feed(item))

@@ -28,6 +28,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.operators._chunk_input import chunks_or_deltas
 from tests.chunking import outputs_for_all_chunkings
 
 # The data the `tokens` extra installs: no test touches the network.
@@ -360,7 +361,8 @@ def test_chat_chunks_are_decoded_into_deltas() -> None:
         {"choices": [{"index": 0, "delta": {"content": " world"}, "finish_reason": "stop"}]},
         {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}},
     ]
-    counter = TokenCounter(CL100K)
+    # The machines `rs.count_tokens()` runs: a delta decoder first.
+    counter = chunks_or_deltas(lambda: TokenCounter(CL100K), "rs.count_tokens()")()
     out = [c for raw in chunks for c in counter.feed(ChatChunk(raw))]
     assert [c.text for c in out] == [n("Hello"), n("Hello world")]
     [final] = counter.close()

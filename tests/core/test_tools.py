@@ -23,11 +23,19 @@ from rxstream.core.tools import (
 )
 from rxstream.errors import ToolArgumentsError
 from rxstream.models import ChatChunk, Delta, Finish, TextDelta, ToolCall, ToolCallDelta
+from rxstream.operators._chunk_input import chunks_or_deltas
 from tests.chunking import outputs_for_all_chunkings
 
 
+def with_chunks(partial: bool = False) -> Any:
+    """The machines `rs.accumulate_tool_calls()` runs: chunks go through a delta decoder first."""
+    return chunks_or_deltas(
+        lambda: ToolCallAccumulator(partial=partial), "rs.accumulate_tool_calls()"
+    )()
+
+
 def run(items: list[Any], *, partial: bool = False) -> list[ToolCall]:
-    acc = ToolCallAccumulator(partial=partial)
+    acc = with_chunks(partial)
     out: list[ToolCall] = []
     for item in items:
         out.extend(acc.feed(item))
@@ -239,7 +247,7 @@ def test_unfinished_choices_come_out_at_close_in_choice_order() -> None:
 
 
 def test_mistral_call_in_the_finish_chunk_comes_out_at_that_chunk() -> None:
-    acc = ToolCallAccumulator()
+    acc = with_chunks()
     out = acc.feed(
         tool_chunk(
             {"id": "gSIMJiOkT", "function": {"name": "weather", "arguments": '{"location": "SF"}'}},
@@ -418,10 +426,10 @@ def test_a_call_begun_without_an_index_goes_on_under_index_0() -> None:
         fragment({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g"}}]}),
         fragment({}, "tool_calls"),
     ]
-    accumulator = ToolCallAccumulator()
+    accumulator = with_chunks()
     calls = [c for chunk in chunks for c in accumulator.feed(chunk)] + accumulator.close()
     assert calls == [ToolCall(0, "a", "f", '{"x":1}'), ToolCall(1, "b", "g", "")]
-    counter = TokenCounter(list)  # a token per character
+    counter = chunks_or_deltas(lambda: TokenCounter(list), "rs.count_tokens()")()
     counts = [n for chunk in chunks for n in counter.feed(chunk)] + counter.close()
     assert counts[-1].tool_arguments == len('{"x":1}')
 

@@ -28,10 +28,9 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
-import rxstream.core.chunks as chunks
-from rxstream.core import dialects
+import rxstream.core.dialects._shared as shared
+from rxstream.core import ChunkDecoder, dialects
 from rxstream.core._build import constructor
-from rxstream.core.chunks import ChunkDecoder
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
@@ -44,23 +43,24 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.operators._chunk_input import chunks_or_deltas
 from rxstream.testing.builders import text_chunk
 
 DATA = Path(__file__).parent.parent / "data"
 FIXTURES = sorted(DATA.glob("*/*.sse"))
-FAST = chunks._fast_loads
+FAST = shared.fast_loads
 
 needs_fast = pytest.mark.skipif(FAST is None, reason="the fast extra (msgspec) is not installed")
 
 
 def outcome(data: str, fast: bool) -> tuple[str, Any]:
     """What a fresh decoder does with one frame of `data`: its chunks, or its error."""
-    saved = chunks._fast_loads
-    chunks._fast_loads = FAST if fast else None
+    saved = shared.fast_loads
+    shared.fast_loads = FAST if fast else None
     try:
         decoder = ChunkDecoder()
     finally:
-        chunks._fast_loads = saved
+        shared.fast_loads = saved
     try:
         out = decoder.feed(SSEFrame(data))
     except StreamError as exc:
@@ -119,7 +119,7 @@ def test_the_standard_path_answers_as_json_loads(data: str) -> None:
     except ValueError as exc:
         expected = ("error", str(exc))
     try:
-        got: Any = ("ok", repr(chunks._stdlib_loads(data)))
+        got: Any = ("ok", repr(shared.stdlib_loads(data)))
     except ValueError as exc:
         got = ("error", str(exc))
     assert got == expected
@@ -330,8 +330,8 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
+    from rxstream.core import DeltaDecoder
     from rxstream.core._machine import Chained, Feeder
-    from rxstream.core.deltas import DeltaDecoder
     from rxstream.core.lines import LineSplitter
     from rxstream.operators._machine import _fuse
 
@@ -572,7 +572,9 @@ DELTAS = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(items=DELTAS)
 def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
-    one, many = MessageAccumulator(), MessageAccumulator()
+    # Chunks too: the machines `rs.accumulate_message()` runs (a delta decoder first).
+    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")
+    one, many = pair(), pair()
     for item in items:
         assert one.feed(item) == []
     out: list[rs.Message] = []
@@ -583,7 +585,7 @@ def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
 
 def test_message_feed_all_refuses_what_feed_refuses() -> None:
     accumulator = MessageAccumulator()
-    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
+    with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes delta items"):
         accumulator.feed_all([TextDelta("a"), "nope"], [])  # type: ignore[list-item]
     with pytest.raises(RuntimeError, match="is failed; it takes no more input"):
         accumulator.feed_all([TextDelta("a")], [])

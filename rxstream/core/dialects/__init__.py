@@ -18,7 +18,7 @@
   has no renderer (`core.dialects.sse_encoder.SSEEncoder` writes it). `FORMATS` lists
   it with the dialects: every name `decoder` takes.
 
-`decoder(name)` builds a dialect's decoder (one module per wire format, each
+`decoder(name)` builds a dialect's decoder (one package per wire format, each
 a sans-I/O machine: `feed(item) -> deltas`, `close()`); `"auto"` builds an
 `AutoDecoder`, which picks the dialect from the first item that tells
 (`detect`). `renderer(name)` builds the machine that turns deltas back into
@@ -39,6 +39,7 @@ from ..sse import event_text
 from ..wire import RXSTREAM
 from ..wire import TYPES as _CODEC_TYPES
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
+from ._shared import json_kind
 
 __all__ = [
     "DIALECTS",
@@ -55,6 +56,7 @@ __all__ = [
     "decoder",
     "detect",
     "http_error",
+    "json_kind",
     "renderer",
     "wire_bytes",
 ]

@@ -14,9 +14,10 @@ same lifecycle and the same honest end:
   dialect, the JSON path and the data (or drops the item with
   `on_malformed="skip"`).
 
-The JSON decode is the chunk decoder's (msgspec with the `fast` extra, the
-standard library otherwise, with identical results), and never lets a
-`RecursionError` out.
+The JSON decode is `_shared`'s, the same for every dialect and the chat chunk
+decoder (msgspec with the `fast` extra, the standard library otherwise, with
+identical results), and never lets a `RecursionError` out. `ShapeError` and
+`json_kind` live in `_shared` too and are re-exported here.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ...errors import (
     excerpt,
 )
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
-from .. import chunks as _chunks
+from . import _shared
+from ._shared import ShapeError, json_kind, load_json
 
 __all__ = [
     "DialectDecoder",
@@ -50,7 +52,7 @@ __all__ = [
     "usage",
 ]
 
-#: What a decoder does with an item that is not valid for its dialect.
+#: What a decoder does with an item that is not valid for its dialect (`"raise"` or `"skip"`).
 OnMalformed = Literal["raise", "skip"]
 
 #: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.
@@ -96,60 +98,6 @@ class Renderer(Protocol):
 
 #: The normalised finish reasons (a provider's own word is kept when none fits).
 STOP, LENGTH, TOOL_CALLS, CONTENT_FILTER = "stop", "length", "tool_calls", "content_filter"
-
-
-class ShapeError(Exception):
-    """A decoded field has the wrong type (raised inside a decoder, reported by `feed`).
-
-    Args:
-        path: where, as a JSON path (`delta.text`, `candidates[0].finishReason`).
-        expected: what was expected, in words (`"a string"`).
-        value: what arrived.
-    """
-
-    def __init__(self, path: str, expected: str, value: JSON) -> None:
-        self.path = path
-        super().__init__(f"{path} is {_a(json_kind(value))}, not {expected}")
-
-
-def _a(kind: str) -> str:
-    return f"a JSON {kind}" if kind != "null" else "null"
-
-
-def json_kind(value: JSON) -> str:
-    """The JSON name of a decoded value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def load_json(data: str | bytes) -> JSON:
-    """Decode JSON text; raise `ValueError` for anything that is not JSON (deep nesting too)."""
-    return _load(data, _chunks._fast_loads)
-
-
-def _load(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:
-    if isinstance(data, bytes | bytearray):
-        data = bytes(data).decode("utf-8", "replace")
-    try:
-        if fast is not None:
-            try:
-                return fast(data)
-            except ValueError:
-                pass  # the standard library has the last word (and the message)
-        return _chunks._stdlib_loads(data)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
 
 
 def opt_str(obj: JSONObject, key: str, path: str) -> str | None:
@@ -234,11 +182,11 @@ class DialectDecoder:
         self._answered = False
         self._items = 0
         # The chunk decoder's choice of JSON decoder, read when the decoder is built.
-        self._fast: Callable[[str], JSON] | None = _chunks._fast_loads
+        self._fast: Callable[[str], JSON] | None = _shared.fast_loads
         # The first try at a str's JSON on the hot paths: whatever it refuses
         # (or decodes to something other than an object) goes through
         # `_object` or `load_json`, which have the last word and the message.
-        self._loads: Callable[[str], JSON] = self._fast or _chunks._stdlib_loads
+        self._loads: Callable[[str], JSON] = self._fast or _shared.stdlib_loads
 
     @property
     def done(self) -> bool:
@@ -348,7 +296,7 @@ class DialectDecoder:
         if type(value) is dict:
             return value
         try:
-            value = _load(data, self._fast)
+            value = _shared.load_with(data, self._fast)
         except ValueError as exc:
             self._malformed(f"invalid JSON: {exc}", item)
             return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 
 from ...models import JSON, JSONObject
+from ._shared import dumps
 
 __all__ = ["ArgumentsWriter", "PathError", "Segments", "format_path", "parse_path", "path_values"]
 
@@ -28,10 +29,6 @@ __all__ = ["ArgumentsWriter", "PathError", "Segments", "format_path", "parse_pat
 Segments = list[str | int]
 
 _NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789")
-
-
-def _compact(value: JSON) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class PathError(Exception):
@@ -99,7 +96,7 @@ def format_path(segments: Segments) -> str:
         elif segment and segment[0] not in "0123456789" and _NAME.issuperset(segment):
             out.append(f".{segment}")
         else:
-            out.append(f"[{_compact(segment)}]")
+            out.append(f"[{dumps(segment)}]")
     return "".join(out)
 
 
@@ -161,7 +158,7 @@ class ArgumentsWriter:
                 wrong kind of container; nothing is written then.
         """
         if is_string and self._string_open and segments == self._leaf:
-            return _compact(value)[1:-1]
+            return dumps(value)[1:-1]
         common = self._check(segments)
         out: list[str] = []
         if self._string_open:
@@ -184,10 +181,10 @@ class ArgumentsWriter:
             path.append(inner[depth])
         out.append(self._enter(leaf))
         if is_string:
-            out.append(_compact(value)[:-1])
+            out.append(dumps(value)[:-1])
             self._string_open = True
         else:
-            out.append(_compact(value))
+            out.append(dumps(value))
         self._leaf = segments
         return "".join(out)
 
@@ -251,4 +248,4 @@ class ArgumentsWriter:
             return text
         self._keys[-1].add(segment)
         self._counts[-1] = count + 1
-        return ("," if count else "") + _compact(segment) + ":"
+        return ("," if count else "") + dumps(segment) + ":"

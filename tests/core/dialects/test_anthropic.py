@@ -24,7 +24,7 @@ from rxstream.core.dialects.anthropic import (
 )
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
-from rxstream.core.sse import SSEParser, event_text
+from rxstream.core.sse import SSEParser
 from rxstream.errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -50,6 +50,7 @@ from rxstream.models import (
     Usage,
 )
 from tests.chunking import chunkings
+from tests.core.dialects._helpers import outcome, wire_bytes
 from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).parent.parent.parent / "data" / "anthropic"
@@ -151,18 +152,8 @@ def run_all(frames: list[SSEFrame]) -> list[Delta]:
     return one
 
 
-def pipeline(pieces: list[bytes], dialect: str = "anthropic") -> tuple[list[Any], list[Exception]]:
-    """Raw bytes through the real operators: lines, sse_frames, decode, accumulate_message."""
-    out: list[Any] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(pieces).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(dialect), rs.accumulate_message()
-    ).subscribe(out.append, errors.append)
-    return out, errors
-
-
 def message_of(pieces: list[bytes], dialect: str = "anthropic") -> Message:
-    out, errors = pipeline(pieces, dialect)
+    out, errors = outcome(pieces, dialect)
     if errors:
         raise errors[0]
     (message,) = out
@@ -190,10 +181,6 @@ def core_message(pieces: list[bytes]) -> Message:
         acc.feed(d)
     (message,) = acc.close()
     return message
-
-
-def wire_bytes(frames: list[Any]) -> bytes:
-    return "".join(event_text(f.data, event=f.event) for f in frames).encode()
 
 
 def full(message: Message) -> tuple[Any, ...]:
@@ -469,7 +456,7 @@ def test_recording_deltas_in_wire_order() -> None:
 def test_recording_cut_before_message_stop_is_truncated(name: str) -> None:
     data = (DATA / name).read_bytes()
     cut = data[: data.rindex(b"\n\n", 0, data.rindex(b"message_stop")) + 2]
-    out, errors = pipeline([cut])
+    out, errors = outcome([cut], "anthropic")
     assert out == []
     assert len(errors) == 1
     assert type(errors[0]) is TruncatedStreamError, errors[0]
@@ -480,7 +467,7 @@ def test_truncated_inside_a_block_names_it() -> None:
     data = (DATA / "tool-use-input-json.sse").read_bytes()
     cut = data[: data.index(b'is\\"}"}}')]
     cut = cut[: cut.rindex(b"\n\n") + 2]
-    _, errors = pipeline([cut])
+    _, errors = outcome([cut], "anthropic")
     assert type(errors[0]) is TruncatedStreamError
     assert "inside content block 1 (tool_use)" in str(errors[0])
 
@@ -1200,7 +1187,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     ("responses event", [E("response.created", response={})], "openai-responses"),
     ("cohere event", [E("message-start", id="x")], "cohere"),
     ("type is a number", [SSEFrame('{"type": 3}')], "type is a JSON number"),
-    ("no message in message_start", [E("message_start")], "message is null"),
+    ("no message in message_start", [E("message_start")], "message is a JSON null"),
     ("message is a list", [E("message_start", message=[])], "message is a JSON array"),
     ("usage is a string", [E("message_start", message={"usage": "x"})], "message.usage is"),
     (
@@ -1209,7 +1196,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
         "message.usage.input_tokens is a JSON string, not an integer",
     ),
     ("index is a string", [MESSAGE_START, start("0", type="text", text="")], "index is"),  # type: ignore[arg-type]
-    ("index missing", [MESSAGE_START, E("content_block_stop")], "index is null"),
+    ("index missing", [MESSAGE_START, E("content_block_stop")], "index is a JSON null"),
     (
         "a message_start of another message while one is open",
         [MESSAGE_START, start(0, type="text", text=""), E("message_start", message={"id": "m2"})],
@@ -1236,7 +1223,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "tool id missing",
         [MESSAGE_START, start(0, type="tool_use", name="f", input={})],
-        "content_block.id is null",
+        "content_block.id is a JSON null",
     ),
     (
         "tool input is a list",
@@ -1263,7 +1250,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "delta missing",
         [MESSAGE_START, start(0, type="text", text=""), E("content_block_delta", index=0)],
-        "delta is null",
+        "delta is a JSON null",
     ),
     (
         "delta type missing",
@@ -1278,7 +1265,7 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
     (
         "text delta text missing",
         [MESSAGE_START, start(0, type="text", text=""), delta(0, type="text_delta")],
-        "delta.text is null",
+        "delta.text is a JSON null",
     ),
     (
         "thinking delta on a text block",
@@ -1304,13 +1291,13 @@ BAD: list[tuple[str, list[SSEFrame], str]] = [
         "redacted_thinking block",
     ),
     (
-        "partial_json is null",
+        "partial_json is a JSON null",
         [
             MESSAGE_START,
             start(0, type="tool_use", id="t", name="f"),
             delta(0, type="input_json_delta", partial_json=None),
         ],
-        "delta.partial_json is null",
+        "delta.partial_json is a JSON null",
     ),
     (
         "citation is a string",
@@ -1425,7 +1412,7 @@ def test_error_in_the_pipeline_after_content() -> None:
     data = (DATA / "text-minimal-padded.sse").read_bytes()
     head = data[: data.index(b"event: content_block_stop")]
     body = head + b"event: error\ndata: " + json.dumps(OVERLOADED).encode() + b"\n\n"
-    out, errors = pipeline([body])
+    out, errors = outcome([body], "anthropic")
     assert out == []
     assert isinstance(errors[0], ProviderError)
     assert errors[0].type == "overloaded_error"
@@ -1456,7 +1443,7 @@ def test_end_before_message_stop(frames: list[SSEFrame], error: type[Exception])
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300))
 def test_random_bytes_give_only_stream_errors(data: bytes) -> None:
-    _, errors = pipeline([data])
+    _, errors = outcome([data], "anthropic")
     assert not errors or isinstance(errors[0], StreamError), errors
 
 
@@ -1756,7 +1743,7 @@ def test_render_after_close_or_error() -> None:
 def test_rendered_error_decodes_as_the_same_provider_error() -> None:
     r = AnthropicRenderer()
     frames = r.feed(TextDelta("a")) + r.error(ProviderError("Slow down", type="rate_limit_error"))
-    out, errors = pipeline([wire_bytes(frames)])
+    out, errors = outcome([wire_bytes(frames)], "anthropic")
     assert out == []
     assert isinstance(errors[0], ProviderError)
     assert (errors[0].type, errors[0].message) == ("rate_limit_error", "Slow down")

@@ -49,8 +49,12 @@ from rxstream.models import (
     Usage,
 )
 from tests.chunking import chunkings
+from tests.core.dialects._helpers import runner
 from tests.operators._helpers import error_of, on_completed, on_next, subscribe
 from tests.sources.helpers import TIMEOUT, run
+
+pipeline = runner("bedrock", wire="eventstream")
+
 
 DATA = Path(__file__).parent.parent.parent / "data" / "bedrock"
 RECORDING = DATA / "converse-stream-text.eventstream"
@@ -126,17 +130,6 @@ def message_of(items: list[EventStreamMessage]) -> Message:
         accumulator.feed(item)
     (message,) = accumulator.close()
     return message
-
-
-def pipeline(pieces: list[bytes], dialect: str = "bedrock") -> list[Message]:
-    got: list[Message] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(pieces).pipe(
-        rs.eventstream_frames(), rs.decode(dialect), rs.accumulate_message()
-    ).subscribe(got.append, errors.append)
-    if errors:
-        raise errors[0]
-    return got
 
 
 # ----------------------------------------------------------------------------- the recording
@@ -770,7 +763,7 @@ def test_an_error_message_type_uses_its_headers() -> None:
         ),
         pytest.param(
             [event("messageStop", {"stopReason": None})],
-            "stopReason is null, not a string",
+            "stopReason is a JSON null, not a string",
             id="stop-reason-null",
         ),
         pytest.param(

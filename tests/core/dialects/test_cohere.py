@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,49 +37,17 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from tests.core.dialects._helpers import deltas_runner, runner, wire_bytes
+from tests.core.dialects._helpers import frame as any_frame
 from tests.narrowing import only
 
+run = runner("cohere")
+deltas_of = deltas_runner("cohere")
+#: Cohere names each event after its payload's type.
+frame = partial(any_frame, typed=True)
+
+
 DATA = Path(__file__).parents[2] / "data" / "cohere"
-
-
-def run(chunks: Sequence[bytes], dialect: str = "cohere") -> list[Message]:
-    """Raw bytes through the real pipeline, as the conformance checks run it."""
-    out: list[Message] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(chunks).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(dialect), rs.accumulate_message()
-    ).subscribe(out.append, errors.append)
-    if errors:
-        raise errors[0]
-    return out
-
-
-def deltas_of(chunks: Sequence[bytes], dialect: str = "cohere") -> list[Delta]:
-    out: list[Delta] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(chunks).pipe(rs.lines(), rs.sse_frames(), rs.decode(dialect)).subscribe(
-        out.append, errors.append
-    )
-    if errors:
-        raise errors[0]
-    return out
-
-
-def wire_bytes(frames: Sequence[SSEFrame], newline: str = "\n") -> bytes:
-    out: list[str] = []
-    for f in frames:
-        if f.event != "message":
-            out.append(f"event: {f.event}{newline}")
-        out += [f"data: {line}{newline}" for line in f.data.split("\n")]
-        out.append(newline)
-    return "".join(out).encode("utf-8")
-
-
-def frame(payload: Any, event: str | None = None) -> SSEFrame:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    if event is None and isinstance(payload, dict) and isinstance(payload.get("type"), str):
-        event = payload["type"]
-    return SSEFrame(data, event or "message")
 
 
 def decode(*payloads: Any, close: bool = True, **options: Any) -> list[Delta]:

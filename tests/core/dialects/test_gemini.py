@@ -18,12 +18,8 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects import AutoDecoder, Wire, decoder, detect, renderer
 from rxstream.core.dialects._json_paths import ArgumentsWriter, parse_path
-from rxstream.core.dialects.gemini import (
-    GeminiDecoder,
-    GeminiRenderer,
-    _partial_pieces,
-    http_error,
-)
+from rxstream.core.dialects.gemini import GeminiDecoder, GeminiRenderer, http_error
+from rxstream.core.dialects.gemini.render import _partial_pieces
 from rxstream.core.provider_errors import provider_message
 from rxstream.errors import (
     EmptyStreamError,
@@ -47,46 +43,17 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from tests.core.dialects._helpers import deltas_runner, runner, wire_bytes
 from tests.narrowing import only
+
+run = runner("gemini")
+deltas_of = deltas_runner("gemini")
+
 
 DATA = Path(__file__).parents[2] / "data" / "google"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def run(chunks: Sequence[bytes], dialect: str = "gemini") -> list[Message]:
-    """Raw bytes through the real pipeline, as the conformance checks run it."""
-    out: list[Message] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(chunks).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(dialect), rs.accumulate_message()
-    ).subscribe(out.append, errors.append)
-    if errors:
-        raise errors[0]
-    return out
-
-
-def deltas_of(chunks: Sequence[bytes], dialect: str = "gemini") -> list[Delta]:
-    out: list[Delta] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(chunks).pipe(rs.lines(), rs.sse_frames(), rs.decode(dialect)).subscribe(
-        out.append, errors.append
-    )
-    if errors:
-        raise errors[0]
-    return out
-
-
-def wire_bytes(frames: Sequence[Any], newline: str) -> bytes:
-    """SSE frames as the bytes a server sends, every line ended by `newline`."""
-    out: list[str] = []
-    for f in frames:
-        if f.event != "message":
-            out.append(f"event: {f.event}{newline}")
-        out += [f"data: {line}{newline}" for line in f.data.split("\n")]
-        out.append(newline)
-    return "".join(out).encode("utf-8")
 
 
 def decode(*frames: Any, close: bool = True, **options: Any) -> list[Delta]:

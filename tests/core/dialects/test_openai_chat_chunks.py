@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rxstream.core.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
 from rxstream.errors import (
@@ -28,7 +28,7 @@ from rxstream.testing.builders import ChatStream, error_chunk, text_chunk
 from tests.chunking import outputs_for_all_chunkings
 from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).parent.parent.parent / "data"
 
 
 def F(data: str | dict[str, Any], event: str = "message") -> SSEFrame:

@@ -28,13 +28,13 @@ from typing import Any
 
 import pytest
 
-from rxstream.core.chunks import ChunkDecoder
-from rxstream.core.deltas import DeltaDecoder
+from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
+from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.errors import MalformedChunkError
 from rxstream.models import ChatChunk, Delta, SSEFrame
 from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).parent.parent.parent / "data"
 
 Path_ = tuple[str | int, ...]
 

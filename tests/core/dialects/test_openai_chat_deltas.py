@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from rxstream.core.deltas import DeltaDecoder, parse_usage
+from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
+from rxstream.core.dialects.openai_chat.reader import parse_usage
 from rxstream.errors import MalformedChunkError
 from rxstream.models import (
     ChatChunk,

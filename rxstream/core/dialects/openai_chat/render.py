@@ -1,29 +1,14 @@
-"""The `"openai-chat"` dialect: `/v1/chat/completions` streams, frames to deltas in one machine.
+"""The `"openai-chat"` dialect: the renderer (deltas -> wire events).
 
-Input: `SSEFrame`s of a chat-completion stream (`stream: true`), as every
-OpenAI-compatible server sends them. Output: the deltas `deltas()` gives.
-
-`OpenAIChatDecoder` is `ChunkDecoder` followed by `DeltaDecoder`, fused: one
-machine that reads each chunk once, with the same items and the same errors
-as the long spelling `decode_chunks(), deltas()` (which stays for
-chunk-level access), the dialect named in `MalformedChunkError`.
-It is done at `data: [DONE]`; a stream that stops before it with a choice
-unfinished is `TruncatedStreamError`, one that brought no choice at all
-`EmptyStreamError`.
-
-Finish reasons are OpenAI's own words already (`stop`, `length`,
-`tool_calls`, `content_filter`); the legacy `function_call` is normalised to
-`tool_calls`. `Finish.raw` keeps what was sent.
+See the package docstring for the wire format and the rules.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
 from typing import ClassVar
 
-from ...errors import ProviderError
-from ...models import (
+from ....errors import ProviderError
+from ....models import (
     JSON,
     Delta,
     Finish,
@@ -35,49 +20,10 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
-from ..chunks import ChatFrameDecoder
-from ._base import Wire, WireKind
+from .._base import Wire, WireKind
+from .._shared import dumps
 
-__all__ = ["OpenAIChatDecoder", "OpenAIChatRenderer", "http_error"]
-
-
-class OpenAIChatDecoder(ChatFrameDecoder):
-    """Decode an OpenAI-compatible chat stream's frames into deltas (see the module docstring).
-
-    The chunk decoder's machine giving the deltas of each chunk rather than
-    the chunk: what `decode_chunks(), deltas()` gives, each chunk read once,
-    with the dialect named in `MalformedChunkError`.
-
-    Args:
-        on_malformed: `"raise"` (the default) or `"skip"` frames that are not
-            valid chat chunks.
-
-    >>> decoder = OpenAIChatDecoder()
-    >>> decoder.feed(SSEFrame('{"choices": [{"index": 0, "delta": {"content": "Hi"}}]}'))
-    [TextDelta(text='Hi', choice=0)]
-    >>> decoder.feed(SSEFrame("[DONE]")), decoder.done
-    ([], True)
-    """
-
-    __slots__ = ()
-    dialect: ClassVar[str] = "openai-chat"
-    gives_deltas: ClassVar[bool] = True
-
-    def feed(self, frame: SSEFrame) -> list[Delta]:
-        """Take one frame; return its deltas (see `ChunkDecoder.feed`)."""
-        out: list[Delta] = []
-        self._decode((frame,), out)
-        return out
-
-    def feed_all(self, frames: Iterable[SSEFrame], out: list[Delta]) -> None:
-        """`out += feed(frame)` for each frame, stopping at `[DONE]`."""
-        self._decode(frames, out)
-
-    def close(self) -> list[Delta]:
-        """End the input (see `ChunkDecoder.close`)."""
-        self._check_end()
-        return []
-
+__all__ = ["OpenAIChatRenderer"]
 
 _FINISH_WORDS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
@@ -157,13 +103,13 @@ class OpenAIChatRenderer:
     def error(self, error: ProviderError) -> list[Wire]:
         """The error event an OpenAI-compatible server sends mid-stream."""
         payload: JSONObject = {"message": error.message, "type": error.type, "code": error.code}
-        return [SSEFrame(_dumps({"error": payload}))]
+        return [SSEFrame(dumps({"error": payload}))]
 
     def _choice_frame(self, choice: int, delta: JSONObject, finish: str | None) -> SSEFrame:
         return self._frame([{"index": choice, "delta": delta, "finish_reason": finish}])
 
     def _frame(self, choices: list[JSONObject], **extra: JSON) -> SSEFrame:
-        return SSEFrame(_dumps({**self._head, "choices": choices, **extra}))
+        return SSEFrame(dumps({**self._head, "choices": choices, **extra}))
 
 
 def _fragment(delta: ToolCallDelta) -> JSONObject:
@@ -191,29 +137,3 @@ def _usage_json(usage: Usage) -> JSONObject:
     if usage.reasoning_tokens is not None:
         out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
     return out
-
-
-def _dumps(value: JSON) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    429: "rate_limit_error",
-}
-
-
-def http_error(
-    status: int, message: str, *, type: str | None = None, code: str | int | None = None
-) -> tuple[str, bytes]:
-    """(content type, body) of an HTTP error answer in OpenAI's shape.
-
-    >>> http_error(429, "Rate limit reached")[1]
-    b'{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":null}}'
-    """
-    kind = type or _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return "application/json", _dumps(body).encode()

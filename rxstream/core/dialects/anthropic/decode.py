@@ -1,0 +1,547 @@
+"""The `"anthropic"` dialect: the decoder (wire events -> deltas).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from ....errors import ProviderError, TruncatedStreamError
+from ....models import (
+    JSON,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+)
+from ..._build import constructor
+from ...provider_errors import provider_error
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    DialectDecoder,
+    OnMalformed,
+    ShapeError,
+    load_json,
+    opt_object,
+    opt_str,
+)
+from .fields import (
+    _check_usage,
+    _citation,
+    _citation_fields,
+    _citations,
+    _index,
+    _looks_like,
+    _other_dialect,
+    _required_str,
+    _usage_of,
+)
+
+__all__ = ["FINISH_REASONS", "AnthropicDecoder"]
+
+#: The deltas of the hot path, built the cheap way (every field, positionally).
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+
+#: The fields of a `tool_use` block a `ToolCallDelta` holds; any other is kept as `Metadata`.
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+
+#: `stop_reason` -> the normalised finish reason (others are kept as sent).
+FINISH_REASONS: dict[str, str] = {
+    "end_turn": STOP,
+    "stop_sequence": STOP,
+    "max_tokens": LENGTH,
+    "model_context_window_exceeded": LENGTH,
+    "tool_use": TOOL_CALLS,
+    "refusal": CONTENT_FILTER,
+}
+
+# The message fields that are not metadata (they have deltas or fields of their own).
+_MESSAGE_OWN = frozenset({"type", "role", "usage", "content", "stop_reason"})
+_MESSAGE_DELTA_OWN = frozenset({"type", "delta", "usage"})
+
+# Block kinds: what their deltas and their end give. WHOLE blocks came whole
+# in their start (redacted thinking, tool results); UNKNOWN ones are kept as
+# events, deltas included.
+_TEXT, _THINKING, _TOOL, _SERVER_TOOL, _WHOLE, _UNKNOWN, _COMPACTION = range(7)
+
+
+class _Block:
+    """One open content block: what its deltas need, and what its end gives."""
+
+    __slots__ = ("args", "block", "citations", "kind", "parts", "signature", "start", "tool")
+
+    def __init__(self, kind: int, block: JSONObject) -> None:
+        self.kind = kind
+        self.block = block
+        self.parts: list[str] = []  # thinking text, or a server tool's input JSON
+        self.signature = ""
+        self.citations: list[JSONObject] = []
+        self.start = 0  # a text block's offset in the answer's text
+        self.tool = -1  # a client tool call's index
+        self.args = False  # a client tool call got fragment text
+
+
+class AnthropicDecoder(DialectDecoder):
+    """Decode an Anthropic Messages stream's frames into deltas (see the module docstring).
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` frames that are not
+            valid Anthropic events. Provider errors are raised either way.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+
+    >>> decoder = AnthropicDecoder()
+    >>> decoder.feed(SSEFrame('{"type": "content_block_start", "index": 0,'
+    ...                       ' "content_block": {"type": "text", "text": ""}}'))
+    []
+    >>> decoder.feed(SSEFrame('{"type": "content_block_delta", "index": 0,'
+    ...                       ' "delta": {"type": "text_delta", "text": "Hi"}}'))
+    [TextDelta(text='Hi', choice=0)]
+    >>> decoder.feed(SSEFrame('{"type": "message_stop"}')), decoder.done
+    ([], True)
+    """
+
+    dialect: ClassVar[str] = "anthropic"
+    end_marker: ClassVar[str] = "message_stop"
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        super().__init__(on_malformed=on_malformed)
+        self._blocks: dict[int, _Block] = {}
+        self._text: set[int] = set()  # the open text blocks, for the hot path
+        self._chars = 0  # characters of answer text so far (citation spans)
+        self._tools = 0
+        self._usage: JSONObject = {}
+        self._usage_sent = False
+        self._started = False  # message_start came
+        self._message_id: str | None = None  # its message id
+        self._start_reason: str | None = None  # a stop_reason message_start set
+        self._finished = False  # a Finish was given
+        self._handlers = {
+            "content_block_delta": self._delta,
+            "content_block_start": self._start,
+            "content_block_stop": self._stop,
+            "message_start": self._message_start,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+        }
+
+    # -- the hot path ----------------------------------------------------------------
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done.
+
+        The deltas of text, thinking and client tool arguments (nearly all a
+        stream holds) are decoded inline, the JSON read once; anything else,
+        and anything unusual about those, takes `feed`, which checks it all.
+        """
+        loads = self._loads
+        text_blocks = self._text
+        blocks = self._blocks
+        feed = self.feed
+        for item in items:
+            if type(item) is SSEFrame and self._state == "open" and item.event != "error":
+                try:
+                    value = loads(item.data)
+                except Exception:
+                    value = None
+                if type(value) is dict and value.get("type") == "content_block_delta":
+                    delta = value.get("delta")
+                    index = value.get("index")
+                    if type(delta) is dict and type(index) is int:
+                        kind = delta.get("type")
+                        if kind == "text_delta":
+                            piece = delta.get("text")
+                            if type(piece) is str and index in text_blocks:
+                                self._items += 1
+                                if piece:
+                                    self._chars += len(piece)
+                                    out.append(_text(piece, 0))
+                                continue
+                        elif kind == "thinking_delta":
+                            piece = delta.get("thinking")
+                            block = blocks.get(index)
+                            if type(piece) is str and block is not None and block.kind == _THINKING:
+                                self._items += 1
+                                if piece:
+                                    block.parts.append(piece)
+                                    out.append(_reasoning(piece, 0))
+                                continue
+                        elif kind == "input_json_delta":
+                            piece = delta.get("partial_json")
+                            block = blocks.get(index)
+                            if type(piece) is str and block is not None and block.kind == _TOOL:
+                                self._items += 1
+                                if piece:
+                                    block.args = True
+                                    out.append(ToolCallDelta(block.tool, piece))
+                                continue
+            out += feed(item)
+            if self._done:
+                return
+
+    # -- one frame -------------------------------------------------------------------
+
+    def _decode(self, item: Any) -> list[Delta]:
+        if not isinstance(item, SSEFrame):
+            raise TypeError(
+                f"AnthropicDecoder takes SSEFrame items (add rs.sse_frames()), "
+                f"got {type(item).__name__}"
+            )
+        if item.event == "error":
+            raise self._error(item)
+        payload = self._object(item.data, item)
+        if payload is None:
+            return []
+        kind = payload.get("type")
+        handler = self._handlers.get(kind) if type(kind) is str else None
+        if handler is not None:
+            return handler(payload, item)
+        if kind == "ping":
+            return []
+        if kind == "error":
+            raise self._error(item, payload)
+        return self._unknown(payload, kind, item)
+
+    def _error(self, frame: SSEFrame, payload: JSON = None) -> ProviderError:
+        if payload is None:
+            try:
+                payload = load_json(frame.data)
+            except ValueError:
+                payload = None
+        return provider_error(payload, data=frame.data, event=frame.event)
+
+    def _unknown(self, payload: JSONObject, kind: JSON, item: SSEFrame) -> list[Delta]:
+        if type(kind) is not str:
+            if kind is None:
+                return self._malformed(
+                    f"an event without a 'type' ({_looks_like(payload)}), not an Anthropic event",
+                    item,
+                )
+            raise ShapeError("type", "a string", kind)
+        other = _other_dialect(kind)
+        if other is not None:
+            return self._malformed(f"a {other} event ({kind!r}), not an Anthropic event", item)
+        # Anthropic may add event types: kept, not an error.
+        self._answered = True
+        return [Metadata({"events": [payload]})]
+
+    # -- message events --------------------------------------------------------------
+
+    def _message_start(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        message = opt_object(payload, "message", "")
+        if message is None:
+            raise ShapeError("message", "an object", payload.get("message"))
+        start_usage = opt_object(message, "usage", "message")
+        if start_usage is not None:
+            _check_usage(start_usage, "message.usage")
+        message_id = opt_str(message, "id", "message")
+        opt_str(message, "model", "message")
+        reason = opt_str(message, "stop_reason", "message")
+        content = message.get("content")
+        if content is not None and type(content) is not list:
+            raise ShapeError("message.content", "an array", content)
+        if self._started:
+            if message_id == self._message_id:
+                return []  # the same message_start again: nothing new
+            return self._malformed(
+                f"a message_start for message {message_id!r} while message "
+                f"{self._message_id!r} is open (two streams spliced together)",
+                item,
+            )
+        self._started = True
+        self._message_id = message_id
+        self._answered = True
+        if start_usage is not None:
+            self._usage = dict(start_usage)
+        self._start_reason = reason
+        data = {k: v for k, v in message.items() if k not in _MESSAGE_OWN and v is not None}
+        out: list[Delta] = [Metadata(data)] if data else []
+        if content:
+            out += self._prefilled(content)
+        return out
+
+    def _prefilled(self, content: list[JSON]) -> list[Delta]:
+        """The blocks a `message_start` carries whole, each as if it started and stopped."""
+        out: list[Delta] = []
+        for index, block in enumerate(content):
+            path = f"message.content[{index}]"
+            if type(block) is not dict:
+                raise ShapeError(path, "an object", block)
+            kind = opt_str(block, "type", path)
+            if kind is None:
+                raise ShapeError(f"{path}.type", "a string", block.get("type"))
+            event: JSONObject = {"type": "message_start", "index": index, "content_block": block}
+            out += self._open(index, kind, block, event)
+            self._text.discard(index)
+            out += self._end_block(self._blocks.pop(index), stopped=True)
+        return out
+
+    def _message_delta(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        delta = opt_object(payload, "delta", "")
+        more = opt_object(payload, "usage", "")
+        stop_reason = None if delta is None else opt_str(delta, "stop_reason", "delta")
+        if delta is not None:
+            opt_str(delta, "stop_sequence", "delta")
+        if more is not None:
+            _check_usage(more, "usage")
+        self._answered = True
+        out = self._flush()
+        data = {k: v for k, v in payload.items() if k not in _MESSAGE_DELTA_OWN and v is not None}
+        if delta is not None:
+            data.update((k, v) for k, v in delta.items() if k != "stop_reason" and v is not None)
+        if data:
+            out.append(Metadata(data))
+        if stop_reason is not None:
+            out.append(_finish(stop_reason))
+            self._finished = True
+        if more is not None:
+            merged = self._usage
+            merged.update((k, v) for k, v in more.items() if v is not None)
+            out.append(_usage_of(merged))
+            self._usage_sent = True
+        return out
+
+    def _message_stop(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        self._done = True
+        out = self._flush()
+        if not self._finished and self._start_reason is not None:
+            out.append(_finish(self._start_reason))  # no message_delta said otherwise
+        if not self._usage_sent and self._usage:
+            out.append(_usage_of(self._usage))  # no message_delta came: keep what start said
+        # Fields a relay adds (Bedrock's `amazon-bedrock-invocationMetrics`): kept.
+        data = {k: v for k, v in payload.items() if k != "type" and v is not None}
+        if data:
+            out.append(Metadata(data))
+        return out
+
+    # -- content blocks --------------------------------------------------------------
+
+    def _start(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        index = _index(payload)
+        block = opt_object(payload, "content_block", "")
+        if block is None:
+            raise ShapeError("content_block", "an object", payload.get("content_block"))
+        kind = opt_str(block, "type", "content_block")
+        if kind is None:
+            raise ShapeError("content_block.type", "a string", block.get("type"))
+        if index in self._blocks:
+            return self._malformed(f"content block {index} started twice", item)
+        out = self._open(index, kind, block, payload)
+        self._answered = True
+        return out
+
+    def _open(self, index: int, kind: str, block: JSONObject, payload: JSONObject) -> list[Delta]:
+        """Open content block `index` (its fields are checked before any state changes)."""
+        out: list[Delta] = []
+        if kind == "text":
+            text = opt_str(block, "text", "content_block") or ""
+            citations = _citations(block)
+            state = _Block(_TEXT, block)
+            state.citations = citations
+            state.start = self._chars
+            self._text.add(index)
+            if text:
+                self._chars += len(text)
+                out.append(TextDelta(text))
+        elif kind == "thinking":
+            thinking = opt_str(block, "thinking", "content_block") or ""
+            signature = opt_str(block, "signature", "content_block") or ""
+            state = _Block(_THINKING, block)
+            state.signature = signature
+            if thinking:
+                state.parts.append(thinking)
+                out.append(ReasoningDelta(thinking))
+        elif kind == "redacted_thinking":
+            data = opt_str(block, "data", "content_block")
+            if data is None:
+                raise ShapeError("content_block.data", "a string", block.get("data"))
+            self._blocks[index] = _Block(_WHOLE, block)
+            return [ReasoningState("redacted_thinking", data, raw=block)]
+        elif kind == "tool_use":
+            call_id = opt_str(block, "id", "content_block")
+            name = opt_str(block, "name", "content_block")
+            if call_id is None:
+                raise ShapeError("content_block.id", "a string", block.get("id"))
+            if name is None:
+                raise ShapeError("content_block.name", "a string", block.get("name"))
+            opt_object(block, "input", "content_block")
+            state = _Block(_TOOL, block)
+            state.tool = self._tools
+            self._tools += 1
+            out.append(ToolCallDelta(state.tool, "", call_id, name))
+            extra = {key: value for key, value in block.items() if key not in _TOOL_USE_KEYS}
+            if extra:  # e.g. `caller` on a call made from the provider's code execution
+                out.append(Metadata({"tool_calls": [{"id": call_id, **extra}]}))
+        elif kind == "compaction":  # the provider's summary of the earlier turns
+            summary = opt_str(block, "content", "content_block")
+            state = _Block(_COMPACTION, block)
+            if summary:
+                state.parts.append(summary)
+        elif kind.endswith("_tool_use"):  # server_tool_use, mcp_tool_use: the provider runs it
+            opt_str(block, "id", "content_block")
+            if opt_str(block, "name", "content_block") is None:
+                raise ShapeError("content_block.name", "a string", block.get("name"))
+            state = _Block(_SERVER_TOOL, block)
+        elif kind.endswith("_tool_result"):  # web_search_tool_result, ...: they come whole
+            call_id = opt_str(block, "tool_use_id", "content_block")
+            self._blocks[index] = _Block(_WHOLE, block)
+            return [ServerToolResult(call_id, kind, block.get("content"), raw=block)]
+        else:  # a block type rxstream does not know: kept whole, with its deltas
+            self._blocks[index] = _Block(_UNKNOWN, block)
+            return [Metadata({"events": [payload]})]
+        self._blocks[index] = state
+        return out
+
+    def _delta(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        index = _index(payload)
+        delta = opt_object(payload, "delta", "")
+        if delta is None:
+            raise ShapeError("delta", "an object", payload.get("delta"))
+        kind = opt_str(delta, "type", "delta")
+        if kind is None:
+            raise ShapeError("delta.type", "a string", delta.get("type"))
+        block = self._blocks.get(index)
+        if block is None:
+            return self._malformed(f"a {kind} for content block {index}, which is not open", item)
+        expected = _DELTA_BLOCKS.get(kind)
+        if expected is None or block.kind == _UNKNOWN:
+            # A delta type, or a block type, rxstream does not know: kept.
+            return [Metadata({"events": [payload]})]
+        if block.kind not in expected:
+            what = block.block.get("type")
+            return self._malformed(f"a {kind} for content block {index}, a {what} block", item)
+        if kind == "text_delta":
+            text = _required_str(delta, "text")
+            if not text:
+                return []
+            self._chars += len(text)
+            return [_text(text, 0)]
+        if kind == "thinking_delta":
+            thinking = _required_str(delta, "thinking")
+            if not thinking:
+                return []
+            block.parts.append(thinking)
+            return [_reasoning(thinking, 0)]
+        if kind == "input_json_delta":
+            fragment = _required_str(delta, "partial_json")
+            if block.kind == _SERVER_TOOL:
+                block.parts.append(fragment)
+                return []
+            if not fragment:
+                return []
+            block.args = True
+            return [ToolCallDelta(block.tool, fragment)]
+        if kind == "signature_delta":
+            block.signature += _required_str(delta, "signature")
+            return []
+        if kind == "compaction_delta":
+            summary = opt_str(delta, "content", "delta")
+            if summary:
+                block.parts.append(summary)
+            return []
+        # citations_delta
+        citation = opt_object(delta, "citation", "delta")
+        if citation is None:
+            raise ShapeError("delta.citation", "an object", delta.get("citation"))
+        _citation_fields(citation, "delta.citation")
+        block.citations.append(citation)
+        return []
+
+    def _stop(self, payload: JSONObject, item: SSEFrame) -> list[Delta]:
+        index = _index(payload)
+        block = self._blocks.pop(index, None)
+        if block is None:
+            return self._malformed(f"a stop for content block {index}, which is not open", item)
+        self._text.discard(index)
+        return self._end_block(block, stopped=True)
+
+    def _end_block(self, block: _Block, *, stopped: bool) -> list[Delta]:
+        """What a block gives when it ends (or, not `stopped`, when the message ends first)."""
+        kind = block.kind
+        if kind == _TEXT:
+            if not block.citations:
+                return []
+            start, end = block.start, self._chars
+            return [_citation(c, start, end) for c in block.citations]
+        if kind == _TOOL:
+            if block.args or not stopped:
+                return []  # cut by max_tokens: the arguments stay as sent
+            sent = block.block.get("input")
+            return [ToolCallDelta(block.tool, json.dumps(sent or {}, separators=(",", ":")))]
+        if kind == _THINKING:
+            if not block.signature:
+                return []  # cut before its signature: nothing to send back
+            text = "".join(block.parts)
+            raw = {**block.block, "thinking": text, "signature": block.signature}
+            return [ReasoningState("thinking", block.signature, text, raw=raw)]
+        if kind == _COMPACTION:
+            if not stopped:
+                return []  # cut short: not a summary to send back
+            summary = "".join(block.parts)
+            raw = {**block.block, "content": summary}
+            return [ReasoningState("compaction", summary, raw=raw)]
+        if kind == _SERVER_TOOL:
+            source = block.block
+            text = "".join(block.parts)
+            given: JSON = source.get("input")
+            if text:
+                try:
+                    given = load_json(text)
+                except ValueError:
+                    given = text  # not JSON (cut short): kept as sent
+            raw = {**source, "input": given}
+            name = source.get("name") or ""
+            return [ServerToolCall(source.get("id"), name, given, raw=raw)]
+        return []
+
+    def _flush(self) -> list[Delta]:
+        """End the blocks still open when the message ends (cut by `max_tokens`)."""
+        if not self._blocks:
+            return []
+        out: list[Delta] = []
+        for index in sorted(self._blocks):
+            out += self._end_block(self._blocks[index], stopped=False)
+        self._blocks.clear()
+        self._text.clear()
+        return out
+
+    def _end(self) -> list[Delta]:
+        if not self._done and self._answered and self._blocks:
+            index = max(self._blocks)
+            block = self._blocks[index]
+            what = block.block.get("type")
+            raise TruncatedStreamError(
+                f"the anthropic stream ended before message_stop, inside content block "
+                f"{index} ({what}), after {self._items} item(s)"
+            )
+        return super()._end()
+
+
+# Which blocks each delta type belongs to.
+_DELTA_BLOCKS: dict[str, tuple[int, ...]] = {
+    "text_delta": (_TEXT,),
+    "citations_delta": (_TEXT,),
+    "thinking_delta": (_THINKING,),
+    "signature_delta": (_THINKING,),
+    "compaction_delta": (_COMPACTION,),
+    "input_json_delta": (_TOOL, _SERVER_TOOL),
+}
+
+
+def _finish(stop_reason: str) -> Finish:
+    return Finish(FINISH_REASONS.get(stop_reason, stop_reason), raw=stop_reason)

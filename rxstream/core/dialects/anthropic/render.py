@@ -1,0 +1,397 @@
+"""The `"anthropic"` dialect: the renderer (deltas -> wire events).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ....errors import ProviderError
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    Wire,
+    WireKind,
+)
+from .._shared import dumps
+from .decode import FINISH_REASONS
+
+__all__ = ["STOP_REASONS", "AnthropicRenderer"]
+
+# =========================================================================== rendering
+
+#: The normalised finish reason -> Anthropic's `stop_reason`.
+STOP_REASONS: dict[str, str] = {
+    STOP: "end_turn",
+    LENGTH: "max_tokens",
+    TOOL_CALLS: "tool_use",
+    CONTENT_FILTER: "refusal",
+}
+
+_PING = '{"type": "ping"}'  # as Anthropic writes it, with the space
+
+
+def _frame(payload: JSONObject) -> SSEFrame:
+    return SSEFrame(dumps(payload), event=payload["type"])
+
+
+class AnthropicRenderer:
+    """Deltas back into an Anthropic Messages stream (the inverse of `AnthropicDecoder`).
+
+    The stream opens with `message_start` at the first delta, puts each run
+    of text, thinking, a tool call, a server tool call or result in content
+    blocks of its own (one open at a time, as Anthropic sends them), and ends
+    at `close()` with `message_delta` (stop reason, stop sequence, usage) and
+    `message_stop`. With `pings=True` (the default) a `ping` follows the first
+    block's start, as the API does; `ping()` gives one for keep-alive faults.
+
+    Args:
+        model: the model name written into `message_start`.
+        id: the message id written into `message_start`.
+        pings: send a `ping` after the first content block starts.
+
+    What it cannot express, and what it does instead:
+
+    - `Metadata` `id` / `model` arriving before the first other delta go into
+      `message_start`; `events` are sent again as they were; every other key
+      goes into `message_delta`'s `delta` (where the stop sequence lives);
+    - a `Citation` is sent in the open text block (one is opened when none is)
+      and closes it, so it decodes with that block's span as `start`/`end`;
+    - a `ReasoningState` of kind `"thinking"` signs the open thinking block (an
+      empty one is opened when none is: its text is then not repeated);
+      `"redacted_thinking"` is a block of its own; other kinds (Gemini thought
+      signatures, Responses reasoning items) have no Anthropic form and are left out;
+    - a tool call without an id gets `toolu_<index>`, one without a name `""`;
+      Anthropic sends one block at a time, so a fragment for a call whose block
+      was already closed is a `ValueError`; arguments `""` decode as `"{}"`;
+    - `Usage.total_tokens` is not sent (the decoder computes it); cached and
+      cache-creation tokens are taken out of `input_tokens` as Anthropic counts;
+    - a `Finish` reason Anthropic has no word for is sent as it is; `Finish.raw`
+      is used when it is an Anthropic word for the same reason;
+    - every delta must be of choice 0 (Anthropic has one).
+
+    Raises:
+        ValueError: from `feed`, a delta Anthropic cannot carry (see above), or
+            a `Usage` with more cached tokens than prompt tokens.
+        RuntimeError: `feed` or `close` after `close()` or `error()`.
+
+    >>> r = AnthropicRenderer(pings=False)
+    >>> [f.event for f in r.feed(TextDelta("Hi"))]
+    ['message_start', 'content_block_start', 'content_block_delta']
+    >>> [f.event for f in r.feed(Finish("stop")) + r.close()]
+    ['content_block_stop', 'message_delta', 'message_stop']
+    """
+
+    wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
+
+    def __init__(
+        self,
+        *,
+        model: str = "claude-sonnet-4-5",
+        id: str = "msg_01rxstreamRenderedMessage",
+        pings: bool = True,
+    ) -> None:
+        self._model = model
+        self._id = id
+        self._pings = pings
+        self._started = False
+        self._closed = False
+        self._next = 0  # the next content block index
+        self._open: str | None = None  # the open block's kind
+        self._open_tool: int | None = None  # the tool call index of the open tool block
+        self._tools: dict[int, str] = {}  # tool call index -> its id (for calls seen)
+        self._last_tool: int | None = None
+        self._stop_reason: str | None = None
+        self._usage: Usage | None = None
+        self._delta_meta: JSONObject = {}
+        self._start_meta: JSONObject = {}
+
+    def ping(self) -> list[Wire]:
+        """One `ping` event (a keep-alive), as Anthropic sends it."""
+        return [SSEFrame(_PING, event="ping")]
+
+    def feed(self, delta: Delta) -> list[Wire]:
+        """The wire events `delta` becomes (see the class docstring)."""
+        self._check(delta)
+        out: list[Wire] = []
+        if type(delta) is Metadata and not self._started:
+            rest = self._take_start_meta(delta)
+            if rest is None:
+                return out
+            delta = rest
+        if not self._started:
+            out += self._message_start()
+        match delta:
+            case TextDelta(text=text):
+                if text:
+                    self._ensure(out, "text")
+                    out.append(_frame(_block_delta(self._next - 1, "text_delta", text=text)))
+            case ReasoningDelta(text=text):
+                if text:
+                    self._ensure(out, "thinking")
+                    out.append(
+                        _frame(_block_delta(self._next - 1, "thinking_delta", thinking=text))
+                    )
+            case ToolCallDelta():
+                self._tool(delta, out)
+            case ReasoningState():
+                self._reasoning_state(delta, out)
+            case Citation():
+                self._citation(delta, out)
+            case ServerToolCall():
+                self._server_call(delta, out)
+            case ServerToolResult(call_id=call_id, name=name, content=content, raw=raw):
+                kind = name if name.endswith("_tool_result") else f"{name}_tool_result"
+                base = raw if raw is not None and raw.get("type") == kind else {}
+                self._whole(out, {**base, "type": kind, "tool_use_id": call_id, "content": content})
+            case Finish(reason=reason, raw=raw):
+                self._close_block(out)
+                if raw is not None and FINISH_REASONS.get(raw, raw) == reason:
+                    self._stop_reason = raw
+                else:
+                    self._stop_reason = STOP_REASONS.get(reason, reason)
+            case Usage():
+                self._usage = delta
+            case Metadata(data=data):
+                for key, value in data.items():
+                    if key == "events" and isinstance(value, list):
+                        for event in value:
+                            self._event(event, out)
+                    else:
+                        self._delta_meta[key] = value
+        return out
+
+    def _check(self, delta: Delta) -> None:
+        """Refuse what Anthropic's stream cannot carry (before anything is written)."""
+        if self._closed:
+            raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
+        if delta.choice != 0:
+            raise ValueError(
+                f"Anthropic streams have one choice; got a delta of choice {delta.choice}"
+            )
+        if type(delta) is Usage and delta.cached_tokens is not None:
+            cached, prompt = delta.cached_tokens, delta.prompt_tokens
+            if not 0 <= cached <= prompt:
+                raise ValueError(
+                    f"usage with {cached} cached tokens out of {prompt} prompt tokens: "
+                    "Anthropic counts cached tokens as part of the prompt"
+                )
+
+    def _take_start_meta(self, delta: Metadata) -> Metadata | None:
+        """Keep the `id` and `model` for `message_start`; the rest, or None when nothing is left."""
+        rest = {}
+        for key, value in delta.data.items():
+            if key in ("id", "model") and isinstance(value, str):
+                self._start_meta[key] = value
+            else:
+                rest[key] = value
+        return Metadata(rest) if rest else None
+
+    def _reasoning_state(self, state: ReasoningState, out: list[Wire]) -> None:
+        match state:
+            case ReasoningState(kind="thinking", data=data):
+                self._ensure(out, "thinking")
+                out.append(_frame(_block_delta(self._next - 1, "signature_delta", signature=data)))
+                self._close_block(out)
+            case ReasoningState(kind="redacted_thinking", data=data):
+                self._whole(out, {"type": "redacted_thinking", "data": data})
+            case ReasoningState(kind="compaction", data=data):
+                self._whole(out, {"type": "compaction", "content": data})
+            case _:
+                pass  # no Anthropic form (see the class docstring)
+
+    def _citation(self, delta: Citation, out: list[Wire]) -> None:
+        if self._open not in ("text", "cited"):
+            self._close_block(out)
+            self._open_block(out, "text", {"type": "text", "text": "", "citations": []})
+        citation = {**(delta.raw or {}), "type": delta.kind}
+        for key, value in (("url", delta.url), ("title", delta.title), ("cited_text", delta.text)):
+            if value is not None:
+                citation[key] = value
+        out.append(_frame(_block_delta(self._next - 1, "citations_delta", citation=citation)))
+        self._open = "cited"  # the next text opens a block of its own
+
+    def close(self) -> list[Wire]:
+        """The events that end the stream: the open block's stop, message_delta, message_stop."""
+        if self._closed:
+            raise RuntimeError("this AnthropicRenderer is closed already")
+        out: list[Wire] = []
+        if not self._started:
+            out += self._message_start()
+        self._close_block(out)
+        self._closed = True
+        delta: JSONObject = {"stop_reason": self._stop_reason, "stop_sequence": None}
+        delta.update(self._delta_meta)
+        out.append(_frame({"type": "message_delta", "delta": delta, "usage": self._usage_out()}))
+        out.append(_frame({"type": "message_stop"}))
+        return out
+
+    def error(self, error: ProviderError) -> list[Wire]:
+        """An `error` event in Anthropic's shape, which ends the stream (no `message_stop`)."""
+        if self._closed:
+            raise RuntimeError("this AnthropicRenderer is closed already")
+        self._closed = True
+        body = {
+            "type": "error",
+            "error": {"type": error.type or "api_error", "message": error.message},
+        }
+        return [_frame(body)]
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _message_start(self) -> list[Wire]:
+        self._started = True
+        start_usage: JSONObject = {"input_tokens": 0, "output_tokens": 0}
+        if self._usage is not None:
+            start_usage = self._usage_out()
+        message = {
+            "id": self._start_meta.get("id", self._id),
+            "type": "message",
+            "role": "assistant",
+            "model": self._start_meta.get("model", self._model),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": start_usage,
+        }
+        return [_frame({"type": "message_start", "message": message})]
+
+    def _usage_out(self) -> JSONObject:
+        given = self._usage
+        if given is None:
+            return {"output_tokens": 0}
+        raw = given.raw if given.raw is not None and "output_tokens" in given.raw else {}
+        read = given.cached_tokens or 0
+        creation = raw.get("cache_creation_input_tokens")
+        if type(creation) is not int or not 0 <= creation <= given.prompt_tokens - read:
+            creation = 0
+        out: JSONObject = {
+            k: v
+            for k, v in raw.items()
+            if k not in ("cache_read_input_tokens", "output_tokens_details")
+        }
+        out["input_tokens"] = given.prompt_tokens - read - creation
+        out["cache_creation_input_tokens"] = creation
+        if given.cached_tokens is not None:
+            out["cache_read_input_tokens"] = given.cached_tokens
+        out["output_tokens"] = given.completion_tokens
+        if given.reasoning_tokens is not None:
+            out["output_tokens_details"] = {"thinking_tokens": given.reasoning_tokens}
+        return out
+
+    def _open_block(self, out: list[Wire], kind: str, block: JSONObject) -> None:
+        out.append(
+            _frame({"type": "content_block_start", "index": self._next, "content_block": block})
+        )
+        if self._pings and self._next == 0:
+            out += self.ping()
+        self._next += 1
+        self._open = kind
+
+    def _close_block(self, out: list[Wire]) -> None:
+        if self._open is not None:
+            out.append(_frame({"type": "content_block_stop", "index": self._next - 1}))
+            self._open = None
+            self._open_tool = None
+
+    def _ensure(self, out: list[Wire], kind: str) -> None:
+        if self._open == kind:
+            return
+        self._close_block(out)
+        if kind == "text":
+            self._open_block(out, kind, {"type": "text", "text": ""})
+        else:
+            self._open_block(out, kind, {"type": "thinking", "thinking": "", "signature": ""})
+
+    def _whole(self, out: list[Wire], block: JSONObject) -> None:
+        self._close_block(out)
+        self._open_block(out, "whole", block)
+        self._close_block(out)
+
+    def _tool(self, delta: ToolCallDelta, out: list[Wire]) -> None:
+        index = delta.index
+        if index is None:  # no index (Mistral): a new id starts a call, else the last goes on
+            known = [n for n, i in self._tools.items() if delta.id is not None and i == delta.id]
+            if known:
+                index = known[0]
+            elif delta.id is not None or self._last_tool is None:
+                index = max(self._tools, default=-1) + 1
+            else:
+                index = self._last_tool
+        if index not in self._tools:
+            call_id = delta.id or f"toolu_{index:02d}"
+            self._tools[index] = call_id
+            self._last_tool = index
+            self._close_block(out)
+            block = {"type": "tool_use", "id": call_id, "name": delta.name or "", "input": {}}
+            self._open_block(out, "tool", block)
+            self._open_tool = index
+            out.append(_frame(_block_delta(self._next - 1, "input_json_delta", partial_json="")))
+        elif self._open_tool != index:
+            raise ValueError(
+                f"a fragment of tool call {index} after its content block closed: "
+                "Anthropic streams one content block at a time"
+            )
+        if delta.arguments:
+            out.append(
+                _frame(
+                    _block_delta(self._next - 1, "input_json_delta", partial_json=delta.arguments)
+                )
+            )
+
+    def _event(self, event: JSON, out: list[Wire]) -> None:
+        """Send again an event the decoder kept whole (a type rxstream does not know)."""
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return
+        kind = event["type"]
+        if kind == "content_block_start":
+            block = event.get("content_block")
+            self._close_block(out)
+            self._open_block(out, "unknown", block if isinstance(block, dict) else {})
+        elif kind in ("content_block_delta", "content_block_stop"):
+            if self._open is not None:  # into the block open now (indexes are the renderer's)
+                out.append(_frame({**event, "index": self._next - 1}))
+                if kind == "content_block_stop":
+                    self._open = self._open_tool = None
+        else:
+            out.append(_frame(event))
+
+    def _server_call(self, call: ServerToolCall, out: list[Wire]) -> None:
+        kind = "server_tool_use"
+        if call.raw is not None and str(call.raw.get("type", "")).endswith("_tool_use"):
+            kind = call.raw["type"]
+        base = call.raw if call.raw is not None and call.raw.get("type") == kind else {}
+        block = {**base, "type": kind, "id": call.id, "name": call.name, "input": {}}
+        self._close_block(out)
+        self._open_block(out, "server_tool", block)
+        index = self._next - 1
+        out.append(_frame(_block_delta(index, "input_json_delta", partial_json="")))
+        given = call.input
+        if given is not None and given != {}:
+            text = given if isinstance(given, str) else dumps(given)
+            out.append(_frame(_block_delta(index, "input_json_delta", partial_json=text)))
+        self._close_block(out)
+
+
+def _block_delta(index: int, kind: str, **fields: JSON) -> JSONObject:
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, **fields}}

@@ -1,0 +1,417 @@
+"""The `"bedrock"` dialect: the decoder (wire events -> deltas).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ....errors import ProviderError, excerpt
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    EventStreamMessage,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    TextDelta,
+    ToolCallDelta,
+)
+from ..._build import constructor
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    DialectDecoder,
+    OnMalformed,
+    ShapeError,
+    load_json,
+    opt_int,
+    opt_list,
+    opt_object,
+    opt_str,
+    usage,
+)
+
+__all__ = ["FINISH_REASONS", "BedrockDecoder"]
+
+#: `stopReason` -> the normalised finish reason (any other word is kept as it is).
+FINISH_REASONS = {
+    "end_turn": STOP,
+    "stop_sequence": STOP,
+    "max_tokens": LENGTH,
+    "model_context_window_exceeded": LENGTH,
+    "tool_use": TOOL_CALLS,
+    "guardrail_intervened": CONTENT_FILTER,
+    "content_filtered": CONTENT_FILTER,
+}
+
+# The members of a reasoningContent delta this module reads.
+_REASONING_KNOWN = frozenset({"text", "signature", "redactedContent"})
+
+# The kinds of location a Bedrock citation may have.
+_LOCATIONS = ("web", "documentChar", "documentPage", "documentChunk", "searchResultLocation")
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+
+
+@dataclass(slots=True)
+class _Block:
+    """A content block that needs state until its `contentBlockStop`."""
+
+    kind: str  # "tool", "server_tool", "tool_result" or "reasoning"
+    index: int = 0  # the client tool call's index
+    id: str | None = None
+    name: str | None = None
+    start: JSONObject = field(default_factory=dict)
+    parts: list[str] = field(default_factory=list)  # input fragments, or thinking text
+    signature: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)
+    content: list[JSON] = field(default_factory=list)
+
+
+class BedrockDecoder(DialectDecoder):
+    """Decode a Bedrock ConverseStream's event-stream messages into deltas (see the module).
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` messages that are
+            not valid ConverseStream events.
+
+    >>> def event(name, payload):
+    ...     headers = {":event-type": name, ":message-type": "event"}
+    ...     return EventStreamMessage(headers, payload.encode())
+    >>> decoder = BedrockDecoder()
+    >>> decoder.feed(event("contentBlockDelta", '{"contentBlockIndex":0,"delta":{"text":"Hi"}}'))
+    [TextDelta(text='Hi', choice=0)]
+    >>> decoder.feed(event("messageStop", '{"stopReason":"end_turn"}')), decoder.done
+    ([Finish(reason='stop', choice=0, raw='end_turn')], False)
+    >>> decoder.feed(event("metadata", '{"usage":{"inputTokens":3,"outputTokens":1}}'))[0]
+    Usage(prompt_tokens=3, completion_tokens=1, total_tokens=4, reasoning_tokens=None, \
+cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
+    >>> decoder.done
+    True
+    """
+
+    dialect: ClassVar[str] = "bedrock"
+    end_marker: ClassVar[str] = "messageStop"
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        super().__init__(on_malformed=on_malformed)
+        self._blocks: dict[int, _Block] = {}
+        self._calls = 0  # client tool calls begun
+        self._stopped = False  # messageStop arrived
+        self._events: dict[str, Callable[[JSONObject, EventStreamMessage], list[Delta]]] = {
+            "contentBlockDelta": self._block_delta,
+            "contentBlockStart": self._block_start,
+            "contentBlockStop": self._block_stop,
+            "messageStart": self._message_start,
+            "messageStop": self._message_stop,
+            "metadata": self._metadata,
+        }
+
+    def _decode(self, item: Any) -> list[Delta]:
+        if type(item) is not EventStreamMessage and not isinstance(item, EventStreamMessage):
+            raise TypeError(
+                "BedrockDecoder takes EventStreamMessage items (add rs.eventstream_frames() "
+                f"before rs.decode('bedrock')), got {type(item).__name__}"
+            )
+        headers = item.headers
+        kind = headers.get(":message-type", "event")
+        if kind != "event":
+            return self._not_an_event(kind, item)
+        name = headers.get(":event-type")
+        handler = self._events.get(name) if type(name) is str else None
+        if handler is None:
+            return self._unknown(name, item)
+        data = self._object(item.payload, item)
+        if data is None:
+            return []
+        return handler(data, item)
+
+    def _end(self) -> list[Delta]:
+        if self._stopped:
+            return []  # messageStop came; the metadata after it is optional
+        return super()._end()
+
+    # -- events ------------------------------------------------------------------
+
+    def _message_start(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        if self._stopped:
+            return self._malformed("messageStart after messageStop", item)
+        opt_str(data, "role", "")
+        return []
+
+    def _block_start(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        if self._stopped:
+            return self._malformed("contentBlockStart after messageStop", item)
+        index = _index(data)
+        start = opt_object(data, "start", "")
+        if start is None:
+            raise ShapeError("start", "an object", None)
+        self._answered = True
+        use = opt_object(start, "toolUse", "start")
+        if use is not None:
+            call_id = opt_str(use, "toolUseId", "start.toolUse")
+            name = opt_str(use, "name", "start.toolUse")
+            if opt_str(use, "type", "start.toolUse") == "server_tool_use":
+                self._blocks[index] = _Block("server_tool", id=call_id, name=name, start=use)
+                return []
+            n = self._calls
+            self._calls += 1
+            self._blocks[index] = _Block("tool", n, call_id, name)
+            return [ToolCallDelta(n, "", call_id, name)]
+        result = opt_object(start, "toolResult", "start")
+        if result is not None:
+            call_id = opt_str(result, "toolUseId", "start.toolResult")
+            name = opt_str(result, "type", "start.toolResult") or "toolResult"
+            opt_str(result, "status", "start.toolResult")
+            self._blocks[index] = _Block("tool_result", id=call_id, name=name, start=result)
+            return []
+        if not start:
+            return []  # a text block that says so (it tells nothing more)
+        # An image block, or a kind this module does not know: kept whole.
+        return [Metadata({"events": [{"event": "contentBlockStart", "data": _unpadded(data)}]})]
+
+    def _block_delta(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        if self._stopped:
+            return self._malformed("contentBlockDelta after messageStop", item)
+        index = _index(data)
+        delta = data.get("delta")
+        if type(delta) is not dict:
+            raise ShapeError("delta", "an object", delta)
+        self._answered = True
+        text = delta.get("text")
+        if text is not None:
+            if type(text) is not str:
+                raise ShapeError("delta.text", "a string", text)
+            return [_text(text, 0)]
+        use = delta.get("toolUse")
+        if use is not None:
+            return self._tool_input(index, use, item)
+        reasoning = delta.get("reasoningContent")
+        if reasoning is not None:
+            return self._reasoning(index, reasoning, item)
+        citation = opt_object(delta, "citation", "delta")
+        if citation is not None:
+            return [_citation(citation)]
+        result = opt_list(delta, "toolResult", "delta")
+        if result is not None:
+            block = self._blocks.get(index)
+            if block is None or block.kind != "tool_result":
+                return self._malformed(
+                    f"a toolResult delta for content block {index}, which no toolResult "
+                    "contentBlockStart opened",
+                    item,
+                )
+            block.content += result
+            return []
+        return [Metadata({"events": [{"event": "contentBlockDelta", "data": _unpadded(data)}]})]
+
+    def _tool_input(self, index: int, use: JSON, item: EventStreamMessage) -> list[Delta]:
+        if type(use) is not dict:
+            raise ShapeError("delta.toolUse", "an object", use)
+        fragment = use.get("input")
+        if type(fragment) is not str:
+            raise ShapeError("delta.toolUse.input", "a string", fragment)
+        block = self._blocks.get(index)
+        if block is None or block.kind not in ("tool", "server_tool"):
+            return self._malformed(
+                f"a toolUse delta for content block {index}, which no toolUse "
+                "contentBlockStart opened",
+                item,
+            )
+        if fragment:
+            block.parts.append(fragment)
+            if block.kind == "tool":
+                return [ToolCallDelta(block.index, fragment)]
+        return []
+
+    def _reasoning(self, index: int, reasoning: JSON, item: EventStreamMessage) -> list[Delta]:
+        if type(reasoning) is not dict:
+            raise ShapeError("delta.reasoningContent", "an object", reasoning)
+        block = self._blocks.get(index)
+        if block is None:
+            block = self._blocks[index] = _Block("reasoning")
+        elif block.kind != "reasoning":
+            return self._malformed(
+                f"a reasoningContent delta in content block {index}, a {block.kind} block", item
+            )
+        out: list[Delta] = []
+        text = opt_str(reasoning, "text", "delta.reasoningContent")
+        if text is not None:
+            block.parts.append(text)
+            out.append(_reasoning(text, 0))
+        signature = opt_str(reasoning, "signature", "delta.reasoningContent")
+        if signature is not None:
+            block.signature.append(signature)
+        redacted = opt_str(reasoning, "redactedContent", "delta.reasoningContent")
+        if redacted is not None:
+            block.redacted.append(redacted)
+        if reasoning.keys() - _REASONING_KNOWN:
+            # A member this module does not know (the union may grow): kept.
+            event = {"contentBlockIndex": index, "delta": {"reasoningContent": reasoning}}
+            out.append(Metadata({"events": [{"event": "contentBlockDelta", "data": event}]}))
+        return out
+
+    def _block_stop(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        if self._stopped:
+            return self._malformed("contentBlockStop after messageStop", item)
+        index = _index(data)
+        block = self._blocks.pop(index, None)
+        return [] if block is None else _flush(block)
+
+    def _message_stop(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        if self._stopped:
+            return self._malformed("a second messageStop", item)
+        raw = data.get("stopReason")
+        if type(raw) is not str:
+            raise ShapeError("stopReason", "a string", raw)
+        self._answered = self._stopped = True
+        out: list[Delta] = []
+        # Blocks the stream never stopped are complete all the same.
+        for index in sorted(self._blocks):
+            out += _flush(self._blocks.pop(index))
+        reason = FINISH_REASONS.get(raw, raw)
+        if reason == STOP and self._calls:
+            reason = TOOL_CALLS
+        out.append(Finish(reason, 0, raw))
+        extra = data.get("additionalModelResponseFields")
+        if extra is not None:
+            out.append(Metadata({"additionalModelResponseFields": extra}))
+        return out
+
+    def _metadata(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        out: list[Delta] = []
+        counts = opt_object(data, "usage", "")
+        if counts is not None:
+            read = opt_int(counts, "cacheReadInputTokens", "usage")
+            write = opt_int(counts, "cacheWriteInputTokens", "usage")
+            prompt = (opt_int(counts, "inputTokens", "usage") or 0) + (read or 0) + (write or 0)
+            out.append(
+                usage(
+                    prompt,
+                    opt_int(counts, "outputTokens", "usage"),
+                    total=opt_int(counts, "totalTokens", "usage"),
+                    cached=read,
+                    raw=counts,
+                )
+            )
+        rest = {key: value for key, value in data.items() if key not in ("usage", "p")}
+        if rest:
+            out.append(Metadata(rest))
+        if self._stopped:
+            self._done = True
+        return out
+
+    def _not_an_event(self, kind: Any, item: EventStreamMessage) -> list[Delta]:
+        headers = item.headers
+        try:
+            payload = load_json(item.payload) if item.payload else None
+        except ValueError:
+            payload = None
+        body = payload if isinstance(payload, dict) else {}
+        if kind == "exception":
+            name = headers.get(":exception-type")
+            name = name if type(name) is str and name else None
+            message = body.get("message")
+            code = body.get("originalStatusCode")
+            raise ProviderError(
+                message if type(message) is str and message else _quote(item.payload),
+                type=name,
+                code=code if type(code) is int else None,
+                payload=payload,
+                event=name or "exception",
+            )
+        if kind == "error":
+            code = headers.get(":error-code")
+            message = headers.get(":error-message")
+            raise ProviderError(
+                message if type(message) is str and message else _quote(item.payload),
+                type=code if type(code) is str and code else None,
+                payload=payload,
+                event="error",
+            )
+        return self._malformed(f"an unknown :message-type header {kind!r}", item)
+
+    def _unknown(self, name: Any, item: EventStreamMessage) -> list[Delta]:
+        if type(name) is not str:
+            raise ShapeError(":event-type header", "a string", name)
+        if name == "chunk":
+            return self._malformed(
+                "a 'chunk' event is InvokeModelWithResponseStream's, not ConverseStream's", item
+            )
+        if not (name[:1].islower() and name.isascii() and name.isalnum()):
+            # ConverseStream names its events in lowerCamelCase.
+            return self._malformed(f"an event of another API ({name!r})", item)
+        data = self._object(item.payload, item) if item.payload else {}
+        if data is None:
+            return []
+        return [Metadata({"events": [{"event": name, "data": _unpadded(data)}]})]
+
+
+def _index(data: JSONObject) -> int:
+    index = data.get("contentBlockIndex")
+    if type(index) is not int:
+        raise ShapeError("contentBlockIndex", "an integer", index)
+    return index
+
+
+def _flush(block: _Block) -> list[Delta]:
+    """The deltas a block gives at its end."""
+    text = "".join(block.parts)
+    if block.kind == "tool":
+        return [] if text else [ToolCallDelta(block.index, "{}")]
+    if block.kind == "server_tool":
+        try:
+            value: JSON = load_json(text) if text.strip() else None
+        except ValueError:
+            value = text
+        raw = {**block.start, "input": value}
+        return [ServerToolCall(block.id, block.name or "", value, 0, {"toolUse": raw})]
+    if block.kind == "tool_result":
+        raw = {**block.start, "content": block.content}
+        return [ServerToolResult(block.id, block.name or "", block.content, 0, {"toolResult": raw})]
+    out: list[Delta] = []
+    if block.redacted:
+        data = "".join(block.redacted)
+        out.append(ReasoningState("redacted_thinking", data, raw={"redactedContent": data}))
+    if block.signature:
+        signature = "".join(block.signature)
+        raw = {"reasoningText": {"text": text, "signature": signature}}
+        out.append(ReasoningState("thinking", signature, text, raw=raw))
+    return out
+
+
+def _citation(citation: JSONObject) -> Citation:
+    title = opt_str(citation, "title", "delta.citation")
+    location = opt_object(citation, "location", "delta.citation") or {}
+    kind = next((k for k in location if k in _LOCATIONS), None) or next(iter(location), "citation")
+    where = location.get(kind)
+    url = where.get("url") if isinstance(where, dict) else None
+    sources = opt_list(citation, "sourceContent", "delta.citation") or []
+    texts = [s["text"] for s in sources if isinstance(s, dict) and isinstance(s.get("text"), str)]
+    return Citation(
+        kind,
+        url if isinstance(url, str) else None,
+        title,
+        "".join(texts) if texts else None,
+        raw=citation,
+    )
+
+
+def _unpadded(data: JSONObject) -> JSONObject:
+    return {key: value for key, value in data.items() if key != "p"} if "p" in data else data
+
+
+def _quote(payload: bytes) -> str:
+    return excerpt(payload) if payload.strip() else "(no message)"

@@ -1,0 +1,235 @@
+"""The `"cohere"` dialect: the renderer (deltas -> wire events).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from ....errors import ProviderError
+from ....models import (
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    ReasoningDelta,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ...tools import ToolCallMatcher
+from .._base import (
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    Wire,
+    WireKind,
+)
+from .decode import _FINISH, _WORD
+
+__all__ = ["CohereRenderer"]
+
+# --------------------------------------------------------------------------- renderer
+
+_WORDS = {STOP: "COMPLETE", LENGTH: "MAX_TOKENS", TOOL_CALLS: "TOOL_CALL"}
+
+
+def _frame(kind: str, body: JSONObject) -> SSEFrame:
+    data = {"type": kind, **body}
+    return SSEFrame(json.dumps(data, separators=(",", ":"), ensure_ascii=False), kind)
+
+
+class CohereRenderer:
+    """Deltas back into a Cohere v2 chat stream (`SSEFrame`s with `event:` names).
+
+    `message-start` opens the stream; text and reasoning go in `text` and
+    `thinking` content blocks (`content-start` / `-delta` / `-end`, a new
+    block each time the kind changes); a tool call is `tool-call-start` (id,
+    name, first fragment) then a `tool-call-delta` per fragment and
+    `tool-call-end` when the next block begins; a citation is
+    `citation-start` + `citation-end` with one source; `close()` sends
+    `message-end` with the finish reason and usage, `error()` a
+    `message-end` with `finish_reason: "ERROR"` and the message.
+
+    Not expressible, so left out: choices other than 0 (Cohere has one),
+    refusals, reasoning state, server-side tools, `Metadata`, reasoning
+    tokens, a total other than prompt + completion. Billed units are
+    written equal to the token counts (rxstream does not know the billed
+    split). Reasoning comes back as reasoning, but as thinking rather than a
+    tool plan; citation kinds other than `"document"`/`"tool"` come back as
+    `"document"`; a finish of `"content_filter"` (Cohere has no such reason)
+    comes back as the same word; a stream that never finished ends with
+    `COMPLETE` (`TOOL_CALL` if it asked for tool calls).
+
+    Args:
+        model: accepted for the common renderer options (Cohere's stream
+            does not name the model).
+        id: the message id in `message-start`.
+
+    >>> r = CohereRenderer()
+    >>> [f.event for f in r.feed(TextDelta("Hi")) + r.close()]
+    ['message-start', 'content-start', 'content-delta', 'content-end', 'message-end']
+    """
+
+    wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
+
+    def __init__(
+        self, *, model: str = "command-a-03-2025", id: str = "rxstream-cohere-0001"
+    ) -> None:
+        self._model = model
+        self._id = id
+        self._started = False
+        self._closed = False
+        self._block: str | None = None  # "text", "thinking" or "tool" while one is open
+        self._content_index = -1
+        self._matcher = ToolCallMatcher()  # which call a fragment belongs to
+        self._calls: dict[int, int] = {}  # the call's index -> Cohere's index
+        self._call = -1  # the open call's Cohere index
+        self._citations = 0
+        self._finish: Finish | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, delta: Delta) -> list[Wire]:
+        """The events `delta` becomes."""
+        if self._closed:
+            raise RuntimeError("this CohereRenderer is closed; it renders no more")
+        if delta.choice != 0:
+            return []
+        match delta:
+            case TextDelta(text=text) if text:
+                return self._content("text", text)
+            case ReasoningDelta(text=text) if text:
+                return self._content("thinking", text)
+            case ToolCallDelta():
+                return self._tool(delta)
+            case Citation():
+                return self._citation(delta)
+            case Finish():
+                self._finish = delta
+            case Usage():
+                self._usage = delta
+        return []
+
+    def close(self) -> list[Wire]:
+        """The events that end the stream: the open block's end and `message-end`."""
+        if self._closed:
+            raise RuntimeError("this CohereRenderer is closed; it renders no more")
+        self._closed = True
+        out = self._start() + self._end_block()
+        finish = self._finish
+        if finish is None:
+            word = "TOOL_CALL" if self._calls else "COMPLETE"
+        elif (
+            finish.raw is not None
+            and _WORD.fullmatch(finish.raw)
+            and _FINISH.get(finish.raw, finish.raw) == finish.reason
+        ):
+            word = finish.raw  # Cohere's own word, or one that reads the same
+        else:
+            word = _WORDS.get(finish.reason, finish.reason)
+        body: JSONObject = {"finish_reason": word}
+        if self._usage is not None:
+            u = self._usage
+            tokens = {"input_tokens": u.prompt_tokens, "output_tokens": u.completion_tokens}
+            counts: JSONObject = {"billed_units": dict(tokens), "tokens": tokens}
+            if u.cached_tokens is not None:
+                counts["cached_tokens"] = u.cached_tokens
+            body["usage"] = counts
+        out.append(_frame("message-end", {"delta": body}))
+        return out
+
+    def error(self, error: ProviderError) -> list[Wire]:
+        """`message-end` with `finish_reason: "ERROR"` and the error's message."""
+        if self._closed:
+            raise RuntimeError("this CohereRenderer is closed; it renders no more")
+        self._closed = True
+        out = self._start() + self._end_block()
+        body = {"finish_reason": "ERROR", "error": error.message}
+        out.append(_frame("message-end", {"delta": body}))
+        return out
+
+    def _start(self) -> list[Wire]:
+        if self._started:
+            return []
+        self._started = True
+        message = {
+            "role": "assistant",
+            "content": [],
+            "tool_plan": "",
+            "tool_calls": [],
+            "citations": [],
+        }
+        return [_frame("message-start", {"id": self._id, "delta": {"message": message}})]
+
+    def _end_block(self) -> list[Wire]:
+        block, self._block = self._block, None
+        if block is None:
+            return []
+        if block == "tool":
+            return [_frame("tool-call-end", {"index": self._call})]
+        return [_frame("content-end", {"index": self._content_index})]
+
+    def _content(self, kind: str, text: str) -> list[Wire]:
+        out = self._start()
+        if self._block != kind:
+            out += self._end_block()
+            self._content_index += 1
+            self._block = kind
+            start = {"type": kind, kind: ""}
+            out.append(
+                _frame(
+                    "content-start",
+                    {"index": self._content_index, "delta": {"message": {"content": start}}},
+                )
+            )
+        piece = {"message": {"content": {kind: text}}}
+        out.append(_frame("content-delta", {"index": self._content_index, "delta": piece}))
+        return out
+
+    def _tool(self, delta: ToolCallDelta) -> list[Wire]:
+        out = self._start()
+        key = self._matcher.match(delta)[0].index
+        wire = self._calls.get(key)
+        if wire is None:
+            out += self._end_block()
+            wire = self._call = len(self._calls)
+            self._calls[key] = wire
+            self._block = "tool"
+            call: JSONObject = {} if delta.id is None else {"id": delta.id}
+            call["type"] = "function"
+            call["function"] = {"name": delta.name or "", "arguments": delta.arguments}
+            body = {"index": wire, "delta": {"message": {"tool_calls": call}}}
+            out.append(_frame("tool-call-start", body))
+            return out
+        if delta.arguments:
+            piece = {"message": {"tool_calls": {"function": {"arguments": delta.arguments}}}}
+            out.append(_frame("tool-call-delta", {"index": wire, "delta": piece}))
+        return out
+
+    def _citation(self, citation: Citation) -> list[Wire]:
+        out = self._start()
+        cited: JSONObject = {}
+        for key, value in (
+            ("start", citation.start),
+            ("end", citation.end),
+            ("text", citation.text),
+        ):
+            if value is not None:
+                cited[key] = value
+        if citation.kind != "citation" or citation.url is not None or citation.title is not None:
+            kind = citation.kind if citation.kind in ("document", "tool") else "document"
+            pairs = (("url", citation.url), ("title", citation.title))
+            inner = {k: v for k, v in pairs if v is not None}
+            field = "tool_output" if kind == "tool" else "document"
+            cited["sources"] = [{"type": kind, field: inner}]
+        index = self._citations
+        self._citations += 1
+        out.append(
+            _frame("citation-start", {"index": index, "delta": {"message": {"citations": cited}}})
+        )
+        out.append(_frame("citation-end", {"index": index}))
+        return out

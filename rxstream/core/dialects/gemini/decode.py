@@ -1,0 +1,668 @@
+"""The `"gemini"` dialect: the decoder (wire events -> deltas).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ....models import (
+    JSON,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ..._build import constructor
+from ...provider_errors import provider_error
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    DialectDecoder,
+    OnMalformed,
+    ShapeError,
+    json_kind,
+    load_json,
+    opt_int,
+    opt_list,
+    opt_object,
+    opt_str,
+    usage,
+)
+from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
+from .._shared import dumps
+from .citations import _citations
+
+__all__ = ["GeminiDecoder"]
+
+_FILTERED = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+    }
+)
+#: The keys a Gemini chunk may have; a frame with none of them is not Gemini's.
+_CHUNK_KEYS = frozenset(
+    {"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId", "createTime"}
+)
+#: The keys of a chunk that `_chunk_fields` has nothing to say about (read by `_decode`).
+_PLAIN_CHUNK_KEYS = _CHUNK_KEYS - {"promptFeedback"}
+_CANDIDATE_KEYS = frozenset(
+    {
+        "content",
+        "finishReason",
+        "index",
+        "groundingMetadata",
+        "citationMetadata",
+        "safetyRatings",
+        "finishMessage",
+        "logprobsResult",
+    }
+)
+#: Part keys this decoder turns into items (modifiers included); others keep the part as Metadata.
+_PART_KEYS = frozenset(
+    {
+        "text",
+        "thought",
+        "thoughtSignature",
+        "functionCall",
+        "executableCode",
+        "codeExecutionResult",
+        "toolCall",
+        "toolResponse",
+    }
+)
+
+
+#: A frame, or the data of a `"message"` frame handed over by the parser (see `take_strings`).
+_Frame = SSEFrame | str
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+
+
+# --------------------------------------------------------------------------- decoder
+
+
+class _Candidate:
+    """What the decoder keeps of one candidate."""
+
+    __slots__ = (
+        "calls",
+        "citations",
+        "code_id",
+        "code_open",
+        "finished",
+        "grounding",
+        "open_call",
+        "open_index",
+        "pending",
+        "safety",
+        "texts",
+    )
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []  # the answer text, for converting byte offsets
+        self.calls = 0  # client function calls begun
+        self.open_call: ArgumentsWriter | None = None  # a Vertex call whose arguments stream
+        self.open_index = 0
+        self.code_id: str | None = None  # the id of the last executableCode
+        self.code_open = False  # an executableCode whose codeExecutionResult has not come yet
+        self.finished = False
+        # A finishReason sent while a code run was open: (the candidate, its path).
+        self.pending: tuple[JSONObject, str] | None = None
+        self.grounding: JSONObject | None = None  # the last non-empty groundingMetadata
+        self.citations: list[JSONObject] = []  # citationMetadata sources, deduplicated
+        self.safety: JSON = None  # the last safetyRatings
+
+
+class GeminiDecoder(DialectDecoder):
+    """Decode a Gemini / Vertex `streamGenerateContent?alt=sse` stream (see the module docstring).
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` frames that are not
+            valid Gemini chunks.
+
+    >>> d = GeminiDecoder()
+    >>> d.feed(SSEFrame('{"candidates": [{"content": {"parts": [{"text": "Hi"}]}}]}'))
+    [TextDelta(text='Hi', choice=0)]
+    >>> out = d.feed(SSEFrame('{"candidates": [{"content": {"parts": [{"text": "!"}]},'
+    ...                       ' "finishReason": "STOP"}]}'))
+    >>> out[0], (out[1].reason, out[1].raw), d.done
+    (TextDelta(text='!', choice=0), ('stop', 'STOP'), True)
+    """
+
+    dialect: ClassVar[str] = "gemini"
+    end_marker: ClassVar[str] = "a finishReason"
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        super().__init__(on_malformed=on_malformed)
+        self._candidates: dict[int, _Candidate] = {}
+        self._unfinished = 0  # candidates seen without their finishReason yet
+        self._usage: JSONObject | None = None
+        self._id: JSON = None
+        self._model: JSON = None
+        self._created: JSON = None
+        self._last_path = ""
+        self._last_segments: list[str | int] = []
+        self._strings = False  # take a str as a "message" frame's data (see take_strings)
+
+    def take_strings(self) -> bool:
+        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+
+        For `SSEParser.fuse`: the decoder reads nothing of a Gemini frame but
+        its data, so the parser may hand that over without building an
+        `SSEFrame` for it.
+
+        Returns:
+            Whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open":
+            return False
+        self._strings = True
+        return True
+
+    def _decode(self, frame: _Frame) -> list[Delta]:
+        if type(frame) is SSEFrame:
+            data, event = frame.data, frame.event
+        elif self._strings and type(frame) is str:
+            data, event = frame, "message"  # from the parser fused with this decoder
+        else:
+            raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
+        try:
+            chunk = self._loads(data)
+        except (ValueError, RecursionError):
+            chunk = None
+        if type(chunk) is not dict:
+            chunk = self._not_object(data, event, frame)
+            if chunk is None:
+                return []
+        if "error" in chunk:
+            raise provider_error(chunk, data=data, event=event)
+        out: list[Delta] = []
+        candidates = chunk.get("candidates")
+        if candidates is not None:
+            if type(candidates) is not list:
+                raise ShapeError("candidates", "an array", candidates)
+            for n, candidate in enumerate(candidates):
+                if type(candidate) is not dict:
+                    raise ShapeError(f"candidates[{n}]", "an object", candidate)
+                self._candidate(candidate, n, out, frame)
+        elif not _CHUNK_KEYS.intersection(chunk):
+            return self._foreign(chunk, frame)
+        counts = chunk.get("usageMetadata")
+        if counts is not None:
+            if type(counts) is not dict:
+                raise ShapeError("usageMetadata", "an object", counts)
+            if (
+                "totalTokenCount" in counts
+                or "promptTokenCount" in counts
+                or "candidatesTokenCount" in counts
+            ):
+                self._usage = counts
+        if (
+            chunk.get("responseId") != self._id
+            or chunk.get("modelVersion") != self._model
+            or chunk.get("createTime") != self._created
+        ):
+            self._ids(chunk, out)
+        if not _PLAIN_CHUNK_KEYS.issuperset(chunk):
+            self._chunk_fields(chunk, bool(candidates), out)
+        if self._done or (self._unfinished == 0 and self._candidates):
+            self._done = True
+            if self._usage is not None:
+                out.append(_usage(self._usage))
+        return out
+
+    def _not_object(self, data: str, event: str, frame: _Frame) -> JSONObject | None:
+        """The chunk in `data` when the first decode gave none; None when there is none to read.
+
+        Blank data is no chunk; what is not a JSON object is malformed (or a
+        provider error in a list); the standard library has the last word.
+        """
+        if not data or data.isspace():
+            return None
+        try:
+            chunk = load_json(data)
+        except ValueError as exc:
+            self._malformed(f"invalid JSON: {exc}", frame)
+            return None
+        if type(chunk) is dict:
+            return chunk
+        if type(chunk) is list and chunk and type(chunk[0]) is dict and "error" in chunk[0]:
+            raise provider_error(chunk, data=data, event=event)
+        self._malformed(f"a JSON {json_kind(chunk)}, not an object", frame)
+        return None
+
+    def _chunk_fields(self, chunk: JSONObject, has_candidates: bool, out: list[Delta]) -> None:
+        for key in chunk:
+            if key == "promptFeedback":
+                self._prompt_feedback(chunk[key], has_candidates, out)
+            elif key not in _CHUNK_KEYS:
+                out.append(Metadata({key: chunk[key]}))  # a field rxstream does not know
+
+    def _foreign(self, chunk: JSONObject, frame: _Frame) -> list[Delta]:
+        for key in ("type", "object", "choices", "event", "message", "done"):
+            if key in chunk:
+                hint = chunk[key] if key in ("type", "object") else None
+                what = f"{key!r}: {hint!r}" if isinstance(hint, str) else f"a {key!r} field"
+                return self._malformed(
+                    f"an event of another dialect ({what}), not a Gemini chunk", frame
+                )
+        return self._malformed(
+            "no candidates, usageMetadata or promptFeedback: not a Gemini chunk", frame
+        )
+
+    def _ids(self, chunk: JSONObject, out: list[Delta]) -> None:
+        rid, model = chunk.get("responseId"), chunk.get("modelVersion")
+        opt_str(chunk, "responseId", "")
+        opt_str(chunk, "modelVersion", "")
+        data: JSONObject = {}
+        if rid is not None and rid != self._id:
+            data["id"] = self._id = rid
+        if model is not None and model != self._model:
+            data["model"] = self._model = model
+        created = opt_str(chunk, "createTime", "")
+        if created is not None and created != self._created:
+            data["createTime"] = self._created = created
+        if data:
+            out.append(Metadata(data))
+
+    def _prompt_feedback(self, feedback: JSON, has_candidates: bool, out: list[Delta]) -> None:
+        if type(feedback) is not dict:
+            raise ShapeError("promptFeedback", "an object", feedback)
+        block = opt_str(feedback, "blockReason", "promptFeedback")
+        out.append(Metadata({"promptFeedback": feedback}))
+        self._answered = True
+        if block and not has_candidates and not self._candidates:
+            out.append(Finish(CONTENT_FILTER, 0, block))
+            self._done = True
+
+    def _candidate(self, candidate: JSONObject, n: int, out: list[Delta], frame: _Frame) -> None:
+        choice = candidate.get("index", 0)
+        if type(choice) is not int:
+            if choice is not None:
+                raise ShapeError(f"candidates[{n}].index", "an integer", choice)
+            choice = 0
+        state = self._candidates.get(choice)
+        if state is None:
+            state = self._candidates[choice] = _Candidate()
+            self._unfinished += 1
+        self._answered = True
+        content = candidate.get("content")
+        if content is not None:
+            if type(content) is not dict:
+                raise ShapeError(f"candidates[{n}].content", "an object", content)
+            parts = content.get("parts")
+            if parts:
+                if type(parts) is not list:
+                    raise ShapeError(f"candidates[{n}].content.parts", "an array", parts)
+                if state.finished:
+                    self._malformed(
+                        f"candidate {choice} sent content after its finishReason", frame
+                    )
+                    return
+                state.pending = None  # the answer goes on: that finishReason was not its end
+                for j, part in enumerate(parts):
+                    if type(part) is not dict:
+                        raise ShapeError(f"candidates[{n}].content.parts[{j}]", "an object", part)
+                    text = part.get("text")
+                    size = len(part)
+                    # The hot cases inline: a plain text part, a thought part.
+                    if type(text) is str and size <= 2:
+                        if size == 1:
+                            if text:
+                                state.texts.append(text)
+                                out.append(_text(text, choice))
+                            continue
+                        if part.get("thought") is True:
+                            if text:
+                                out.append(_reasoning(text, choice))
+                            continue
+                    where = f"candidates[{n}].content.parts[{j}]"
+                    self._part(part, state, choice, where, out, frame)
+        if len(candidate) > (content is not None) + ("index" in candidate):
+            self._candidate_fields(candidate, state, choice, f"candidates[{n}]", out, frame)
+
+    def _part(
+        self,
+        part: JSONObject,
+        state: _Candidate,
+        choice: int,
+        where: str,
+        out: list[Delta],
+        frame: _Frame,
+    ) -> None:
+        thought = part.get("thought")
+        if thought is not None and type(thought) is not bool:
+            raise ShapeError(f"{where}.thought", "a boolean", thought)
+        signature = opt_str(part, "thoughtSignature", where)
+        text = opt_str(part, "text", where)
+        if text:
+            if thought:
+                out.append(_reasoning(text, choice))
+            else:
+                state.texts.append(text)
+                out.append(_text(text, choice))
+        call_index: int | None = None
+        call = opt_object(part, "functionCall", where)
+        if call is not None:
+            call_index = self._function_call(
+                call, state, choice, f"{where}.functionCall", out, frame
+            )
+        _server_parts(part, state, choice, where, out)
+        if signature is not None:
+            out.append(
+                ReasoningState("thought_signature", signature, "", None, call_index, choice, part)
+            )
+        if not _PART_KEYS.issuperset(part):
+            out.append(Metadata({"parts": [part]}, choice))
+
+    def _function_call(
+        self,
+        call: JSONObject,
+        state: _Candidate,
+        choice: int,
+        where: str,
+        out: list[Delta],
+        frame: _Frame,
+    ) -> int | None:
+        """Decode one `functionCall`; return the index of the call it belongs to (None if none)."""
+        name = opt_str(call, "name", where)
+        call_id = opt_str(call, "id", where)
+        args = opt_object(call, "args", where)
+        partial = opt_list(call, "partialArgs", where)
+        more = call.get("willContinue")
+        if more is not None and type(more) is not bool:
+            raise ShapeError(f"{where}.willContinue", "a boolean", more)
+        pieces = self._partial_args(partial, where) if partial else []
+        if args is not None and partial:
+            self._malformed(f"{where} has both args and partialArgs", frame)
+            return None
+        if name is not None:
+            self._close_call(state, choice, out)
+            index = state.calls
+            state.calls += 1
+            if args is not None:
+                out.append(ToolCallDelta(index, dumps(args), call_id, name, choice))
+            elif pieces or more:
+                writer = ArgumentsWriter()
+                text = self._write(writer, pieces, where, frame)
+                if more or any(p[3] for p in pieces):
+                    state.open_call, state.open_index = writer, index
+                else:
+                    text += writer.close()
+                out.append(ToolCallDelta(index, text, call_id, name, choice))
+            else:
+                out.append(ToolCallDelta(index, "{}", call_id, name, choice))
+            return index
+        open_call = state.open_call
+        if open_call is None:
+            if not call:
+                return None  # a stray terminator: the call it would end has ended
+            self._malformed(f"{where} has no name and continues no streamed call", frame)
+            return None
+        index = state.open_index
+        if args is not None:
+            self._malformed(f"{where} brings args to a call whose arguments stream", frame)
+            return index
+        text = self._write(open_call, pieces, where, frame)
+        if not more and not any(p[3] for p in pieces):
+            text += open_call.close()
+            state.open_call = None
+        if text or call_id is not None:
+            out.append(ToolCallDelta(index, text, call_id, None, choice))
+        return index
+
+    def _partial_args(
+        self, partial: list[Any], where: str
+    ) -> list[tuple[list[str | int] | str, JSON, bool, bool]]:
+        """Each partial argument, shape checked: (segments or bad path, value, is_string, more)."""
+        pieces: list[tuple[list[str | int] | str, JSON, bool, bool]] = []
+        for k, arg in enumerate(partial):
+            at = f"{where}.partialArgs[{k}]"
+            if type(arg) is not dict:
+                raise ShapeError(at, "an object", arg)
+            path = arg.get("jsonPath")
+            if type(path) is not str:
+                raise ShapeError(f"{at}.jsonPath", "a string", path)
+            more = arg.get("willContinue")
+            if more is not None and type(more) is not bool:
+                raise ShapeError(f"{at}.willContinue", "a boolean", more)
+            value: JSON
+            if (string := arg.get("stringValue")) is not None:
+                if type(string) is not str:
+                    raise ShapeError(f"{at}.stringValue", "a string", string)
+                value, is_string = string, True
+            elif (number := arg.get("numberValue")) is not None:
+                if type(number) not in (int, float) or not math.isfinite(number):
+                    raise ShapeError(f"{at}.numberValue", "a finite number", number)
+                value, is_string = number, False
+            elif (flag := arg.get("boolValue")) is not None:
+                if type(flag) is not bool:
+                    raise ShapeError(f"{at}.boolValue", "a boolean", flag)
+                value, is_string = flag, False
+            elif "nullValue" in arg:
+                value, is_string = None, False
+            else:
+                continue  # no value: nothing to write
+            if path == self._last_path:
+                segments: list[str | int] | str = self._last_segments
+            else:
+                parsed = parse_path(path)
+                if parsed is None:
+                    segments = path  # reported when written, so that skipping drops it alone
+                else:
+                    segments = self._last_segments = parsed
+                    self._last_path = path
+            pieces.append((segments, value, is_string, bool(more)))
+        return pieces
+
+    def _write(
+        self,
+        writer: ArgumentsWriter,
+        pieces: list[tuple[list[str | int] | str, JSON, bool, bool]],
+        where: str,
+        frame: _Frame,
+    ) -> str:
+        text = []
+        for segments, value, is_string, _ in pieces:
+            if isinstance(segments, str):
+                self._malformed(f"{where}.partialArgs: {segments!r} is not a JSON path", frame)
+                continue
+            try:
+                text.append(writer.write(segments, value, is_string))
+            except PathError as exc:
+                self._malformed(f"{where}.partialArgs: {format_path(segments)}: {exc}", frame)
+        return "".join(text)
+
+    def _close_call(self, state: _Candidate, choice: int, out: list[Delta]) -> None:
+        writer = state.open_call
+        if writer is not None:
+            state.open_call = None
+            out.append(ToolCallDelta(state.open_index, writer.close(), None, None, choice))
+
+    def _candidate_fields(
+        self,
+        candidate: JSONObject,
+        state: _Candidate,
+        choice: int,
+        where: str,
+        out: list[Delta],
+        frame: _Frame,
+    ) -> None:
+        grounding = candidate.get("groundingMetadata")
+        if grounding is not None:
+            if type(grounding) is not dict:
+                raise ShapeError(f"{where}.groundingMetadata", "an object", grounding)
+            if grounding:
+                state.grounding = grounding
+        cited = candidate.get("citationMetadata")
+        if cited is not None:
+            self._citation_sources(cited, state, f"{where}.citationMetadata")
+        safety = candidate.get("safetyRatings")
+        if safety is not None:
+            state.safety = safety
+        logprobs = candidate.get("logprobsResult")
+        if logprobs is not None:
+            out.append(Metadata({"logprobsResult": [logprobs]}, choice))
+        for key in candidate:
+            if key not in _CANDIDATE_KEYS:
+                out.append(Metadata({key: candidate[key]}, choice))
+        reason = opt_str(candidate, "finishReason", where)
+        if reason is None:
+            return
+        if state.finished:
+            self._malformed(f"candidate {choice} sent a second finishReason", frame)
+            return
+        if state.code_open:
+            # Gemini says STOP on the chunk that starts a code run, then sends its
+            # result and the rest of the answer with another finishReason: this one
+            # ends the candidate only if nothing follows it (see `_end`).
+            state.pending = (candidate, where)
+            return
+        self._finish_candidate(candidate, state, choice, where, reason, out)
+
+    def _finish_candidate(
+        self,
+        candidate: JSONObject,
+        state: _Candidate,
+        choice: int,
+        where: str,
+        reason: str,
+        out: list[Delta],
+    ) -> None:
+        self._close_call(state, choice, out)
+        if state.grounding is not None or state.citations:
+            out += _citations(state, choice, where)
+        message = opt_str(candidate, "finishMessage", where)
+        if message is not None:
+            out.append(Metadata({"finishMessage": message}, choice))
+        if state.safety is not None:
+            out.append(Metadata({"safetyRatings": state.safety}, choice))
+        out.append(Finish(_finish(reason, state.calls > 0), choice, reason))
+        state.finished = True
+        self._unfinished -= 1
+
+    def _end(self) -> list[Delta]:
+        """At the end of input, a finishReason held back for a code run is the end after all."""
+        out: list[Delta] = []
+        if not self._done:
+            for choice, state in self._candidates.items():
+                if state.pending is not None:
+                    candidate, where = state.pending
+                    state.pending = None
+                    reason = opt_str(candidate, "finishReason", where) or ""
+                    self._finish_candidate(candidate, state, choice, where, reason, out)
+            if out and self._unfinished == 0:
+                self._done = True
+                if self._usage is not None:
+                    out.append(_usage(self._usage))
+        return out + super()._end()
+
+    def _citation_sources(self, cited: JSON, state: _Candidate, where: str) -> None:
+        if type(cited) is not dict:
+            raise ShapeError(where, "an object", cited)
+        key = "citationSources" if "citationSources" in cited else "citations"
+        sources = opt_list(cited, key, where) or []
+        for k, source in enumerate(sources):
+            if type(source) is not dict:
+                raise ShapeError(f"{where}.{key}[{k}]", "an object", source)
+            if source not in state.citations:
+                state.citations.append(source)
+
+
+def _server_parts(
+    part: JSONObject, state: _Candidate, choice: int, where: str, out: list[Delta]
+) -> None:
+    """The provider-side tool items of a part: code runs and their results, built-in tools."""
+    code = opt_object(part, "executableCode", where)
+    if code is not None:
+        call_id = opt_str(code, "id", f"{where}.executableCode")
+        state.code_id = call_id
+        state.code_open = True
+        out.append(ServerToolCall(call_id, "code_execution", _without_id(code), choice, part))
+    result = opt_object(part, "codeExecutionResult", where)
+    if result is not None:
+        call_id = opt_str(result, "id", f"{where}.codeExecutionResult")
+        state.code_open = False
+        out.append(
+            ServerToolResult(
+                call_id if call_id is not None else state.code_id,
+                "code_execution",
+                _without_id(result),
+                choice,
+                part,
+            )
+        )
+    tool = opt_object(part, "toolCall", where)
+    if tool is not None:
+        out.append(
+            ServerToolCall(
+                opt_str(tool, "id", f"{where}.toolCall"),
+                opt_str(tool, "toolType", f"{where}.toolCall") or "tool",
+                tool.get("args"),
+                choice,
+                part,
+            )
+        )
+    response = opt_object(part, "toolResponse", where)
+    if response is not None:
+        out.append(
+            ServerToolResult(
+                opt_str(response, "id", f"{where}.toolResponse"),
+                opt_str(response, "toolType", f"{where}.toolResponse") or "tool",
+                response.get("response"),
+                choice,
+                part,
+            )
+        )
+
+
+def _without_id(obj: JSONObject) -> JSONObject:
+    return {k: v for k, v in obj.items() if k != "id"} if "id" in obj else obj
+
+
+def _finish(reason: str, asked_for_calls: bool) -> str:
+    if reason == "STOP":
+        return TOOL_CALLS if asked_for_calls else STOP
+    if reason == "MAX_TOKENS":
+        return LENGTH
+    if reason in _FILTERED:
+        return CONTENT_FILTER
+    return reason
+
+
+def _usage(counts: JSONObject) -> Usage:
+    where = "usageMetadata"
+    prompt = opt_int(counts, "promptTokenCount", where)
+    tool_use = opt_int(counts, "toolUsePromptTokenCount", where)
+    candidates = opt_int(counts, "candidatesTokenCount", where)
+    thoughts = opt_int(counts, "thoughtsTokenCount", where)
+    return usage(
+        (prompt or 0) + (tool_use or 0),
+        (candidates or 0) + (thoughts or 0),
+        total=opt_int(counts, "totalTokenCount", where),
+        reasoning=thoughts,
+        cached=opt_int(counts, "cachedContentTokenCount", where),
+        raw=counts,
+    )

@@ -1,0 +1,420 @@
+"""The `"gemini"` dialect: the renderer (deltas -> wire events).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from ....errors import ProviderError
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ...tools import ToolCallAccumulator
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    Wire,
+    WireKind,
+)
+from .._json_paths import path_values
+from .._shared import dumps
+from .decode import _finish
+
+__all__ = ["GeminiRenderer"]
+
+# --------------------------------------------------------------------------- renderer
+
+#: The normalised finish reasons as Gemini words (a provider word passes as it is).
+_WORDS = {STOP: "STOP", TOOL_CALLS: "STOP", LENGTH: "MAX_TOKENS", CONTENT_FILTER: "SAFETY"}
+#: What Gemini's enum words look like (another dialect's raw word is not sent as one).
+# The real API writes ": " after keys and nothing after commas.
+_COLON = ": "
+
+_WORD = re.compile(r"[A-Z][A-Z_]*")
+
+
+class _Rendered:
+    """What the renderer keeps of one candidate."""
+
+    __slots__ = ("citations", "finish", "grounding", "sent", "signatures", "text")
+
+    def __init__(self) -> None:
+        self.sent = False  # anything of the answer went out for it
+        self.text: list[str] = []
+        self.signatures: dict[int, str] = {}
+        self.citations: list[Citation] = []
+        self.finish: Finish | None = None
+        self.grounding: JSON = None  # a groundingMetadata object from Metadata, sent as it is
+
+
+class GeminiRenderer:
+    """Deltas back into a Gemini `streamGenerateContent?alt=sse` stream (`SSEFrame`s).
+
+    Each text, thought or provider-side tool item becomes a chunk of its own
+    (`{"candidates": [{"content": {"parts": [...], "role": "model"}, "index":
+    n}], "modelVersion", "responseId"}`); a thought signature rides on the
+    `functionCall` part of its call, or on an empty text part. A choice's tool
+    calls are sent when it finishes (Gemini sends arguments as an object, so
+    they must be whole): one chunk with a `functionCall` part each, or, with
+    `partial_args=True`, Vertex streamed arguments (`name` + `willContinue`,
+    then one `partialArgs` chunk per value, strings in two pieces and an
+    empty closing piece, then an empty `functionCall`). `close()` sends the
+    last chunk: every candidate with its `finishReason`, grounding and
+    citation metadata, and `usageMetadata`. Bytes go on the wire with CRLF
+    line ends like the real API (`newline`).
+
+    Not expressible, so left out: refusals (Gemini has none), reasoning state
+    other than thought signatures, `Metadata` other than `{"parts": [...]}`
+    (sent as parts) and `groundingMetadata` (sent as it is, in place of the
+    grounding citations), the text of a `"citation"` citation, reasoning
+    tokens above completion tokens. Tool calls come back renumbered in index
+    order with their arguments as compact JSON; a finish of `"tool_calls"`
+    without calls comes back as `"stop"`; a choice that never finished ends
+    with `STOP`; with `partial_args=True` empty arrays and objects nested in
+    the arguments vanish (no path leads to them). Citations come back in the
+    order grounding spans, grounding sources without a span, `"citation"`
+    sources. Any other citation kind is sent as grounding.
+
+    Args:
+        model: the `modelVersion` written into every chunk.
+        id: the `responseId` written into every chunk.
+        partial_args: send tool-call arguments as Vertex streamed arguments.
+
+    Raises:
+        ValueError: (from `feed`/`close`) tool-call arguments that are not a
+            JSON object, which Gemini cannot send.
+
+    >>> r = GeminiRenderer()
+    >>> r.feed(TextDelta("Hi"))[0].data[:54]
+    '{"candidates": [{"content": {"parts": [{"text": "Hi"}]'
+    """
+
+    wire: ClassVar[WireKind] = "sse"
+    #: The line end of the real API (events end with a blank line, `\\r\\n\\r\\n`).
+    newline: ClassVar[str] = "\r\n"
+
+    def __init__(
+        self,
+        *,
+        model: str = "gemini-2.5-flash",
+        id: str = "rxstream-gemini-0001",
+        partial_args: bool = False,
+    ) -> None:
+        self._model = model
+        self._id = id
+        self._partial = partial_args
+        self._tools = ToolCallAccumulator()
+        self._choices: dict[int, _Rendered] = {}
+        self._usage: Usage | None = None
+        self._closed = False
+
+    def feed(self, delta: Delta) -> list[Wire]:
+        """The chunks `delta` becomes (often none: calls and finishes wait for their end)."""
+        self._check_open()
+        match delta:
+            case TextDelta(text=text, choice=choice):
+                if not text:
+                    return []
+                self._choice(choice).text.append(text)
+                return [self._chunk(choice, [{"text": text}])]
+            case ReasoningDelta(text=text, choice=choice):
+                self._choice(choice)
+                return [self._chunk(choice, [{"text": text, "thought": True}])] if text else []
+            case ToolCallDelta(choice=choice):
+                self._choice(choice)
+                self._tools.feed(delta)
+                return []
+            case Finish(choice=choice):
+                state = self._choice(choice)
+                state.finish = delta
+                return self._calls(choice, self._tools.feed(delta))
+            case Usage():
+                self._usage = delta
+                return []
+            case Citation(choice=choice):
+                self._choice(choice).citations.append(delta)
+                return []
+            case ServerToolCall(id=call_id, name=name, input=value, choice=choice):
+                self._choice(choice)
+                if name == "code_execution" and type(value) is dict:
+                    part: JSONObject = {"executableCode": _with_id(value, call_id)}
+                else:
+                    part = {"toolCall": {"id": call_id, "toolType": name, "args": value}}
+                return [self._chunk(choice, [part])]
+            case ServerToolResult(call_id=call_id, name=name, content=value, choice=choice):
+                self._choice(choice)
+                if name == "code_execution" and type(value) is dict:
+                    part = {"codeExecutionResult": _with_id(value, call_id)}
+                else:
+                    part = {"toolResponse": {"id": call_id, "toolType": name, "response": value}}
+                return [self._chunk(choice, [part])]
+            case ReasoningState(kind="thought_signature", data=data, index=index, choice=choice):
+                state = self._choice(choice)
+                if index is not None and state.finish is None:
+                    state.signatures[index] = data
+                    return []
+                return [self._chunk(choice, [{"text": "", "thoughtSignature": data}])]
+            case Metadata(data=data, choice=choice):
+                out: list[Wire] = []
+                parts = data.get("parts")
+                if type(parts) is list and parts and all(type(p) is dict for p in parts):
+                    out.append(self._chunk(choice, parts))
+                if type(data.get("groundingMetadata")) is dict:
+                    self._choice(choice).grounding = data["groundingMetadata"]
+                return out
+        return []
+
+    def close(self) -> list[Wire]:
+        """The last chunks: pending tool calls, then every candidate's finish and the usage."""
+        self._check_open()
+        self._closed = True
+        out: list[Wire] = []
+        done: dict[int, list[Any]] = {}
+        for call in self._tools.close():
+            done.setdefault(call.choice, []).append(call)
+        for choice, calls in sorted(done.items()):
+            out += self._calls(choice, calls)
+        if not self._choices:
+            self._choice(0)
+        blocked = self._blocked()
+        if blocked is not None:
+            chunk: JSONObject = {"promptFeedback": {"blockReason": blocked}}
+        else:
+            chunk = {"candidates": [self._last(n, s) for n, s in sorted(self._choices.items())]}
+        if self._usage is not None:
+            chunk["usageMetadata"] = _usage_metadata(self._usage)
+        chunk["modelVersion"] = self._model
+        chunk["responseId"] = self._id
+        out.append(SSEFrame(dumps(chunk, colon=_COLON)))
+        return out
+
+    def error(self, error: ProviderError) -> list[Wire]:
+        """The chunk of an in-stream error: `{"error": {"code", "message", "status"}}`."""
+        self._check_open()
+        self._closed = True
+        code, status = error.code, error.type
+        body = {
+            "code": code if type(code) is int else 500,
+            "message": error.message,
+            "status": status or (code if isinstance(code, str) else None) or "INTERNAL",
+        }
+        return [SSEFrame(dumps({"error": body}, colon=_COLON))]
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this GeminiRenderer is closed; it renders no more")
+
+    def _choice(self, n: int) -> _Rendered:
+        state = self._choices.get(n)
+        if state is None:
+            state = self._choices[n] = _Rendered()
+        return state
+
+    def _chunk(self, choice: int, parts: list[JSONObject]) -> SSEFrame:
+        self._choice(choice).sent = True
+        candidate = {"content": {"parts": parts, "role": "model"}, "index": choice}
+        return SSEFrame(
+            dumps(
+                {"candidates": [candidate], "modelVersion": self._model, "responseId": self._id},
+                colon=_COLON,
+            )
+        )
+
+    def _calls(self, choice: int, calls: list[Any]) -> list[Wire]:
+        if not calls:
+            return []
+        signatures = self._choice(choice).signatures
+        parts: list[JSONObject] = []
+        out: list[Wire] = []
+        for call in sorted(calls, key=lambda c: c.index):
+            args = _arguments(call.arguments, call.name)
+            head: JSONObject = {} if call.id is None else {"id": call.id}
+            head["name"] = call.name or ""
+            signature = signatures.get(call.index)
+            if not self._partial:
+                head["args"] = args
+                part: JSONObject = {"functionCall": head}
+                if signature is not None:
+                    part["thoughtSignature"] = signature
+                parts.append(part)
+                continue
+            head["willContinue"] = True
+            start: JSONObject = {"functionCall": head}
+            if signature is not None:
+                start["thoughtSignature"] = signature
+            out.append(self._chunk(choice, [start]))
+            for piece in _partial_pieces(args):
+                call_part = {"functionCall": {"partialArgs": [piece], "willContinue": True}}
+                out.append(self._chunk(choice, [call_part]))
+            out.append(self._chunk(choice, [{"functionCall": {}}]))
+        if parts:
+            out.append(self._chunk(choice, parts))
+        return out
+
+    def _blocked(self) -> str | None:
+        """The block reason, when the answer is a prompt blocked before any content."""
+        if len(self._choices) != 1 or 0 not in self._choices:
+            return None
+        state = self._choices[0]
+        finish = state.finish
+        if (
+            finish is None
+            or finish.reason != CONTENT_FILTER
+            or finish.raw is None
+            or _finish(finish.raw, False) == CONTENT_FILTER
+            or state.sent
+            or state.citations
+        ):
+            return None
+        return finish.raw
+
+    def _last(self, choice: int, state: _Rendered) -> JSONObject:
+        finish = state.finish
+        if finish is None:
+            word = "STOP"
+        elif (
+            finish.raw is not None
+            and _WORD.fullmatch(finish.raw)
+            and _finish(finish.raw, finish.reason == TOOL_CALLS) == finish.reason
+        ):
+            word = finish.raw  # Gemini's own word, or one that reads the same
+        else:
+            word = _WORDS.get(finish.reason, finish.reason)
+        candidate: JSONObject = {
+            "content": {"parts": [{"text": ""}], "role": "model"},
+            "finishReason": word,
+            "index": choice,
+        }
+        grounding, sources = _render_citations(state)
+        if grounding:
+            candidate["groundingMetadata"] = grounding
+        if sources:
+            candidate["citationMetadata"] = {"citationSources": sources}
+        return candidate
+
+
+def _with_id(value: JSONObject, call_id: str | None) -> JSONObject:
+    return value if call_id is None else {**value, "id": call_id}
+
+
+def _arguments(text: str, name: str | None) -> JSONObject:
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if type(value) is not dict:
+        raise ValueError(
+            f"Gemini sends tool-call arguments as a JSON object; the call {name!r} has "
+            f"{text[:80]!r}"
+        )
+    return value
+
+
+def _partial_pieces(args: JSONObject) -> list[JSONObject]:
+    """The `partialArgs` that set `args`, value by value; a string in two pieces and an
+    empty closing one, as Vertex sends them."""
+    out: list[JSONObject] = []
+    for path, value in path_values(args):
+        if type(value) is str:
+            half = len(value) // 2
+            if half:
+                out.append({"jsonPath": path, "stringValue": value[:half], "willContinue": True})
+            out.append({"jsonPath": path, "stringValue": value[half:], "willContinue": True})
+            out.append({"jsonPath": path, "stringValue": ""})
+        elif type(value) is bool:
+            out.append({"jsonPath": path, "boolValue": value})
+        elif value is None:
+            out.append({"jsonPath": path, "nullValue": "NULL_VALUE"})
+        else:
+            out.append({"jsonPath": path, "numberValue": value})
+    return out
+
+
+def _usage_metadata(u: Usage) -> JSONObject:
+    counts: JSONObject = {
+        "promptTokenCount": u.prompt_tokens,
+        "candidatesTokenCount": max(u.completion_tokens - (u.reasoning_tokens or 0), 0),
+        "totalTokenCount": u.total_tokens,
+    }
+    if u.reasoning_tokens is not None:
+        counts["thoughtsTokenCount"] = u.reasoning_tokens
+    if u.cached_tokens is not None:
+        counts["cachedContentTokenCount"] = u.cached_tokens
+    return counts
+
+
+def _byte_offset(text: str, offset: int | None) -> int | None:
+    if offset is None or text.isascii():
+        return offset
+    return len(text[:offset].encode("utf-8"))
+
+
+def _render_citations(state: _Rendered) -> tuple[JSONObject, list[JSONObject]]:
+    """The candidate's groundingMetadata and citation sources."""
+    text = "".join(state.text)
+    chunks: list[JSONObject] = []
+    supports: list[JSONObject] = []
+    sources: list[JSONObject] = []
+    for c in state.citations:
+        start, end = _byte_offset(text, c.start), _byte_offset(text, c.end)
+        if c.kind == "citation":
+            source: JSONObject = {}
+            for key, value in (("startIndex", start), ("endIndex", end)):
+                if value is not None:
+                    source[key] = value
+            for key, word in (("uri", c.url), ("title", c.title)):
+                if word is not None:
+                    source[key] = word
+            sources.append(source)
+            continue
+        if state.grounding is not None:
+            continue  # the groundingMetadata itself is sent
+        site = {k: v for k, v in (("uri", c.url), ("title", c.title)) if v is not None}
+        if start is None and end is None and site:
+            if c.text is not None:
+                chunks.append({"retrievedContext": {**site, "text": c.text}})
+            else:
+                chunks.append({"web": site})
+            continue
+        segment = {
+            k: v
+            for k, v in (("startIndex", start), ("endIndex", end), ("text", c.text))
+            if v is not None
+        }
+        indices: list[int] = []
+        if site:
+            indices.append(len(chunks))
+            chunks.append({"web": site})
+        supports.append({"segment": segment, "groundingChunkIndices": indices})
+    grounding: JSONObject = {}
+    if state.grounding is not None:
+        grounding = state.grounding
+    elif chunks or supports:
+        if chunks:
+            grounding["groundingChunks"] = chunks
+        if supports:
+            grounding["groundingSupports"] = supports
+    return grounding, sources

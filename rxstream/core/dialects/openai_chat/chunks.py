@@ -1,0 +1,445 @@
+"""Decode the frames of an OpenAI-compatible chat-completion stream into chunks.
+
+Input: `SSEFrame`s (what `SSEParser` gives) of a `/v1/chat/completions`
+stream with `stream: true`.
+Output: `ChatChunk(raw)`, one per frame that carries a chunk, with the whole
+decoded JSON kept (provider extras are never lost).
+
+Invariants:
+
+- `data: [DONE]` ends the stream: `done` turns True and no more input is taken.
+- A provider error inside the HTTP 200 stream (an `event: error` frame, or a
+  payload in one of the error shapes of `provider_errors`) raises
+  `ProviderError`.
+- Data that is not a JSON object, or a chat chunk with a field of the wrong
+  JSON type (every field `reader.ChunkReader` reads is checked, and the
+  message names its path), raises `MalformedChunkError`, or is dropped with
+  `on_malformed="skip"`. So does JSON nested deeper than the decoder can
+  follow. Missing fields, `null` ones and fields nobody reads are fine.
+- A stream that brought no chat data raises `EmptyStreamError` (a
+  `TruncatedStreamError`): at `[DONE]`, or at `close()`, when no chunk named
+  a choice (no frame at all, only `[DONE]`, only a usage chunk or Azure's
+  prompt-filter chunk). A choice that finished without content is an answer.
+- The input ending before `[DONE]` while a choice that was seen never got a
+  `finish_reason` raises `TruncatedStreamError` from `close()`; a stream whose
+  every choice finished (TGI sends no `[DONE]`) completes normally.
+- One JSON decode per frame and one pass over the decoded chunk. With the
+  `fast` extra installed (msgspec) that decode is msgspec's; whatever msgspec
+  refuses is decoded again by the standard library, which gives the answer (or
+  the error message), so the results are the same either way.
+
+Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
+as its compatible providers actually send it (the recordings in tests/data:
+errors inside a 200 stream from Groq, OpenRouter; no `[DONE]` from TGI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from ....errors import (
+    EmptyStreamError,
+    MalformedChunkError,
+    ProviderError,
+    TruncatedStreamError,
+    excerpt,
+)
+from ....models import JSON, ChatChunk, JSONObject, SSEFrame
+from ..._build import constructor
+from ..._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
+from ...message import MessageAccumulator
+from ...provider_errors import event_error, provider_error, reported_error
+from .. import _shared
+from .._base import OnMalformed
+from .._shared import ShapeError, json_kind
+from .deltas import DeltaDecoder
+from .reader import TOO_DEEP, ChunkReader
+
+__all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
+
+_DONE = "[DONE]"
+
+_chunk: Callable[[JSONObject], ChatChunk] = constructor(ChatChunk)
+
+# What `_not_json` returns for data that carries no chunk ([DONE], blanks, a skipped frame).
+_HANDLED: JSON = object()
+
+
+class ChatFrameDecoder(MachineBase):
+    """What `ChunkDecoder` and the `"openai-chat"` dialect decoder share: the frames, read.
+
+    Each frame's JSON is decoded once and read once by a `ChunkReader`
+    (which checks every field it reads); what comes out is the chunk
+    (`ChunkDecoder`) or its deltas (`OpenAIChatDecoder`, or a chunk decoder
+    fused with the delta decoder below it). The subclasses give `feed`,
+    `feed_all` and `close` their item types and their documentation.
+
+    Args:
+        on_malformed: `"raise"` (the default) raises `MalformedChunkError` for
+            a frame that is not a valid chat chunk; `"skip"` drops it.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+    """
+
+    __slots__ = (
+        "_blank",
+        "_count",
+        "_deltas",
+        "_done",
+        "_first",
+        "_loads",
+        "_reader",
+        "_skip",
+        "_skipped",
+        "_strings",
+    )
+    operator = "rs.decode_chunks()"
+    #: The dialect `MalformedChunkError` names (None: a plain "malformed chunk").
+    dialect: ClassVar[str | None] = None
+    #: Whether the decoder gives the chunks' deltas rather than the chunks,
+    #: from the start (`OpenAIChatDecoder`: `decode_chunks()` and `deltas()` in one).
+    gives_deltas: ClassVar[bool] = False
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        if on_malformed not in ("raise", "skip"):
+            raise ValueError(f"on_malformed must be 'raise' or 'skip', not {on_malformed!r}")
+        super().__init__()
+        self._skip = on_malformed == "skip"
+        # Reads (and so checks) every chunk, and keeps the choices seen and
+        # finished, by which close() tells a truncated stream from one that
+        # merely omits [DONE], and an empty one from an answer.
+        self._reader = ChunkReader()
+        # Give the deltas instead of the chunks (also set by `fuse`, never after a feed).
+        self._deltas = self.gives_deltas
+        # Take the data of a frame as a plain str (set by `SSEParser.fuse`).
+        self._strings = False
+        self._count = 0  # chunks given
+        self._skipped = 0  # malformed frames dropped (on_malformed="skip")
+        self._blank = 0  # frames of blank data
+        self._first: str | None = None  # the first data that was not blank, for messages
+        self._done = False
+        self._loads = _shared.fast_loads or _shared.stdlib_loads
+
+    @property
+    def done(self) -> bool:
+        """True once `[DONE]` arrived: the stream is complete."""
+        return self._done
+
+    def feed(self, frame: SSEFrame) -> list[Any]:
+        """Take one frame; return the chunk (or the deltas) it carries."""
+        out: list[Any] = []
+        self._decode((frame,), out)
+        return out
+
+    def feed_all(self, frames: Iterable[SSEFrame], out: list[Any]) -> None:
+        """`out += feed(frame)` for each frame in turn, stopping at `[DONE]`."""
+        self._decode(frames, out)
+
+    def close(self) -> list[Any]:
+        """End the input, checking that the stream did not stop half-way."""
+        self._check_end()
+        return []
+
+    def _decode(self, frames: Iterable[SSEFrame | str], out: list[Any]) -> None:
+        # The hot path of the pipeline, written out in one loop: a frame
+        # costs one JSON decode and one `ChunkReader.read`, and nothing else
+        # takes a call unless the frame is unusual.
+        if self._state is not OPEN or self._done:
+            self._refuse_feed()
+        loads = self._loads
+        read = self._reader.read
+        deltas = self._deltas
+        strings = self._strings
+        skip = self._skip
+        scratch: list[Any] = []
+        count = self._count
+        mark = len(out)
+        data = ""
+        frame: object = None
+        try:
+            for frame in frames:
+                if strings and type(frame) is str:
+                    # The data of a "message" frame, from the parser fused
+                    # with this decoder (which keeps other frames whole).
+                    data = frame
+                    event = "message"
+                else:
+                    data = frame.data  # type: ignore[union-attr]
+                    event = frame.event  # type: ignore[union-attr]
+                    if event == "error":
+                        raise event_error(data, event)
+                try:
+                    value = loads(data)
+                except ValueError:
+                    value = self._not_json(data)
+                    if value is _HANDLED:
+                        if self._done:
+                            break
+                        continue
+                except RecursionError:
+                    self._malformed(TOO_DEEP, data)
+                    continue
+                if type(value) is not dict:
+                    self._not_object(value, data)
+                    continue
+                if value.get("error") is not None:
+                    raise _error(value, data, event)
+                if skip and not self._valid(value, data):
+                    continue
+                if deltas:
+                    # A chunk that fails half-way must leave none of its deltas.
+                    mark = len(out)
+                    if not read(value, out) and value.get("type") == "error":
+                        del out[mark:]
+                        raise _error(value, data, event)
+                else:
+                    if not read(value, scratch) and value.get("type") == "error":
+                        raise _error(value, data, event)
+                    scratch.clear()
+                    out.append(_chunk(value))
+                if not count:
+                    self._first = data
+                count += 1
+            if self._done and not self._reader.seen:
+                raise self._empty(done=True, count=count)
+        except ShapeError as exc:
+            self._state = FAILED
+            if deltas:
+                del out[mark:]
+            raise MalformedChunkError(exc.reason, data, dialect=self.dialect) from None
+        except RecursionError:
+            self._state = FAILED
+            if deltas:
+                del out[mark:]
+            raise MalformedChunkError(TOO_DEEP, data, dialect=self.dialect) from None
+        except (AttributeError, TypeError):
+            self._state = FAILED
+            if not isinstance(frame, SSEFrame | str if strings else SSEFrame):
+                raise wrong_input(frame, self.operator, Stage.FRAMES) from None
+            raise
+        except BaseException:
+            self._state = FAILED
+            raise
+        finally:
+            self._count = count
+
+    def _check_end(self) -> None:
+        """`close()`'s work: end the input, checking that the stream did not stop half-way."""
+        self._closing()
+        if not self._done:
+            if not self._reader.seen:
+                self._state = FAILED
+                raise self._empty(done=False, count=self._count)
+            unfinished = tuple(sorted(self._reader.seen - self._reader.finished.keys()))
+            if unfinished:
+                self._state = FAILED
+                which = ", ".join(map(str, unfinished))
+                plural = "s" if len(unfinished) > 1 else ""
+                chunks = "chunk" if self._count == 1 else "chunks"
+                raise TruncatedStreamError(
+                    f"the stream ended before [DONE] with choice{plural} {which} unfinished,"
+                    f" after {self._count} {chunks}",
+                    unfinished=unfinished,
+                )
+
+    def fuse(self, below: object) -> Machine[Any, Any] | None:
+        """This decoder and the machine fed by it, as one machine (or None).
+
+        The fused operator chain asks each machine for this before any input
+        arrives. A chunk that goes straight into `DeltaDecoder` or
+        `MessageAccumulator` is read twice, once here (each chunk is checked)
+        and once there: fused, it is read once, and the deltas go on from
+        here. What comes out, errors included, is what the two give apart.
+
+        Args:
+            below: the machine that takes this decoder's output.
+
+        Returns:
+            The machine standing for both, or None when there is no shortcut.
+        """
+        if not self.pristine:
+            return None
+        if type(below) is Chained:
+            # A delta decoder in front of a machine that takes deltas (what the
+            # operators over the accumulators build for chunk input): fuse
+            # with the decoder, then with the machine.
+            upper, lower = below.parts
+            if type(upper) is not DeltaDecoder or self.fuse(upper) is None:
+                return None
+            return self.fuse(lower) or Chained(self, lower)
+        if type(below) is DeltaDecoder and below.pristine:
+            if not self._deltas:
+                # Whoever shares the decoder's reader (a message accumulator
+                # after it) sees the chunks through this decoder's reading.
+                self._reader = below.reader
+            self._deltas = True
+            return self
+        if type(below) is MessageAccumulator and below.pristine:
+            if not self._deltas:
+                # Fed chunks, the accumulator learns the choices and roles
+                # from them: from this decoder's reader, which sees them all.
+                below.share_reader(self._reader)
+            self._deltas = True
+            return Chained(self, below)
+        return None
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing has been fed (nor the decoder closed)."""
+        return (
+            self._state is OPEN
+            and not (self._count or self._blank or self._skipped or self._done)
+            and self._first is None
+        )
+
+    def take_strings(self) -> bool:
+        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+
+        For `SSEParser.fuse`, whose parser then hands over the data of such
+        frames without building an `SSEFrame` for each.
+
+        Returns:
+            Whether the decoder takes them from now on (only while pristine).
+        """
+        if not self.pristine:
+            return False
+        self._strings = True
+        return True
+
+    def _refuse_feed(self) -> None:
+        if self._state is OPEN:
+            raise RuntimeError(
+                f"this {type(self).__name__} is done ([DONE] arrived); it takes no more input"
+            )
+        self._refuse()
+
+    def _valid(self, value: JSONObject, data: str) -> bool:
+        """Whether a chunk reads without error; a chunk that does not is skipped."""
+        try:
+            ChunkReader().read(value, [])
+        except (ShapeError, RecursionError):
+            self._malformed("", data)
+            return False
+        return True
+
+    def _not_json(self, data: str) -> JSON:
+        """The value of data the first decode refused, or `_HANDLED` when it is no chunk."""
+        try:
+            # The fast decoder refuses a few texts json accepts: json decides.
+            return _shared.stdlib_loads(data)
+        except ValueError as exc:
+            # [DONE] and keep-alive blanks are not JSON; testing them only
+            # here keeps the common frame at a single decode.
+            stripped = data.strip()
+            if stripped == _DONE:
+                self._done = True
+                return _HANDLED
+            if not stripped:
+                self._blank += 1
+                return _HANDLED
+            self._malformed(f"invalid JSON: {exc}", data)
+            return _HANDLED
+
+    def _not_object(self, value: JSON, data: str) -> None:
+        # Google sends its error object wrapped in a list.
+        error = reported_error(value, data=data) if type(value) is list else None
+        if error is not None:
+            raise error
+        self._malformed(f"a JSON {json_kind(value)}, not an object", data)
+
+    def _malformed(self, reason: str, data: str) -> None:
+        if not self._skip:
+            raise MalformedChunkError(reason, data, dialect=self.dialect)
+        self._skipped += 1
+        if self._first is None:
+            self._first = data
+
+    def _empty(self, *, done: bool, count: int) -> EmptyStreamError:
+        parts = []
+        if count:
+            parts.append(f"{count} chunk{'s' if count > 1 else ''} with no choice")
+        if self._skipped:
+            parts.append(f"{self._skipped} malformed frame{'s' if self._skipped > 1 else ''}")
+        if self._blank:
+            parts.append(f"{self._blank} frame{'s' if self._blank > 1 else ''} of blank data")
+        if done:
+            parts.append("then [DONE]" if parts else "only [DONE]")
+        reason = ", ".join(parts) if parts else "no event arrived"
+        return EmptyStreamError(reason, body=excerpt(self._first) if self._first else "")
+
+
+class ChunkDecoder(ChatFrameDecoder):
+    """Turn `SSEFrame`s into `ChatChunk`s, ending at `[DONE]`.
+
+    Args:
+        on_malformed: `"raise"` (the default) raises `MalformedChunkError` for
+            a frame that is not a valid chat chunk; `"skip"` drops it.
+
+    Raises:
+        ValueError: `on_malformed` is neither `"raise"` nor `"skip"`.
+
+    >>> decoder = ChunkDecoder()
+    >>> decoder.feed(SSEFrame('{"choices": [{"index": 0, "delta": {"content": "Hi"}}]}'))
+    [ChatChunk(raw={'choices': [{'index': 0, 'delta': {'content': 'Hi'}}]})]
+    >>> decoder.feed(SSEFrame("[DONE]")), decoder.done
+    ([], True)
+    >>> decoder.close()
+    []
+    """
+
+    __slots__ = ()
+
+    def feed(self, frame: SSEFrame) -> list[ChatChunk]:
+        """Take one frame and return the chunk it carries.
+
+        Args:
+            frame: the next frame of the stream.
+
+        Returns:
+            `[chunk]`, or `[]` for `[DONE]`, empty data and skipped frames.
+
+        Raises:
+            ProviderError: the frame reports a provider error.
+            MalformedChunkError: the frame is not a valid chat chunk (unless
+                `on_malformed="skip"`).
+            EmptyStreamError: `[DONE]` arrived and no chunk named a choice.
+            TypeError: the item is not an `SSEFrame` (the message names the
+                operator missing in front of `rs.decode_chunks()`).
+            RuntimeError: the decoder is done, closed, or failed before.
+        """
+        out: list[ChatChunk] = []
+        self._decode((frame,), out)
+        return out
+
+    def feed_all(self, frames: Iterable[SSEFrame], out: list[ChatChunk]) -> None:
+        """Feed many frames at once: `out += feed(frame)` for each in turn, stopping at `[DONE]`.
+
+        >>> decoder, out = ChunkDecoder(), []
+        >>> decoder.feed_all([SSEFrame('{"choices": [{}]}'), SSEFrame("[DONE]")], out)
+        >>> out, decoder.done
+        ([ChatChunk(raw={'choices': [{}]})], True)
+        """
+        self._decode(frames, out)
+
+    def close(self) -> list[ChatChunk]:
+        """End the input, checking that the stream did not stop half-way.
+
+        Returns:
+            `[]` (a decoder buffers nothing).
+
+        Raises:
+            EmptyStreamError: no chunk named a choice (and `[DONE]` did not
+                already say so).
+            TruncatedStreamError: `[DONE]` never arrived and some choice that
+                was seen never got a `finish_reason`.
+            RuntimeError: the decoder was already closed, or failed before.
+        """
+        self._check_end()
+        return []
+
+
+def _error(value: JSONObject, data: str, event: str) -> ProviderError:
+    # The caller saw an error shape.
+    return provider_error(value, data=data, event=event)

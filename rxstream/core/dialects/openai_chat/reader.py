@@ -1,0 +1,552 @@
+"""Chat chunks to flat delta events, in wire order, checking every field read.
+
+Input: `ChatChunk` items (deltas fed in pass through unchanged, so the machine
+composes in any order). Output: `TextDelta`, `ReasoningDelta`, `RefusalDelta`,
+`ToolCallDelta`, `Finish`, `Usage` and `Citation`, each with the `.choice` it
+belongs to.
+
+Invariants:
+
+- Choices are handled in the order the chunk lists them. Within one choice the
+  order is reasoning, text, citations, refusal, tool calls, then `Finish`; a
+  chunk's sources (Perplexity) and then its `Usage` come after all its choices.
+- Every field this module knows is checked for its JSON type, and a wrong one
+  is `MalformedChunkError` naming its path (`choices[0].delta.content is a
+  JSON number, not a string, an array or null`): nothing is skipped in
+  silence. `null` stands for "absent" wherever a field may be absent, missing
+  fields are fine, and fields this module does not know are left alone (they
+  stay in `ChatChunk.raw`).
+- Empty strings give no delta (an empty `finish_reason` is no finish either).
+- A `finish_reason` repeated for the same choice with the same reason gives one
+  `Finish`; a different reason gives another one.
+- Usage is cumulative on the wire (some providers repeat it on every chunk), so a
+  `Usage` is emitted only when it differs from the previous one: the last one
+  wins and nothing is ever summed.
+
+The fields read, and their JSON types (`null` is allowed wherever a field
+may be absent, that is everywhere but in the items of an array):
+
+- `choices`: an array of objects;
+- `choices[i].index`: an integer (null counts as 0);
+- `choices[i].delta`: an object; `choices[i].finish_reason`: a string;
+- `choices[i].text` (legacy completions, read only without a `delta`): a string;
+- `delta.role`, `.refusal`, `.reasoning_content`, `.reasoning`: strings;
+- `delta.content`: a string, or an array of parts (Mistral): strings, or
+  objects whose `type` is `"text"` (with a string `text`), `"thinking"`
+  (with a `thinking` that is a string or such an array of parts), or another
+  kind (images, references: left alone);
+- `delta.reasoning_details`: an array of objects with string `type`, `text`
+  and `summary`;
+- `delta.annotations` (OpenAI's search models): an array of objects with a
+  string `type`, whose string `url`, `title` and integer `start_index`,
+  `end_index` sit in an object under the type's name (`url_citation`) or
+  beside it;
+- `citations` (Perplexity, on every chunk): an array of strings (addresses)
+  or objects; `search_results`: an array of objects with string `url` and
+  `title` (each address gives one `Citation`, the first time it comes);
+- `delta.tool_calls`: an array of objects: `index` an integer, `id` and
+  `type` strings, `function` an object whose `name` is a string and whose
+  `arguments` are a string or an object (sent on as compact JSON text);
+  the legacy `delta.function_call` is such a `function` object;
+- `usage` (or Groq's `x_groq.usage`, `x_groq` being an object): an object whose
+  `prompt_tokens`, `completion_tokens`, `total_tokens`, `reasoning_tokens`
+  and `prompt_cache_hit_tokens` are integers, and whose
+  `completion_tokens_details` and `prompt_tokens_details` are objects with
+  integer `reasoning_tokens` and `cached_tokens`.
+
+Follows the OpenAI `chat.completion.chunk` shape and the provider variations
+the recordings in tests/data show (reasoning fields, content arrays, legacy
+`function_call` and completions `text`; tests/data/PROVENANCE.md says which
+provider shows what).
+"""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from collections.abc import Callable
+
+from ....errors import MalformedChunkError
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ..._build import constructor
+from .._shared import ShapeError
+
+__all__ = ["TOO_DEEP", "ChunkReader", "chunk_text", "parse_usage"]
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+_tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDelta] = constructor(
+    ToolCallDelta
+)
+
+
+_STRING = "a string or null"
+_INTEGER = "an integer or null"
+_OBJECT = "an object or null"
+_ARRAY = "an array or null"
+
+#: The reason of the `MalformedChunkError` for JSON nested past Python's recursion limit.
+TOO_DEEP = "JSON nested deeper than the decoder allows"
+
+
+def chunk_text(raw: JSONObject) -> str:
+    """The JSON text of a decoded chunk, for the message of an error about it.
+
+    Used where the text the chunk was decoded from is not at hand (a
+    `ChatChunk` built in code); never raises.
+    """
+    try:
+        return json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        # Too deep (or not JSON at all): a repr that stops a few levels down.
+        return reprlib.repr(raw)
+
+
+class ChunkReader:
+    """Read the deltas out of decoded chat chunks, checking each field it reads.
+
+    The one copy of the chunk-to-delta rules: `DeltaDecoder`, `ChunkDecoder`
+    (which checks every chunk it passes on) and the machines that take
+    chunks all read through one. Its state is what a stream needs beyond one
+    chunk: the choices named so far, the last finish reason and the first
+    role of each, and the last `Usage`.
+
+    Attributes:
+        seen: the indexes of every choice any chunk named.
+        finished: each finished choice's last (non-empty) finish reason.
+        roles: each choice's first non-empty `delta.role`.
+        usage: the last `Usage` emitted.
+        cited: the addresses of the chunk-level sources (Perplexity's
+            `citations`, `search_results`) emitted so far.
+
+    >>> reader, out = ChunkReader(), []
+    >>> reader.read({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}, out)
+    True
+    >>> out
+    [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
+    """
+
+    __slots__ = ("cited", "finished", "roles", "seen", "usage")
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.cited: set[str] = set()
+        self.finished: dict[int, str] = {}
+        self.roles: dict[int, str] = {}
+        self.usage: Usage | None = None
+
+    def read(self, raw: JSONObject, out: list[Delta]) -> bool:
+        """Append the deltas of one decoded chunk to `out`.
+
+        Returns:
+            Whether the chunk has a `choices` field (not null): a chunk without
+            one may be an error report in disguise, which the caller checks.
+
+        Raises:
+            ShapeError: a field has the wrong JSON type; `out` and the state
+                may hold part of the chunk (the caller fails, or checked the
+                chunk with a fresh reader first).
+            RecursionError: the content parts or the tool-call arguments nest
+                deeper than Python's recursion limit.
+        """
+        # The hot path of the whole pipeline, in one function: each field is
+        # read once and checked with one `type(x) is ...` test, and messages
+        # are built only on the way to an error.
+        choices = raw.get("choices")
+        if choices is not None:
+            if type(choices) is not list:
+                raise ShapeError("choices", _ARRAY, choices)
+            # Counted by hand: an `enumerate` costs an object per chunk.
+            i = -1
+            for choice in choices:
+                i += 1
+                if type(choice) is not dict:
+                    raise ShapeError(f"choices[{i}]", "an object", choice)
+                index = choice.get("index")
+                if type(index) is int:
+                    n: int = index
+                elif index is None:
+                    n = 0
+                else:
+                    raise ShapeError(f"choices[{i}].index", _INTEGER, index)
+                self.seen.add(n)
+                delta = choice.get("delta")
+                if type(delta) is dict:
+                    # One pass over the fields the delta has (one or two, as a rule)
+                    # costs less than a lookup of each of the eight it might have.
+                    content = reasoning = other = details = refusal = calls = legacy = None
+                    notes = None
+                    for key, value in delta.items():
+                        if value is None:
+                            continue  # null is absent, in every field
+                        if key == "content":
+                            content = value
+                        elif key == "reasoning_content":
+                            if type(value) is not str:
+                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                            reasoning = value
+                        elif key == "tool_calls":
+                            calls = value
+                        elif key == "role":
+                            if type(value) is not str:
+                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                            if value and n not in self.roles:
+                                self.roles[n] = value
+                        elif key == "reasoning":
+                            if type(value) is not str:
+                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                            other = value
+                        elif key == "refusal":
+                            if type(value) is not str:
+                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                            refusal = value
+                        elif key == "reasoning_details":
+                            details = value
+                        elif key == "function_call":
+                            legacy = value
+                        elif key == "annotations":
+                            notes = value
+                    if not reasoning:
+                        reasoning = other
+                    if details is not None:
+                        # Checked always, used only when no plain reasoning field came:
+                        # OpenRouter sends both with the same text.
+                        thoughts = _details_text(details, i)
+                        if not reasoning:
+                            reasoning = thoughts
+                    if content is not None:
+                        if type(content) is str:
+                            if content:
+                                if reasoning:
+                                    out.append(_reasoning(reasoning, n))
+                                out.append(_text(content, n))
+                                reasoning = None
+                        elif type(content) is list:
+                            texts: list[str] = []
+                            parts = [reasoning] if reasoning else []
+                            _parts(content, texts, parts, f"choices[{i}].delta.content")
+                            reasoning = "".join(parts)
+                            if reasoning:
+                                out.append(_reasoning(reasoning, n))
+                                reasoning = None
+                            text = "".join(texts)
+                            if text:
+                                out.append(_text(text, n))
+                        else:
+                            raise ShapeError(
+                                f"choices[{i}].delta.content", "a string, an array or null", content
+                            )
+                    if reasoning:
+                        out.append(_reasoning(reasoning, n))
+                    if notes is not None:
+                        _annotations(notes, n, f"choices[{i}].delta.annotations", out)
+                    if refusal:
+                        out.append(RefusalDelta(refusal, n))
+                    if calls is not None:
+                        if type(calls) is not list:
+                            raise ShapeError(_calls(i), _ARRAY, calls)
+                        j = -1
+                        for call in calls:
+                            j += 1
+                            if type(call) is not dict:
+                                raise ShapeError(f"{_calls(i)}[{j}]", "an object", call)
+                            wire = call.get("index")
+                            if wire is not None and type(wire) is not int:
+                                raise ShapeError(f"{_calls(i)}[{j}].index", _INTEGER, wire)
+                            id = call.get("id")
+                            if id is not None:
+                                if type(id) is not str:
+                                    raise ShapeError(f"{_calls(i)}[{j}].id", _STRING, id)
+                                if not id:
+                                    id = None  # Qwen sends "" on the follow-up fragments
+                            kind = call.get("type")
+                            if kind is not None and type(kind) is not str:
+                                raise ShapeError(f"{_calls(i)}[{j}].type", _STRING, kind)
+                            function = call.get("function")
+                            if type(function) is dict:
+                                arguments = function.get("arguments")
+                                name = function.get("name")
+                                if type(arguments) is str and (
+                                    name is None or (type(name) is str and name)
+                                ):
+                                    out.append(_tool_call(wire, arguments, id, name, n))
+                                else:
+                                    # Rare: empty or wrong names, arguments that are not text.
+                                    out.append(
+                                        _function_delta(
+                                            function, wire, id, n, f"{_calls(i)}[{j}].function"
+                                        )
+                                    )
+                            elif function is None:
+                                out.append(_tool_call(wire, "", id, None, n))
+                            else:
+                                raise ShapeError(f"{_calls(i)}[{j}].function", _OBJECT, function)
+                    if legacy is not None:
+                        if type(legacy) is not dict:
+                            raise ShapeError(f"choices[{i}].delta.function_call", _OBJECT, legacy)
+                        out.append(
+                            _function_delta(legacy, 0, None, n, f"choices[{i}].delta.function_call")
+                        )
+                elif delta is None:
+                    # Legacy completions; only without a `delta`, as Together sends both.
+                    legacy_text = choice.get("text")
+                    if legacy_text is not None:
+                        if type(legacy_text) is not str:
+                            raise ShapeError(f"choices[{i}].text", _STRING, legacy_text)
+                        if legacy_text:
+                            out.append(_text(legacy_text, n))
+                else:
+                    raise ShapeError(f"choices[{i}].delta", _OBJECT, delta)
+                reason = choice.get("finish_reason")
+                if reason is not None:
+                    if type(reason) is not str:
+                        raise ShapeError(f"choices[{i}].finish_reason", _STRING, reason)
+                    if reason and self.finished.get(n) != reason:
+                        self.finished[n] = reason
+                        # The legacy function_call ends in a tool call like any other.
+                        norm = "tool_calls" if reason == "function_call" else reason
+                        out.append(Finish(norm, n, reason))
+        sources = raw.get("search_results")
+        cited = raw.get("citations")
+        if sources is not None or cited is not None:
+            self._sources(sources, cited, out)
+        usage = raw.get("usage")
+        path = "usage"
+        if usage is None:
+            # Groq also puts the numbers in `x_groq.usage`; top-level usage wins when both exist.
+            extra = raw.get("x_groq")
+            if extra is not None:
+                if type(extra) is not dict:
+                    raise ShapeError("x_groq", _OBJECT, extra)
+                usage = extra.get("usage")
+                path = "x_groq.usage"
+        if usage is not None:
+            if type(usage) is not dict:
+                raise ShapeError(path, _OBJECT, usage)
+            parsed = _usage(usage, path)
+            if parsed is not None and parsed != self.usage:
+                self.usage = parsed
+                out.append(parsed)
+        return choices is not None
+
+    def _sources(self, sources: JSON, cited: JSON, out: list[Delta]) -> None:
+        """Perplexity's chunk-level sources as `Citation`s, each address once.
+
+        Sent whole on every chunk: `search_results` (objects with `url`,
+        `title`, ...) and `citations` (their addresses, which the text cites
+        as `[1]`, `[2]`, ...), so a source named in both comes once.
+        """
+        for key, items in (("search_results", sources), ("citations", cited)):
+            if items is None:
+                continue
+            if type(items) is not list:
+                raise ShapeError(key, _ARRAY, items)
+            for j, item in enumerate(items):
+                url: str | None
+                if type(item) is str:
+                    url, title, note = item, None, None
+                elif type(item) is dict:
+                    url = _opt_str(item, "url", f"{key}[{j}]")
+                    title = _opt_str(item, "title", f"{key}[{j}]")
+                    note = item
+                else:
+                    raise ShapeError(f"{key}[{j}]", "a string or an object", item)
+                if url is not None:
+                    if url in self.cited:
+                        continue
+                    self.cited.add(url)
+                out.append(Citation(key[:-1], url=url, title=title, raw=note))
+
+
+def _opt_str(raw: JSONObject, key: str, path: str) -> str | None:
+    value = raw.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise ShapeError(f"{path}.{key}", _STRING, value)
+
+
+def _annotations(notes: JSON, choice: int, path: str, out: list[Delta]) -> None:
+    """OpenAI's `delta.annotations` (`url_citation`s of the search models) as `Citation`s."""
+    if type(notes) is not list:
+        raise ShapeError(path, _ARRAY, notes)
+    for j, note in enumerate(notes):
+        where = f"{path}[{j}]"
+        if type(note) is not dict:
+            raise ShapeError(where, "an object", note)
+        kind = _opt_str(note, "type", where) or "annotation"
+        # OpenAI nests the fields under the type's name; others may not.
+        body = note.get(kind)
+        if body is None:
+            body = note
+        elif type(body) is dict:
+            where = f"{where}.{kind}"
+        else:
+            raise ShapeError(f"{where}.{kind}", _OBJECT, body)
+        out.append(
+            Citation(
+                kind,
+                url=_opt_str(body, "url", where),
+                title=_opt_str(body, "title", where),
+                start=_opt_int(body, "start_index", where),
+                end=_opt_int(body, "end_index", where),
+                choice=choice,
+                raw=note,
+            )
+        )
+
+
+def parse_usage(raw: JSONObject) -> Usage | None:
+    """Read a provider `usage` object into a `Usage` (None when it holds no counts).
+
+    `reasoning_tokens` comes from `completion_tokens_details.reasoning_tokens` or a
+    top-level `reasoning_tokens`; `cached_tokens` from
+    `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`.
+    A missing `total_tokens` is the sum of the other two. Where the total is
+    prompt + completion + reasoning (xAI counts reasoning apart),
+    `completion_tokens` is completion + reasoning, as everywhere else.
+
+    Raises:
+        MalformedChunkError: a counter is not an integer (or null), or a
+            details field not an object (or null).
+
+    >>> parse_usage({"prompt_tokens": 3, "completion_tokens": 4}).total_tokens
+    7
+    """
+    try:
+        return _usage(raw, "usage")
+    except ShapeError as exc:
+        raise MalformedChunkError(exc.reason, chunk_text(raw)) from None
+
+
+def _usage(raw: JSONObject, path: str) -> Usage | None:
+    prompt = _opt_int(raw, "prompt_tokens", path)
+    completion = _opt_int(raw, "completion_tokens", path)
+    total = _opt_int(raw, "total_tokens", path)
+    reasoning = _opt_int(raw, "reasoning_tokens", path)
+    cached = _opt_int(raw, "prompt_cache_hit_tokens", path)
+    details = raw.get("completion_tokens_details")
+    if details is not None:
+        if type(details) is not dict:
+            raise ShapeError(f"{path}.completion_tokens_details", _OBJECT, details)
+        inner = _opt_int(details, "reasoning_tokens", f"{path}.completion_tokens_details")
+        if inner is not None:
+            reasoning = inner
+    details = raw.get("prompt_tokens_details")
+    if details is not None:
+        if type(details) is not dict:
+            raise ShapeError(f"{path}.prompt_tokens_details", _OBJECT, details)
+        inner = _opt_int(details, "cached_tokens", f"{path}.prompt_tokens_details")
+        if inner is not None:
+            cached = inner
+    if prompt is None and completion is None and total is None:
+        return None
+    prompt, completion = prompt or 0, completion or 0
+    if reasoning and total == prompt + completion + reasoning:
+        # xAI counts the reasoning tokens apart from `completion_tokens`; its
+        # total has both. A completion counts every output token here.
+        completion += reasoning
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion if total is None else total,
+        reasoning_tokens=reasoning,
+        cached_tokens=cached,
+        raw=raw,
+    )
+
+
+def _opt_int(raw: JSONObject, key: str, path: str) -> int | None:
+    value = raw.get(key)
+    # bool is an int in Python, but never a count or an offset on the wire.
+    if value is None or type(value) is int:
+        return value
+    raise ShapeError(f"{path}.{key}", _INTEGER, value)
+
+
+def _details_text(details: JSON, i: int) -> str:
+    """The reasoning text of OpenRouter's `reasoning_details` (encrypted items carry none)."""
+    path = f"choices[{i}].delta.reasoning_details"
+    if type(details) is not list:
+        raise ShapeError(path, _ARRAY, details)
+    out = []
+    for j, item in enumerate(details):
+        if type(item) is not dict:
+            raise ShapeError(f"{path}[{j}]", "an object", item)
+        kind = item.get("type")
+        if kind is not None and type(kind) is not str:
+            raise ShapeError(f"{path}[{j}].type", _STRING, kind)
+        for key in ("text", "summary"):
+            value = item.get(key)
+            if value is not None and type(value) is not str:
+                raise ShapeError(f"{path}[{j}].{key}", _STRING, value)
+        # `reasoning.encrypted` items carry opaque data, not text: left alone.
+        if kind == "reasoning.summary":
+            out.append(item.get("summary") or "")
+        elif kind in ("reasoning.text", None):
+            out.append(item.get("text") or "")
+    return "".join(out)
+
+
+def _parts(content: list[JSON], text: list[str], reasoning: list[str], path: str) -> None:
+    # Mistral Magistral: an array of typed parts, thinking parts nesting their own text parts.
+    for j, part in enumerate(content):
+        if type(part) is str:
+            text.append(part)
+            continue
+        if type(part) is not dict:
+            raise ShapeError(f"{path}[{j}]", "a string or an object", part)
+        kind = part.get("type")
+        if kind is None or kind == "text":
+            value = part.get("text")
+            if value is not None:
+                if type(value) is not str:
+                    raise ShapeError(f"{path}[{j}].text", _STRING, value)
+                text.append(value)
+        elif kind == "thinking":
+            inner = part.get("thinking")
+            if type(inner) is str:
+                reasoning.append(inner)
+            elif type(inner) is list:
+                _parts(inner, reasoning, reasoning, f"{path}[{j}].thinking")
+            elif inner is not None:
+                raise ShapeError(f"{path}[{j}].thinking", "a string, an array or null", inner)
+        elif type(kind) is not str:
+            raise ShapeError(f"{path}[{j}].type", _STRING, kind)
+        # Parts of other kinds (images, references, ...) carry no text: left alone.
+
+
+def _calls(i: int) -> str:
+    return f"choices[{i}].delta.tool_calls"
+
+
+def _function_delta(
+    function: JSONObject, index: int | None, id: str | None, choice: int, path: str
+) -> ToolCallDelta:
+    name = function.get("name")
+    if name is not None:
+        if type(name) is not str:
+            raise ShapeError(f"{path}.name", _STRING, name)
+        if not name:
+            name = None
+    arguments = function.get("arguments")
+    if type(arguments) is str:
+        text = arguments
+    elif arguments is None:
+        text = ""
+    elif type(arguments) is dict:
+        # Some providers send the arguments as a JSON object, not its text.
+        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    else:
+        raise ShapeError(f"{path}.arguments", "a string, an object or null", arguments)
+    return _tool_call(index, text, id, name, choice)

@@ -1,0 +1,43 @@
+"""The one adapter that lets the delta operators take `ChatChunk`s too.
+
+The core machines under `accumulate_message`, `accumulate_tool_calls`,
+`count_tokens`, `think_tags` (and `split_by_delta_type`) take deltas only.
+DESIGN.md promises these operators "deltas (or chunks)": so each runs its
+machine behind the openai-chat `DeltaDecoder`, which decodes a chunk and lets
+a delta through unchanged, and names the operator when an item is neither.
+A machine that learns from the chunks themselves (`share_reader`: the message
+accumulator's roles and choices) reads them through that decoder's reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..core import Chained, DeltaDecoder
+
+__all__ = ["chunks_or_deltas"]
+
+
+def chunks_or_deltas(make: Callable[[], Any], operator: str) -> Callable[[], Chained]:
+    """A machine factory: `make()`'s machine with a `DeltaDecoder` in front.
+
+    Args:
+        make: builds the machine that takes deltas.
+        operator: the operator the user wrote (e.g. `"rs.think_tags()"`), named
+            when an item is neither a chunk nor a delta.
+
+    Returns:
+        A factory of the pair, one per subscription (the chunk decoder above
+        it fuses with the pair when the operators are piped one after another).
+    """
+
+    def build() -> Chained:
+        decoder = DeltaDecoder(operator=operator)
+        machine = make()
+        share_reader = getattr(machine, "share_reader", None)
+        if share_reader is not None:
+            share_reader(decoder.reader)
+        return Chained(decoder, machine)
+
+    return build
