@@ -118,11 +118,11 @@ CASES = {
         ("stream",),
         "chat.completion",
     ),
-    "eventstream-without-raw": Case(
+    "eventstream-as-lines": Case(
         whole("application/vnd.amazon.eventstream", b"\x00\x00\x00\x10binary"),
         rs.UnexpectedContentTypeError,
         "application/vnd.amazon.eventstream",
-        ("raw=True",),
+        ("body='bytes'",),
         "binary",
     ),
 }
@@ -203,8 +203,8 @@ def test_a_stream_passes(server: WireServer, mode: str, name: str, items: list[s
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_raw_mode_accepts_an_aws_event_stream(server: WireServer, mode: str) -> None:
-    outcome = drive(mode, f"{server.url}?case=eventstream", source={"raw": True})
+def test_bytes_body_accepts_an_aws_event_stream(server: WireServer, mode: str) -> None:
+    outcome = drive(mode, f"{server.url}?case=eventstream", source={"body": "bytes"})
     assert outcome.error is None
     assert outcome.completed
     assert b"".join(outcome.items) == b"\x00\x01binary\xff"
@@ -212,8 +212,8 @@ def test_raw_mode_accepts_an_aws_event_stream(server: WireServer, mode: str) -> 
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_raw_mode_empty_body_is_an_empty_stream(server: WireServer, mode: str) -> None:
-    outcome = drive(mode, f"{server.url}?case=eventstream-empty", source={"raw": True})
+def test_bytes_body_empty_body_is_an_empty_stream(server: WireServer, mode: str) -> None:
+    outcome = drive(mode, f"{server.url}?case=eventstream-empty", source={"body": "bytes"})
     error = outcome.error
     assert isinstance(error, rs.EmptyStreamError), repr(error)
     assert error.status_code == 200
@@ -223,10 +223,10 @@ def test_raw_mode_empty_body_is_an_empty_stream(server: WireServer, mode: str) -
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", ["text-html", "json-completion"])
-def test_raw_mode_still_refuses_what_is_not_a_stream(
+def test_bytes_body_still_refuses_what_is_not_a_stream(
     server: WireServer, mode: str, name: str
 ) -> None:
-    error = drive(mode, f"{server.url}?case={name}", source={"raw": True}).error
+    error = drive(mode, f"{server.url}?case={name}", source={"body": "bytes"}).error
     assert isinstance(error, rs.UnexpectedContentTypeError), repr(error)
 
 
