@@ -377,8 +377,8 @@ def check_header_values(headers: object) -> None:
     ...     print(str(error)[:75])
     the value of header 'Authorization' holds a character that is not ASCII (at
     """
-    if headers is None or isinstance(headers, str | bytes):
-        return
+    if headers is None or isinstance(headers, str | bytes) or hasattr(headers, "multi_items"):
+        return  # nothing, or httpx `Headers`, whose values are encoded already
     items: Iterable[Any]
     if isinstance(headers, Mapping):
         items = headers.items()
