@@ -123,7 +123,7 @@ class UnexpectedContentTypeError(StreamError):
 def _content_type_hint(content_type: str) -> str:
     mime = content_type.split(";", 1)[0].strip().lower()
     if mime == "application/vnd.amazon.eventstream":
-        return "a binary AWS event stream: read it with raw=True and rs.eventstream_frames()"
+        return "a binary AWS event stream: read it with body='bytes' and rs.eventstream_frames()"
     if mime == "application/json" or (mime.startswith("application/") and mime.endswith("+json")):
         return "a whole JSON answer: did the request ask for a stream (stream: true, alt=sse)?"
     if mime in ("text/html", "application/xhtml+xml"):

@@ -94,7 +94,7 @@ class Provider:
             request.url,
             json=request.body,
             headers=request.headers,
-            raw=request.wire == "eventstream",
+            body="bytes" if request.wire == "eventstream" else "lines",
         )
         if request.wire == "sse":
             source = source.pipe(rs.sse_frames())

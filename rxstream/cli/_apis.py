@@ -46,7 +46,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..core.dialects import WireKind
-from ..io._http import shown_url
+from ..io.credentials import shown_url
 
 __all__ = [
     "API",

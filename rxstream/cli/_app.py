@@ -37,9 +37,8 @@ from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
 from ..core.dialects import DIALECTS, WireKind
-from ..io import multicast
-from ..io._http import Credentials, shown_url
-from ..io._loops import Handle, sync_source
+from ..io import Handle, multicast, sync_source
+from ..io.credentials import Credentials, shown_url
 from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
 from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url
@@ -217,7 +216,7 @@ def _send(request: Request, *, timeout: float) -> tuple[Observable[Any], Callabl
     }
     source: Observable[Any]
     if request.wire == "eventstream":
-        source = from_request(client, "POST", request.url, raw=True, **options)
+        source = from_request(client, "POST", request.url, body="bytes", **options)
     else:
         source = from_request(client, "POST", request.url, **options)
     return source, client.close

@@ -194,7 +194,7 @@ class EventStreamParser:
             self._state = "failed"
             raise TypeError(
                 f"EventStreamParser takes bytes chunks, got {type(chunk).__name__}"
-                + (" (read the body with raw=True)" if isinstance(chunk, str) else "")
+                + (" (read the body with body='bytes')" if isinstance(chunk, str) else "")
             )
         if not chunk:
             return

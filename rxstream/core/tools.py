@@ -43,6 +43,7 @@ __all__ = [
     "ToolCallAccumulator",
     "ToolCallMatcher",
     "parse_partial_json",
+    "partial_parser",
 ]
 
 
@@ -53,7 +54,12 @@ _PARTIAL_HINT = 'pip install "rxstream[partial]"'
 _jiter_from_json: Callable[..., JSON] | None = None
 
 
-def _partial_parser() -> Callable[..., JSON]:
+def partial_parser() -> Callable[..., JSON]:
+    """jiter's partial-JSON reader (the `partial` extra), imported on first use.
+
+    Raises:
+        ImportError: jiter is not installed, with the install hint.
+    """
     global _jiter_from_json
     if _jiter_from_json is None:
         try:
@@ -79,7 +85,7 @@ def parse_partial_json(text: str) -> JSON:
     >>> parse_partial_json('{"city": "Par')
     {'city': 'Par'}
     """
-    parse = _partial_parser()
+    parse = partial_parser()
     if not text.strip():
         return None
     try:
@@ -243,7 +249,7 @@ class ToolCallAccumulator(MachineBase):
     def __init__(self, *, partial: bool = False) -> None:
         super().__init__()
         if partial:
-            _partial_parser()  # fail now, not at the first fragment
+            partial_parser()  # fail now, not at the first fragment
         self._partial = partial
         self._choices: dict[int, _Choice] = {}
 

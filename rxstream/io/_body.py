@@ -3,18 +3,19 @@
 `open_body(response, exchange, ...)` decides, from the status and content type
 (`_http.accepted`), which of two readers takes the body; both are the part of
 reading that is the same for the sync and the async twin of the read loop,
-which only iterate and hand each block to `feed`, then call `close` (or
-`failure` with what went wrong):
+which only iterate and hand each block to `feed`, then call `close`:
 
 - `BodyReader`, for a stream: cut lines (the core's `LineSplitter`), or pass
-  raw bytes on; redact credentials a server echoes; and notice a body that
+  the bytes on; redact credentials a server echoes; and notice a body that
   brings no stream at all, which must end in an error rather than pass for an
   empty answer.
-- `Refusal`, for anything else: collect a bounded head of the body and raise
-  the `HTTPStatusError` / `UnexpectedContentTypeError` that quotes it.
+- `_http.Refusal` (from `Exchange.refuse`), for anything else: collect a
+  bounded head of the body and raise the `HTTPStatusError` /
+  `UnexpectedContentTypeError` that quotes it.
 
-Input: the body's byte blocks as they arrive. Output: lines (`str`), or the
-blocks themselves for a raw source.
+What goes wrong while reading is mapped by the exchange (`Exchange.mapped`),
+never here. Input: the body's byte blocks as they arrive. Output: lines
+(`str`), or the blocks themselves for a source of bytes.
 
 Honest ends (`close()` raises `EmptyStreamError`, with the status, content
 type and a redacted excerpt of the body's head):
@@ -37,31 +38,23 @@ from typing import Any
 
 from ..core.lines import LineSplitter
 from ..core.provider_errors import provider_message
-from ..errors import EmptyStreamError, LineTooLongError, StreamError
-from ._http import (
-    ERROR_BODY_LIMIT,
-    BodyKind,
-    Exchange,
-    accepted,
-    body_kind,
-    header,
-    request_of,
-)
+from ..errors import EmptyStreamError, LineTooLongError
+from ._http import BodyKind, Exchange, Refusal, accepted, body_kind, header, request_of
 
-__all__ = ["BodyReader", "Refusal", "open_body"]
+__all__ = ["BodyReader", "open_body"]
 
 
 def open_body(
-    response: Any, exchange: Exchange, *, raw: bool, line_limit: int
+    response: Any, exchange: Exchange, *, binary: bool, line_limit: int
 ) -> BodyReader | Refusal:
     """The reader for `response`'s body: a `BodyReader` if it is a stream, else a `Refusal`."""
     exchange.learn(request_of(response))  # with what auth= added to it
-    if not accepted(response, raw=raw):
-        return Refusal(response, exchange)
+    if not accepted(response, binary=binary):
+        return exchange.refuse(response)
     content_type = header(response.headers, "content-type")
     return BodyReader(
         body_kind(content_type),
-        raw=raw,
+        binary=binary,
         exchange=exchange,
         status_code=response.status_code,
         content_type=content_type,
@@ -69,53 +62,19 @@ def open_body(
     )
 
 
-class Refusal:
-    """Read the head of a body that is not a stream, then raise the error that quotes it.
-
-    `feed` collects up to `ERROR_BODY_LIMIT` bytes and raises once it has
-    them; `close` (the whole body is in) and `failure` (the connection broke
-    meanwhile: what arrived is quoted all the same) raise too.
-    """
-
-    __slots__ = ("_body", "_exchange", "_response")
-
-    def __init__(self, response: Any, exchange: Exchange) -> None:
-        self._response = response
-        self._exchange = exchange
-        self._body = bytearray()
-
-    def feed(self, block: bytes) -> list[Any]:
-        """Collect `block`; raise the refusal once the head is full."""
-        self._body += block
-        if len(self._body) >= ERROR_BODY_LIMIT:
-            raise self._error(complete=False)
-        return []
-
-    def close(self) -> list[Any]:
-        """The whole body is in: raise the refusal quoting it."""
-        raise self._error(complete=True)
-
-    def failure(self, exc: BaseException) -> StreamError | None:
-        """Reading the body failed: the refusal is still the error to report."""
-        return self._error(complete=False)
-
-    def _error(self, *, complete: bool) -> StreamError:
-        body = bytes(self._body[:ERROR_BODY_LIMIT])
-        return self._exchange.refusal(self._response, body, complete=complete)
-
-
 # How much of the body's head is kept to quote it in an error.
 _HEAD = 800
 
 
 class BodyReader:
-    """Turn a response body's blocks into lines (or raw blocks), checking what arrives.
+    """Turn a response body's blocks into lines (or hand the blocks on), checking what arrives.
 
     Args:
         kind: what the content type says the body holds (None: no content type).
-        raw: hand out the blocks as they are instead of lines.
+        binary: hand out the blocks as they are instead of lines.
         exchange: the request's errors, and the credentials to redact from
-            the lines (never from raw bytes, which a checksum may cover).
+            the lines (never from the bytes of a binary body, which a
+            checksum may cover).
         status_code, content_type: quoted by the errors.
         line_limit: the longest line (see `LineSplitter`).
     """
@@ -123,11 +82,9 @@ class BodyReader:
     __slots__ = (
         "_content_type",
         "_credentials",
-        "_exchange",
         "_head",
         "_kind",
         "_overlap",
-        "_raw",
         "_redacting",
         "_seen",
         "_size",
@@ -140,7 +97,7 @@ class BodyReader:
         self,
         kind: BodyKind | None,
         *,
-        raw: bool,
+        binary: bool,
         exchange: Exchange,
         status_code: int,
         content_type: str | None,
@@ -148,18 +105,16 @@ class BodyReader:
     ) -> None:
         credentials = exchange.credentials
         self._kind = kind
-        self._raw = raw
-        self._exchange = exchange
         self._credentials = credentials
         self._status = status_code
         self._content_type = credentials.redact(content_type) if content_type else content_type
-        self._splitter = None if raw else LineSplitter(limit=line_limit)
+        self._splitter = None if binary else LineSplitter(limit=line_limit)
         self._seen = False  # an event (or NDJSON line) has arrived
         self._head = b""
         self._size = 0
         self._redacting = False
         # The end of the previous block, so a credential split across two blocks is found.
-        self._overlap = max(credentials.longest - 1, 0) if credentials and not raw else 0
+        self._overlap = max(credentials.longest - 1, 0) if credentials and not binary else 0
         self._tail = b""
 
     def feed(self, block: bytes) -> list[str] | list[bytes]:
@@ -208,10 +163,6 @@ class BodyReader:
             raise self._empty(self._what_arrived())
         return lines
 
-    def failure(self, exc: BaseException) -> StreamError | None:
-        """The error that stands for `exc`, raised while reading (see `Exchange.failure`)."""
-        return self._exchange.failure(exc)
-
     def _any_event(self, lines: list[str]) -> bool:
         if self._kind == "ndjson":
             return any(line.strip() for line in lines)
@@ -228,7 +179,10 @@ class BodyReader:
             return "a body of blank lines only"
         if text.startswith(("{", "[")):
             whole = self._size <= _HEAD
-            message = provider_message(self._credentials.redact(text)) if whole else None
+            redact = self._credentials.redact
+            message = provider_message(redact(text)) if whole else None
+            # Redacted again once decoded: what is shown is the provider's message.
+            message = redact(message) if message else None
             what = "a JSON body instead of events"
             return f"{what} (error: {message})" if message else what
         if text.lstrip().startswith("<"):

@@ -6,59 +6,55 @@ error happens here, once, for the sync and the async paths alike:
 - the client and response protocols the sources are typed against (httpx and
   the httpx2 fork both fit; neither is imported here);
 - which answers are a stream (`accepted`): a 2xx status with an event-stream,
-  NDJSON or (for raw bytes) AWS event-stream content type; anything else is
-  read to a bounded excerpt and becomes `HTTPStatusError` or
-  `UnexpectedContentTypeError` (`Exchange.refusal`);
-- transport failures (`Exchange.failure`): what httpx reported, in the
-  message, whether the client had been closed, and nothing else: the httpx
-  exception (which keeps the request and its headers) is neither chained nor
-  left as context;
-- credentials (`Credentials`): the values of the request's credential headers
-  (HTTP Basic decoded too) and URL keys, redacted from every error message,
-  excerpt and body line a server echoes them in, also JSON- or URL-escaped,
-  and also where an excerpt cut one in two.
+  NDJSON or (for bytes) AWS event-stream content type; anything else is
+  refused (`Exchange.refuse`): read to a bounded excerpt, it becomes
+  `HTTPStatusError` or `UnexpectedContentTypeError`;
+- the one exception boundary (`Exchange.mapped`, a context manager around
+  the whole exchange, from building the request to the body's last byte):
+  a transport failure becomes `TransportError` saying what httpx reported
+  and whether the client had been closed, a failure while a refused body is
+  read is still the refusal, and nothing else: the httpx exception (which
+  keeps the request and its headers) is neither chained nor left as context;
+- credentials (`credentials.Credentials`): redacted from every error
+  message, excerpt and body line a server echoes them in.
 
 The read loops (`_loops`) and the public entry points (`sources`) sit above.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import email.utils
-import json
 import re
 import sys
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
 from ..core.provider_errors import provider_message
 from ..errors import (
-    EXCERPT_LIMIT,
     HTTPStatusError,
     StreamError,
     TransportError,
     UnexpectedContentTypeError,
     excerpt,
 )
+from .credentials import Credentials, describe
 
 __all__ = [
     "ERROR_BODY_LIMIT",
     "AsyncClient",
     "AsyncResponse",
     "BodyKind",
-    "Credentials",
     "Exchange",
+    "Refusal",
     "SyncClient",
     "SyncResponse",
     "accepted",
-    "describe",
+    "check_header_values",
     "header",
     "request_of",
     "retry_after",
-    "shown_url",
     "transport_types",
 ]
 
@@ -120,194 +116,6 @@ class AsyncClient(Protocol):
     ) -> AsyncResponse: ...  # pragma: no cover
 
 
-# --------------------------------------------------------------------------- credentials
-
-# Header and query-parameter names whose values are credentials: the usual ones
-# by name, and any name that says what it holds.
-_CREDENTIAL_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "api-key",
-        "x-api-key",
-        "x-goog-api-key",
-        "cookie",
-        "ocp-apim-subscription-key",
-    }
-)
-_CREDENTIAL_WORDS = re.compile(r"key|token|secret|auth|passw|signature|credential|session|^sig$")
-
-#: What a redacted credential reads as.
-REDACTED = "[redacted]"
-
-# Shorter values are not worth hiding and would deface ordinary text.
-_MIN_SECRET = 4
-
-
-class Credentials:
-    """The credential values of a request, to be redacted wherever a server echoes them.
-
-    Collected from the headers (`Authorization`, `api-key`, `x-api-key`,
-    `x-goog-api-key`, cookies and any header whose name says key, token,
-    secret, auth, ...), from the URL's userinfo and query string (`?key=...`);
-    for `Authorization: Bearer X`, both the whole value and `X`; for HTTP
-    Basic also the decoded `user:password` and the password. Each value is
-    redacted as sent and as a server may quote it back: JSON-escaped (also
-    with `/` as backslash-slash), percent-encoded and form-encoded.
-
-    >>> creds = Credentials()
-    >>> creds.add_headers({"Authorization": "Bearer sk-123456"})
-    >>> creds.redact("your key sk-123456 is invalid")
-    'your key [redacted] is invalid'
-    """
-
-    __slots__ = ("_bytes", "_pattern", "_secrets")
-
-    def __init__(self) -> None:
-        self._secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-        self._bytes: tuple[bytes, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self._secrets)
-
-    def add_request(self, request: Any) -> None:
-        """Collect the credentials of an httpx request (its headers and its URL)."""
-        if request is None:
-            return
-        headers = getattr(request, "headers", None)
-        if headers is not None:
-            self.add_headers(headers)
-        url = getattr(request, "url", None)
-        if url is not None:
-            self.add_url(str(url))
-
-    def add_headers(self, headers: Any) -> None:
-        """Collect the values of credential headers (a mapping or httpx `Headers`)."""
-        items: Iterable[tuple[Any, Any]]
-        multi = getattr(headers, "multi_items", None)
-        items = multi() if callable(multi) else headers.items()
-        for name, value in items:
-            name = _text(name).lower()
-            if name in _CREDENTIAL_HEADERS or _CREDENTIAL_WORDS.search(name):
-                value = _text(value)
-                self._add(value)
-                scheme, _, token = value.partition(" ")
-                token = token.strip()
-                if token and scheme.isalpha():
-                    self._add(token)
-                    if scheme.lower() == "basic":
-                        self._add_basic(token)
-
-    def _add_basic(self, token: str) -> None:
-        # HTTP Basic: a server may quote the decoded `user:password`, or the password.
-        try:
-            pair = base64.b64decode(token, validate=True).decode("utf-8")
-        except ValueError:
-            return
-        self._add(pair)
-        self._add(pair.partition(":")[2])
-
-    def add_url(self, url: str) -> None:
-        """Collect the values of credential query parameters and of the URL's userinfo."""
-        try:
-            parts = urlsplit(url)
-        except ValueError:
-            return
-        if parts.password:
-            self._add(parts.password)
-            self._add(unquote(parts.password))
-        for name, value in parse_qsl(parts.query, keep_blank_values=False):
-            if _CREDENTIAL_WORDS.search(name.lower()):
-                self._add(value)
-        for piece in parts.query.split("&"):
-            name, _, value = piece.partition("=")
-            if _CREDENTIAL_WORDS.search(unquote(name).lower()):
-                self._add(value)
-
-    def _add(self, value: str) -> None:
-        if len(value) < _MIN_SECRET or value in self._secrets:
-            return
-        # As sent, and as a server may quote it back: JSON-escaped (also with
-        # `\/`), percent-encoded, form-encoded.
-        escaped = json.dumps(value)[1:-1]
-        forms = {value, escaped, escaped.replace("/", "\\/"), quote(value, safe="")}
-        forms.add(quote_plus(value))
-        self._secrets.update(forms)
-        # Longest first, so "Bearer X" goes whole before X alone.
-        ordered = sorted(self._secrets, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered)))
-        self._bytes = tuple(s.encode("utf-8", "replace") for s in ordered)
-
-    def redact(self, text: str, *, cut: bool = False) -> str:
-        """`text` with every credential replaced by `[redacted]`.
-
-        Args:
-            text: what a server sent (or an error message made of it).
-            cut: `text` is the head of something longer: a credential cut in
-                two at its end is redacted too.
-        """
-        pattern = self._pattern
-        if pattern is None or not text:
-            return text
-        text = pattern.sub(REDACTED, text)
-        return self._redact_tail(text) if cut else text
-
-    def _redact_tail(self, text: str) -> str:
-        for secret in self._secrets:
-            for size in range(min(len(secret), len(text) + 1) - 1, _MIN_SECRET - 1, -1):
-                if text.endswith(secret[:size]):
-                    return text[:-size] + REDACTED
-        return text
-
-    def quote(self, data: bytes | str, *, complete: bool = True) -> str:
-        """A bounded, redacted excerpt of a body (or its head) for an error.
-
-        Redacted before it is cut, so a credential is never half shown.
-
-        Args:
-            data: the body, or its first bytes.
-            complete: False when `data` is only the head of the body; the
-                excerpt then says so instead of giving the head's length.
-        """
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        text = self.redact(text, cut=not complete)
-        if complete:
-            return excerpt(text)
-        return f"{text[:EXCERPT_LIMIT]}… (at least {len(data)} bytes)"
-
-    def scrub(self, error: BaseException) -> BaseException:
-        """`error` with credentials redacted from its message, also where an excerpt cut one.
-
-        For errors raised below this layer from text a server sent (a line's
-        head in `LineTooLongError`), whose message was cut before it could be
-        redacted.
-        """
-        if self._pattern is None or not error.args or not isinstance(error.args[0], str):
-            return error
-        message = self._pattern.sub(REDACTED, error.args[0])
-        for secret in self._secrets:
-            for size in range(len(secret) - 1, _MIN_SECRET - 1, -1):
-                message = message.replace(secret[:size] + "…", REDACTED + "…")
-        error.args = (message, *error.args[1:])
-        return error
-
-    def found_in(self, data: bytes) -> bool:
-        """Whether any credential occurs in `data` (a cheap test per read)."""
-        return any(secret in data for secret in self._bytes)
-
-    @property
-    def longest(self) -> int:
-        """The length in bytes of the longest credential (0 without any)."""
-        return max(map(len, self._bytes), default=0)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes | bytearray):
-        return bytes(value).decode("latin-1")
-    return str(value)
-
-
 # --------------------------------------------------------------------------- answers
 
 
@@ -341,11 +149,11 @@ def body_kind(content_type: str | None) -> BodyKind | None:
     return _KINDS.get(_mime(content_type))
 
 
-def accepted(response: Any, *, raw: bool) -> bool:
-    """Whether `response` is a stream a source reads (else `answer_error` explains why).
+def accepted(response: Any, *, binary: bool) -> bool:
+    """Whether `response` is a stream a source reads (else `Exchange.refuse` says why).
 
     A 2xx status with an event-stream or NDJSON content type, or an AWS event
-    stream when the source hands out raw bytes. A response with no content
+    stream when the source hands out bytes. A response with no content
     type at all is read too: what its body holds is judged as it arrives.
     """
     status: int = response.status_code
@@ -355,7 +163,7 @@ def accepted(response: Any, *, raw: bool) -> bool:
     if not content_type or not _mime(content_type):
         return True
     kind = body_kind(content_type)
-    return kind is not None and (raw or kind != "eventstream")
+    return kind is not None and (binary or kind != "eventstream")
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -387,55 +195,29 @@ def request_of(response: object) -> Any:
         return None
 
 
-def shown_url(url: str) -> str:
-    """`url` as it may be shown: no userinfo, query string or fragment.
-
-    >>> shown_url("https://user:pw@host:8443/v1/chat?key=secret#x")
-    'https://host:8443/v1/chat'
-    """
-    try:
-        parts = urlsplit(url)
-        netloc = parts.hostname or ""
-        if ":" in netloc:
-            netloc = f"[{netloc}]"
-        if parts.port is not None:
-            netloc += f":{parts.port}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return url.split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
-
-
-def describe(request: Any) -> str:
-    """`"POST http://host:port/path"`: no query string, no credentials, never a header."""
-    if request is None:
-        return ""
-    method = getattr(request, "method", "")
-    if isinstance(method, bytes):
-        method = method.decode("ascii", "replace")
-    return f"{method} {shown_url(str(getattr(request, 'url', '')))}".strip()
-
-
 # --------------------------------------------------------------------------- one exchange
 
 
 class Exchange:
-    """One request and its answer, as its errors see them.
+    """One request and its answer, as its errors see them: the one exception boundary.
 
     Holds what a message may call the request (`where`: the method and the URL
     without query string or userinfo, never a header), the credentials to
-    redact, and the client, to tell a closed client from a failed connection.
-    Every error a source raises for an HTTP answer or an httpx failure is made
-    here, for the sync and the async paths alike.
+    redact, the client (to tell a closed client from a failed connection) and,
+    once an answer was refused, the `Refusal` reading its body. Every error a
+    source raises for an HTTP answer or an httpx failure is made here, for
+    the sync and the async paths alike; `mapped()` is where they are raised.
 
     Args:
         request: the request (httpx or alike), or None when it is unknown.
         client: the client that sends it (None for `from_response`).
     """
 
-    __slots__ = ("_client", "credentials", "where")
+    __slots__ = ("_client", "_refusal", "credentials", "where")
 
     def __init__(self, request: Any = None, *, client: Any = None) -> None:
         self._client = client
+        self._refusal: Refusal | None = None
         self.credentials = Credentials()
         self.where = ""
         self.learn(request)
@@ -447,6 +229,34 @@ class Exchange:
         self.credentials.add_request(request)
         if not self.where:
             self.where = describe(request)
+
+    @contextlib.contextmanager
+    def mapped(self) -> Iterator[None]:
+        """Map what goes wrong inside the block to rxstream's errors (httpcore's `map_exceptions`).
+
+        A `StreamError` passes as it is; a transport failure (or a closed
+        client, or a header the client could not encode) becomes the
+        `TransportError` of `failure`; while a refused answer's body is read,
+        any failure is the refusal itself (what arrived is quoted all the
+        same). Anything else passes unchanged. The mapped error is raised
+        `from` its bare cause (or None): its context, the httpx exception,
+        which keeps the request and its headers, is hidden, and the read loops
+        drop a hidden context altogether.
+        """
+        try:
+            yield
+        except StreamError:
+            raise
+        except Exception as exc:
+            error = self.failure(exc)
+            if error is None:
+                raise
+            raise error from error.__cause__
+
+    def refuse(self, response: Any) -> Refusal:
+        """The reader of an answer that is not a stream (see `accepted`): it raises its error."""
+        self._refusal = Refusal(response, self)
+        return self._refusal
 
     def refusal(self, response: Any, body: bytes, *, complete: bool) -> StreamError:
         """The error for a response `accepted` refused, quoting `body` (bounded, redacted).
@@ -465,29 +275,35 @@ class Exchange:
             content_type = redact(header(headers, "content-type") or "")
             return UnexpectedContentTypeError(content_type, status_code=status, body=shown)
         reason = getattr(response, "reason_phrase", "")
+        # Redacted again once decoded: what is shown is the provider's message.
         message = provider_message(text) if complete else None
         return HTTPStatusError(
             status,
             reason=redact(reason) if isinstance(reason, str) else "",
             body=shown,
-            provider_message=message,
+            provider_message=redact(message) if message else message,
             retry_after=retry_after(headers),
             request=self.where,
         )
 
     def failure(self, exc: BaseException) -> StreamError | None:
-        """The `TransportError` that stands for `exc`; None when `exc` is no transport failure.
+        """The error that stands for `exc`; None when `exc` is no failure of the exchange.
 
-        The message says what failed and what httpx reported (redacted), and
-        whether the client had been closed; the `__cause__` is a bare exception
-        of the same type with that message. The caller raises it outside its
-        `except` block, so that the httpx exception, which keeps the request
-        and its headers, is not reachable as `__context__` either.
+        While a refused body is read: the refusal. Else a `TransportError`
+        whose message says what failed and what httpx reported (redacted),
+        and whether the client had been closed; its `__cause__` is a bare
+        exception of the same type with that message, so the httpx exception,
+        which keeps the request and its headers, is not reachable.
         """
         if isinstance(exc, StreamError):
             return None
+        if self._refusal is not None:
+            return self._refusal.error(complete=False)
         if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
             return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}")
+        if isinstance(exc, UnicodeEncodeError):
+            # Its `object` and `args` hold the whole header value: a key, often.
+            return TransportError(f"{self._head(_NOT_ASCII)} (at position {exc.start}). {_ASCII}")
         if not isinstance(exc, transport_types()):
             return None
         what = next(
@@ -512,6 +328,77 @@ class Exchange:
         return f"{what} ({self.where})" if self.where else what
 
 
+class Refusal:
+    """Read the head of a body that is not a stream, then raise the error that quotes it.
+
+    `feed` collects up to `ERROR_BODY_LIMIT` bytes and raises once it has
+    them; `close` (the whole body is in) raises too, and so does a failure
+    while reading (`Exchange.mapped`), quoting what arrived.
+    """
+
+    __slots__ = ("_body", "_exchange", "_response")
+
+    def __init__(self, response: Any, exchange: Exchange) -> None:
+        self._response = response
+        self._exchange = exchange
+        self._body = bytearray()
+
+    def feed(self, block: bytes) -> list[Any]:
+        """Collect `block`; raise the refusal once the head is full."""
+        self._body += block
+        if len(self._body) >= ERROR_BODY_LIMIT:
+            raise self.error(complete=False)
+        return []
+
+    def close(self) -> list[Any]:
+        """The whole body is in: raise the refusal quoting it."""
+        raise self.error(complete=True)
+
+    def error(self, *, complete: bool) -> StreamError:
+        """The refusal, quoting the body that arrived (all of it if `complete`)."""
+        body = bytes(self._body[:ERROR_BODY_LIMIT])
+        return self._exchange.refusal(self._response, body, complete=complete)
+
+
+def check_header_values(headers: object) -> None:
+    """Raise `ValueError` if a `str` header value holds a character that is not ASCII.
+
+    HTTP header values are ASCII; httpx raises a bare `UnicodeEncodeError`
+    whose `args` hold the whole value, an API key most often (a typographic
+    quote or a non-breaking space pasted with it). The message names the
+    header and the position, never the value.
+
+    Args:
+        headers: what was passed as `headers=` (a mapping or pairs), or None.
+
+    >>> try:
+    ...     check_header_values({"Authorization": "Bearer sk-\u00e91234"})
+    ... except ValueError as error:
+    ...     print(str(error)[:75])
+    the value of header 'Authorization' holds a character that is not ASCII (at
+    """
+    if headers is None or isinstance(headers, str | bytes) or hasattr(headers, "multi_items"):
+        return  # nothing, or httpx `Headers`, whose values are encoded already
+    items: Iterable[Any]
+    if isinstance(headers, Mapping):
+        items = headers.items()
+    elif isinstance(headers, Iterable):
+        items = headers
+    else:
+        return
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 2:
+            return  # not pairs: httpx says what is wrong with them
+        name, value = item
+        if not isinstance(value, str) or value.isascii():
+            continue
+        position = next(i for i, char in enumerate(value) if not char.isascii())
+        raise ValueError(
+            f"the value of header {str(name)!r} holds a character that is not ASCII (at "
+            f"position {position}); {_ASCII}"
+        )
+
+
 # --------------------------------------------------------------------------- transport errors
 
 _WHAT = {
@@ -533,6 +420,11 @@ _WHAT = {
     "TimeoutException": "the request timed out",
 }
 
+_NOT_ASCII = "the request could not be encoded: a header value holds a character that is not ASCII"
+_ASCII = (
+    "HTTP header values must be ASCII: check the key or token for a stray character "
+    "(its value is not shown)"
+)
 _CLOSED_BEFORE = "the client was closed before the request was sent"
 _CLOSED_DURING = "the client was closed while the request or the response was under way"
 _CANCELLED = "the stream's task was cancelled before the response ended"

@@ -1,6 +1,7 @@
 """The read loops under every source: one read, push what it gave, check, schedule the next.
 
-Two drivers, one per world:
+Two drivers, one per world, each a small class with one object per
+subscription and a method per step (`SyncLoop`, `AsyncLoop`):
 
 - `sync_source`: a generator of item batches driven on a reactivex scheduler
   (by default the current thread's trampoline, so `subscribe` returns when the
@@ -15,8 +16,8 @@ Two drivers, one per world:
   error that says so, never in silence.
 
 And the readers of a response body (`read_body`, `aread_body`), twins that
-only open, iterate (or await) and close; what they do with the bytes is
-`_body`'s and what they accept and how they fail is `_http.Exchange`'s.
+only open, iterate (or await) and close inside the one exception boundary
+(`_http.Exchange.mapped`); what they do with the bytes is `_body`'s.
 
 Disposal from another thread while a sync read is blocked (`Handle`): the
 disposing thread shuts the socket down, which wakes the read at once, but
@@ -42,20 +43,22 @@ import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler import CurrentThreadScheduler
-from reactivex.scheduler.eventloop import AsyncIOScheduler
 
-from .._flow import Demand, current_demand
+from .._flow import current_demand
 from ..errors import StreamError
-from ._body import BodyReader, Refusal, open_body
+from ._args import loop_for
+from ._body import open_body
 from ._http import AsyncResponse, Exchange, SyncResponse
 
 __all__ = [
+    "AsyncLoop",
     "Handle",
+    "SyncLoop",
     "aread_body",
     "async_source",
     "connection_tracer",
@@ -310,51 +313,96 @@ def sync_source(
         observer: abc.ObserverBase[T], scheduler_: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
         sched = scheduler or scheduler_ or CurrentThreadScheduler.singleton()
-        handle = Handle()
-        reader: Iterator[list[T]] | None = None
-
-        def finish() -> None:
-            handle.close()
-            if reader is not None:
-                with contextlib.suppress(Exception):
-                    reader.close()  # type: ignore[attr-defined]
-
-        def step(_: abc.SchedulerBase, __: Any = None) -> None:
-            nonlocal reader
-            if not handle.begin_read():
-                finish()
-                return
-            try:
-                try:
-                    if reader is None:
-                        reader = make_reader(handle)
-                    batch = next(reader, None)
-                finally:
-                    handle.end_read()
-                if batch is not None:
-                    on_next = observer.on_next
-                    for item in batch:
-                        if handle.disposed:
-                            break
-                        on_next(item)
-                    if handle.disposed:
-                        finish()
-                    else:
-                        sched.schedule(step)
-                    return
-            except Exception as exc:
-                finish()
-                if not handle.disposed:
-                    observer.on_error(_scrubbed(exc))
-                return
-            finish()
-            if not handle.disposed:
-                observer.on_completed()
-
-        sched.schedule(step)
-        return Disposable(handle.dispose)
+        return SyncLoop(make_reader, observer, sched).start()
 
     return Observable(subscribe)
+
+
+class SyncLoop(Generic[T]):
+    """One subscription of a sync source: one read per scheduled step.
+
+    `start` schedules the first `step`; each step reads one batch (`read`),
+    pushes it (`push`) and schedules the next, until the reader is exhausted
+    (`complete`), fails (`fail`) or the subscription is disposed (`finish`).
+    An observer without `on_error` gets reactivex's default, which raises:
+    the error leaves `subscribe()` (on the default trampoline) as it would
+    any sync call.
+    """
+
+    __slots__ = ("_handle", "_make_reader", "_observer", "_reader", "_scheduler")
+
+    def __init__(
+        self,
+        make_reader: Callable[[Handle], Iterator[list[T]]],
+        observer: abc.ObserverBase[T],
+        scheduler: abc.SchedulerBase,
+    ) -> None:
+        self._make_reader = make_reader
+        self._observer = observer
+        self._scheduler = scheduler
+        self._handle = Handle()
+        self._reader: Iterator[list[T]] | None = None
+
+    def start(self) -> abc.DisposableBase:
+        """Schedule the first read; the disposable stops the loop from any thread."""
+        self._scheduler.schedule(self.step)
+        return Disposable(self._handle.dispose)
+
+    def step(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        """Read one batch, push it, schedule the next step (or end)."""
+        handle = self._handle
+        if not handle.begin_read():
+            self.finish()
+            return
+        try:
+            batch = self.read()
+            if batch is not None:
+                if self.push(batch):
+                    self._scheduler.schedule(self.step)
+                else:
+                    self.finish()
+                return
+        except Exception as exc:
+            self.fail(exc)
+            return
+        # Outside the `try`: an `on_completed` that raises is not the stream's error.
+        self.complete()
+
+    def read(self) -> list[T] | None:
+        """The next batch, or None at the end; the read is bracketed for `Handle.dispose`."""
+        try:
+            if self._reader is None:
+                self._reader = self._make_reader(self._handle)
+            return next(self._reader, None)
+        finally:
+            self._handle.end_read()
+
+    def push(self, batch: list[T]) -> bool:
+        """Emit `batch`, item by item while not disposed; False once disposed."""
+        handle = self._handle
+        on_next = self._observer.on_next
+        for item in batch:
+            if handle.disposed:
+                return False
+            on_next(item)
+        return not handle.disposed
+
+    def complete(self) -> None:
+        self.finish()
+        if not self._handle.disposed:
+            self._observer.on_completed()
+
+    def fail(self, error: Exception) -> None:
+        self.finish()
+        if not self._handle.disposed:
+            self._observer.on_error(_scrubbed(error))
+
+    def finish(self) -> None:
+        """Close what the subscription holds (the response, the reader)."""
+        self._handle.close()
+        if self._reader is not None:
+            with contextlib.suppress(Exception):
+                self._reader.close()  # type: ignore[attr-defined]
 
 
 _RUNNING: set[Any] = set()
@@ -369,112 +417,174 @@ def async_source(
     def subscribe(
         observer: abc.ObserverBase[T], scheduler_: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        loop = _loop_for(scheduler or scheduler_)
-        demand = current_demand()
-        handle = Handle()
-        task: Any = None
-        cancel: Callable[[], object] = _nothing
-        inner: asyncio.Task[Any] | None = None
-        finishing = False
-
-        async def run() -> None:
-            nonlocal inner, finishing
-            inner = asyncio.current_task()
-            reader = make_reader(handle)
-            error: Exception | None = None
-            try:
-                while True:
-                    await _wait(demand)
-                    if handle.disposed:
-                        return
-                    batch = await anext(reader, None)
-                    if batch is None:
-                        break
-                    for item in batch:
-                        await _wait(demand)
-                        if handle.disposed:
-                            return
-                        observer.on_next(item)
-                    if handle.disposed:
-                        return
-                    # A read that finds its data already buffered returns without
-                    # suspending: yield once per read, so one fast stream cannot
-                    # starve the other tasks of the loop.
-                    await asyncio.sleep(0)
-            except asyncio.CancelledError:
-                # Not by our own dispose (that sets the flag first): the loop is
-                # shutting down under a running stream. Say so, then let it go.
-                if not handle.disposed:
-                    error = handle.cancelled()
-                raise
-            except Exception as exc:
-                error = exc
-            finally:
-                finishing = True
-                with contextlib.suppress(Exception):
-                    await reader.aclose()  # type: ignore[attr-defined]
-                await handle.aclose()
-                if error is not None and not handle.disposed:
-                    observer.on_error(_scrubbed(error))
-            if error is None and not handle.disposed:
-                observer.on_completed()
-
-        def dispose() -> None:
-            handle.disposed = True
-            if finishing or task is None:
-                return
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                # Disposed from inside its own task (e.g. at [DONE]): the flag stops
-                # the loop; cancelling would interrupt closing the response.
-                if asyncio.current_task() is not inner:
-                    cancel()
-            elif not loop.is_closed():
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(cancel)
-
-        try:
-            running_here = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            running_here = False
-        if running_here:
-            task = loop.create_task(run())
-            cancel = task.cancel
-        else:
-            future = asyncio.run_coroutine_threadsafe(run(), loop)
-            cancel = future.cancel  # thread-safe, unlike Task.cancel
-            task = future
-        # asyncio keeps only weak references to tasks: hold this one until it ends.
-        _RUNNING.add(task)
-        task.add_done_callback(_RUNNING.discard)
-        return Disposable(dispose)
+        return AsyncLoop(make_reader, observer, loop_for(scheduler or scheduler_)).start()
 
     return Observable(subscribe)
+
+
+class AsyncLoop(Generic[T]):
+    """One subscription of an async source: a task on `loop` that reads while there is demand.
+
+    `start` creates the task (`run`); it pumps batches (`pump`) until the
+    reader is exhausted, fails or the subscription is disposed, then closes
+    everything and says how it ended (`end`). `dispose` stops it from any
+    thread. A task cancelled by anyone but its own `dispose` (the loop
+    shutting down under a running stream) ends with an error that says so.
+
+    An observer without `on_error` (reactivex's default raises) gets no
+    silent end either: the stream runs after `subscribe()` returned, so there
+    is no caller to raise to; the error goes to the loop's exception handler
+    (`loop.call_exception_handler`) at once, as asyncio does for a callback
+    that raises, which by default logs it with its traceback. The same holds
+    for an `on_next`, `on_error` or `on_completed` that raises.
+    """
+
+    __slots__ = (
+        "_cancel",
+        "_demand",
+        "_finishing",
+        "_handle",
+        "_inner",
+        "_loop",
+        "_make_reader",
+        "_observer",
+        "_task",
+    )
+
+    def __init__(
+        self,
+        make_reader: Callable[[Handle], AsyncIterator[list[T]]],
+        observer: abc.ObserverBase[T],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._make_reader = make_reader
+        self._observer = observer
+        self._loop = loop
+        self._demand = current_demand()
+        self._handle = Handle()
+        self._task: Any = None
+        self._cancel: Callable[[], object] = _nothing
+        self._inner: asyncio.Task[Any] | None = None
+        self._finishing = False
+
+    def start(self) -> abc.DisposableBase:
+        """Start the task on the loop (from its own thread, or from any other)."""
+        loop = self._loop
+        if _running_loop() is loop:
+            task = loop.create_task(self.run())
+            self._task, self._cancel = task, task.cancel
+        else:
+            future = asyncio.run_coroutine_threadsafe(self.run(), loop)
+            self._task, self._cancel = future, future.cancel  # thread-safe, unlike Task.cancel
+        # asyncio keeps only weak references to tasks: hold this one until it ends.
+        _RUNNING.add(self._task)
+        self._task.add_done_callback(_RUNNING.discard)
+        return Disposable(self.dispose)
+
+    async def run(self) -> None:
+        """The task: pump, then close everything and tell the observer how it ended."""
+        self._inner = asyncio.current_task()
+        handle = self._handle
+        reader = self._make_reader(handle)
+        error: Exception | None = None
+        try:
+            await self.pump(reader)
+        except asyncio.CancelledError:
+            # Not by our own dispose (that sets the flag first): the loop is
+            # shutting down under a running stream. Say so, then let it go.
+            if not handle.disposed:
+                error = handle.cancelled()
+            raise
+        except Exception as exc:
+            error = exc
+        finally:
+            self._finishing = True
+            with contextlib.suppress(Exception):
+                await reader.aclose()  # type: ignore[attr-defined]
+            await handle.aclose()
+            if error is not None:
+                self.end(error)
+        if error is None:
+            self.end(None)
+
+    async def pump(self, reader: AsyncIterator[list[T]]) -> None:
+        """Read a batch when there is demand, emit it item by item, yield to the loop; repeat."""
+        handle = self._handle
+        on_next = self._observer.on_next
+        while True:
+            await self.wait()
+            if handle.disposed:
+                return
+            batch = await anext(reader, None)
+            if batch is None:
+                return
+            for item in batch:
+                await self.wait()
+                if handle.disposed:
+                    return
+                on_next(item)
+            if handle.disposed:
+                return
+            # A read that finds its data already buffered returns without
+            # suspending: yield once per read, so one fast stream cannot
+            # starve the other tasks of the loop.
+            await asyncio.sleep(0)
+
+    async def wait(self) -> None:
+        """Wait for the consumer's demand (`rxstream._flow`), if it signals any."""
+        if self._demand is not None:
+            await self._demand.wait()
+
+    def end(self, error: Exception | None) -> None:
+        """Complete, or fail with `error`; what the observer raises goes to the loop's handler."""
+        if self._handle.disposed:
+            return
+        try:
+            if error is None:
+                self._observer.on_completed()
+            else:
+                self._observer.on_error(_scrubbed(error))
+        except Exception as raised:
+            self._loop.call_exception_handler(
+                {
+                    "message": _UNHANDLED if raised is error else _OBSERVER_RAISED,
+                    "exception": raised,
+                    "task": self._inner,
+                }
+            )
+
+    def dispose(self) -> None:
+        """Stop the stream: from any thread, at any time, once or more."""
+        self._handle.disposed = True
+        if self._finishing or self._task is None:
+            return
+        loop = self._loop
+        if _running_loop() is loop:
+            # Disposed from inside its own task (e.g. at [DONE]): the flag stops
+            # the loop; cancelling would interrupt closing the response.
+            if asyncio.current_task() is not self._inner:
+                self._cancel()
+        elif not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._cancel)
+
+
+_UNHANDLED = (
+    "rxstream: an async stream failed and its subscriber has no on_error "
+    "(pass on_error=..., or await the observable, to handle it)"
+)
+_OBSERVER_RAISED = "rxstream: a subscriber of an async stream raised"
 
 
 def _nothing() -> None:
     return None
 
 
-async def _wait(demand: Demand | None) -> None:
-    if demand is not None:
-        await demand.wait()
-
-
-def _loop_for(scheduler: abc.SchedulerBase | None) -> asyncio.AbstractEventLoop:
-    if isinstance(scheduler, AsyncIOScheduler):
-        loop: asyncio.AbstractEventLoop = scheduler._loop
-        return loop
+def _running_loop() -> asyncio.AbstractEventLoop | None:
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
-        raise RuntimeError(
-            "an async client or response needs a running asyncio event loop: subscribe "
-            "inside a coroutine (or pass scheduler=AsyncIOScheduler(loop)), or use a sync client"
-        ) from None
+        return None
 
 
 # --------------------------------------------------------------------------- responses
@@ -485,33 +595,25 @@ def read_body(
     exchange: Exchange,
     handle: Handle,
     *,
-    raw: bool,
+    binary: bool,
     line_limit: int,
 ) -> Iterator[list[Any]]:
-    """Batches of lines (or raw blocks) of the sync response `open_response()` gives.
+    """Batches of lines (or blocks of bytes) of the sync response `open_response()` gives.
 
-    Opens (sends the request, or takes an opened response), hands each block
-    to the body's reader (`_body.open_body`), closes. Failures are mapped by
-    the reader or `exchange` and raised outside the `except` block, so the
-    httpx exception is not their context.
+    Opens (builds and sends the request, or takes an opened response), hands
+    each block to the body's reader (`_body.open_body`), closes; whatever
+    goes wrong on the way is mapped once, by `exchange.mapped()`.
     """
-    reader: BodyReader | Refusal | None = None
-    error: StreamError | None = None
     try:
-        response = open_response()
-        handle.attach(response)
-        reader = open_body(response, exchange, raw=raw, line_limit=line_limit)
-        for block in response.iter_bytes():
-            yield reader.feed(block)
-        yield reader.close()
-    except Exception as exc:
-        error = _mapped(exc, handle, reader or exchange)
-        if error is None:
-            raise
+        with exchange.mapped():
+            response = open_response()
+            handle.attach(response)
+            reader = open_body(response, exchange, binary=binary, line_limit=line_limit)
+            for block in response.iter_bytes():
+                yield reader.feed(block)
+            yield reader.close()
     finally:
         handle.close()
-    if error is not None:
-        raise error
 
 
 async def aread_body(
@@ -519,34 +621,18 @@ async def aread_body(
     exchange: Exchange,
     handle: Handle,
     *,
-    raw: bool,
+    binary: bool,
     line_limit: int,
 ) -> AsyncIterator[list[Any]]:
     """The async twin of `read_body`."""
-    reader: BodyReader | Refusal | None = None
-    error: StreamError | None = None
     handle.cancelled = exchange.cancelled
     try:
-        response = await open_response()
-        handle.attach_async(response)
-        reader = open_body(response, exchange, raw=raw, line_limit=line_limit)
-        async for block in response.aiter_bytes():
-            yield reader.feed(block)
-        yield reader.close()
-    except Exception as exc:
-        error = _mapped(exc, handle, reader or exchange)
-        if error is None:
-            raise
+        with exchange.mapped():
+            response = await open_response()
+            handle.attach_async(response)
+            reader = open_body(response, exchange, binary=binary, line_limit=line_limit)
+            async for block in response.aiter_bytes():
+                yield reader.feed(block)
+            yield reader.close()
     finally:
         await handle.aclose()
-    if error is not None:
-        raise error
-
-
-def _mapped(
-    exc: Exception, handle: Handle, by: BodyReader | Refusal | Exchange
-) -> StreamError | None:
-    """The error to raise for `exc`, or None to let `exc` itself go on."""
-    if handle.disposed or isinstance(exc, StreamError):
-        return None
-    return by.failure(exc)

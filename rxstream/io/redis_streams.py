@@ -90,7 +90,6 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
-from reactivex.scheduler.eventloop import AsyncIOScheduler
 
 from .._deprecate import deprecated_arguments
 from .._flow import Demand, current_demand, demand_scope
@@ -102,6 +101,7 @@ from ..errors import (
     excerpt,
 )
 from ..models import StreamEntry
+from ._args import check_count, loop_for
 from ._loops import Handle, async_source, sync_source
 from ._redis_entries import (
     EntryReader,
@@ -240,8 +240,8 @@ def to_redis_stream(
     """
     _check_key(key)
     if maxlen is not None:
-        _check_count("maxlen", maxlen)
-    _check_count("maxsize", maxsize)
+        check_count("maxlen", maxlen)
+    check_count("maxsize", maxsize)
     heartbeat_s = _seconds("heartbeat", heartbeat)
     ttl_s = _seconds("ttl", ttl)
     if ttl_s <= heartbeat_s:
@@ -530,7 +530,7 @@ class _AsyncProducer(_Producer[T]):
     def subscribe(
         self, source: Observable[T], scheduler: abc.SchedulerBase | None
     ) -> abc.DisposableBase:
-        loop = self._loop = _loop_for(scheduler)
+        loop = self._loop = loop_for(scheduler, what="an async Redis client", instead="redis.Redis")
         if _running_loop() is loop:
             self._thread = threading.get_ident()
             task: Any = loop.create_task(self._run())
@@ -1133,18 +1133,6 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _loop_for(scheduler: abc.SchedulerBase | None) -> asyncio.AbstractEventLoop:
-    if isinstance(scheduler, AsyncIOScheduler):
-        loop: asyncio.AbstractEventLoop = scheduler._loop
-        return loop
-    loop_ = _running_loop()
-    if loop_ is None:
-        raise RuntimeError(
-            "an async Redis client needs a running asyncio event loop: subscribe inside a "
-            "coroutine (or pass scheduler=AsyncIOScheduler(loop)), or use redis.Redis"
-        )
-    return loop_
-
 
 def _check_key(key: object) -> None:
     if not isinstance(key, str):
@@ -1152,12 +1140,6 @@ def _check_key(key: object) -> None:
     if not key:
         raise ValueError("key must not be empty")
 
-
-def _check_count(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value!r}")
 
 
 def _seconds(name: str, value: object) -> float:

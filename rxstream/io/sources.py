@@ -29,14 +29,24 @@ from typing import Any, Literal, TypeAlias, overload
 
 from reactivex import Observable, abc
 
+from .._deprecate import warn_renamed
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
 from ._args import check_count
-from ._http import AsyncClient, AsyncResponse, Exchange, SyncClient, SyncResponse, request_of
+from ._http import (
+    AsyncClient,
+    AsyncResponse,
+    Exchange,
+    SyncClient,
+    SyncResponse,
+    check_header_values,
+    request_of,
+)
 from ._loops import Handle, aread_body, async_source, connection_tracer, read_body, sync_source
 
 __all__ = [
     "AsyncClient",
     "AsyncResponse",
+    "BodyMode",
     "SyncClient",
     "SyncResponse",
     "from_lines",
@@ -45,6 +55,10 @@ __all__ = [
 ]
 
 LineItem: TypeAlias = str | bytes | bytearray
+
+#: What a source hands out of a response body: its lines, or its blocks of bytes.
+BodyMode: TypeAlias = Literal["lines", "bytes"]
+_BODY_MODES = ("lines", "bytes")
 
 # Keyword arguments that belong to `send()`, not to `build_request()`.
 _SEND_KWARGS = ("auth", "follow_redirects")
@@ -58,7 +72,8 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: Literal[False] = False,
+    body: Literal["lines"] = "lines",
+    raw: Literal[False] | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[str]: ...
 
@@ -71,6 +86,21 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
+    body: Literal["bytes"],
+    raw: bool | None = None,
+    **httpx_kwargs: Any,
+) -> Observable[bytes]: ...
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: str,
+    url: Any,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    body: BodyMode = "lines",
     raw: Literal[True],
     **httpx_kwargs: Any,
 ) -> Observable[bytes]: ...
@@ -84,7 +114,8 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: bool = False,
+    body: BodyMode = "lines",
+    raw: bool | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[str] | Observable[bytes]: ...
 
@@ -96,7 +127,8 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: bool = False,
+    body: BodyMode = "lines",
+    raw: bool | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[str] | Observable[bytes]:
     """Make a streaming request per subscription and emit the body's lines.
@@ -116,15 +148,23 @@ def from_request(
             clients: an `AsyncIOScheduler` picks the loop (default: the
             running loop).
         line_limit: the longest line allowed, in bytes (default 1 MiB).
-        raw: emit the body's blocks as `bytes`, as they arrive, instead of
-            lines (for binary formats: AWS Bedrock's event stream, read with
+        body: `"lines"` (the default) cuts the body into lines; `"bytes"`
+            emits the body's blocks as `bytes`, as they arrive (for binary
+            formats: AWS Bedrock's event stream, read with
             `rs.eventstream_frames()`).
+        raw: deprecated spelling of `body="bytes"` (`raw=True`); it works for
+            one more release and warns (`DeprecationWarning`).
         **httpx_kwargs: passed on (`json=`, `headers=`, `timeout=`, ...);
             `auth=` and `follow_redirects=` go to `send()`.
 
     Returns:
         A cold observable of lines (`str`, without terminators), or of `bytes`
-        blocks with `raw=True`.
+        blocks with `body="bytes"`.
+
+    Raises:
+        ValueError: `body` is neither `"lines"` nor `"bytes"`, it contradicts
+            `raw`, or a header value in `headers=` holds a character that is
+            not ASCII (the message names the header, never its value).
 
     Errors (via `on_error`):
         HTTPStatusError: a non-2xx status (`status_code`, `retry_after`,
@@ -138,8 +178,17 @@ def from_request(
             async stream; the message says what httpx reported and, for a
             closed client, how to keep it open (`await` the observable inside
             the `async with` block, or `rs.to_async_iterator`).
+        TransportError: also a header value the client could not encode
+            while sending (a non-ASCII character added by `auth=`); the
+            message names the header, never its value.
         LineTooLongError: a line longer than `line_limit`.
         RuntimeError: an async client subscribed with no running event loop.
+
+    An observer without `on_error`: a sync stream raises the error from
+    `subscribe()` (reactivex's default, the stream runs inside it); an async
+    stream, which runs after `subscribe()` returned, hands it to the event
+    loop's exception handler (`loop.call_exception_handler`) at once, which
+    by default logs it with its traceback. No error ends in silence.
 
     Credentials of the request (the `Authorization`, `api-key`, `x-api-key`,
     `x-goog-api-key` headers, HTTP Basic `auth=`, a key in the query string)
@@ -159,22 +208,29 @@ def from_request(
     if not isinstance(method, str):
         raise TypeError(f"method must be a str such as 'POST', got {type(method).__name__}")
     check_count("line_limit", line_limit)
+    binary = _binary("from_request", body, raw)
+    check_header_values(httpx_kwargs.get("headers"))
     send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
 
-    def start() -> tuple[Any, Exchange]:
+    def build(exchange: Exchange) -> Any:
+        # Inside the boundary: what build_request raises is mapped too.
         request = client.build_request(method, url, **httpx_kwargs)
-        return request, Exchange(request, client=client)
+        exchange.learn(request)
+        return request
 
     if inspect.iscoroutinefunction(getattr(client, "send", None)):
         async_client: AsyncClient = client  # type: ignore[assignment]
 
         async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            request, exchange = start()
+            exchange = Exchange(client=client)
 
             async def send() -> AsyncResponse:
+                request = build(exchange)
                 return await async_client.send(request, stream=True, **send_kwargs)
 
-            async for batch in aread_body(send, exchange, handle, raw=raw, line_limit=line_limit):
+            async for batch in aread_body(
+                send, exchange, handle, binary=binary, line_limit=line_limit
+            ):
                 yield batch
 
         return async_source(aread, scheduler)
@@ -182,16 +238,17 @@ def from_request(
     sync_client: SyncClient = client  # type: ignore[assignment]
 
     def read(handle: Handle) -> Iterator[list[Any]]:
-        request, exchange = start()
-        extensions = getattr(request, "extensions", None)
-        if isinstance(extensions, dict):
-            # Lets a dispose reach the socket while send() still waits for the headers.
-            extensions["trace"] = connection_tracer(handle, extensions.get("trace"))
+        exchange = Exchange(client=client)
 
         def send() -> SyncResponse:
+            request = build(exchange)
+            extensions = getattr(request, "extensions", None)
+            if isinstance(extensions, dict):
+                # Lets a dispose reach the socket while send() still waits for the headers.
+                extensions["trace"] = connection_tracer(handle, extensions.get("trace"))
             return sync_client.send(request, stream=True, **send_kwargs)
 
-        yield from read_body(send, exchange, handle, raw=raw, line_limit=line_limit)
+        yield from read_body(send, exchange, handle, binary=binary, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
@@ -202,7 +259,8 @@ def from_response(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: Literal[False] = False,
+    body: Literal["lines"] = "lines",
+    raw: Literal[False] | None = None,
 ) -> Observable[str]: ...
 
 
@@ -212,6 +270,18 @@ def from_response(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
+    body: Literal["bytes"],
+    raw: bool | None = None,
+) -> Observable[bytes]: ...
+
+
+@overload
+def from_response(
+    response: SyncResponse | AsyncResponse,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    body: BodyMode = "lines",
     raw: Literal[True],
 ) -> Observable[bytes]: ...
 
@@ -222,7 +292,8 @@ def from_response(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: bool = False,
+    body: BodyMode = "lines",
+    raw: bool | None = None,
 ) -> Observable[str] | Observable[bytes]: ...
 
 
@@ -231,7 +302,8 @@ def from_response(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    raw: bool = False,
+    body: BodyMode = "lines",
+    raw: bool | None = None,
 ) -> Observable[str] | Observable[bytes]:
     """Emit the lines of an already opened streaming response (sync or async).
 
@@ -250,10 +322,15 @@ def from_response(
             response (from an `AsyncClient`) is read on the event loop.
         scheduler: as for `from_request`.
         line_limit: the longest line allowed, in bytes (default 1 MiB).
-        raw: emit the body's `bytes` blocks instead of lines.
+        body: `"lines"` (the default), or `"bytes"`: the body's blocks as
+            they arrive (see `from_request`).
+        raw: deprecated spelling of `body="bytes"` (warns).
 
     Returns:
         An observable of lines (`str`, without terminators), or of `bytes`.
+
+    Raises:
+        ValueError: `body` is neither `"lines"` nor `"bytes"`, or contradicts `raw`.
 
     Errors (via `on_error`): as for `from_request`.
 
@@ -262,6 +339,7 @@ def from_response(
         >>> rs.from_response(client.send(request, stream=True)).subscribe(print)  # doctest: +SKIP
     """
     check_count("line_limit", line_limit)
+    binary = _binary("from_response", body, raw)
     taken = False
 
     def take() -> None:
@@ -283,7 +361,9 @@ def from_response(
             return async_response
 
         async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            async for batch in aread_body(aopen, exchange, handle, raw=raw, line_limit=line_limit):
+            async for batch in aread_body(
+                aopen, exchange, handle, binary=binary, line_limit=line_limit
+            ):
                 yield batch
 
         return async_source(aread, scheduler)
@@ -295,7 +375,7 @@ def from_response(
         return sync_response
 
     def read(handle: Handle) -> Iterator[list[Any]]:
-        yield from read_body(open_, exchange, handle, raw=raw, line_limit=line_limit)
+        yield from read_body(open_, exchange, handle, binary=binary, line_limit=line_limit)
 
     return sync_source(read, scheduler)
 
@@ -369,6 +449,24 @@ def from_lines(
             yield splitter.feed_lines(_item(item))
 
     return sync_source(read, scheduler)
+
+
+def _binary(where: str, body: object, raw: bool | None) -> bool:
+    """Whether the source hands out bytes: `body`, or the deprecated `raw` (which warns).
+
+    `raw=` was renamed because `.raw` on items means what the provider sent;
+    the old spelling keeps working for one release.
+    """
+    if body not in _BODY_MODES:
+        raise ValueError(f'{where}: body must be "lines" or "bytes", got {body!r}')
+    if raw is None:
+        return body == "bytes"
+    new = '"bytes"' if raw else '"lines"'
+    # `.raw` on items is what the provider sent, not the body's bytes: hence the new name.
+    warn_renamed(f"{where}()", f"raw={raw!r}", f"body={new}", stacklevel=3)
+    if not raw and body == "bytes":
+        raise ValueError(f'{where}: raw=False contradicts body="bytes"; pass body only')
+    return bool(raw) or body == "bytes"
 
 
 def _item(item: object) -> LineItem:

@@ -22,7 +22,7 @@ def eventstream_frames(
     """Cut a binary AWS event stream (`application/vnd.amazon.eventstream`) into messages.
 
     The input is the body's raw `bytes` blocks, cut anywhere (a source with
-    `raw=True`); the output is one `EventStreamMessage(headers, payload)` per
+    `body="bytes"`); the output is one `EventStreamMessage(headers, payload)` per
     message, with both CRC32 checksums verified. AWS Bedrock's ConverseStream
     is read as `rs.eventstream_frames(), rs.decode("bedrock")`. Each
     subscription gets its own parser.

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core.tools import ToolCallAccumulator, _partial_parser
+from ..core.tools import ToolCallAccumulator, partial_parser
 from ..models import ChatChunk, Delta, ToolCall
 from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
@@ -55,7 +55,7 @@ def accumulate_tool_calls(
     f {}
     """
     if partial:
-        _partial_parser()  # a missing extra fails here, not at the first subscription
+        partial_parser()  # a missing extra fails here, not at the first subscription
     return machine_operator(
         chunks_or_deltas(lambda: ToolCallAccumulator(partial=partial), "rs.accumulate_tool_calls()")
     )

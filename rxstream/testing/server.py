@@ -31,6 +31,14 @@ dialect. `Raw` bytes are sent as they are; `Stall` sends nothing for a while;
 `Scenario.error(...)` answers an HTTP error in the asked provider's shape.
 Requests are served by the given scenarios in order, the last one repeating.
 
+For the misbehaving servers a client must survive, `FakeLLMServer.scripted(answer)`
+answers every request (any path) with `answer(request)`, a `WireAnswer` that puts
+exactly the bytes it says on the wire: any status line (a reason phrase that
+quotes the request), any headers (no content type at all), framing by length,
+chunks or connection close, and after the body a proper end, a stall, a cut or
+a TCP reset, or no answer at all (`hold`); `keep_alive` serves the next request
+on the same connection (`RecordedRequest.connection` tells which).
+
 The server records each request (`server.requests`) and notices when a client
 goes away before its response is finished (`server.disconnects`,
 `server.wait_for_disconnect()`), which is how tests prove that disposing a
@@ -48,10 +56,11 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
+from urllib.parse import parse_qsl, urlsplit
 
 from ..core import DeltaDecoder, dialects
 from ..core.dialects import Wire
@@ -77,6 +86,7 @@ __all__ = [
     "Scenario",
     "Stall",
     "Step",
+    "WireAnswer",
     "route",
 ]
 
@@ -414,6 +424,68 @@ class Scenario:
         return out
 
 
+@dataclass(frozen=True)
+class WireAnswer:
+    """An answer written exactly as given, for `FakeLLMServer.scripted` (a misbehaving server).
+
+    Attributes:
+        status, reason: the status line (the reason phrase as given, even one
+            that quotes the request's credentials back).
+        headers: response headers, in order (`Content-Type` among them, or
+            not); `Content-Length`, `Transfer-Encoding` and `Connection` are
+            added by `framing` and `keep_alive`.
+        body: the body's pieces, each written (and flushed) on its own.
+        framing: `"length"` (Content-Length), `"chunked"`, or `"close"` (no
+            framing: the body ends when the connection closes).
+        then: after the body: `"end"` (finish properly), `"stall"` (send
+            nothing more until the client leaves, bounded by `MAX_WAIT`),
+            `"cut"` (close without ending a chunked body), `"reset"` (a TCP RST).
+        pause: seconds to wait before each piece.
+        hold: send nothing at all, not even the status line, until the client
+            leaves (bounded by `MAX_WAIT`).
+        keep_alive: keep the connection open for the next request (needs
+            `"length"` or `"chunked"` framing and `then="end"`).
+
+    A client that leaves a stalling or holding answer is counted in
+    `FakeLLMServer.disconnects`.
+
+    Example:
+        >>> WireAnswer.stream('data: {"a":1}\\n\\n', then="cut").body
+        (b'data: {"a":1}\\n\\n',)
+        >>> WireAnswer(403, "Forbidden: key sk-123", framing="length").status
+        403
+    """
+
+    status: int = 200
+    reason: str = "OK"
+    headers: tuple[tuple[str, str], ...] = (("Content-Type", "text/event-stream"),)
+    body: tuple[bytes, ...] = ()
+    framing: Literal["length", "chunked", "close"] = "chunked"
+    then: Literal["end", "stall", "cut", "reset"] = "end"
+    pause: float = 0.0
+    hold: bool = False
+    keep_alive: bool = False
+
+    @classmethod
+    def stream(
+        cls,
+        *pieces: bytes | str,
+        content_type: str = "text/event-stream",
+        framing: Literal["length", "chunked", "close"] = "chunked",
+        then: Literal["end", "stall", "cut", "reset"] = "end",
+        keep_alive: bool = False,
+    ) -> WireAnswer:
+        """A 200 answer of `pieces` (str is UTF-8 encoded) with one content type."""
+        body = tuple(p.encode() if isinstance(p, str) else p for p in pieces)
+        return cls(
+            headers=(("Content-Type", content_type),),
+            body=body,
+            framing=framing,
+            then=then,
+            keep_alive=keep_alive,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
     """One request the server received.
@@ -423,6 +495,8 @@ class RecordedRequest:
         headers: the request headers, names lower-cased.
         body: the raw body.
         json: the body decoded as JSON, or None.
+        connection: which connection it came on (numbered from 1 in the
+            order they were opened; 0 when not known).
     """
 
     method: str
@@ -430,6 +504,16 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: bytes
     json: JSON
+    connection: int = 0
+
+    @property
+    def query(self) -> dict[str, str]:
+        """The query string's parameters (the last value of each name).
+
+        >>> RecordedRequest("POST", "/v1/x?case=a&n=1", {}, b"", None).query
+        {'case': 'a', 'n': '1'}
+        """
+        return dict(parse_qsl(urlsplit(self.path).query))
 
     @property
     def stream(self) -> bool:
@@ -520,6 +604,29 @@ class FakeLLMServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    @classmethod
+    def scripted(
+        cls, answer: Callable[[RecordedRequest], WireAnswer], *, idle_timeout: float = 5.0
+    ) -> FakeLLMServer:
+        """A server that answers every request (any method, any path) with `answer(request)`.
+
+        For the servers a client must survive: the `WireAnswer` says exactly
+        what goes on the wire (see there). `answer` runs in the connection's
+        thread; what it raises drops the connection.
+
+        Example:
+            >>> def answer(request: RecordedRequest) -> WireAnswer:
+            ...     if request.query.get("case") == "cut":
+            ...         return WireAnswer.stream('data: {"a":1}\\n\\n', then="cut")
+            ...     return WireAnswer(401, "Unauthorized", body=(b"no",), framing="length")
+            >>> with FakeLLMServer.scripted(answer) as server:  # doctest: +SKIP
+            ...     httpx.post(server.url).status_code
+            401
+        """
+        server = cls(idle_timeout=idle_timeout)
+        server._script = answer
+        return server
+
     # ----------------------------------------------------------------- public state
 
     @property
@@ -603,6 +710,20 @@ class FakeLLMServer:
 
     # ----------------------------------------------------------------- internals
 
+    #: What answers every request of a `scripted` server (None: the scenarios do).
+    _script: Callable[[RecordedRequest], WireAnswer] | None = None
+    _opened = 0
+
+    def _connection_opened(self) -> int:
+        with self._lock:
+            self._opened += 1
+            return self._opened
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+            self._lock.notify_all()
+
     def _next_scenario(self, request: RecordedRequest) -> Scenario:
         with self._lock:
             self._requests.append(request)
@@ -660,10 +781,16 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # quiet: tests read `server.requests` instead
 
     def do_GET(self) -> None:
+        if self.owner._script is not None:
+            self._answer_scripted(self.owner._script)
+            return
         self._read_body()
         self._send_json(404, {"error": {"message": f"no route {self.path!r}", "type": "not_found"}})
 
     def do_POST(self) -> None:
+        if self.owner._script is not None:
+            self._answer_scripted(self.owner._script)
+            return
         body = self._read_body()
         try:
             decoded = json.loads(body) if body else None
@@ -699,6 +826,70 @@ class _Handler(BaseHTTPRequestHandler):
         except _ClientGone:
             self.close_connection = True
             self.owner._note(disconnect=True)
+
+    # ----------------------------------------------------------------- scripted answers
+
+    _number = 0  # this connection's, once a scripted request came on it
+
+    def _answer_scripted(self, script: Callable[[RecordedRequest], WireAnswer]) -> None:
+        body = self._read_body()
+        try:
+            decoded = json.loads(body) if body else None
+        except ValueError:
+            decoded = None
+        if not self._number:
+            self._number = self.owner._connection_opened()
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        request = RecordedRequest(self.command, self.path, headers, body, decoded, self._number)
+        self.owner._record(request)
+        answer = script(request)
+        self.close_connection = not answer.keep_alive or answer.hold or answer.then != "end"
+        try:
+            if answer.hold:
+                self._until_client_leaves()
+                return
+            self._write_answer(answer)
+            if answer.then == "stall":
+                self._until_client_leaves()
+                return
+            if answer.then in ("cut", "reset") or answer.framing == "close":
+                self._drop(reset=answer.then == "reset")
+            self.owner._note(disconnect=False)
+        except _ClientGone:
+            self.close_connection = True
+            self.owner._note(disconnect=True)
+
+    def _write_answer(self, answer: WireAnswer) -> None:
+        head = [f"HTTP/1.1 {answer.status} {answer.reason}"]
+        head += [f"{name}: {value}" for name, value in answer.headers]
+        if answer.framing == "length":
+            head.append(f"Content-Length: {sum(map(len, answer.body))}")
+        elif answer.framing == "chunked":
+            head.append("Transfer-Encoding: chunked")
+        if self.close_connection:
+            head.append("Connection: close")
+        self._send_raw(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        for piece in answer.body:
+            if answer.pause:
+                self._wait(answer.pause)
+            if answer.framing == "chunked":
+                if not piece:
+                    continue
+                piece = b"%x\r\n%s\r\n" % (len(piece), piece)
+            self._send_raw(piece)
+        if answer.then == "end" and answer.framing == "chunked":
+            self._send_raw(b"0\r\n\r\n")
+
+    def _send_raw(self, data: bytes) -> None:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def _until_client_leaves(self) -> None:
+        """Send nothing until the client leaves (then `_ClientGone`), bounded by `MAX_WAIT`."""
+        self._wait(MAX_WAIT)
 
     # ----------------------------------------------------------------- writing
 

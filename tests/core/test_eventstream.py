@@ -311,7 +311,7 @@ def test_feed_after_an_error_is_refused() -> None:
 
 def test_a_str_chunk_is_a_type_error_with_a_hint() -> None:
     with pytest.raises(
-        TypeError, match=r"takes bytes chunks, got str \(read the body with raw=True"
+        TypeError, match=r"takes bytes chunks, got str \(read the body with body='bytes'"
     ):
         EventStreamParser().feed("data: {}")  # type: ignore[arg-type]
 

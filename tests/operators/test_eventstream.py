@@ -95,7 +95,7 @@ def test_a_str_chunk_errors_and_disposes_the_upstream() -> None:
     assert len(results.messages) == 1
     error = error_of(results.messages[0])
     assert isinstance(error, TypeError)
-    assert "raw=True" in str(error)
+    assert "body='bytes'" in str(error)
     assert source.subscriptions == [subscribe(200, 210)]
 
 

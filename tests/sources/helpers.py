@@ -96,7 +96,7 @@ def drive(
 
     Args:
         request: keyword arguments of the request (`json=`, `headers=`, `params=`).
-        source: keyword arguments of the source (`raw=`, `line_limit=`).
+        source: keyword arguments of the source (`body=`, `line_limit=`).
         client: keyword arguments of the httpx client.
         pipe: operators applied to the source.
     """

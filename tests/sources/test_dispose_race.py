@@ -29,9 +29,9 @@ from reactivex.abc import DisposableBase
 from reactivex.scheduler import NewThreadScheduler
 
 import rxstream as rs
+from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
 
 from .helpers import TIMEOUT, Outcome, tls_context
-from .wire import Answer, Request, WireServer, sse
 
 PAYLOAD = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
@@ -100,8 +100,8 @@ class Readers:
         return [thread.name for thread in self.threads if thread.is_alive()]
 
 
-def headers_then_nothing(request: Request) -> Answer:
-    return sse(then="stall")
+def headers_then_nothing(request: RecordedRequest) -> WireAnswer:
+    return WireAnswer.stream(then="stall")
 
 
 def stress(run_once: Callable[[int], str | None]) -> None:
@@ -128,7 +128,10 @@ def test_the_reader_thread_is_gone_within_a_second_of_dispose_under_load(
     # reader would be handed to the next connection (the race this test is for).
     rng = random.Random(10)
     runs: list[tuple[Readers, float, Outcome]] = []
-    with WireServer(headers_then_nothing) as server, httpx.Client(verify=tls_context()) as client:
+    with (
+        FakeLLMServer.scripted(headers_then_nothing) as server,
+        httpx.Client(verify=tls_context()) as client,
+    ):
 
         def run_once(i: int) -> str | None:
             readers = Readers(f"rxstream-reader-{i}")
@@ -162,7 +165,7 @@ def test_the_reader_thread_is_gone_within_a_second_of_dispose_under_load(
         assert failures == [], f"{len(failures)} of {len(runs)} runs:\n" + "\n".join(failures[:10])
         # Every connection the runs opened was closed: the server saw each client leave.
         opened = len(server.requests)
-        assert server.wait_for_disconnects(opened, TIMEOUT), (server.disconnects, opened)
+        assert server.wait_for_disconnect(TIMEOUT, count=opened), (server.disconnects, opened)
 
 
 @pytest.mark.parametrize("reused", [False, True], ids=["new-connection", "keep-alive-connection"])
@@ -170,14 +173,14 @@ def test_dispose_while_send_waits_for_the_headers(reused: bool) -> None:
     # The server reads the request and then sends nothing, not even a status line:
     # the reader is inside client.send(). With a keep-alive connection that an
     # earlier answer left in the pool, no connect step announces the socket.
-    def answer(request: Request) -> Answer:
+    def answer(request: RecordedRequest) -> WireAnswer:
         if request.query.get("first"):
-            return sse('data: {"a":1}\n\n', keep_alive=True)
-        return Answer(hold=True)
+            return WireAnswer.stream('data: {"a":1}\n\n', keep_alive=True)
+        return WireAnswer(hold=True)
 
     # Far beyond the test: only the dispose can end the wait.
     client = httpx.Client(verify=tls_context(), timeout=httpx.Timeout(30.0))
-    with WireServer(answer) as server, client:
+    with FakeLLMServer.scripted(answer) as server, client:
         if reused:
             first = rs.from_request(client, "POST", server.url + "?first=1", json=PAYLOAD)
             assert first.pipe(rs.sse_frames()).run().data == '{"a":1}'
@@ -191,7 +194,7 @@ def test_dispose_while_send_waits_for_the_headers(reused: bool) -> None:
             time.sleep(0.05)  # now the reader is blocked waiting for the status line
             subscription.dispose()
             assert readers.stuck_after(GONE_WITHIN) == []
-            assert server.wait_for_disconnects(attempt, TIMEOUT)
+            assert server.wait_for_disconnect(TIMEOUT, count=attempt)
             assert not outcome.ended.is_set()
         if reused:
             # The held request did travel on the connection the first answer left open.
@@ -205,7 +208,7 @@ def test_a_callers_own_trace_callback_still_runs() -> None:
         events.append(event)
 
     with (
-        WireServer(lambda r: sse('data: {"a":1}\n\n')) as server,
+        FakeLLMServer.scripted(lambda r: WireAnswer.stream('data: {"a":1}\n\n')) as server,
         httpx.Client(verify=tls_context()) as client,
     ):
         source = rs.from_request(
@@ -248,17 +251,19 @@ def test_async_dispose_or_cancel_closes_the_connection_promptly(
 ) -> None:
     rng = random.Random(11)
 
-    def answer(request: Request) -> Answer:
-        return Answer(hold=True) if hold else sse(then="stall")
+    def answer(request: RecordedRequest) -> WireAnswer:
+        return WireAnswer(hold=True) if hold else WireAnswer.stream(then="stall")
 
-    async def main(server: WireServer) -> None:
+    async def main(server: FakeLLMServer) -> None:
         async with httpx.AsyncClient(verify=tls_context()) as client:
 
             async def run_once(i: int) -> str | None:
                 outcome = await _disposed_async(client, server.url, rng.uniform(0, 0.010), how)
                 opened = len(server.requests)
                 # Whatever the client opened for this run, it has let go of within a second.
-                gone = await asyncio.to_thread(server.wait_for_disconnects, opened, GONE_WITHIN)
+                gone = await asyncio.to_thread(
+                    server.wait_for_disconnect, GONE_WITHIN, count=opened
+                )
                 if not gone:
                     return f"{opened - server.disconnects} connection(s) still open after 1 s"
                 if outcome.ended.is_set():
@@ -277,5 +282,5 @@ def test_async_dispose_or_cancel_closes_the_connection_promptly(
                     failures.append(f"run {i}: {failure}")
             assert failures == [], f"{len(failures)} of {runs} failed:\n" + "\n".join(failures)
 
-    with WireServer(answer) as server:
+    with FakeLLMServer.scripted(answer) as server:
         asyncio.run(main(server))

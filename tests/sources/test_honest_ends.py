@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import rxstream as rs
+from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
 
 from .helpers import MODES, drive, tls_context
-from .wire import Answer, Request, WireServer, sse
 
 COMPLETION = {
     "id": "chatcmpl-1",
@@ -33,34 +33,44 @@ OVERLOADED = {"error": {"message": "The model is overloaded", "type": "server_er
 
 @dataclass(frozen=True)
 class Case:
-    answer: Answer
+    answer: WireAnswer
     error: type[rs.StreamError]
     content_type: str | None
     said: tuple[str, ...]  # words the message must hold (beyond status and content type)
     body: str  # what the body excerpt must hold ("" for an empty body)
 
 
-def whole(content_type: str, body: bytes, framing: str = "length") -> Answer:
-    return Answer(headers=(("Content-Type", content_type),), body=(body,), framing=framing)  # type: ignore[arg-type]
+def whole(content_type: str, body: bytes, framing: str = "length") -> WireAnswer:
+    return WireAnswer(headers=(("Content-Type", content_type),), body=(body,), framing=framing)  # type: ignore[arg-type]
 
 
 CASES = {
-    "empty-chunked": Case(sse(), rs.EmptyStreamError, "text/event-stream", ("empty body",), ""),
+    "empty-chunked": Case(
+        WireAnswer.stream(), rs.EmptyStreamError, "text/event-stream", ("empty body",), ""
+    ),
     "empty-close-delimited": Case(
-        sse(framing="close"), rs.EmptyStreamError, "text/event-stream", ("empty body",), ""
+        WireAnswer.stream(framing="close"),
+        rs.EmptyStreamError,
+        "text/event-stream",
+        ("empty body",),
+        "",
     ),
     "empty-content-length": Case(
-        sse(framing="length"), rs.EmptyStreamError, "text/event-stream", ("empty body",), ""
+        WireAnswer.stream(framing="length"),
+        rs.EmptyStreamError,
+        "text/event-stream",
+        ("empty body",),
+        "",
     ),
     "keep-alives-only": Case(
-        sse(": keep-alive\n\n", ": ping\n\n", "\n"),
+        WireAnswer.stream(": keep-alive\n\n", ": ping\n\n", "\n"),
         rs.EmptyStreamError,
         "text/event-stream",
         ("keep-alive",),
         ": keep-alive",
     ),
     "keep-alives-close-delimited": Case(
-        sse(": ping\n\n", framing="close"),
+        WireAnswer.stream(": ping\n\n", framing="close"),
         rs.EmptyStreamError,
         "text/event-stream",
         ("keep-alive",),
@@ -74,21 +84,21 @@ CASES = {
         "The model is overloaded",
     ),
     "html-sent-as-event-stream": Case(
-        sse("<html><body>Bad gateway</body></html>"),
+        WireAnswer.stream("<html><body>Bad gateway</body></html>"),
         rs.EmptyStreamError,
         "text/event-stream",
         ("HTML",),
         "Bad gateway",
     ),
     "ndjson-of-blank-lines": Case(
-        sse("\n\n", "\r\n", content_type="application/x-ndjson"),
+        WireAnswer.stream("\n\n", "\r\n", content_type="application/x-ndjson"),
         rs.EmptyStreamError,
         "application/x-ndjson",
         ("blank",),
         "",
     ),
     "no-content-type-empty": Case(
-        Answer(headers=(), framing="close"), rs.EmptyStreamError, None, ("empty body",), ""
+        WireAnswer(headers=(), framing="close"), rs.EmptyStreamError, None, ("empty body",), ""
     ),
     "text-html": Case(
         whole("text/html; charset=utf-8", b"<!doctype html><title>Sign in</title>"),
@@ -105,7 +115,7 @@ CASES = {
         "upstream connect error",
     ),
     "text-plain-chunked-stream": Case(
-        sse('data: {"choices":[]}\n\n', content_type="text/plain"),
+        WireAnswer.stream('data: {"choices":[]}\n\n', content_type="text/plain"),
         rs.UnexpectedContentTypeError,
         "text/plain",
         (),
@@ -118,42 +128,44 @@ CASES = {
         ("stream",),
         "chat.completion",
     ),
-    "eventstream-without-raw": Case(
+    "eventstream-as-lines": Case(
         whole("application/vnd.amazon.eventstream", b"\x00\x00\x00\x10binary"),
         rs.UnexpectedContentTypeError,
         "application/vnd.amazon.eventstream",
-        ("raw=True",),
+        ("body='bytes'",),
         "binary",
     ),
 }
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[WireServer]:
+def server() -> Iterator[FakeLLMServer]:
     """Answers each request with the case its `?case=` names."""
 
-    def answer(request: Request) -> Answer:
+    def answer(request: RecordedRequest) -> WireAnswer:
         name = request.query["case"]
         return STREAMS[name] if name in STREAMS else CASES[name].answer
 
-    with WireServer(answer) as wire:
+    with FakeLLMServer.scripted(answer) as wire:
         yield wire
 
 
 STREAMS = {
-    "sse": sse('data: {"a":1}\n\n', ": ping\n", "data: [DONE]\n\n"),
-    "ndjson": sse('{"done":false}\n', '{"done":true}\n', content_type="application/x-ndjson"),
-    "no-content-type": Answer(headers=(), body=(b"data: x\n\n",), framing="close"),
+    "sse": WireAnswer.stream('data: {"a":1}\n\n', ": ping\n", "data: [DONE]\n\n"),
+    "ndjson": WireAnswer.stream(
+        '{"done":false}\n', '{"done":true}\n', content_type="application/x-ndjson"
+    ),
+    "no-content-type": WireAnswer(headers=(), body=(b"data: x\n\n",), framing="close"),
     "eventstream": whole("application/vnd.amazon.eventstream", b"\x00\x01binary\xff"),
     "eventstream-empty": whole("application/vnd.amazon.eventstream", b""),
-    "long-line": sse("data: " + "x" * 100 + "\n\n", "data: [DONE]\n\n"),
+    "long-line": WireAnswer.stream("data: " + "x" * 100 + "\n\n", "data: [DONE]\n\n"),
 }
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_2xx_answer_without_a_stream_is_an_error_that_says_what_arrived(
-    server: WireServer, mode: str, name: str
+    server: FakeLLMServer, mode: str, name: str
 ) -> None:
     case = CASES[name]
     outcome = drive(mode, f"{server.url}?case={name}")
@@ -173,7 +185,7 @@ def test_a_2xx_answer_without_a_stream_is_an_error_that_says_what_arrived(
     assert len(message) < 700  # a bounded excerpt, never the whole body
 
 
-def test_a_long_body_is_quoted_in_bounded_form(server: WireServer) -> None:
+def test_a_long_body_is_quoted_in_bounded_form(server: FakeLLMServer) -> None:
     big = json.dumps({"error": {"message": "x" * 100_000}}).encode()
     CASES["big"] = Case(whole("text/plain", big), rs.UnexpectedContentTypeError, None, (), "")
     try:
@@ -195,7 +207,7 @@ def test_a_long_body_is_quoted_in_bounded_form(server: WireServer) -> None:
         ("no-content-type", ["data: x", ""]),
     ],
 )
-def test_a_stream_passes(server: WireServer, mode: str, name: str, items: list[str]) -> None:
+def test_a_stream_passes(server: FakeLLMServer, mode: str, name: str, items: list[str]) -> None:
     outcome = drive(mode, f"{server.url}?case={name}")
     assert outcome.error is None
     assert outcome.completed
@@ -203,8 +215,8 @@ def test_a_stream_passes(server: WireServer, mode: str, name: str, items: list[s
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_raw_mode_accepts_an_aws_event_stream(server: WireServer, mode: str) -> None:
-    outcome = drive(mode, f"{server.url}?case=eventstream", source={"raw": True})
+def test_bytes_body_accepts_an_aws_event_stream(server: FakeLLMServer, mode: str) -> None:
+    outcome = drive(mode, f"{server.url}?case=eventstream", source={"body": "bytes"})
     assert outcome.error is None
     assert outcome.completed
     assert b"".join(outcome.items) == b"\x00\x01binary\xff"
@@ -212,8 +224,8 @@ def test_raw_mode_accepts_an_aws_event_stream(server: WireServer, mode: str) -> 
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_raw_mode_empty_body_is_an_empty_stream(server: WireServer, mode: str) -> None:
-    outcome = drive(mode, f"{server.url}?case=eventstream-empty", source={"raw": True})
+def test_bytes_body_empty_body_is_an_empty_stream(server: FakeLLMServer, mode: str) -> None:
+    outcome = drive(mode, f"{server.url}?case=eventstream-empty", source={"body": "bytes"})
     error = outcome.error
     assert isinstance(error, rs.EmptyStreamError), repr(error)
     assert error.status_code == 200
@@ -223,10 +235,10 @@ def test_raw_mode_empty_body_is_an_empty_stream(server: WireServer, mode: str) -
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", ["text-html", "json-completion"])
-def test_raw_mode_still_refuses_what_is_not_a_stream(
-    server: WireServer, mode: str, name: str
+def test_bytes_body_still_refuses_what_is_not_a_stream(
+    server: FakeLLMServer, mode: str, name: str
 ) -> None:
-    error = drive(mode, f"{server.url}?case={name}", source={"raw": True}).error
+    error = drive(mode, f"{server.url}?case={name}", source={"body": "bytes"}).error
     assert isinstance(error, rs.UnexpectedContentTypeError), repr(error)
 
 
@@ -234,7 +246,7 @@ def test_raw_mode_still_refuses_what_is_not_a_stream(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_line_limit_reaches_every_http_source(server: WireServer, mode: str) -> None:
+def test_line_limit_reaches_every_http_source(server: FakeLLMServer, mode: str) -> None:
     url = f"{server.url}?case=long-line"
     over = drive(mode, url, source={"line_limit": 50})
     assert isinstance(over.error, rs.LineTooLongError), repr(over.error)

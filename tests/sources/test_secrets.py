@@ -27,10 +27,10 @@ import httpx
 import pytest
 
 import rxstream as rs
+from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
 
 from .helpers import MODES, drive, free_port
 from .leaks import places
-from .wire import Answer, Request, WireServer, sse
 
 KEY = "sk-proj-Zq81XkPw0aT7+mYb3/RcLd5uVe=="
 PASSWORD = "hunter2-Basic-Pw9qLx"
@@ -55,17 +55,17 @@ def secrets() -> list[str]:
     return [*forms, *pieces, PASSWORD[:10], PASSWORD[-10:]]
 
 
-def echoed(request: Request) -> str:
+def echoed(request: RecordedRequest) -> str:
     """Every credential the request carried, as a careless server would quote them."""
     values = [f"{name}: {value}" for name, value in request.headers.items()]
-    values += [f"target: {request.target}", f"query: {request.query}"]
+    values += [f"target: {request.path}", f"query: {request.query}"]
     auth = request.headers.get("authorization", "")
     if auth.startswith("Basic "):
         values.append("password: " + base64.b64decode(auth[6:]).decode().partition(":")[2])
     return "; ".join(values)
 
 
-def credentials_of(request: Request) -> str:
+def credentials_of(request: RecordedRequest) -> str:
     """Only the credentials the request carried, one after the other."""
     echo = echoed(request)
     values = [v for v in (KEY, BASIC, PASSWORD) if v in echo or quote(v, safe="") in echo]
@@ -77,48 +77,52 @@ def chunk(content: str) -> str:
     return "data: " + json.dumps(payload) + "\n\n"
 
 
-SHAPES: dict[str, Callable[[str], Answer]] = {
+SHAPES: dict[str, Callable[[str], WireAnswer]] = {
     # (Each gets what the server echoes; see `answer` below.)
-    "401-json": lambda echo: Answer(
+    "401-json": lambda echo: WireAnswer(
         status=401,
         reason="Unauthorized",
         headers=(("Content-Type", "application/json"),),
         body=(json.dumps({"error": {"message": f"Incorrect API key provided: {echo}"}}).encode(),),
         framing="length",
     ),
-    "500-text": lambda echo: Answer(
+    "500-text": lambda echo: WireAnswer(
         status=500,
         reason="Internal Server Error",
         headers=(("Content-Type", "text/plain"),),
         body=(f"request headers were:\n{echo.replace('; ', chr(10))}\n".encode(),),
         framing="length",
     ),
-    "403-reason-phrase": lambda echo: Answer(
+    "403-reason-phrase": lambda echo: WireAnswer(
         status=403,
         reason=f"Forbidden for {echo}"[:900],
         headers=(("Content-Type", "text/plain"),),
         body=(b"no",),
         framing="length",
     ),
-    "200-event-error": lambda echo: sse(
+    "200-event-error": lambda echo: WireAnswer.stream(
         chunk("Hel"),
         "event: error\ndata: "
         + json.dumps({"error": {"message": f"key rejected: {echo}", "type": "auth"}})
         + "\n\n",
     ),
-    "200-chunk-content-then-cut": lambda echo: Answer(
+    "200-chunk-content-then-cut": lambda echo: WireAnswer(
         body=(chunk(f"you sent {echo}").encode(),), then="cut"
     ),
-    "200-malformed-chunk": lambda echo: sse('data: {"choices": [{"delta": "' + echo + "\n\n"),
-    "200-keep-alive-comments": lambda echo: sse(f": {echo}\n\n"),
-    "200-json-as-event-stream": lambda echo: sse(json.dumps({"error": {"message": echo}})),
-    "200-html": lambda echo: Answer(
+    "200-malformed-chunk": lambda echo: WireAnswer.stream(
+        'data: {"choices": [{"delta": "' + echo + "\n\n"
+    ),
+    "200-keep-alive-comments": lambda echo: WireAnswer.stream(f": {echo}\n\n"),
+    "200-json-as-event-stream": lambda echo: WireAnswer.stream(
+        json.dumps({"error": {"message": echo}})
+    ),
+    "200-html": lambda echo: WireAnswer(
         headers=(("Content-Type", "text/html"),),
         body=(f"<html>{echo}</html>".encode(),),
         framing="length",
     ),
     # The credential straddles the 200th character of the line, where the excerpt is cut.
-    "200-line-too-long": lambda echo: sse(
+    "200-line-too-long": lambda echo: WireAnswer.stream(
         "data: " + "x" * 180 + echo + "y" * 4000 + "\n\n", framing="close"
     ),
 }
@@ -127,14 +131,14 @@ PIPE = (rs.sse_frames(), rs.decode_chunks())
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[WireServer]:
-    def answer(request: Request) -> Answer:
-        shape = request.target.rpartition("/")[2].partition("?")[0]
+def server() -> Iterator[FakeLLMServer]:
+    def answer(request: RecordedRequest) -> WireAnswer:
+        shape = request.path.rpartition("/")[2].partition("?")[0]
         if shape == "200-line-too-long":
             return SHAPES[shape](credentials_of(request))
         return SHAPES[shape](echoed(request))
 
-    with WireServer(answer) as wire:
+    with FakeLLMServer.scripted(answer) as wire:
         yield wire
 
 
@@ -150,7 +154,7 @@ def assert_clean(outcome_error: BaseException | None, items: list[Any]) -> None:
 @pytest.mark.parametrize("where", list(PLACES))
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_an_echoed_credential_appears_nowhere(
-    server: WireServer, mode: str, where: str, shape: str
+    server: FakeLLMServer, mode: str, where: str, shape: str
 ) -> None:
     url = server.url.rpartition("/")[0] + "/" + shape
     source = {"line_limit": 1000} if shape == "200-line-too-long" else {}
@@ -175,7 +179,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_each_shape_ends_in_the_error_it_stands_for(server: WireServer, shape: str) -> None:
+def test_each_shape_ends_in_the_error_it_stands_for(server: FakeLLMServer, shape: str) -> None:
     url = server.url.rpartition("/")[0] + "/" + shape
     source = {"line_limit": 1000} if shape == "200-line-too-long" else {}
     outcome = drive("request", url, request=dict(PLACES["authorization"]), source=source, pipe=PIPE)
@@ -183,7 +187,7 @@ def test_each_shape_ends_in_the_error_it_stands_for(server: WireServer, shape: s
     assert "[redacted]" in str(outcome.error) or shape in ("200-chunk-content-then-cut",)
 
 
-def test_the_provider_message_keeps_what_is_not_secret(server: WireServer) -> None:
+def test_the_provider_message_keeps_what_is_not_secret(server: FakeLLMServer) -> None:
     url = server.url.rpartition("/")[0] + "/401-json"
     error = drive("request", url, request=dict(PLACES["authorization"])).error
     assert isinstance(error, rs.HTTPStatusError)
@@ -196,15 +200,17 @@ def test_the_provider_message_keeps_what_is_not_secret(server: WireServer) -> No
 # --------------------------------------------------------------------------- transport errors
 
 
-def stall(request: Request) -> Answer:
-    return sse(chunk("a"), then="stall")
+def stall(request: RecordedRequest) -> WireAnswer:
+    return WireAnswer.stream(chunk("a"), then="stall")
 
 
-TRANSPORT: dict[str, tuple[Callable[[Request], Answer] | None, type[Exception], dict[str, Any]]] = {
+TRANSPORT: dict[
+    str, tuple[Callable[[RecordedRequest], WireAnswer] | None, type[Exception], dict[str, Any]]
+] = {
     "refused": (None, httpx.ConnectError, {}),
-    "reset": (lambda r: sse(chunk("a"), then="reset"), httpx.TransportError, {}),
+    "reset": (lambda r: WireAnswer.stream(chunk("a"), then="reset"), httpx.TransportError, {}),
     "read-timeout": (stall, httpx.ReadTimeout, {"timeout": httpx.Timeout(5.0, read=0.1)}),
-    "cut": (lambda r: sse(chunk("a"), then="cut"), httpx.RemoteProtocolError, {}),
+    "cut": (lambda r: WireAnswer.stream(chunk("a"), then="cut"), httpx.RemoteProtocolError, {}),
 }
 
 
@@ -225,7 +231,7 @@ def test_a_transport_error_keeps_no_request(mode: str, where: str, failure: str)
         url = f"http://127.0.0.1:{free_port()}/v1/chat/completions"
         outcome = drive(mode, url, request=dict(PLACES[where]), client=client)
     else:
-        with WireServer(answer) as wire:
+        with FakeLLMServer.scripted(answer) as wire:
             outcome = drive(mode, wire.url, request=dict(PLACES[where]), client=client)
     error = outcome.error
     assert isinstance(error, rs.TransportError), repr(error)
@@ -239,12 +245,12 @@ def test_a_transport_error_keeps_no_request(mode: str, where: str, failure: str)
 
 
 def test_too_many_redirects_is_a_transport_error_without_the_request() -> None:
-    def answer(request: Request) -> Answer:
-        return Answer(
-            status=307, reason="Temporary Redirect", headers=(("Location", request.target),)
+    def answer(request: RecordedRequest) -> WireAnswer:
+        return WireAnswer(
+            status=307, reason="Temporary Redirect", headers=(("Location", request.path),)
         )
 
-    with WireServer(answer) as wire:
+    with FakeLLMServer.scripted(answer) as wire:
         outcome = drive(
             "request",
             wire.url,

@@ -74,7 +74,7 @@ def fetch(server: FakeLLMServer, dialect: str, *operators: Any) -> Outcome:
             "POST",
             server.url_for(dialect),
             json=BODIES[dialect],
-            raw=dialect == "bedrock",
+            body="bytes" if dialect == "bedrock" else "lines",
         )
         return run(source.pipe(wire(dialect), *operators))
 

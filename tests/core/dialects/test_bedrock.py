@@ -244,7 +244,7 @@ def test_the_whole_pipeline_from_a_real_socket(serve: Any) -> None:
     url = serve([data[:5], data[5:300], data[300:301], data[301:]])
     with httpx.Client() as client:
         outcome = run(
-            rs.from_request(client, "POST", url, raw=True, json={"messages": []}).pipe(
+            rs.from_request(client, "POST", url, body="bytes", json={"messages": []}).pipe(
                 rs.eventstream_frames(), rs.decode("bedrock"), rs.accumulate_message()
             )
         )
@@ -259,7 +259,7 @@ def test_the_stream_ends_at_the_metadata_without_waiting_for_the_end_of_the_body
     url = serve([RECORDING.read_bytes()], hold=True)
     with httpx.Client() as client:
         outcome = run(
-            rs.from_request(client, "POST", url, raw=True).pipe(
+            rs.from_request(client, "POST", url, body="bytes").pipe(
                 rs.eventstream_frames(), rs.decode(), rs.accumulate_message()
             )
         )
@@ -277,7 +277,7 @@ def test_end_of_body_right_after_message_stop_is_a_normal_end(serve: Any) -> Non
     url = serve([b"".join(encode_message(m.headers, m.payload) for m in messages)])
     with httpx.Client() as client:
         outcome = run(
-            rs.from_request(client, "POST", url, raw=True).pipe(
+            rs.from_request(client, "POST", url, body="bytes").pipe(
                 rs.eventstream_frames(), rs.decode("bedrock"), rs.accumulate_message()
             )
         )
@@ -290,7 +290,7 @@ def test_a_body_cut_inside_a_message_is_truncated(serve: Any) -> None:
     url = serve([RECORDING.read_bytes()[:400]])
     with httpx.Client() as client:
         outcome = run(
-            rs.from_request(client, "POST", url, raw=True).pipe(
+            rs.from_request(client, "POST", url, body="bytes").pipe(
                 rs.eventstream_frames(), rs.decode("bedrock")
             )
         )
@@ -303,7 +303,7 @@ def test_an_http_error_in_bedrocks_shape(serve: Any) -> None:
     content_type, body = http_error(429, "Too many requests, please wait before trying again.")
     url = serve([body], status=429, content_type=content_type)
     with httpx.Client() as client:
-        outcome = run(rs.from_request(client, "POST", url, raw=True))
+        outcome = run(rs.from_request(client, "POST", url, body="bytes"))
     assert isinstance(outcome.error, HTTPStatusError)
     assert outcome.error.status_code == 429
     assert outcome.error.provider_message == "Too many requests, please wait before trying again."

@@ -1,0 +1,183 @@
+"""The layers of DESIGN.md, checked on the source: every import of every module of rxstream.
+
+Two rules, read with `ast` from each module (imports inside functions and under
+`TYPE_CHECKING` count too: they are dependencies all the same):
+
+- no package imports another top-level subpackage's private module or private
+  name (`rxstream.io._http`, `from ..io import _x`); what another layer needs is
+  public in its package. Root-level private modules (`rxstream._flow`) are the
+  shared internals of every layer and allowed;
+- an import points down the layer list only:
+  cli > testing > serve > io > operators > core > models/errors/_flow.
+
+The front door (`rxstream/__init__.py`) re-exports every layer and is exempt.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import rxstream
+
+ROOT = Path(rxstream.__file__).parent
+
+#: Each top-level subpackage's height; root-level modules (models, errors, _flow) are 0.
+LAYERS = {"core": 1, "operators": 2, "io": 3, "serve": 4, "testing": 5, "cli": 6}
+
+#: Imports that break a rule today and are being fixed on other branches; each entry
+#: is (importing module, imported module). Empty this list once those fixes are merged.
+KNOWN_EXCEPTIONS = {
+    # The operators' machine base wraps the core's private machine module (the fast
+    # paths' move, issue 17 deliverable 1, gives it a public home).
+    ("rxstream.operators._machine", "rxstream.core._machine"),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # the importing module, e.g. "rxstream.cli._app"
+    target: str  # the imported module, e.g. "rxstream.io._http"
+    name: str | None  # the imported name for `from X import name`, else None
+    line: int
+
+    def __str__(self) -> str:
+        what = f"{self.target}.{self.name}" if self.name else self.target
+        return f"{self.importer}:{self.line} imports {what}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> list[tuple[str, Path]]:
+    return sorted((module_name(path), path) for path in ROOT.rglob("*.py"))
+
+
+def imports_of(name: str, path: Path) -> Iterator[Import]:
+    """Every rxstream import of the module `name` (at `path`), resolved to absolute names."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "rxstream":
+                    yield Import(name, alias.name, None, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "rxstream":
+                continue
+            for alias in node.names:
+                yield Import(name, target, alias.name, node.lineno)
+
+
+def subpackage(module: str) -> str | None:
+    """The top-level subpackage a module belongs to (`"io"`), or None for a root-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def is_private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def private_reach(imp: Import) -> bool:
+    """Whether `imp` reaches a private module or name of another subpackage."""
+    theirs = subpackage(imp.target)
+    if theirs is None or theirs == subpackage(imp.importer):
+        return False
+    inside = imp.target.split(".")[2:]  # below rxstream.<subpackage>
+    if imp.name is not None:
+        inside.append(imp.name)
+    return any(is_private(part) for part in inside)
+
+
+def height(module: str) -> int:
+    package = subpackage(module)
+    return LAYERS[package] if package is not None else 0
+
+
+def upward(imp: Import) -> bool:
+    """Whether `imp` points up the layer list (the front door is exempt)."""
+    if imp.importer == "rxstream":
+        return False
+    target = imp.target
+    if imp.name is not None and target == "rxstream" and imp.name in LAYERS:
+        target = f"rxstream.{imp.name}"  # `from .. import io`
+    return height(target) > height(imp.importer)
+
+
+ALL_IMPORTS = [imp for name, path in modules() for imp in imports_of(name, path)]
+
+
+def known(imp: Import) -> bool:
+    target = f"{imp.target}.{imp.name}" if imp.name else imp.target
+    return any(
+        imp.importer == importer and (imp.target == module or target == module)
+        for importer, module in KNOWN_EXCEPTIONS
+    )
+
+
+def test_the_walk_sees_the_package() -> None:
+    importers = {imp.importer for imp in ALL_IMPORTS}
+    assert {"rxstream.cli._app", "rxstream.io.sources", "rxstream.operators"} <= importers
+    assert len(ALL_IMPORTS) > 300
+
+
+def test_no_package_imports_another_packages_private_module_or_name() -> None:
+    found = [str(imp) for imp in ALL_IMPORTS if private_reach(imp) and not known(imp)]
+    assert found == [], "\n".join(found)
+
+
+def test_no_import_points_up_the_layers() -> None:
+    found = [str(imp) for imp in ALL_IMPORTS if upward(imp) and not known(imp)]
+    assert found == [], "\n".join(found)
+
+
+def test_every_known_exception_is_still_there() -> None:
+    # An exception that no longer occurs goes from the list, so the list only shrinks.
+    gone = [
+        pair for pair in KNOWN_EXCEPTIONS if not any(known_as(imp, pair) for imp in ALL_IMPORTS)
+    ]
+    assert gone == [], f"fixed, remove from KNOWN_EXCEPTIONS: {gone}"
+
+
+def known_as(imp: Import, pair: tuple[str, str]) -> bool:
+    importer, module = pair
+    target = f"{imp.target}.{imp.name}" if imp.name else imp.target
+    return imp.importer == importer and module in (imp.target, target)
+
+
+@pytest.mark.parametrize(
+    ("source", "importer", "expected"),
+    [
+        ("from ..io._http import shown_url", "rxstream.cli._app", (True, False)),
+        ("from ..io import _loop_for", "rxstream.cli._app", (True, False)),
+        ("from ..io import Handle", "rxstream.cli._app", (False, False)),
+        ("from .._flow import Demand", "rxstream.io.sources", (False, False)),
+        ("from ._http import Exchange", "rxstream.io.sources", (False, False)),
+        ("import rxstream.core._machine", "rxstream.operators.lines", (True, False)),
+        ("from ..operators import lines", "rxstream.core.lines", (False, True)),
+        ("from .. import io", "rxstream.core.lines", (False, True)),
+        ("from ...io.sources import from_lines", "rxstream.core.dialects.x", (False, True)),
+        ("from ..core.lines import LineSplitter", "rxstream.io.sources", (False, False)),
+    ],
+)
+def test_the_rules_read_imports_as_meant(
+    tmp_path: Path, source: str, importer: str, expected: tuple[bool, bool]
+) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(source + "\n", encoding="utf-8")
+    [imp] = list(imports_of(importer, path))
+    assert (private_reach(imp), upward(imp)) == expected, imp
