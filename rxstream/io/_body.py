@@ -47,6 +47,7 @@ from ._http import (
     header,
     request_of,
 )
+from ._redact import raw_redactor
 
 __all__ = ["BodyReader", "Refusal", "open_body"]
 
@@ -115,7 +116,7 @@ class BodyReader:
         kind: what the content type says the body holds (None: no content type).
         raw: hand out the blocks as they are instead of lines.
         exchange: the request's errors, and the credentials to redact from
-            the lines (never from raw bytes, which a checksum may cover).
+            the lines (from raw bytes: `_redact`, which keeps checksums right).
         status_code, content_type: quoted by the errors.
         line_limit: the longest line (see `LineSplitter`).
     """
@@ -123,6 +124,7 @@ class BodyReader:
     __slots__ = (
         "_content_type",
         "_credentials",
+        "_echoes",
         "_exchange",
         "_head",
         "_kind",
@@ -154,6 +156,7 @@ class BodyReader:
         self._status = status_code
         self._content_type = credentials.redact(content_type) if content_type else content_type
         self._splitter = None if raw else LineSplitter(limit=line_limit)
+        self._echoes = raw_redactor(credentials, kind) if raw else None
         self._seen = False  # an event (or NDJSON line) has arrived
         self._head = b""
         self._size = 0
@@ -170,7 +173,7 @@ class BodyReader:
             self._head += block[: _HEAD - self._size]
         self._size += len(block)
         if self._splitter is None:
-            return [block]
+            return self._echoes.feed(block) if self._echoes else [block]
         if self._overlap and not self._redacting:
             window = self._tail + block
             self._redacting = self._credentials.found_in(window)
@@ -197,7 +200,7 @@ class BodyReader:
         if self._splitter is None:
             if not self._size:
                 raise self._empty("an empty body")
-            return []
+            return self._echoes.close() if self._echoes else []
         try:
             lines = self._splitter.close()
         except LineTooLongError as exc:
