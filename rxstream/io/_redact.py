@@ -16,6 +16,9 @@ hands out the body's bytes (`raw=True`) does it here, by the content type:
   is found too. Every other message goes on byte for byte.
 - Any other body: the credentials are replaced in the bytes, also one split
   across two blocks (a block's last `longest - 1` bytes wait for the next).
+- A body without a content type is taken for an event stream when its first
+  12 bytes are a valid prelude (a CRC32 that random bytes match once in four
+  billion), else for any other body.
 
 A request without credentials gets no redactor at all (nothing changes, at no
 cost). With one, an event stream costs one substring test per block's worth
@@ -38,7 +41,7 @@ from ..core.eventstream import (
 from ..errors import MalformedChunkError
 from ._http import REDACTED, BodyKind, Credentials
 
-__all__ = ["BytesRedactor", "EventStreamRedactor", "raw_redactor"]
+__all__ = ["BytesRedactor", "EventStreamRedactor", "UntypedRedactor", "raw_redactor"]
 
 _REDACTED = REDACTED.encode("ascii")
 
@@ -50,12 +53,14 @@ HeaderValue = str | bytes | int | bool
 
 def raw_redactor(
     credentials: Credentials, kind: BodyKind | None
-) -> EventStreamRedactor | BytesRedactor | None:
+) -> EventStreamRedactor | BytesRedactor | UntypedRedactor | None:
     """The redactor for a raw body of `kind`; None when the request carried no credential."""
     if not credentials:
         return None
     if kind == "eventstream":
         return EventStreamRedactor(credentials)
+    if kind is None:
+        return UntypedRedactor(credentials)
     return BytesRedactor(credentials)
 
 
@@ -227,3 +232,41 @@ class EventStreamRedactor:
         shown = self._credentials.redact(value)
         # ASCII escapes: a lone surrogate (`\ud800`) must stay an escape.
         return literal if shown == value else json.dumps(shown)
+
+
+class UntypedRedactor:
+    """A body without a content type: redacted as an event stream if it opens with a prelude.
+
+    The first 12 bytes wait until they are all there, then decide.
+    """
+
+    __slots__ = ("_credentials", "_head", "_redactor")
+
+    def __init__(self, credentials: Credentials) -> None:
+        self._credentials = credentials
+        self._head = b""
+        self._redactor: EventStreamRedactor | BytesRedactor | None = None
+
+    def feed(self, block: bytes) -> list[bytes]:
+        """Take the next block; return what can go on (see the other redactors)."""
+        if self._redactor is None:
+            self._head += block
+            if len(self._head) < 12:
+                return []
+            block, self._head = self._head, b""
+            self._redactor = self._choose(block)
+        return self._redactor.feed(block)
+
+    def close(self) -> list[bytes]:
+        """The end of the body."""
+        if self._redactor is None:
+            self._redactor = BytesRedactor(self._credentials)
+            return [*self._redactor.feed(self._head), *self._redactor.close()]
+        return self._redactor.close()
+
+    def _choose(self, head: bytes) -> EventStreamRedactor | BytesRedactor:
+        prelude = EventStreamSplitter(limit=DEFAULT_LIMIT)
+        prelude.feed(head[:12])
+        if prelude.broken:
+            return BytesRedactor(self._credentials)
+        return EventStreamRedactor(self._credentials)

@@ -22,7 +22,12 @@ from hypothesis import strategies as st
 from rxstream.core.eventstream import EventStreamParser, encode_message
 from rxstream.errors import MalformedChunkError, TruncatedStreamError
 from rxstream.io._http import Credentials
-from rxstream.io._redact import BytesRedactor, EventStreamRedactor, raw_redactor
+from rxstream.io._redact import (
+    BytesRedactor,
+    EventStreamRedactor,
+    UntypedRedactor,
+    raw_redactor,
+)
 from tests.chunking import chunkings
 
 KEY = "sk-ant-api03-Zq81XkPw0aT7+mYb3/RcLd5uVe"
@@ -39,7 +44,10 @@ def credentials() -> Credentials:
     return creds
 
 
-def redacted(factory: Callable[[], EventStreamRedactor | BytesRedactor], data: bytes) -> bytes:
+Redactor = EventStreamRedactor | BytesRedactor | UntypedRedactor
+
+
+def redacted(factory: Callable[[], Redactor], data: bytes) -> bytes:
     """The output for `data`, checked the same for every chunking."""
     expected: bytes | None = None
     for name, pieces in chunkings(data):
@@ -211,4 +219,23 @@ def test_which_redactor() -> None:
     assert raw_redactor(Credentials(), "eventstream") is None
     assert isinstance(raw_redactor(credentials(), "eventstream"), EventStreamRedactor)
     assert isinstance(raw_redactor(credentials(), "sse"), BytesRedactor)
-    assert isinstance(raw_redactor(credentials(), None), BytesRedactor)
+    assert isinstance(raw_redactor(credentials(), None), UntypedRedactor)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            GOOD_CASES["key in the exception's message"][0],
+            GOOD_CASES["key in the exception's message"][1],
+        ),
+        (f"data: {KEY}\n\n".encode(), b"data: [redacted]\n\n"),
+        (KEY[:8].encode(), KEY[:8].encode()),
+        (b"", b""),
+    ],
+    ids=["an event stream", "anything else", "shorter than a prelude", "empty"],
+)
+def test_a_body_without_a_content_type_is_judged_by_its_first_bytes(
+    data: bytes, expected: bytes
+) -> None:
+    assert redacted(lambda: UntypedRedactor(credentials()), data) == expected

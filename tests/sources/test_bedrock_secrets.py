@@ -159,15 +159,17 @@ def echo_of(request: Request, *, redacted: bool) -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[WireServer]:
-    """`/<shape>?echo=key|redacted`: the shape, echoing the credentials or `[redacted]`."""
+    """`/<shape>?echo=key|redacted[&untyped=1]`: the shape, echoing the credentials or `[redacted]`.
+
+    With `untyped`, the answer has no content type.
+    """
 
     def answer(request: Request) -> Answer:
         shape = request.target.partition("?")[0].rpartition("/")[2]
         echo = echo_of(request, redacted=request.query.get("echo") == "redacted")
         pause = 0.02 if shape == "split" else 0.0
-        return Answer(
-            headers=(("Content-Type", EVENTSTREAM),), body=SHAPES[shape](echo), pause=pause
-        )
+        headers = () if "untyped" in request.query else (("Content-Type", EVENTSTREAM),)
+        return Answer(headers=headers, body=SHAPES[shape](echo), pause=pause)
 
     with WireServer(answer) as wire:
         yield wire
@@ -231,6 +233,17 @@ def test_the_items_and_the_error_are_those_of_a_redacted_echo(
         assert str(got.error) == str(want.error)
         assert repr(got.error) == repr(want.error)
         assert getattr(got.error, "payload", None) == getattr(want.error, "payload", None)
+
+
+@pytest.mark.parametrize("shape", ["exception", "split", "text-delta"])
+def test_a_body_without_a_content_type_is_redacted_as_an_event_stream(
+    server: WireServer, shape: str
+) -> None:
+    got = run_shape(server, shape, mode="request", where="authorization", echo="key&untyped=1")
+    want = run_shape(server, shape, mode="request", where="authorization", echo="redacted")
+    assert_no_secret(got)
+    assert got.items == want.items
+    assert repr(got.error) == repr(want.error)
 
 
 def test_the_provider_error_keeps_what_is_not_secret(server: WireServer) -> None:
