@@ -48,7 +48,7 @@ _REDACTED = REDACTED.encode("ascii")
 # A JSON string literal (with its escapes), as the unrolled loop that stays linear.
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
-HeaderValue = str | bytes | int | bool
+_HeaderValue = str | bytes | int | bool
 
 
 def raw_redactor(
@@ -206,7 +206,7 @@ class EventStreamRedactor:
             masked = masked[:-4] + zlib.crc32(masked[:-4]).to_bytes(4, "big")
         return masked
 
-    def _value(self, value: HeaderValue) -> HeaderValue:
+    def _value(self, value: _HeaderValue) -> _HeaderValue:
         if isinstance(value, str):
             return self._credentials.redact(value)
         if isinstance(value, bytes):

@@ -28,6 +28,7 @@ from rxstream.io._redact import (
     UntypedRedactor,
     raw_redactor,
 )
+from rxstream.models import EventStreamMessage
 from tests.chunking import chunkings
 
 KEY = "sk-ant-api03-Zq81XkPw0aT7+mYb3/RcLd5uVe"
@@ -65,7 +66,7 @@ def redacted(factory: Callable[[], Redactor], data: bytes) -> bytes:
     return expected
 
 
-def events(data: bytes) -> list[object]:
+def events(data: bytes) -> list[EventStreamMessage]:
     parser = EventStreamParser()
     return [*parser.feed(data), *parser.close()]
 
@@ -187,7 +188,7 @@ def test_any_echo_under_any_chunking(echoes: list[str], data: st.DataObject) -> 
     out += redactor.close()
     got = b"".join(out)
     assert KEY[:10].encode() not in got
-    shown = [json.loads(m.payload)["message"] for m in events(got)]  # type: ignore[attr-defined]
+    shown = [json.loads(m.payload)["message"] for m in events(got)]
     assert shown == [echo if echo in ("", "x" * 40) else "[redacted]" for echo in echoes]
 
 
