@@ -2,6 +2,8 @@
 
 Input: `bytes` chunks, cut anywhere. Output: `EventStreamMessage(headers,
 payload)`, one per message. `encode_message` is the way back.
+`EventStreamSplitter` cuts the same input into whole messages left as bytes,
+undecoded, for whoever passes a stream on and rewrites some of its messages.
 
 A message, all integers big-endian::
 
