@@ -2,6 +2,8 @@
 
 Input: `bytes` chunks, cut anywhere. Output: `EventStreamMessage(headers,
 payload)`, one per message. `encode_message` is the way back.
+`EventStreamSplitter` cuts the same input into whole messages left as bytes,
+undecoded, for whoever passes a stream on and rewrites some of its messages.
 
 A message, all integers big-endian::
 
@@ -58,6 +60,7 @@ __all__ = [
     "MAX_HEADERS_LENGTH",
     "MIN_LENGTH",
     "EventStreamParser",
+    "EventStreamSplitter",
     "encode_message",
 ]
 
@@ -444,3 +447,143 @@ def encode_message(headers: Mapping[str, HeaderValue], payload: bytes = b"") -> 
     prelude += _U32.pack(zlib.crc32(prelude))
     message = b"".join((prelude, head, payload))
     return message + _U32.pack(zlib.crc32(message))
+
+
+class EventStreamSplitter:
+    """Cut `bytes` chunks at AWS event-stream message boundaries, without decoding the messages.
+
+    For whoever must look at (and perhaps rewrite) whole messages while
+    passing the stream on: each output item is the bytes of one whole message,
+    exactly as they arrived, so the items joined are the input. Only the
+    prelude is checked (its CRC32, the lengths, `limit`: the same checks as
+    `EventStreamParser`, so that `total_length` can be trusted); the message
+    CRC32 and the headers are left to the parser.
+
+    A prelude that fails the checks cannot tell where its message ends, so
+    nothing after it can be cut: `broken` turns True and the splitter keeps
+    the bytes from that prelude on, returning no more messages. `rest()` hands
+    out (and forgets) the bytes held that are not a whole message: the start
+    of an unfinished message, or, once broken, everything from the bad
+    prelude on.
+
+    Output does not depend on the chunking; nothing is held beyond one
+    message (at most `limit` bytes), except after a broken prelude, where what
+    arrives is held until `rest()` takes it.
+
+    Args:
+        limit: the longest message, in bytes, both checksums included
+            (default 32 MiB); a longer one counts as a broken prelude.
+
+    Raises:
+        TypeError: `limit` is not an int.
+        ValueError: `limit` is below the 16 bytes of an empty message.
+
+    >>> data = encode_message({":event-type": "a"}) + encode_message({":event-type": "b"})
+    >>> splitter = EventStreamSplitter()
+    >>> [len(m) for m in splitter.feed(data[:40])], [len(m) for m in splitter.feed(data[40:])]
+    ([32], [32])
+    >>> splitter.close()
+    []
+    """
+
+    __slots__ = ("_broken", "_buf", "_limit", "_need", "_offset", "_state")
+
+    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+        if limit < MIN_LENGTH:
+            raise ValueError(f"limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
+        self._limit = min(limit, 2**32)
+        # What is not handed out yet: the start of one message (or, broken, the rest).
+        self._buf = bytearray()
+        # The checked total length of the message in `_buf` (0: prelude not checked).
+        self._need = 0
+        # Where `_buf` starts in the stream, for the errors.
+        self._offset = 0
+        self._broken = False
+        self._state = "open"
+
+    @property
+    def broken(self) -> bool:
+        """Whether a prelude failed its checks (nothing after it is cut any more)."""
+        return self._broken
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[bytes]:
+        """Take the next chunk; return the whole messages it completes, as bytes.
+
+        Raises:
+            TypeError: the chunk is not bytes.
+            RuntimeError: the splitter was closed.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this EventStreamSplitter is {self._state}; it takes no more input")
+        if not isinstance(chunk, bytes | bytearray | memoryview):
+            raise TypeError(f"EventStreamSplitter takes bytes chunks, got {type(chunk).__name__}")
+        buf = self._buf
+        buf += chunk
+        if self._broken or len(buf) < (self._need or 12):
+            return []  # inside the same message (or past a broken prelude): nothing to cut
+        out: list[bytes] = []
+        pos, end = 0, len(buf)
+        while end - pos >= 12:
+            if not self._need:
+                total, headers_length, crc = _PRELUDE.unpack_from(buf, pos)
+                if (
+                    zlib.crc32(buf[pos : pos + 8]) != crc
+                    or not MIN_LENGTH <= total <= self._limit
+                    or headers_length > min(total - MIN_LENGTH, MAX_HEADERS_LENGTH)
+                ):
+                    self._broken = True
+                    break
+                self._need = total
+            if end - pos < self._need:
+                break
+            out.append(bytes(buf[pos : pos + self._need]))
+            pos += self._need
+            self._need = 0
+        del buf[:pos]
+        self._offset += pos
+        return out
+
+    def rest(self) -> bytes:
+        """Hand out the bytes held that are not a whole message, and forget them.
+
+        Before `broken`, that is the start of an unfinished message (the
+        splitter then expects the message's next bytes, so call it only at the
+        end of the input); once broken, everything that arrived from the bad
+        prelude on.
+        """
+        rest = bytes(self._buf)
+        self._offset += len(rest)
+        self._buf.clear()
+        if not self._broken:
+            self._need = 0
+        return rest
+
+    def close(self) -> list[bytes]:
+        """End the input.
+
+        Returns:
+            `[]`: every whole message was returned by `feed`.
+
+        Raises:
+            MalformedChunkError: a prelude failed its checks (and `rest()`
+                did not take what followed it).
+            TruncatedStreamError: the input ended inside a message.
+            RuntimeError: the splitter was already closed.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"this EventStreamSplitter is {self._state}; it takes no more input")
+        self._state = "closed"
+        left = len(self._buf)
+        if not left:
+            return []
+        where = f"the event stream's message at byte {self._offset}"
+        if self._broken:
+            raise MalformedChunkError(
+                f"{where} has a broken prelude (checksum, lengths or limit)",
+                bytes(self._buf[:_QUOTE]),
+            )
+        if left < 12:
+            raise TruncatedStreamError(f"{where} was cut: {left} of its 12 prelude bytes arrived")
+        raise TruncatedStreamError(f"{where} was cut: {left} of its {self._need} bytes arrived")

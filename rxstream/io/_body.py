@@ -40,6 +40,7 @@ from ..core.lines import LineSplitter
 from ..core.provider_errors import provider_message
 from ..errors import EmptyStreamError, LineTooLongError
 from ._http import BodyKind, Exchange, Refusal, accepted, body_kind, header, request_of
+from ._redact import raw_redactor
 
 __all__ = ["BodyReader", "open_body"]
 
@@ -73,8 +74,8 @@ class BodyReader:
         kind: what the content type says the body holds (None: no content type).
         binary: hand out the blocks as they are instead of lines.
         exchange: the request's errors, and the credentials to redact from
-            the lines (never from the bytes of a binary body, which a
-            checksum may cover).
+            the lines (from the bytes of a binary body: `_redact`, which keeps
+            checksums right).
         status_code, content_type: quoted by the errors.
         line_limit: the longest line (see `LineSplitter`).
     """
@@ -82,6 +83,7 @@ class BodyReader:
     __slots__ = (
         "_content_type",
         "_credentials",
+        "_echoes",
         "_head",
         "_kind",
         "_overlap",
@@ -109,6 +111,7 @@ class BodyReader:
         self._status = status_code
         self._content_type = credentials.redact(content_type) if content_type else content_type
         self._splitter = None if binary else LineSplitter(limit=line_limit)
+        self._echoes = raw_redactor(credentials, kind) if binary else None
         self._seen = False  # an event (or NDJSON line) has arrived
         self._head = b""
         self._size = 0
@@ -125,7 +128,7 @@ class BodyReader:
             self._head += block[: _HEAD - self._size]
         self._size += len(block)
         if self._splitter is None:
-            return [block]
+            return self._echoes.feed(block) if self._echoes else [block]
         if self._overlap and not self._redacting:
             window = self._tail + block
             self._redacting = self._credentials.found_in(window)
@@ -152,7 +155,7 @@ class BodyReader:
         if self._splitter is None:
             if not self._size:
                 raise self._empty("an empty body")
-            return []
+            return self._echoes.close() if self._echoes else []
         try:
             lines = self._splitter.close()
         except LineTooLongError as exc:

@@ -233,6 +233,11 @@ class Credentials:
         """The length in bytes of the longest credential (0 without any)."""
         return max(map(len, self._bytes), default=0)
 
+    @property
+    def forms(self) -> tuple[bytes, ...]:
+        """Every credential in every form a server may echo it, as UTF-8 bytes, longest first."""
+        return self._bytes
+
 
 def _text(value: Any) -> str:
     if isinstance(value, bytes | bytearray):

@@ -1133,13 +1133,11 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-
 def _check_key(key: object) -> None:
     if not isinstance(key, str):
         raise TypeError(f"key must be a str, got {type(key).__name__}")
     if not key:
         raise ValueError("key must not be empty")
-
 
 
 def _seconds(name: str, value: object) -> float:
