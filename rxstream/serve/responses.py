@@ -4,7 +4,8 @@ The response subscribes when the server starts sending it, pipes the items
 through `rs.to_sse(dialect)` and writes each event as it comes:
 
 - headers: `text/event-stream`, `Cache-Control: no-cache`,
-  `X-Accel-Buffering: no` (nginx and its kin pass each event on at once);
+  `X-Accel-Buffering: no` (nginx and its kin pass each event on at once),
+  and for `dialect="ai-sdk"` the AI SDK's `x-vercel-ai-ui-message-stream: v1`;
 - `Last-Event-ID`: when the source is a function, it is called with the
   header's value (None without one), so a browser that reconnects resumes
   where it was (`lambda after: rs.from_redis_stream(redis, key, after=after,
@@ -46,6 +47,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._deprecate import deprecated_arguments
+from ..core.dialects import AI_SDK
+from ..core.dialects.ai_sdk import HEADERS as AI_SDK_HEADERS
 from ..core.dialects.sse_encoder import SSEEncoder
 from ..io.bridges import ObservableAsyncIterator, to_async_iterator
 from ..operators.timing import Duration, duration
@@ -112,6 +115,8 @@ class SSEResponse(Response):
         self.status_code = status_code
         self.background = background
         merged = dict(DEFAULT_HEADERS)
+        if dialect == AI_SDK:
+            merged.update(AI_SDK_HEADERS)  # what the `ai` package's own servers send
         for name, value in (headers or {}).items():
             for known in [k for k in merged if k.lower() == name.lower()]:
                 del merged[known]

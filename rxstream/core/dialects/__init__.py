@@ -10,6 +10,9 @@
 - `"ollama"`: `/api/chat` NDJSON lines (`str`), ends at `"done": true`;
 - `"bedrock"`: ConverseStream `EventStreamMessage`s, ends at `messageStop`
   (usage may follow in `metadata`);
+- `"ai-sdk"`: the AI SDK's UI message stream (what `useChat` reads), SSE
+  frames of `{"type": ...}` chunks, ends at `finish`, then `[DONE]`; not a
+  provider's, so not in `DIALECTS`;
 - `"rxstream"`: rxstream's own SSE event format (what
   `rs.to_sse(dialect="rxstream")` writes; the format is `core.wire`), ends at
   its `done` event. It is no
@@ -42,6 +45,7 @@ from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, Wire
 from ._shared import json_kind
 
 __all__ = [
+    "AI_SDK",
     "DIALECTS",
     "FORMATS",
     "RXSTREAM",
@@ -75,6 +79,12 @@ DIALECTS = (
 #: Every name `decoder` takes besides `"auto"`: the provider dialects, then rxstream's format.
 FORMATS = (*DIALECTS, RXSTREAM)
 
+#: The AI SDK's UI message stream (what `useChat` reads): a dialect rxstream writes
+#: and reads, with a renderer and a decoder like the providers' (`decoder`,
+#: `renderer`, `detect`), but no provider's, so it is not in `DIALECTS` (which
+#: lists the formats the fake server and the provider matrices cover).
+AI_SDK = "ai-sdk"
+
 # name -> (module, decoder class, renderer class or None); imported on first use.
 _MODULES = {
     "openai-chat": ("openai_chat", "OpenAIChatDecoder", "OpenAIChatRenderer"),
@@ -84,6 +94,7 @@ _MODULES = {
     "cohere": ("cohere", "CohereDecoder", "CohereRenderer"),
     "ollama": ("ollama", "OllamaDecoder", "OllamaRenderer"),
     "bedrock": ("bedrock", "BedrockDecoder", "BedrockRenderer"),
+    AI_SDK: ("ai_sdk", "AISDKDecoder", "AISDKRenderer"),
     RXSTREAM: ("rxstream_json", "RxstreamDecoder", None),
 }
 
@@ -105,7 +116,7 @@ def _check_name(name: str) -> str:
     if name not in _MODULES:
         raise ValueError(
             f"unknown dialect {name!r}; the dialects are {', '.join(map(repr, DIALECTS))} "
-            f"(or 'auto', or {RXSTREAM!r} for rxstream's own event format)"
+            f"and {AI_SDK!r} (or 'auto', or {RXSTREAM!r} for rxstream's own event format)"
         )
     return name
 
@@ -234,6 +245,34 @@ _COHERE = frozenset(
         "debug",
     }
 )
+# The AI SDK's UI message stream chunk types (its `uiMessageChunkSchema`), and `data-*`.
+_AI_SDK = frozenset(
+    {
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-input-error",
+        "tool-approval-request",
+        "tool-output-available",
+        "tool-output-error",
+        "tool-output-denied",
+        "source-url",
+        "source-document",
+        "file",
+        "finish-step",
+        "finish",
+        "abort",
+        "message-metadata",
+    }
+)
 _SSE_LINE = ("data:", "event:", "id:", "retry:", ":")
 # rxstream's own events: named after their data's "type" (an item's codec type or "done").
 _RXSTREAM = _CODEC_TYPES | {"done"}
@@ -315,6 +354,14 @@ def _detect_frame(frame: SSEFrame) -> str | None:
                 return "anthropic"
             if kind in _COHERE:
                 return "cohere"
+            if (
+                event == "message" and "choices" not in payload and "candidates" not in payload
+            ) and (
+                kind in _AI_SDK
+                or kind.startswith("data-")
+                or (kind == "error" and isinstance(payload.get("errorText"), str))
+            ):
+                return AI_SDK
         if "choices" in payload or str(payload.get("object", "")).startswith("chat.completion"):
             return "openai-chat"
         if "candidates" in payload or "usageMetadata" in payload or "promptFeedback" in payload:

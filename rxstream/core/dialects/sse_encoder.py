@@ -8,7 +8,8 @@ Output: the bytes of SSE events, one `bytes` object per event.
 Formats:
 
 - a dialect that streams SSE (`"openai-chat"`, `"openai-responses"`,
-  `"anthropic"`, `"gemini"`, `"cohere"`): deltas are rendered by that
+  `"anthropic"`, `"gemini"`, `"cohere"`, and `"ai-sdk"`, the AI SDK's UI
+  message stream): deltas are rendered by that
   dialect's renderer (`core.dialects.renderer`), the end is the dialect's
   end marker (`renderer.close()`: `[DONE]`, `message_stop`, ...), an error
   the dialect's error event (`renderer.error()`). `SSEFrame`s are written
@@ -110,7 +111,15 @@ from . import Renderer, renderer
 __all__ = ["KEEPALIVE", "RXSTREAM", "SSE_DIALECTS", "SSE_FORMATS", "SSEEncoder"]
 
 #: The dialects `SSEEncoder` (and `rs.to_sse`) writes: those that stream SSE, and rxstream's.
-SSE_DIALECTS = ("openai-chat", "openai-responses", "anthropic", "gemini", "cohere", RXSTREAM)
+SSE_DIALECTS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "cohere",
+    "ai-sdk",
+    RXSTREAM,
+)
 
 #: The former name of `SSE_DIALECTS`.
 SSE_FORMATS = SSE_DIALECTS
@@ -129,7 +138,7 @@ class SSEEncoder:
 
     Args:
         dialect: `"openai-chat"` (the default), `"openai-responses"`,
-            `"anthropic"`, `"gemini"`, `"cohere"` or `"rxstream"`
+            `"anthropic"`, `"gemini"`, `"cohere"`, `"ai-sdk"` or `"rxstream"`
             (`format=`, its former name, still works with a `DeprecationWarning`).
         retry: a reconnection delay in milliseconds, written on the first event.
         after: the `Last-Event-ID` this stream resumes after (its

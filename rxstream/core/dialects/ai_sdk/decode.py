@@ -1,0 +1,300 @@
+"""The `"ai-sdk"` dialect: the decoder (UI message stream chunks -> deltas).
+
+See the package docstring for the wire format and the rules.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ....errors import ProviderError
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    RefusalDelta,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from .._base import (
+    CONTENT_FILTER,
+    LENGTH,
+    STOP,
+    TOOL_CALLS,
+    DialectDecoder,
+    OnMalformed,
+    ShapeError,
+    opt_int,
+    opt_object,
+    opt_str,
+    usage,
+)
+from .._shared import dumps
+
+__all__ = ["FINISH", "AISDKDecoder"]
+
+#: The AI SDK's finish words -> rxstream's (`"error"` and `"other"` stay as they are).
+FINISH = {
+    "stop": STOP,
+    "length": LENGTH,
+    "tool-calls": TOOL_CALLS,
+    "content-filter": CONTENT_FILTER,
+    "error": "error",
+    "other": "other",
+}
+#: Chunks that only mark a step: nothing to read in them.
+_STEPS = frozenset({"start-step", "finish-step"})
+#: The `providerMetadata` key the renderer marks a refusal's text part with.
+RXSTREAM_KEY = "rxstream"
+
+
+def _need_str(obj: JSONObject, key: str) -> str:
+    value = obj.get(key)
+    if type(value) is not str:
+        raise ShapeError(key, "a string", value)
+    return value
+
+
+class _Call:
+    __slots__ = ("arguments", "index", "name", "server")
+
+    def __init__(self, index: int, name: str, server: bool) -> None:
+        self.index = index
+        self.name = name
+        self.server = server
+        self.arguments = False  # a fragment of its arguments arrived
+
+
+class AISDKDecoder(DialectDecoder):
+    """Decode the AI SDK's UI message stream (see the package docstring).
+
+    Args:
+        on_malformed: `"raise"` (the default) or `"skip"` frames that are not
+            valid UI message stream chunks.
+
+    >>> d = AISDKDecoder()
+    >>> d.feed(SSEFrame('{"type":"text-start","id":"t"}'))
+    []
+    >>> d.feed(SSEFrame('{"type":"text-delta","id":"t","delta":"Hi"}'))
+    [TextDelta(text='Hi', choice=0)]
+    """
+
+    dialect: ClassVar[str] = "ai-sdk"
+    end_marker: ClassVar[str] = "finish"
+
+    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+        super().__init__(on_malformed=on_malformed)
+        self._calls: dict[str, _Call] = {}  # toolCallId -> its call
+        self._client_calls = 0
+        self._answered_calls: set[str] = set()  # client calls whose output the backend sent
+        self._refusals: set[str] = set()  # text part ids that carry a refusal
+        self._ended = False  # `finish` (or `abort`) arrived; `[DONE]` may follow
+
+    def _decode(self, frame: SSEFrame) -> list[Delta]:
+        if type(frame) is not SSEFrame:
+            raise TypeError(f"the ai-sdk decoder takes SSEFrame items, got {type(frame).__name__}")
+        data = frame.data
+        if data == "[DONE]":
+            self._done = True
+            return []
+        if not data or data.isspace():
+            return []
+        chunk = self._object(data, frame)
+        if chunk is None:
+            return []
+        kind = chunk.get("type")
+        if type(kind) is not str:
+            raise ShapeError("type", "a string", kind)
+        if kind == "text-delta" or kind == "reasoning-delta":
+            part = _need_str(chunk, "id")
+            text = _need_str(chunk, "delta")
+            self._answered = True
+            if not text:
+                return []
+            if kind == "reasoning-delta":
+                return [ReasoningDelta(text)]
+            return [RefusalDelta(text) if part in self._refusals else TextDelta(text)]
+        if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
+            return self._part_edge(kind, chunk)
+        if kind.startswith("tool-"):
+            return self._tool(kind, chunk)
+        if kind == "error":
+            message = _need_str(chunk, "errorText")
+            raise ProviderError(message, payload=chunk, event=frame.event)
+        if kind == "finish":
+            return self._finish(chunk)
+        if kind == "start":
+            out: list[Delta] = []
+            message_id = opt_str(chunk, "messageId", "")
+            if message_id is not None:
+                out.append(Metadata({"messageId": message_id}))
+            if "messageMetadata" in chunk:
+                out += self._metadata(chunk["messageMetadata"])
+            return out
+        if kind in _STEPS:
+            return []
+        if kind == "message-metadata":
+            return self._metadata(chunk.get("messageMetadata"))
+        if kind == "source-url":
+            url = _need_str(chunk, "url")
+            _need_str(chunk, "sourceId")
+            title = opt_str(chunk, "title", "")
+            self._answered = True
+            return [Citation("source-url", url=url, title=title, raw=chunk)]
+        if kind == "source-document":
+            _need_str(chunk, "sourceId")
+            title = _need_str(chunk, "title")
+            self._answered = True
+            return [Citation("source-document", title=title, raw=chunk)]
+        if kind == "abort":
+            opt_str(chunk, "reason", "")
+            self._ended = True
+        return [Metadata({"events": [chunk]})]
+
+    def _part_edge(self, kind: str, chunk: JSONObject) -> list[Delta]:
+        part = _need_str(chunk, "id")
+        meta = opt_object(chunk, "providerMetadata", "")
+        if not meta:
+            return []
+        ours = opt_object(meta, RXSTREAM_KEY, "providerMetadata")
+        if kind == "text-start" and ours is not None and ours.get("refusal") is True:
+            self._refusals.add(part)
+            rest = {k: v for k, v in meta.items() if k != RXSTREAM_KEY}
+            return [Metadata({"providerMetadata": rest})] if rest else []
+        return [Metadata({"providerMetadata": meta})]
+
+    def _tool(self, kind: str, chunk: JSONObject) -> list[Delta]:
+        if kind == "tool-input-start":
+            id, name = _need_str(chunk, "toolCallId"), _need_str(chunk, "toolName")
+            server = self._server(chunk)
+            self._answered = True
+            call = self._calls.get(id)
+            if call is not None:
+                return []  # the same call announced again (a resumed step)
+            call = self._new_call(id, name, server)
+            return [] if server else [ToolCallDelta(call.index, "", id, name)]
+        if kind == "tool-input-delta":
+            id = _need_str(chunk, "toolCallId")
+            text = _need_str(chunk, "inputTextDelta")
+            call = self._calls.get(id)
+            if call is None:
+                raise ShapeError("toolCallId", f"a call started by tool-input-start ({id!r})", id)
+            if call.server or not text:
+                return []
+            call.arguments = True
+            return [ToolCallDelta(call.index, text)]
+        if kind == "tool-input-available":
+            id, name = _need_str(chunk, "toolCallId"), _need_str(chunk, "toolName")
+            server = self._server(chunk)
+            self._answered = True
+            call = self._calls.get(id)
+            if call is None:
+                call = self._new_call(id, name, server)
+                if not server:
+                    return [ToolCallDelta(call.index, _arguments(chunk.get("input")), id, name)]
+            if call.server:
+                return [ServerToolCall(id, name, chunk.get("input"), raw=chunk)]
+            if call.arguments:
+                return []
+            call.arguments = True
+            return [ToolCallDelta(call.index, _arguments(chunk.get("input")))]
+        if kind == "tool-output-available":
+            id = _need_str(chunk, "toolCallId")
+            self._server(chunk)
+            known = self._calls.get(id)
+            self._answered = True
+            self._answered_calls.add(id)
+            name = known.name if known is not None else ""
+            return [ServerToolResult(id, name, chunk.get("output"), raw=chunk)]
+        return [Metadata({"events": [chunk]})]
+
+    def _server(self, chunk: JSONObject) -> bool:
+        value = chunk.get("providerExecuted")
+        if value is None or type(value) is bool:
+            return value is True
+        raise ShapeError("providerExecuted", "a boolean", value)
+
+    def _new_call(self, id: str, name: str, server: bool) -> _Call:
+        index = -1 if server else self._client_calls
+        if not server:
+            self._client_calls += 1
+        call = self._calls[id] = _Call(index, name, server)
+        return call
+
+    def _finish(self, chunk: JSONObject) -> list[Delta]:
+        word = opt_str(chunk, "finishReason", "")
+        out: list[Delta] = []
+        if "messageMetadata" in chunk:
+            out += self._metadata(chunk["messageMetadata"])
+        # Client calls the backend did not run itself are the client's to answer.
+        asked = any(
+            not call.server and id not in self._answered_calls for id, call in self._calls.items()
+        )
+        reason = FINISH.get(word, word) if word is not None else STOP
+        if reason == STOP and asked:
+            reason = TOOL_CALLS
+        out.append(Finish(reason, raw=word))
+        self._answered = True
+        self._ended = True
+        return out
+
+    def _metadata(self, value: JSON) -> list[Delta]:
+        if type(value) is not dict:
+            return [] if value is None else [Metadata({"messageMetadata": value})]
+        out: list[Delta] = []
+        rest = value
+        found = _usage(value.get("usage"))
+        if found is not None:
+            out.append(found)
+            rest = {k: v for k, v in value.items() if k != "usage"}
+        if rest:
+            out.append(Metadata(rest))
+        return out
+
+    def _end(self) -> list[Delta]:
+        if self._ended:
+            return []
+        return super()._end()
+
+
+def _arguments(value: JSON) -> str:
+    """A tool input as arguments text (a string input is taken as the text itself)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else dumps(value)
+
+
+def _usage(value: JSON) -> Usage | None:
+    """`LanguageModelUsage` (`inputTokens`, ...) as `Usage`; None when it is not of that shape."""
+    if type(value) is not dict:
+        return None
+    prompt = opt_int(value, "inputTokens", "messageMetadata.usage")
+    completion = opt_int(value, "outputTokens", "messageMetadata.usage")
+    if prompt is None and completion is None:
+        return None
+    reasoning = opt_int(value, "reasoningTokens", "messageMetadata.usage")
+    if reasoning is None:
+        details = value.get("outputTokenDetails")
+        if type(details) is dict:
+            reasoning = opt_int(details, "reasoningTokens", "messageMetadata.usage")
+    cached = opt_int(value, "cachedInputTokens", "messageMetadata.usage")
+    if cached is None:
+        details = value.get("inputTokenDetails")
+        if type(details) is dict:
+            cached = opt_int(details, "cacheReadTokens", "messageMetadata.usage")
+    return usage(
+        prompt,
+        completion,
+        total=opt_int(value, "totalTokens", "messageMetadata.usage"),
+        reasoning=reasoning,
+        cached=cached,
+        raw=value,
+    )

@@ -1,0 +1,350 @@
+"""The `"ai-sdk"` dialect: the renderer (deltas -> UI message stream chunks).
+
+See the package docstring for the wire format, and `AISDKRenderer` for the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from ....errors import ProviderError
+from ....models import (
+    JSON,
+    Citation,
+    Delta,
+    Finish,
+    JSONObject,
+    Metadata,
+    ReasoningDelta,
+    RefusalDelta,
+    ServerToolCall,
+    ServerToolResult,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ...tools import ToolCallMatcher
+from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
+from .._shared import dumps
+from .decode import RXSTREAM_KEY
+
+__all__ = ["AISDKRenderer"]
+
+#: rxstream's finish reasons -> the AI SDK's (anything else is `"other"`).
+_WORDS = {
+    STOP: "stop",
+    LENGTH: "length",
+    TOOL_CALLS: "tool-calls",
+    CONTENT_FILTER: "content-filter",
+    "error": "error",
+    "other": "other",
+}
+_DONE = SSEFrame("[DONE]")
+
+
+def _chunk(body: JSONObject) -> SSEFrame:
+    return SSEFrame(dumps(body))
+
+
+class _Call:
+    __slots__ = ("arguments", "id", "index", "name", "started")
+
+    def __init__(self, index: int) -> None:
+        self.index = index  # the call's index (the tool call matcher's)
+        self.id: str | None = None
+        self.name: str | None = None
+        self.arguments: list[str] = []
+        self.started = False
+
+
+class AISDKRenderer:
+    """Deltas as the AI SDK's UI message stream (what `useChat` reads).
+
+    The chunks, in order: `start` (with `messageId`) and `start-step` first;
+    text, reasoning and refusals in parts (`text-start`, `text-delta`...,
+    `text-end`; `reasoning-*`), a new part each time the kind changes or a
+    tool call begins; a client tool call is `tool-input-start` (once its id
+    and name are known; an id is made up from the message id when the
+    provider sent none) and a `tool-input-delta` per fragment, and, once the
+    answer is complete, `tool-input-available` with the parsed input (`{}` for
+    empty arguments; arguments that are not JSON are `tool-input-error` with
+    the text as the input); then `finish-step`, `finish` and `data: [DONE]`.
+
+    - A refusal is a text part marked `providerMetadata: {"rxstream":
+      {"refusal": true}}` (the UI shows it as text; rxstream reads it back as
+      a refusal).
+    - A citation with a url is `source-url`; one without is
+      `source-document` (titled with its title, else its text, else its kind).
+    - A provider-side tool call is `tool-input-available` with
+      `providerExecuted: true`, its result `tool-output-available` (a result
+      whose call was not sent gets a call first, with a null input).
+    - `Metadata` is `message-metadata` (it lands in the UI message's
+      `metadata`); usage is `messageMetadata.usage` on `finish`, in the AI
+      SDK's `LanguageModelUsage` names (`inputTokens`, `outputTokens`,
+      `totalTokens`, `reasoningTokens`, `cachedInputTokens`): the protocol has
+      no usage field of its own.
+    - `finishReason` is hyphenated: `stop`, `length`, `tool-calls`,
+      `content-filter`, `error`; any other reason (`pause_turn`, `cancelled`, ...)
+      is `other`. A stream that never finished says `tool-calls` if it asked
+      for client tool calls, else `stop`.
+    - `error()` writes `{"type": "error", "errorText": <the provider's
+      message>}` and `[DONE]`.
+
+    Not expressible, so left out: choices other than 0 (the UI message has
+    one), reasoning state (signatures, encrypted reasoning).
+
+    Args:
+        model: accepted for the common renderer options (the stream does not
+            name the model).
+        id: the `messageId` of `start`. A server answering `useChat` passes a
+            new one per answer (the client keys its messages by it), and the
+            same one again when it replays an answer for a resume.
+
+    >>> r = AISDKRenderer()
+    >>> [json.loads(f.data)["type"] for f in r.feed(TextDelta("Hi"))]
+    ['start', 'start-step', 'text-start', 'text-delta']
+    >>> [f.data[:24] for f in r.close()]
+    ['{"type":"text-end","id":', '{"type":"finish-step"}', '{"type":"finish","finish', '[DONE]']
+    """
+
+    wire: ClassVar[WireKind] = "sse"
+    newline: ClassVar[str] = "\n"
+
+    def __init__(self, *, model: str = "", id: str = "rxstream-ai-sdk-0001") -> None:
+        if not isinstance(id, str) or not id:
+            raise ValueError(f"id must be a non-empty str (the messageId), got {id!r}")
+        self._model = model
+        self._id = id
+        self._started = False
+        self._closed = False
+        self._part: tuple[str, str] | None = None  # (kind, id) of the open part
+        self._parts = 0
+        self._matcher = ToolCallMatcher()
+        self._calls: dict[int, _Call] = {}  # the call's index -> its record
+        self._server_calls: set[str] = set()  # ids of provider-side calls sent
+        self._sources = 0
+        self._finish: Finish | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, delta: Delta) -> list[Wire]:
+        """The chunks `delta` becomes."""
+        self._check()
+        if delta.choice != 0:
+            return []
+        match delta:
+            case TextDelta(text=text) if text:
+                return self._text("text", text)
+            case ReasoningDelta(text=text) if text:
+                return self._text("reasoning", text)
+            case RefusalDelta(text=text) if text:
+                return self._text("refusal", text)
+            case ToolCallDelta():
+                return self._tool(delta)
+            case Citation():
+                return self._citation(delta)
+            case ServerToolCall():
+                return self._server_call(delta)
+            case ServerToolResult():
+                return self._server_result(delta)
+            case Metadata(data=data) if data:
+                return [
+                    *self._start(),
+                    _chunk({"type": "message-metadata", "messageMetadata": data}),
+                ]
+            case Finish():
+                self._finish = delta
+            case Usage():
+                self._usage = delta
+        return []
+
+    def close(self) -> list[Wire]:
+        """The chunks that end the stream: open parts, the tool inputs, `finish`, `[DONE]`."""
+        self._check()
+        self._closed = True
+        out = self._start() + self._end_part()
+        for call in self._calls.values():
+            out += self._begin_call(call)
+        for call in self._calls.values():
+            out.append(_available(call))
+        out.append(_chunk({"type": "finish-step"}))
+        finish = self._finish
+        if finish is None:
+            word = "tool-calls" if self._calls else "stop"
+        else:
+            word = _WORDS.get(finish.reason, "other")
+        body: JSONObject = {"type": "finish", "finishReason": word}
+        if self._usage is not None:
+            body["messageMetadata"] = {"usage": _usage(self._usage)}
+        out += [_chunk(body), _DONE]
+        return out
+
+    def error(self, error: ProviderError) -> list[Wire]:
+        """`{"type": "error", "errorText": <the provider's message>}`, then `[DONE]`."""
+        self._check()
+        self._closed = True
+        return [*self._start(), _chunk({"type": "error", "errorText": error.message}), _DONE]
+
+    # ----------------------------------------------------------------- internals
+
+    def _check(self) -> None:
+        if self._closed:
+            raise RuntimeError("this AISDKRenderer is closed; it renders no more")
+
+    def _start(self) -> list[Wire]:
+        if self._started:
+            return []
+        self._started = True
+        return [_chunk({"type": "start", "messageId": self._id}), _chunk({"type": "start-step"})]
+
+    def _end_part(self) -> list[Wire]:
+        part, self._part = self._part, None
+        if part is None:
+            return []
+        kind, id = part
+        return [_chunk({"type": f"{'reasoning' if kind == 'reasoning' else 'text'}-end", "id": id})]
+
+    def _text(self, kind: str, text: str) -> list[Wire]:
+        out = self._start()
+        part = self._part
+        if part is None or part[0] != kind:
+            out += self._end_part()
+            id = f"{kind}-{self._parts}"
+            self._parts += 1
+            self._part = (kind, id)
+            if kind == "refusal":
+                marked = {RXSTREAM_KEY: {"refusal": True}}
+                out.append(_chunk({"type": "text-start", "id": id, "providerMetadata": marked}))
+            else:
+                out.append(_chunk({"type": f"{kind}-start", "id": id}))
+        else:
+            id = part[1]
+        wire_kind = "reasoning" if kind == "reasoning" else "text"
+        out.append(_chunk({"type": f"{wire_kind}-delta", "id": id, "delta": text}))
+        return out
+
+    def _tool(self, delta: ToolCallDelta) -> list[Wire]:
+        out = self._start()
+        index = self._matcher.match(delta)[0].index
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _Call(index)
+        if delta.id and call.id is None:
+            call.id = delta.id
+        if delta.name and call.name is None:
+            call.name = delta.name
+        if delta.arguments:
+            call.arguments.append(delta.arguments)
+            if call.started:
+                out.append(_input_delta(call, delta.arguments))
+                return out
+        if not call.started and call.id is not None and call.name is not None:
+            out += self._begin_call(call)
+        return out
+
+    def _begin_call(self, call: _Call) -> list[Wire]:
+        """`tool-input-start` and the fragments so far, once the call has its id and name."""
+        if call.started:
+            return []
+        out = self._end_part()
+        call.started = True
+        if call.id is None:
+            call.id = f"{self._id}-call-{call.index}"
+        # The client keys a call by its id: two calls of one id (a provider's slip) would
+        # merge into one there, so a repeated id is made unique, never shared.
+        taken = {other.id for other in self._calls.values() if other.started and other is not call}
+        base, n = call.id, 1
+        while call.id in taken:
+            call.id = f"{base}-{call.index}" if n == 1 else f"{base}-{call.index}-{n}"
+            n += 1
+        if call.name is None:
+            call.name = ""
+        out.append(
+            _chunk({"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name})
+        )
+        if call.arguments:
+            out.append(_input_delta(call, "".join(call.arguments)))
+        return out
+
+    def _citation(self, citation: Citation) -> list[Wire]:
+        out = self._start()
+        source = f"{self._id}-source-{self._sources}"
+        self._sources += 1
+        if citation.url is not None:
+            body: JSONObject = {"type": "source-url", "sourceId": source, "url": citation.url}
+            if citation.title is not None:
+                body["title"] = citation.title
+        else:
+            title = citation.title or citation.text or citation.kind
+            body = {
+                "type": "source-document",
+                "sourceId": source,
+                "mediaType": "text/plain",
+                "title": title,
+            }
+        out.append(_chunk(body))
+        return out
+
+    def _server_call(self, call: ServerToolCall) -> list[Wire]:
+        out = self._start() + self._end_part()
+        id = call.id or f"{self._id}-server-{len(self._server_calls)}"
+        self._server_calls.add(id)
+        out.append(_server_available(id, call.name, call.input))
+        return out
+
+    def _server_result(self, result: ServerToolResult) -> list[Wire]:
+        out = self._start() + self._end_part()
+        id = result.call_id or f"{self._id}-server-{len(self._server_calls)}"
+        if id not in self._server_calls:
+            self._server_calls.add(id)
+            out.append(_server_available(id, result.name, None))
+        body: JSONObject = {
+            "type": "tool-output-available",
+            "toolCallId": id,
+            "output": result.content,
+            "providerExecuted": True,
+        }
+        out.append(_chunk(body))
+        return out
+
+
+def _input_delta(call: _Call, text: str) -> SSEFrame:
+    assert call.id is not None  # set when the call began
+    return _chunk({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": text})
+
+
+def _available(call: _Call) -> SSEFrame:
+    text = "".join(call.arguments)
+    body: JSONObject = {"toolCallId": call.id, "toolName": call.name}
+    try:
+        value: JSON = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        body = {"type": "tool-input-error", **body, "input": text}
+        body["errorText"] = f"the tool call's arguments are not valid JSON: {exc}"
+        return _chunk(body)
+    return _chunk({"type": "tool-input-available", **body, "input": value})
+
+
+def _server_available(id: str, name: str, input: JSON) -> SSEFrame:
+    body: JSONObject = {
+        "type": "tool-input-available",
+        "toolCallId": id,
+        "toolName": name,
+        "input": input,
+        "providerExecuted": True,
+    }
+    return _chunk(body)
+
+
+def _usage(usage: Usage) -> JSONObject:
+    body: JSONObject = {
+        "inputTokens": usage.prompt_tokens,
+        "outputTokens": usage.completion_tokens,
+        "totalTokens": usage.total_tokens,
+    }
+    if usage.reasoning_tokens is not None:
+        body["reasoningTokens"] = usage.reasoning_tokens
+    if usage.cached_tokens is not None:
+        body["cachedInputTokens"] = usage.cached_tokens
+    return body
