@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -416,41 +417,79 @@ def telemetry(
                 cache[id(chosen)] = held
             return held[1]
 
+    def start() -> _Recording | None:
+        tracers = tracer_provider or trace.get_tracer_provider()
+        meters = meter_provider or metrics.get_meter_provider()
+        opt_in = os.environ.get("OTEL_SEMCONV_STABILITY_OPT_IN", "")
+        latest = LATEST_EXPERIMENTAL in {value.strip() for value in opt_in.split(",")}
+        attributes = dict(base)
+        if provider_name and not latest:
+            attributes["gen_ai.system"] = provider_name
+        span = tracers.get_tracer("rxstream", __version__).start_span(
+            span_name, kind=trace.SpanKind.CLIENT, attributes=attributes
+        )
+        instruments = None if _is_api_only(meters) else instruments_of(meters)
+        if not span.is_recording() and instruments is None:
+            span.end()
+            return None
+        return _Recording(span, instruments, attributes, capture_content=capture_content)
+
     def _telemetry(source: Observable[T]) -> Observable[T]:
-        def subscribe(
-            observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            tracers = tracer_provider or trace.get_tracer_provider()
-            meters = meter_provider or metrics.get_meter_provider()
-            opt_in = os.environ.get("OTEL_SEMCONV_STABILITY_OPT_IN", "")
-            latest = LATEST_EXPERIMENTAL in {value.strip() for value in opt_in.split(",")}
-            attributes = dict(base)
-            if provider_name and not latest:
-                attributes["gen_ai.system"] = provider_name
-            span = tracers.get_tracer("rxstream", __version__).start_span(
-                span_name, kind=trace.SpanKind.CLIENT, attributes=attributes
-            )
-            instruments = None if _is_api_only(meters) else instruments_of(meters)
-            if not span.is_recording() and instruments is None:
-                span.end()
-                return source.subscribe(observer, scheduler=scheduler)
-            recording = _Recording(span, instruments, attributes, capture_content=capture_content)
-
-            def on_next(item: T) -> None:
-                recording.see(item)
-                observer.on_next(item)
-
-            def on_error(error: Exception) -> None:
-                recording.end(error)
-                observer.on_error(error)
-
-            def on_completed() -> None:
-                recording.end()
-                observer.on_completed()
-
-            upstream = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
-            return CompositeDisposable(upstream, Disposable(lambda: recording.end(cancelled=True)))
-
-        return Observable(subscribe)
+        return _Watched(source, start)
 
     return _telemetry
+
+
+class _Watched(Observable[T]):
+    """The upstream, watched by a `_Recording` per subscription when anything records.
+
+    `subscribe` is overridden (not `_subscribe_core`) so that, when nothing
+    records, the upstream gets the subscriber's own callbacks: not even an
+    observer wrapper per item is added.
+    """
+
+    def __init__(self, source: Observable[T], start: Callable[[], _Recording | None]) -> None:
+        super().__init__()
+        self._source = source
+        self._start = start
+
+    def subscribe(
+        self,
+        on_next: abc.ObserverBase[T] | abc.OnNext[T] | None = None,
+        on_error: abc.OnError | None = None,
+        on_completed: abc.OnCompleted | None = None,
+        *,
+        scheduler: abc.SchedulerBase | None = None,
+    ) -> abc.DisposableBase:
+        recording = self._start()
+        if recording is None:
+            return self._source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+        watched: Observable[T] = Observable(partial(_watch, self._source, recording))
+        return watched.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        return self.subscribe(observer, scheduler=scheduler)
+
+
+def _watch(
+    source: Observable[T],
+    recording: _Recording,
+    observer: abc.ObserverBase[T],
+    scheduler: abc.SchedulerBase | None = None,
+) -> abc.DisposableBase:
+    def on_next(item: T) -> None:
+        recording.see(item)
+        observer.on_next(item)
+
+    def on_error(error: Exception) -> None:
+        recording.end(error)
+        observer.on_error(error)
+
+    def on_completed() -> None:
+        recording.end()
+        observer.on_completed()
+
+    upstream = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+    return CompositeDisposable(upstream, Disposable(lambda: recording.end(cancelled=True)))
