@@ -331,7 +331,9 @@ def telemetry(
     status). Each subscription is one operation:
 
     - a span `chat {request_model}` (just `chat` without one), kind CLIENT,
-      started at subscription under the current context, ended at the end:
+      started at subscription under the current context (and current itself
+      while the upstream is subscribed, so an instrumented HTTP client's span
+      of the request nests under it), ended at the end:
       `gen_ai.operation.name` (`"chat"`), `gen_ai.provider.name`,
       `gen_ai.request.model`, `gen_ai.response.model` and `gen_ai.response.id`
       (from the stream's `Metadata`/`Message`: what the stream says wins),
@@ -491,5 +493,13 @@ def _watch(
         recording.end()
         observer.on_completed()
 
-    upstream = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+    from opentelemetry.trace import use_span
+
+    # Current while the upstream is subscribed, so the request's own span (an
+    # instrumented HTTP client's, where the request starts in this call or in a
+    # task it creates) is a child of the chat span.
+    with use_span(
+        recording.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+    ):
+        upstream = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
     return CompositeDisposable(upstream, Disposable(lambda: recording.end(cancelled=True)))

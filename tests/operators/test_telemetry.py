@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import reactivex
 from opentelemetry.metrics import NoOpMeterProvider
@@ -29,6 +30,7 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.operators import telemetry as telemetry_module
+from rxstream.testing import FakeLLMServer, Scenario
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -412,3 +414,52 @@ def test_without_opentelemetry_it_is_an_import_error_naming_the_extra() -> None:
     ).stdout
     assert '".[otel]"' in out
     assert "opentelemetry-api" in out
+
+
+def test_the_request_span_nests_under_the_chat_span(otel: Otel) -> None:
+    tracer = otel.tracer_provider.get_tracer("an-http-client")
+
+    def request(observer: Any, scheduler: Any = None) -> Any:
+        with tracer.start_as_current_span("POST"):  # what an instrumented client does
+            observer.on_next(rs.TextDelta("Hi"))
+            observer.on_completed()
+        return reactivex.disposable.Disposable()
+
+    with otel.tracer_provider.get_tracer("app").start_as_current_span("handler"):
+        Observable(request).pipe(rs.telemetry(**otel.kwargs())).subscribe()
+    spans = {span.name: span for span in otel.spans.get_finished_spans()}
+    assert set(spans) == {"handler", "chat", "POST"}
+    chat_context = spans["chat"].context
+    handler_context = spans["handler"].context
+    assert spans["chat"].parent is not None
+    assert handler_context is not None
+    assert spans["chat"].parent.span_id == handler_context.span_id
+    assert spans["POST"].parent is not None
+    assert chat_context is not None
+    assert spans["POST"].parent.span_id == chat_context.span_id
+
+
+def test_a_real_request_to_a_local_server(otel: Otel) -> None:
+    with FakeLLMServer(Scenario.text("Hel", "lo", model="served-model")) as server:
+        url, port = server.url_for("anthropic"), server.port
+        with httpx.Client() as client:
+            messages, errors, _ = run(
+                rs.from_request(client, "POST", url, json={"model": "asked", "stream": True}).pipe(
+                    rs.sse_frames(),
+                    rs.decode("anthropic"),
+                    rs.telemetry(
+                        provider="anthropic",
+                        request_model="asked",
+                        server_address=server.base_url,
+                        **otel.kwargs(),
+                    ),
+                    rs.accumulate_message(),
+                )
+            )
+    assert errors == []
+    assert messages[0].content == "Hello"
+    attributes = dict(otel.span().attributes or {})
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == port
+    assert attributes["gen_ai.request.model"] == "asked"
+    assert attributes["gen_ai.response.model"] == "served-model"  # what the stream said
