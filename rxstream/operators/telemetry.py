@@ -226,7 +226,11 @@ class _Recording:
                 self.usage = item.usage
             self._metadata(item.metadata)
         if self.content is not None and isinstance(item, DELTA_CLASSES):
-            self.content.feed(item)
+            try:
+                self.content.feed(item)
+            except Exception:
+                # The telemetry never breaks the stream it watches: capture stops here.
+                self.content = None
 
     def _metadata(self, data: dict[str, Any]) -> None:
         model, id_ = data.get("model"), data.get("id")
