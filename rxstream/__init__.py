@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from .operators.deltas import deltas
     from .operators.lines import lines
     from .operators.stop import StopSignal, stop_on
+    from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
 
@@ -133,6 +134,7 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    "telemetry": ".operators.telemetry",
 }
 
 
@@ -203,6 +205,7 @@ __all__ = [
     "split_by_delta_type",
     "sse_frames",
     "stop_on",
+    "telemetry",
     "think_tags",
     "timeouts",
     "to_async_iterator",

