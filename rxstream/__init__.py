@@ -47,7 +47,9 @@ from .models import (
     EventStreamMessage,
     Finish,
     Message,
+    MessageBlock,
     Metadata,
+    ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
@@ -55,8 +57,10 @@ from .models import (
     ServerToolResult,
     SSEFrame,
     StreamEntry,
+    TextBlock,
     TextDelta,
     TokenCount,
+    Tool,
     ToolCall,
     ToolCallDelta,
     Usage,
@@ -72,6 +76,8 @@ if TYPE_CHECKING:
         to_iterator,
         to_redis_stream,
     )
+
+    from .io.requests import chat, request
 
     # From its own module: `multicast` is also the name of a submodule of `.io`, which
     # mypy can take for the function when `.io` is in an import cycle with this package.
@@ -133,6 +139,7 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    **dict.fromkeys(("chat", "request"), ".io.requests"),
 }
 
 
@@ -162,9 +169,11 @@ __all__ = [
     "LineTooLongError",
     "MalformedChunkError",
     "Message",
+    "MessageBlock",
     "Metadata",
     "Multicast",
     "ProviderError",
+    "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
     "RefusalDelta",
@@ -176,8 +185,10 @@ __all__ = [
     "StreamEntry",
     "StreamError",
     "StreamTimeoutError",
+    "TextBlock",
     "TextDelta",
     "TokenCount",
+    "Tool",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallDelta",
@@ -188,6 +199,7 @@ __all__ = [
     "__version__",
     "accumulate_message",
     "accumulate_tool_calls",
+    "chat",
     "coalesce",
     "count_tokens",
     "decode",
@@ -200,6 +212,7 @@ __all__ = [
     "from_response",
     "lines",
     "multicast",
+    "request",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",

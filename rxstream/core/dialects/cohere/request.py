@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, ReasoningBlock, Tool
-from .._request import Assistant, RequestSpec, read_input, unknown_option
+from ..chat_input import Assistant, RequestSpec, read_input, unknown_option
 from ..openai_chat.request import chat_tool, render_turns
 
 __all__ = ["render_request"]

@@ -48,7 +48,7 @@ from ....models import (
     Tool,
     ToolCall,
 )
-from .._request import (
+from ..chat_input import (
     Assistant,
     RequestSpec,
     System,

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, ReasoningBlock, TextBlock, Tool, ToolCall
-from .._request import (
+from ..chat_input import (
     Assistant,
     RequestSpec,
     System,

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, TextBlock, Tool, ToolCall
-from .._request import (
+from ..chat_input import (
     Assistant,
     ChatInput,
     RequestSpec,
