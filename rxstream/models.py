@@ -564,9 +564,7 @@ class Tool:
 
     name: str
     description: str = ""
-    parameters: JSONObject = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 @dataclass(frozen=True, slots=True)

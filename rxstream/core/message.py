@@ -17,8 +17,9 @@ Invariants:
   anything else replaces it);
 - `blocks` keeps each choice's text, reasoning, tool calls, server tools and
   reasoning state in arrival order: adjacent text (or reasoning) deltas make
-  one block; a `"thinking"` or `"reasoning_item"` state closes the reasoning
-  run it follows (its `ReasoningBlock.state`), other states stand alone; a
+  one block; a `"thinking"` or `"reasoning_item"` state closes the latest
+  reasoning run no state closed yet (its `ReasoningBlock.state`), other
+  states stand alone; a
   tool call takes the place of its first fragment;
 - `usage` is the stream's last `Usage`, shared by every choice;
 - `role` is read from the chunks' `delta.role` (the first non-empty one) by
@@ -138,6 +139,8 @@ class _Choice:
     metadata: JSONObject = field(default_factory=dict)
     blocks: list[_Slot] = field(default_factory=list)
     call_keys: set[tuple[str, int | str]] = field(default_factory=set)
+    # Where the latest reasoning run that no state closed yet is in `blocks`.
+    open_reasoning: int | None = None
 
     def add_piece(self, kind: str, text: str) -> None:
         """Add text or reasoning to the open run of that kind, else open one."""
@@ -146,19 +149,25 @@ class _Choice:
         if type(last) is _Run and last.kind is kind:
             last.parts.append(text)
         else:
+            if kind is _REASONING:
+                self.open_reasoning = len(blocks)
             blocks.append(_Run(kind, [text]))
 
     def add_state(self, state: ReasoningState) -> None:
-        """Close the reasoning run `state` follows, or keep it as a block of its own."""
+        """Close the open reasoning run `state` belongs to, or keep it as a block of its own."""
         blocks = self.blocks
-        last = blocks[-1] if blocks else None
-        if state.kind in _CLOSING_STATES:
-            if type(last) is _Run and last.kind is _REASONING:
-                blocks[-1] = ReasoningBlock("".join(last.parts), state)
-            else:
-                blocks.append(ReasoningBlock(state.text, state))
-        else:
+        if state.kind not in _CLOSING_STATES:
             blocks.append(state)
+            return
+        # The run it closes is the latest open one (a Responses reasoning item
+        # is done after the text that followed its summary began).
+        at = self.open_reasoning
+        run = blocks[at] if at is not None else None
+        if at is not None and type(run) is _Run:
+            blocks[at] = ReasoningBlock("".join(run.parts), state)
+            self.open_reasoning = None
+        else:
+            blocks.append(ReasoningBlock(state.text, state))
 
     def final_blocks(self, calls: list[ToolCall]) -> tuple[MessageBlock, ...]:
         """The blocks, each tool call in the place of its first fragment."""

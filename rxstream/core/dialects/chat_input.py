@@ -95,13 +95,14 @@ class ToolResult:
     """The result of a client tool call.
 
     Attributes:
-        call_id: the id of the call it answers.
-        name: the called function (found in the assistant turn that made the
-            call; None if no turn made it).
+        call_id: the id of the call it answers (None for a provider that
+            gave the call none: Gemini, Ollama).
+        name: the called function (as given, else found in the assistant
+            turn that made the call; None if neither says).
         content: the result text.
     """
 
-    call_id: str
+    call_id: str | None
     name: str | None
     content: str
 
@@ -224,12 +225,15 @@ def _read_turns(messages: Iterable[Mapping[str, Any] | Message]) -> tuple[Turn, 
                 turn = _assistant_from_dict(message, where)
             elif role == "tool":
                 call_id = message.get("tool_call_id")
-                if not isinstance(call_id, str):
-                    raise ValueError(f"{where} (a tool result) needs a 'tool_call_id' string")
                 name = message.get("name")
+                if not isinstance(call_id, str) and not isinstance(name, str):
+                    raise ValueError(
+                        f"{where} (a tool result) needs a 'tool_call_id' string (or, for a "
+                        "call that came without an id, the function's 'name')"
+                    )
                 turn = ToolResult(
-                    call_id,
-                    name if isinstance(name, str) else names.get(call_id),
+                    call_id if isinstance(call_id, str) else None,
+                    name if isinstance(name, str) else names.get(call_id or ""),
                     _content_text(message.get("content"), where),
                 )
             else:

@@ -117,7 +117,7 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
     return out
 
 
-def _result(call_id: str, content: str) -> JSONObject:
+def _result(call_id: str | None, content: str) -> JSONObject:
     try:
         value = json.loads(content)
     except ValueError:

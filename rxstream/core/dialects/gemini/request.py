@@ -170,11 +170,10 @@ def render_request(
             case Assistant(blocks=blocks):
                 add("model", _assistant(blocks))
             case ToolResult(call_id=call_id, name=name, content=content):
-                response: JSONObject = {
-                    "id": call_id,
-                    "name": name or call_id,
-                    "response": result_object(content),
-                }
+                response: JSONObject = {"name": name or call_id}
+                if call_id is not None:
+                    response["id"] = call_id
+                response["response"] = result_object(content)
                 add("user", [{"functionResponse": response}])
     body: JSONObject = {"contents": contents}
     if system:
