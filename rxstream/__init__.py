@@ -77,11 +77,10 @@ if TYPE_CHECKING:
         to_redis_stream,
     )
 
-    from .io.requests import chat, request
-
     # From its own module: `multicast` is also the name of a submodule of `.io`, which
     # mypy can take for the function when `.io` is in an import cycle with this package.
     from .io.multicast import Multicast, multicast
+    from .io.requests import chat, request
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
