@@ -13,7 +13,8 @@ Keys (first set wins), base URLs (first set wins, else the default) and auth:
   as `Authorization: Bearer`); `ANTHROPIC_BASE_URL`, `https://api.anthropic.com`.
 - `gemini`: `GOOGLE_API_KEY`, `GEMINI_API_KEY` (google-genai's order) as
   `x-goog-api-key`; `GOOGLE_GEMINI_BASE_URL`,
-  `https://generativelanguage.googleapis.com`.
+  `https://generativelanguage.googleapis.com`; the API version `v1` (as
+  google-genai), or `GOOGLE_GENAI_API_VERSION` (`beta`: `v1beta`).
 - `cohere`: `CO_API_KEY`; `CO_API_URL`, `https://api.cohere.com`;
   `Authorization: Bearer`.
 - `ollama`: `OLLAMA_API_KEY`, optional (for ollama.com), as `Authorization:
@@ -311,6 +312,10 @@ def build_request(
     endpoint = _endpoint(dialect)
     env = os.environ if env is None else env
     renderer = import_module(f"rxstream.core.dialects.{_RENDERERS[dialect]}.request")
+    if dialect == "gemini" and "api_version" not in options and env.get("GOOGLE_GENAI_API_VERSION"):
+        # As google-genai reads it: "beta" is v1beta, anything else the version itself.
+        version = env["GOOGLE_GENAI_API_VERSION"]
+        options["api_version"] = "v1beta" if version == "beta" else version
     spec: RequestSpec = renderer.render_request(model, messages, tools, **options)
     base = base_url or _first(env, endpoint.base_variables)
     if dialect == "ollama" and base:

@@ -1,4 +1,4 @@
-"""The Gemini request body (`{base}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
+"""The Gemini request body (`{base}/v1/models/{model}:streamGenerateContent?alt=sse`).
 
 Sans I/O.
 
@@ -59,7 +59,10 @@ from ..chat_input import (
     result_object,
 )
 
-__all__ = ["render_request"]
+__all__ = ["API_VERSION", "render_request"]
+
+#: The API version sent unless the caller picks another (the google-genai SDK's default).
+API_VERSION = "v1"
 
 _SIGNATURE = "thought_signature"
 
@@ -138,16 +141,22 @@ def render_request(
     model: str,
     messages: Iterable[Mapping[str, Any] | Message],
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    *,
+    api_version: str = API_VERSION,
     **options: Any,
 ) -> RequestSpec:
     """The streaming `streamGenerateContent` request.
+
+    Args:
+        api_version: the API version in the path (`"v1"`, as the google-genai
+            SDK sends by default; `"v1beta"` for features still in beta).
 
     Raises:
         ValueError, TypeError: see `read_input`.
 
     >>> spec = render_request("gemini-2.5-flash", [{"role": "user", "content": "Hi"}])
     >>> spec.path, spec.query, spec.body
-    ('/v1beta/models/gemini-2.5-flash:streamGenerateContent', {'alt': 'sse'}, \
+    ('/v1/models/gemini-2.5-flash:streamGenerateContent', {'alt': 'sse'}, \
 {'contents': [{'role': 'user', 'parts': [{'text': 'Hi'}]}]})
     """
     chat = read_input(model, messages, tools, options)
@@ -209,5 +218,5 @@ def render_request(
     body.update(opts.extra)
     name = quote(chat.model.removeprefix("models/"), safe="")
     return RequestSpec(
-        "POST", f"/v1beta/models/{name}:streamGenerateContent", {"alt": "sse"}, {}, body
+        "POST", f"/{api_version}/models/{name}:streamGenerateContent", {"alt": "sse"}, {}, body
     )

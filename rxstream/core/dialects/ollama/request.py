@@ -8,7 +8,7 @@ Rules:
 - messages are `{"role", "content"}` with the text; an `image_url` part with
   a `data:` URL goes in `images` (its base64), other image URLs are an error
   (Ollama takes image data only);
-- an assistant turn is its text, its reasoning as `thinking` (what Ollama
+- an assistant turn is its text (none when empty, as the ollama SDK sends it), its reasoning as `thinking` (what Ollama
   streams it as), and its client calls as `tool_calls`
   (`{"function": {"name", "arguments": object}}`); server tools and
   reasoning state have no place in Ollama and are not sent; a tool result is
@@ -67,10 +67,10 @@ def _user(parts: Iterable[JSONObject]) -> JSONObject:
 
 
 def _assistant(turn: Assistant) -> JSONObject:
-    message: JSONObject = {
-        "role": "assistant",
-        "content": "".join(b.text for b in turn.blocks if isinstance(b, TextBlock)),
-    }
+    message: JSONObject = {"role": "assistant"}
+    text = "".join(b.text for b in turn.blocks if isinstance(b, TextBlock))
+    if text:
+        message["content"] = text
     thinking = "".join(b.text for b in turn.blocks if isinstance(b, ReasoningBlock))
     if thinking:
         message["thinking"] = thinking
