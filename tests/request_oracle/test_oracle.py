@@ -70,7 +70,7 @@ def sdk_request(send: Callable[[str], Any]) -> RecordedRequest:
 
     with FakeLLMServer.scripted(_refuse) as server:
         root = f"http://127.0.0.1:{server.port}"
-        with pytest.raises(Exception) as raised:  # noqa: B017, PT011 - each SDK its own error
+        with pytest.raises(Exception) as raised:  # noqa: PT011 - each SDK its own error
             run(root)
         assert server.wait_for_requests(1), raised.value
         (recorded,) = server.requests
