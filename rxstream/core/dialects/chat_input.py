@@ -39,6 +39,7 @@ __all__ = [
     "ToolResult",
     "Turn",
     "User",
+    "apply_extra",
     "arguments_object",
     "read_input",
     "result_object",
@@ -123,7 +124,8 @@ class Options:
         tool_choice: `"auto"`, `"none"`, `"required"`, or a function name
             (also as OpenAI's `{"type": "function", "function": {"name": ...}}`).
         stop: the stop sequences.
-        extra: every other option, for the body as it is.
+        extra: every other option, for the body as it is (None leaves that
+            field out, also one rxstream would send: `stream_options=None`).
     """
 
     max_tokens: int | None = None
@@ -368,6 +370,21 @@ def result_object(content: str) -> JSONObject:
 def states_of(blocks: Iterable[MessageBlock], kind: str) -> list[ReasoningState]:
     """The standalone reasoning states of `kind` among `blocks`."""
     return [b for b in blocks if isinstance(b, ReasoningState) and b.kind == kind]
+
+
+def apply_extra(body: JSONObject, extra: Mapping[str, Any]) -> None:
+    """Put the pass-through options on `body`: each as it is, and None leaves its field out.
+
+    >>> body = {"model": "m", "stream_options": {"include_usage": True}}
+    >>> apply_extra(body, {"stream_options": None, "seed": 7})
+    >>> body
+    {'model': 'm', 'seed': 7}
+    """
+    for key, value in extra.items():
+        if value is None:
+            body.pop(key, None)
+        else:
+            body[key] = value
 
 
 def unknown_option(dialect: str, name: str, why: str) -> ValueError:

@@ -52,6 +52,7 @@ from ..chat_input import (
     System,
     ToolResult,
     User,
+    apply_extra,
     arguments_object,
     read_input,
     unknown_option,
@@ -220,6 +221,6 @@ def render_request(
         body["tool_choice"] = (
             {"type": kinds[choice]} if choice in kinds else {"type": "tool", "name": choice}
         )
-    body.update(opts.extra)
+    apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/v1/messages", {}, {"anthropic-version": anthropic_version}, body)

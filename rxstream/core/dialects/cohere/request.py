@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, ReasoningBlock, Tool
-from ..chat_input import Assistant, RequestSpec, read_input, unknown_option
+from ..chat_input import Assistant, RequestSpec, apply_extra, read_input, unknown_option
 from ..openai_chat.request import chat_tool, render_turns
 
 __all__ = ["render_request"]
@@ -83,6 +83,6 @@ def render_request(
                 "it takes 'auto', 'required' or 'none', never one named tool",
             )
         body["tool_choice"] = choices[opts.tool_choice]
-    body.update(opts.extra)
+    apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/v2/chat", {}, {}, body)

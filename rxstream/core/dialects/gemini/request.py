@@ -54,6 +54,7 @@ from ..chat_input import (
     System,
     ToolResult,
     User,
+    apply_extra,
     arguments_object,
     read_input,
     result_object,
@@ -215,7 +216,7 @@ def render_request(
             else {"mode": "ANY", "allowedFunctionNames": [choice]}
         )
         body["toolConfig"] = {"functionCallingConfig": calling}
-    body.update(opts.extra)
+    apply_extra(body, opts.extra)
     name = quote(chat.model.removeprefix("models/"), safe="")
     return RequestSpec(
         "POST", f"/{api_version}/models/{name}:streamGenerateContent", {"alt": "sse"}, {}, body

@@ -8,8 +8,9 @@ Rules:
 - messages are `{"role", "content"}` with the text; an `image_url` part with
   a `data:` URL goes in `images` (its base64), other image URLs are an error
   (Ollama takes image data only);
-- an assistant turn is its text (none when empty, as the ollama SDK sends it), its reasoning as `thinking` (what Ollama
-  streams it as), and its client calls as `tool_calls`
+- an assistant turn is its text (no `content` when empty, as the ollama SDK
+  sends it), its reasoning as `thinking` (what Ollama streams it as), and
+  its client calls as `tool_calls`
   (`{"function": {"name", "arguments": object}}`); server tools and
   reasoning state have no place in Ollama and are not sent; a tool result is
   `{"role": "tool", "content", "tool_name"}`;
@@ -32,6 +33,7 @@ from ..chat_input import (
     System,
     ToolResult,
     User,
+    apply_extra,
     arguments_object,
     read_input,
     unknown_option,
@@ -135,6 +137,6 @@ def render_request(
         raise unknown_option(
             _DIALECT, f"tool_choice={opts.tool_choice!r}", "Ollama has no tool choice"
         )
-    body.update(opts.extra)
+    apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/api/chat", {}, {}, body)

@@ -16,7 +16,8 @@ Rules:
   `tool_choice` as written (a function name as
   `{"type": "function", "function": {"name"}}`), `reasoning` as
   `reasoning_effort` (an effort only: a token budget is an error);
-- usage is asked for: `stream_options.include_usage`.
+- usage is asked for: `stream_options.include_usage` (`stream_options=None`
+  sends none).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..chat_input import (
     System,
     ToolResult,
     User,
+    apply_extra,
     read_input,
     unknown_option,
 )
@@ -134,7 +136,7 @@ def render_request(
             if choice in ("auto", "none", "required")
             else {"type": "function", "function": {"name": choice}}
         )
-    body.update(opts.extra)
     body["stream"] = True
-    body.setdefault("stream_options", {"include_usage": True})
+    body["stream_options"] = {"include_usage": True}
+    apply_extra(body, opts.extra)
     return RequestSpec("POST", "/chat/completions", {}, {}, body)

@@ -46,6 +46,7 @@ from ..chat_input import (
     System,
     ToolResult,
     User,
+    apply_extra,
     read_input,
     unknown_option,
 )
@@ -170,6 +171,6 @@ def render_request(
             if choice in ("auto", "none", "required")
             else {"type": "function", "name": choice}
         )
-    body.update(opts.extra)
+    apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/responses", {}, {}, body)
