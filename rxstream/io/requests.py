@@ -15,7 +15,7 @@ Keys (first set wins), base URLs (first set wins, else the default) and auth:
   `x-goog-api-key`; `GOOGLE_GEMINI_BASE_URL`,
   `https://generativelanguage.googleapis.com`; the API version `v1` (as
   google-genai), or `GOOGLE_GENAI_API_VERSION` (`beta`: `v1beta`).
-- `cohere`: `CO_API_KEY`; `CO_API_URL`, `https://api.cohere.com`;
+- `cohere`: `CO_API_KEY`, `COHERE_API_KEY`; `CO_API_URL`, `https://api.cohere.com`;
   `Authorization: Bearer`.
 - `ollama`: `OLLAMA_API_KEY`, optional (for ollama.com), as `Authorization:
   Bearer`; `OLLAMA_HOST` (read as the ollama SDK reads it),
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENDPOINTS",
     "Endpoint",
+    "base_url_for",
     "build_request",
     "chat",
     "join_url",
@@ -113,7 +114,13 @@ ENDPOINTS: dict[str, Endpoint] = {
             "sse",
         ),
         Endpoint(
-            "cohere", ("CO_API_KEY",), ("CO_API_URL",), "https://api.cohere.com", "bearer", "sse"
+            "cohere",
+            # The cohere SDK reads CO_API_KEY; COHERE_API_KEY is accepted too.
+            ("CO_API_KEY", "COHERE_API_KEY"),
+            ("CO_API_URL",),
+            "https://api.cohere.com",
+            "bearer",
+            "sse",
         ),
         Endpoint(
             "ollama",
@@ -224,7 +231,7 @@ def _aws_credentials_present(env: Mapping[str, str]) -> bool:
         return True
     try:
         return _aws_session(env)[0] is not None
-    except ImportError:
+    except (ImportError, ValueError):  # no botocore; credentials it cannot read
         return False
 
 
@@ -246,16 +253,23 @@ def _botocore() -> Any:
 
 
 def _aws_session(env: Mapping[str, str]) -> tuple[Any, str | None]:
-    """The AWS credentials of the standard chain, and the region (botocore's)."""
+    """The AWS credentials and region: botocore's standard chain for the process
+    environment, only the `AWS_*` variables of an environment given explicitly."""
     session_module, _ = _botocore()
-    session = session_module.get_session()
     if env is not os.environ:
-        for name, variable in (("profile", "AWS_PROFILE"), ("region", "AWS_REGION")):
-            if env.get(variable):
-                session.set_config_variable(name, env[variable])
-    credentials = session.get_credentials()
-    region = session.get_config_variable("region")
-    return credentials, region
+        key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+        if not (key and secret):
+            return None, env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        credentials = import_module("botocore.credentials").Credentials(
+            key, secret, env.get("AWS_SESSION_TOKEN")
+        )
+        return credentials, env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    session = session_module.get_session()
+    try:
+        credentials = session.get_credentials()
+    except Exception as exc:  # botocore's own errors: partial or unreadable credentials
+        raise ValueError(f"the AWS credentials cannot be read: {exc}") from None
+    return credentials, session.get_config_variable("region")
 
 
 def _region(env: Mapping[str, str]) -> str:
@@ -264,7 +278,7 @@ def _region(env: Mapping[str, str]) -> str:
         return region
     try:
         found = _aws_session(env)[1]
-    except ImportError:
+    except (ImportError, ValueError):
         found = None
     return found or "us-east-1"
 
@@ -283,6 +297,27 @@ def _sign_sigv4(
     return {
         k: str(v) for k, v in aws.headers.items() if k.lower() not in {h.lower() for h in headers}
     }
+
+
+def base_url_for(dialect: str, base_url: str | None, env: Mapping[str, str]) -> str:
+    """The API root for `dialect`: `base_url`, else its environment variable, else the default.
+
+    Raises:
+        ValueError: an unknown dialect; a base URL that is not http(s).
+    """
+    endpoint = _endpoint(dialect)
+    base = base_url or _first(env, endpoint.base_variables)
+    if dialect == "ollama" and base:
+        base = ollama_host(base)
+    if base is None:
+        base = endpoint.default_base
+        if "{region}" in base:
+            base = base.format(region=_region(env))
+    if not base.startswith(("http://", "https://")):
+        raise ValueError(
+            f"the base URL must start with http:// or https://, got {shown_url(base)!r}"
+        )
+    return base
 
 
 def build_request(
@@ -317,17 +352,7 @@ def build_request(
         version = env["GOOGLE_GENAI_API_VERSION"]
         options["api_version"] = "v1beta" if version == "beta" else version
     spec: RequestSpec = renderer.render_request(model, messages, tools, **options)
-    base = base_url or _first(env, endpoint.base_variables)
-    if dialect == "ollama" and base:
-        base = ollama_host(base)
-    if base is None:
-        base = endpoint.default_base
-        if "{region}" in base:
-            base = base.format(region=_region(env))
-    if not base.startswith(("http://", "https://")):
-        raise ValueError(
-            f"the base URL must start with http:// or https://, got {shown_url(base)!r}"
-        )
+    base = base_url_for(dialect, base_url, env)
     url = join_url(base, spec.path + (f"?{urlencode(spec.query)}" if spec.query else ""))
     body = json.dumps(spec.body, ensure_ascii=False, separators=(",", ":")).encode()
     sent = {"Content-Type": "application/json", **spec.headers, **(headers or {})}

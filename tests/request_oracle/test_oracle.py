@@ -144,7 +144,7 @@ def test_openai_chat(case: str) -> None:
             messages=sdk_messages,
             stream=True,
             stream_options={"include_usage": True},
-            max_completion_tokens=200,
+            max_tokens=200,
             temperature=0.5,
             **extra,
         )
@@ -179,9 +179,7 @@ def test_openai_responses(case: str) -> None:
     openai = pytest.importorskip("openai")
     m = _responses_turn()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Capital of France?")]
-    sdk_input: list[Any] = [
-        {"role": "user", "content": [{"type": "input_text", "text": "Capital of France?"}]}
-    ]
+    sdk_input: list[Any] = [{"role": "user", "content": "Capital of France?"}]
     if case == "round":
         call = m.tool_calls[0]
         (reasoning,) = [b for b in m.blocks if isinstance(b, ReasoningBlock)]
@@ -280,9 +278,7 @@ def test_anthropic(case: str) -> None:
 
     redacted, turn = _anthropic_turns()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Weather in Paris?")]
-    sdk_messages: list[Any] = [
-        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
-    ]
+    sdk_messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
     if case == "round":
         call = turn.tool_calls[0]
         ours_messages += [
@@ -293,7 +289,7 @@ def test_anthropic(case: str) -> None:
         ]
         sdk_messages += [
             {"role": "assistant", "content": _anthropic_sdk_content(redacted)},
-            {"role": "user", "content": [{"type": "text", "text": "And now?"}]},
+            {"role": "user", "content": "And now?"},
             {"role": "assistant", "content": _anthropic_sdk_content(turn)},
             {
                 "role": "user",

@@ -7,8 +7,9 @@ here.
 Rules:
 
 - system messages are joined into `system` (by a blank line); user messages
-  are content blocks (`text`; an `image_url` part as an `image` block, a
-  `data:` URL as base64, else as a URL source); consecutive tool results go
+  are their text (a lone text part) or content blocks (`text`; an
+  `image_url` part as an `image` block, a `data:` URL as base64, else as a
+  URL source); consecutive tool results go
   in one user message as `tool_result` blocks;
 - an assistant turn goes back block by block in its order: a reasoning
   block with a thinking signature as `thinking` (text and signature),
@@ -185,8 +186,11 @@ def render_request(
     out: list[JSONObject] = []
 
     def add(role: str, blocks: list[JSONObject]) -> None:
-        if out and out[-1]["role"] == role and role == "user":
-            out[-1]["content"].extend(blocks)  # tool results and what follows them: one turn
+        if out and out[-1]["role"] == role == "user":
+            last = out[-1]
+            if isinstance(last["content"], str):
+                last["content"] = [{"type": "text", "text": last["content"]}]
+            last["content"].extend(blocks)  # tool results and what follows them: one turn
         else:
             out.append({"role": role, "content": blocks})
 
@@ -195,7 +199,14 @@ def render_request(
             case System(text=text):
                 system.append(text)
             case User(parts=parts):
-                add("user", [_user_block(p) for p in parts])
+                if (
+                    len(parts) == 1
+                    and parts[0].get("type") == "text"
+                    and not (out and out[-1]["role"] == "user")
+                ):
+                    out.append({"role": "user", "content": parts[0].get("text", "")})
+                else:
+                    add("user", [_user_block(p) for p in parts])
             case Assistant(blocks=blocks):
                 add("assistant", _assistant(blocks))
             case ToolResult(call_id=call_id, content=content):

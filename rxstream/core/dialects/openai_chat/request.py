@@ -11,8 +11,9 @@ Rules:
   back;
 - tools: `{"type": "function", "function": {name, description, parameters}}`;
   a provider's own tool dict goes as it is;
-- `max_tokens` is sent as `max_completion_tokens` (OpenAI's current name; the
-  old `max_tokens` is refused by its reasoning models), `stop`, `temperature`,
+- `max_tokens` is sent as `max_tokens`, which every OpenAI-compatible server
+  reads (OpenAI's reasoning models want `max_completion_tokens`: pass that
+  name instead, it goes through as it is), `stop`, `temperature`,
   `tool_choice` as written (a function name as
   `{"type": "function", "function": {"name"}}`), `reasoning` as
   `reasoning_effort` (an effort only: a token budget is an error);
@@ -122,7 +123,7 @@ def render_request(
     if chat.tools:
         body["tools"] = [chat_tool(t) for t in chat.tools]
     if opts.max_tokens is not None:
-        body["max_completion_tokens"] = opts.max_tokens
+        body["max_tokens"] = opts.max_tokens
     if opts.temperature is not None:
         body["temperature"] = opts.temperature
     if opts.stop:

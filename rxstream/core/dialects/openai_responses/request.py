@@ -7,7 +7,8 @@ Rules:
 
 - system messages become `instructions` when they come first (joined by a
   blank line), else `{"role": "developer"}` input messages; user messages are
-  `{"role": "user", "content": [input_text | input_image]}`;
+  `{"role": "user", "content": [input_text | input_image]}` (a lone text as
+  a string);
 - an assistant turn goes back item by item in its order: a reasoning block
   whose state is a Responses reasoning item (and any compaction item) as the
   item it came as (its `id`, `status` and `encrypted_content` kept), text as
@@ -123,7 +124,7 @@ def render_request(
             `reasoning`.
 
     >>> render_request("gpt-5", [{"role": "user", "content": "Hi"}]).body["input"]
-    [{'role': 'user', 'content': [{'type': 'input_text', 'text': 'Hi'}]}]
+    [{'role': 'user', 'content': 'Hi'}]
     """
     chat = read_input(model, messages, tools, options)
     opts = chat.options
@@ -137,7 +138,10 @@ def render_request(
                 else:
                     instructions.append(text)
             case User(parts=parts):
-                items.append({"role": "user", "content": [_user_part(p) for p in parts]})
+                if len(parts) == 1 and parts[0].get("type") == "text":
+                    items.append({"role": "user", "content": parts[0].get("text", "")})
+                else:
+                    items.append({"role": "user", "content": [_user_part(p) for p in parts]})
             case Assistant(blocks=blocks):
                 items.extend(_assistant(blocks))
             case ToolResult(call_id=call_id, content=content):
