@@ -24,7 +24,6 @@ from ...models import (
     Message,
     MessageBlock,
     ReasoningBlock,
-    ReasoningState,
     TextBlock,
     Tool,
     ToolCall,
@@ -43,7 +42,6 @@ __all__ = [
     "arguments_object",
     "read_input",
     "result_object",
-    "states_of",
     "text_of",
     "unknown_option",
 ]
@@ -365,11 +363,6 @@ def result_object(content: str) -> JSONObject:
     except ValueError:
         return {"output": content}
     return value if isinstance(value, dict) else {"output": content}
-
-
-def states_of(blocks: Iterable[MessageBlock], kind: str) -> list[ReasoningState]:
-    """The standalone reasoning states of `kind` among `blocks`."""
-    return [b for b in blocks if isinstance(b, ReasoningState) and b.kind == kind]
 
 
 def apply_extra(body: JSONObject, extra: Mapping[str, Any]) -> None:
