@@ -405,3 +405,14 @@ def test_from_request_takes_a_built_request_and_no_other_arguments() -> None:
             rs.from_request(client, request, json={})  # type: ignore[call-overload]
         with pytest.raises(TypeError, match="needs a url"):
             rs.from_request(client, "POST")  # type: ignore[call-overload]
+
+
+def test_a_message_with_blocks_still_encodes_in_rxstreams_own_format() -> None:
+    from rxstream.core.wire.decoding import decode
+    from rxstream.core.wire.encoding import encode
+
+    m = accumulate(*INTERLEAVED)
+    encoded = encode(m)
+    assert "blocks" not in encoded  # not part of format version 1
+    json.dumps(encoded)
+    assert decode(encoded) == m
