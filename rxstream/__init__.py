@@ -47,7 +47,9 @@ from .models import (
     EventStreamMessage,
     Finish,
     Message,
+    MessageBlock,
     Metadata,
+    ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
@@ -55,8 +57,10 @@ from .models import (
     ServerToolResult,
     SSEFrame,
     StreamEntry,
+    TextBlock,
     TextDelta,
     TokenCount,
+    Tool,
     ToolCall,
     ToolCallDelta,
     Usage,
@@ -76,6 +80,7 @@ if TYPE_CHECKING:
     # From its own module: `multicast` is also the name of a submodule of `.io`, which
     # mypy can take for the function when `.io` is in an import cycle with this package.
     from .io.multicast import Multicast, multicast
+    from .io.requests import chat, request
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
@@ -135,6 +140,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
     "telemetry": ".operators.telemetry",
+    **dict.fromkeys(("chat", "request"), ".io.requests"),
 }
 
 
@@ -164,9 +170,11 @@ __all__ = [
     "LineTooLongError",
     "MalformedChunkError",
     "Message",
+    "MessageBlock",
     "Metadata",
     "Multicast",
     "ProviderError",
+    "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
     "RefusalDelta",
@@ -178,8 +186,10 @@ __all__ = [
     "StreamEntry",
     "StreamError",
     "StreamTimeoutError",
+    "TextBlock",
     "TextDelta",
     "TokenCount",
+    "Tool",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallDelta",
@@ -190,6 +200,7 @@ __all__ = [
     "__version__",
     "accumulate_message",
     "accumulate_tool_calls",
+    "chat",
     "coalesce",
     "count_tokens",
     "decode",
@@ -202,6 +213,7 @@ __all__ = [
     "from_response",
     "lines",
     "multicast",
+    "request",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",

@@ -35,7 +35,9 @@ __all__ = [
     "Finish",
     "JSONObject",
     "Message",
+    "MessageBlock",
     "Metadata",
+    "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
     "RefusalDelta",
@@ -43,8 +45,10 @@ __all__ = [
     "ServerToolCall",
     "ServerToolResult",
     "StreamEntry",
+    "TextBlock",
     "TextDelta",
     "TokenCount",
+    "Tool",
     "ToolCall",
     "ToolCallDelta",
     "Usage",
@@ -516,6 +520,54 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class TextBlock:
+    """A run of visible text in a `Message`, between its other blocks (see `Message.blocks`)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningBlock:
+    """A run of reasoning in a `Message`, with the state that closed it (see `Message.blocks`).
+
+    Attributes:
+        text: the reasoning text of the run.
+        state: the `ReasoningState` the provider sent for it (an Anthropic or
+            Bedrock thinking signature, a Responses reasoning item), or None.
+    """
+
+    text: str
+    state: ReasoningState | None = None
+
+
+#: One block of a `Message`, in arrival order: text, reasoning, a client tool
+#: call, a server-side tool call or result, or reasoning state that belongs to
+#: no reasoning run (redacted thinking, compaction, a Gemini thought signature).
+MessageBlock: TypeAlias = (
+    TextBlock | ReasoningBlock | ToolCall | ServerToolCall | ServerToolResult | ReasoningState
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A function the model may call, for `rs.request(..., tools=[...])`.
+
+    Attributes:
+        name: the function's name.
+        description: what it does, for the model.
+        parameters: its arguments as a JSON Schema object.
+
+    >>> Tool("get_weather", "The weather in a city",
+    ...      {"type": "object", "properties": {"city": {"type": "string"}}}).name
+    'get_weather'
+    """
+
+    name: str
+    description: str = ""
+    parameters: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """The final assistant message of one choice.
 
@@ -539,6 +591,12 @@ class Message:
             (`ReasoningState`: thinking signatures, redacted thinking, thought
             signatures, reasoning items), in wire order.
         metadata: every `Metadata` merged (see `Metadata`).
+        blocks: the message's blocks in arrival order (`MessageBlock`: text,
+            reasoning with its state, tool calls, server tools, standalone
+            reasoning state), so an interleaved turn (thinking, tool call,
+            thinking, tool call) is sent back as it came (`rs.request`).
+            Empty for a `Message` built by hand; `rs.request` then sends its
+            fields in the order reasoning, text, tool calls.
 
     Equality compares the fields up to `usage`; the provider extras after it
     (like `Finish.raw`) ride along without being part of it, so the same
@@ -558,6 +616,7 @@ class Message:
     server_tools: tuple[ServerToolCall | ServerToolResult, ...] = field(default=(), compare=False)
     reasoning_state: tuple[ReasoningState, ...] = field(default=(), compare=False)
     metadata: JSONObject = field(default_factory=dict, compare=False)
+    blocks: tuple[MessageBlock, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,52 +1,36 @@
-"""The request `rxstream chat --dialect NAME` sends: each provider's path, auth header, key, body.
+"""What `rxstream chat --dialect NAME` sends: the public request builders, with the CLI's defaults.
 
-Pure: `build(api, ask, base_url=..., env=...)` reads nothing but its
-arguments, so every API's request is checked without a network. What each
-API gets (the "Minimal request" of each wire format):
+`build(api, ask, base_url=..., env=...)` turns the CLI's options (`Ask`) into
+`rxstream.io.requests.build_request`'s arguments (the same builders as
+`rs.request`; see there for each provider's path, auth header, key and base
+URL variables) and reads nothing but its arguments, so every API's request is
+checked without a network. What the CLI adds:
 
-- `openai-chat`: `{base}/chat/completions`; `Authorization: Bearer
-  $OPENAI_API_KEY`; base `$OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
-- `openai-responses`: `{base}/responses`; the same key and base.
-- `anthropic`: `{base}/v1/messages`; `x-api-key: $ANTHROPIC_API_KEY` (or
-  `Authorization: Bearer $ANTHROPIC_AUTH_TOKEN`) and `anthropic-version`;
-  base `$ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`.
-- `gemini`: `{base}/v1beta/models/{model}:streamGenerateContent?alt=sse`;
-  `x-goog-api-key: $GOOGLE_API_KEY`, else `$GEMINI_API_KEY` (the google-genai
-  SDK's order); base `$GOOGLE_GEMINI_BASE_URL`, else
-  `https://generativelanguage.googleapis.com`.
-- `cohere`: `{base}/v2/chat`; `Authorization: Bearer $CO_API_KEY`, else
-  `$COHERE_API_KEY` (the cohere SDK's order); base `$CO_API_URL`, else
-  `https://api.cohere.com`.
-- `ollama`: `{base}/api/chat`; no key (`Authorization: Bearer $OLLAMA_API_KEY`
-  when set, for ollama.com, as the ollama SDK does); base `$OLLAMA_HOST`
-  (read as the SDK reads it), else `http://localhost:11434`.
-- `bedrock`: `{base}/model/{model id, URL-encoded}/converse-stream`;
-  `Authorization: Bearer $AWS_BEARER_TOKEN_BEDROCK`; base
-  `$AWS_ENDPOINT_URL_BEDROCK_RUNTIME` or `$AWS_ENDPOINT_URL`, else
-  `https://bedrock-runtime.{$AWS_REGION or $AWS_DEFAULT_REGION or us-east-1}.amazonaws.com`.
+- the model: `--model`, else (OpenAI's APIs) `$OPENAI_MODEL`, else the API's
+  default model (`APIS`);
+- the output limit: `--max-tokens`; Anthropic (which requires one) and
+  Bedrock get `DEFAULT_MAX_TOKENS` without it;
+- `--thinking`: reasoning on (`reasoning=True`; Anthropic and Bedrock a
+  `THINKING_BUDGET`-token budget); off, nothing about it is sent (Ollama gets
+  no `think` field: only what is asked for);
+- `--no-usage`: OpenAI chat completions without `stream_options`;
+- no key: the request goes without credentials (to a local server, say), and
+  `missing_key` says what to set, for the CLI's warning.
 
-The body always asks for a stream (Gemini through `?alt=sse`, Bedrock by its
-path) and for usage where the API sends none unasked (only OpenAI chat
-completions: `stream_options.include_usage`). Thinking is off unless
-`--thinking`: nothing that turns it on is sent, and Ollama, whose thinking
-models think unless told otherwise, gets `"think": false`.
-
-AWS Bedrock signs requests with SigV4 (access keys), which rxstream does not
-do: `--dialect bedrock` works with a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`,
-sent as a bearer token) or through an endpoint that signs for you (a proxy or
-gateway given with `--base-url` or `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, to
-which no key is sent); without either it is refused with that explanation.
+AWS Bedrock is signed with SigV4 when AWS credentials are set (the
+`bedrock` extra's botocore), or sent with `$AWS_BEARER_TOKEN_BEDROCK` (a
+Bedrock API key) as a bearer token.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..core.dialects import WireKind
-from ..io.credentials import shown_url
+from ..io.requests import ENDPOINTS, base_url_for, build_request, join_url, missing_key, ollama_host
 
 __all__ = [
     "API",
@@ -57,6 +41,7 @@ __all__ = [
     "Request",
     "build",
     "join_url",
+    "missing_key",
     "ollama_host",
 ]
 
@@ -98,7 +83,10 @@ class Request:
         model: the model asked.
         base_url: the API root the URL was built on.
         wire: how the answer arrives: `"sse"`, `"ndjson"` or `"eventstream"`.
-        key: the environment variable the key came from (None: no key sent).
+        key: the environment variable the key came from (None: no key sent;
+            `"SigV4"`: signed with AWS credentials).
+        http: the request itself (an `httpx.Request`), to send as it is
+            (a SigV4 signature covers its exact bytes).
     """
 
     api: str
@@ -109,14 +97,12 @@ class Request:
     base_url: str
     wire: WireKind
     key: str | None
+    http: Any = field(default=None, compare=False, repr=False)
 
 
 #: Output limit for the APIs that need one (Anthropic requires it; Bedrock's
 #: defaults vary by model). Above `THINKING_BUDGET`, as thinking requires.
 DEFAULT_MAX_TOKENS = 4096
-
-
-Builder = Callable[[Ask, str, str, str | None], tuple[str, dict[str, str], dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +120,6 @@ class API:
         default_model: the model when none is given.
         model_variables: environment variables for the model, first set wins.
         thinking: what `--thinking` sends, in words (for the help).
-        build: (ask, base URL, model, key) -> (URL, headers, body).
     """
 
     name: str
@@ -147,186 +132,6 @@ class API:
     default_model: str
     model_variables: tuple[str, ...]
     thinking: str
-    build: Builder
-
-
-def join_url(base_url: str, path: str) -> str:
-    """`path` (which may carry a query) appended to `base_url`'s path, before its query.
-
-    >>> join_url("https://example.test/openai/deployments/d1?api-version=2024-10-21",
-    ...          "/chat/completions")
-    'https://example.test/openai/deployments/d1/chat/completions?api-version=2024-10-21'
-    >>> join_url("http://h:1/", "/m:streamGenerateContent?alt=sse")
-    'http://h:1/m:streamGenerateContent?alt=sse'
-    """
-    parts = urlsplit(base_url)
-    path, _, query = path.partition("?")
-    joined = "&".join(q for q in (parts.query, query) if q)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, query=joined))
-
-
-def ollama_host(host: str) -> str:
-    """An `OLLAMA_HOST` value as a base URL, read as the ollama SDK reads it.
-
-    A missing scheme is http, a missing port 11434 (80 / 443 with a scheme).
-
-    >>> ollama_host("0.0.0.0"), ollama_host("https://ollama.example"), ollama_host(":8080")
-    ('http://0.0.0.0:11434', 'https://ollama.example:443', 'http://localhost:8080')
-    """
-    scheme, sep, rest = host.partition("://")
-    if not sep:
-        scheme, rest = "http", host
-        default_port = 11434
-    else:
-        default_port = 443 if scheme == "https" else 80
-    netloc, slash, path = rest.partition("/")
-    host_part, port = netloc, ""
-    if netloc.startswith("["):  # an IPv6 address
-        end = netloc.find("]")
-        host_part, port = netloc[: end + 1], netloc[end + 1 :].removeprefix(":")
-    elif ":" in netloc:
-        host_part, port = netloc.rsplit(":", 1)
-    host_part = host_part or "localhost"
-    return f"{scheme}://{host_part}:{port or default_port}" + (
-        f"/{path.rstrip('/')}" if slash and path.strip("/") else ""
-    )
-
-
-def _messages(ask: Ask) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
-    if ask.system:
-        messages.append({"role": "system", "content": ask.system})
-    messages.append({"role": "user", "content": ask.prompt})
-    return messages
-
-
-def _bearer(key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def _openai_chat(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {"model": model, "messages": _messages(ask), "stream": True}
-    if ask.usage:
-        body["stream_options"] = {"include_usage": True}
-    if ask.max_tokens is not None:
-        # `max_tokens`, which every OpenAI-compatible server reads (OpenAI's
-        # newer `max_completion_tokens` is not known to all of them).
-        body["max_tokens"] = ask.max_tokens
-    if ask.thinking:
-        body["reasoning_effort"] = "medium"
-    return join_url(base, "/chat/completions"), _bearer(key), body
-
-
-def _openai_responses(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {
-        "model": model,
-        "input": [{"role": "user", "content": ask.prompt}],
-        "stream": True,
-    }
-    if ask.system:
-        body["instructions"] = ask.system
-    if ask.max_tokens is not None:
-        body["max_output_tokens"] = ask.max_tokens
-    if ask.thinking:
-        # A summary is what the Responses API streams of the reasoning.
-        body["reasoning"] = {"effort": "medium", "summary": "auto"}
-    return join_url(base, "/responses"), _bearer(key), body
-
-
-def _anthropic(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {
-        "model": model,
-        "max_tokens": ask.max_tokens if ask.max_tokens is not None else DEFAULT_MAX_TOKENS,
-        "messages": [{"role": "user", "content": ask.prompt}],
-        "stream": True,
-    }
-    if ask.system:
-        body["system"] = ask.system
-    if ask.thinking:
-        body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
-    headers = {"anthropic-version": "2023-06-01"}
-    if key:
-        headers["x-api-key"] = key
-    return join_url(base, "/v1/messages"), headers, body
-
-
-def _anthropic_headers(env: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
-    """Anthropic's SDK sends `ANTHROPIC_AUTH_TOKEN` as a bearer token when there is no key."""
-    token = env.get("ANTHROPIC_AUTH_TOKEN")
-    if not env.get("ANTHROPIC_API_KEY") and token:
-        return "ANTHROPIC_AUTH_TOKEN", _bearer(token)
-    return None, {}
-
-
-def _gemini(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": ask.prompt}]}]}
-    if ask.system:
-        body["systemInstruction"] = {"parts": [{"text": ask.system}]}
-    config: dict[str, Any] = {}
-    if ask.max_tokens is not None:
-        config["maxOutputTokens"] = ask.max_tokens
-    if ask.thinking:
-        config["thinkingConfig"] = {"includeThoughts": True}
-    if config:
-        body["generationConfig"] = config
-    name = quote(model.removeprefix("models/"), safe="")
-    url = join_url(base, f"/v1beta/models/{name}:streamGenerateContent?alt=sse")
-    return url, ({"x-goog-api-key": key} if key else {}), body
-
-
-def _cohere(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {"model": model, "messages": _messages(ask), "stream": True}
-    if ask.max_tokens is not None:
-        body["max_tokens"] = ask.max_tokens
-    if ask.thinking:
-        body["thinking"] = {"type": "enabled"}
-    return join_url(base, "/v2/chat"), _bearer(key), body
-
-
-def _ollama(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": _messages(ask),
-        "stream": True,
-        # Ollama's thinking models think unless told not to; other models accept false.
-        "think": ask.thinking,
-    }
-    if ask.max_tokens is not None:
-        body["options"] = {"num_predict": ask.max_tokens}
-    return join_url(base, "/api/chat"), _bearer(key), body
-
-
-def _bedrock(
-    ask: Ask, base: str, model: str, key: str | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {
-        "messages": [{"role": "user", "content": [{"text": ask.prompt}]}],
-        "inferenceConfig": {
-            "maxTokens": ask.max_tokens if ask.max_tokens is not None else DEFAULT_MAX_TOKENS
-        },
-    }
-    if ask.system:
-        body["system"] = [{"text": ask.system}]
-    if ask.thinking:
-        # Claude's extended thinking, the field Bedrock passes through to the model.
-        body["additionalModelRequestFields"] = {
-            "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET}
-        }
-    # Model ids and ARNs hold ':' and '/': the id is one path segment.
-    url = join_url(base, f"/model/{quote(model, safe='')}/converse-stream")
-    return url, _bearer(key), body
 
 
 _OPENAI_BASE = ("OPENAI_BASE_URL",)
@@ -346,7 +151,6 @@ APIS: dict[str, API] = {
             "gpt-4o-mini",
             ("OPENAI_MODEL",),
             '"reasoning_effort": "medium"',
-            _openai_chat,
         ),
         API(
             "openai-responses",
@@ -359,7 +163,6 @@ APIS: dict[str, API] = {
             "gpt-4o-mini",
             ("OPENAI_MODEL",),
             '"reasoning": {"effort": "medium", "summary": "auto"}',
-            _openai_responses,
         ),
         API(
             "anthropic",
@@ -372,11 +175,10 @@ APIS: dict[str, API] = {
             "claude-haiku-4-5",
             (),
             f'"thinking": {{"type": "enabled", "budget_tokens": {THINKING_BUDGET}}}',
-            _anthropic,
         ),
         API(
             "gemini",
-            "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+            "/v1/models/{model}:streamGenerateContent?alt=sse",
             "x-goog-api-key",
             "sse",
             ("GOOGLE_GEMINI_BASE_URL",),
@@ -386,7 +188,6 @@ APIS: dict[str, API] = {
             "gemini-2.5-flash",
             (),
             '"generationConfig": {"thinkingConfig": {"includeThoughts": true}}',
-            _gemini,
         ),
         API(
             "cohere",
@@ -400,7 +201,6 @@ APIS: dict[str, API] = {
             "command-a-03-2025",
             (),
             '"thinking": {"type": "enabled"}',
-            _cohere,
         ),
         API(
             "ollama",
@@ -408,12 +208,11 @@ APIS: dict[str, API] = {
             "Authorization: Bearer, for ollama.com; none sent when unset",
             "ndjson",
             ("OLLAMA_HOST",),
-            "http://localhost:11434",
+            "http://127.0.0.1:11434",
             ("OLLAMA_API_KEY",),
             "llama3.2",
             (),
-            '"think": true (else "think": false)',
-            _ollama,
+            '"think": true',
         ),
         API(
             "bedrock",
@@ -426,7 +225,6 @@ APIS: dict[str, API] = {
             "amazon.nova-lite-v1:0",
             (),
             f'Claude\'s "thinking" ({THINKING_BUDGET} tokens) in additionalModelRequestFields',
-            _bedrock,
         ),
     )
 }
@@ -447,8 +245,16 @@ def _first(env: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | None, 
     return None, None
 
 
+def _messages(ask: Ask) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    if ask.system:
+        messages.append({"role": "system", "content": ask.system})
+    messages.append({"role": "user", "content": ask.prompt})
+    return messages
+
+
 def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) -> Request:
-    """The request for API `name`.
+    """The request for API `name`, built by `rxstream.io.requests.build_request`.
 
     Args:
         name: a `--dialect` name (a key of `APIS`).
@@ -458,12 +264,12 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
         env: the environment to read keys, base URLs and models from.
 
     Returns:
-        The request, credentials in its headers.
+        The request, credentials in its headers (none when no key is set:
+        `missing_key` says what is missing).
 
     Raises:
-        ValueError: an unknown API; a base URL that is not http(s); Bedrock
-            without a key or an endpoint of its own; `--thinking` with an
-            output limit at or below the thinking budget.
+        ValueError: an unknown API; a base URL that is not http(s);
+            `--thinking` with an output limit at or below the thinking budget.
 
     >>> r = build("anthropic", Ask("Hi"), base_url=None, env={"ANTHROPIC_API_KEY": "sk-1"})
     >>> r.url, r.headers["x-api-key"], r.body["max_tokens"], r.key
@@ -472,34 +278,70 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
     api = APIS.get(name)
     if api is None:
         raise ValueError(f"unknown API {name!r}; one of {', '.join(APIS)}")
-    _, from_env = _first(env, api.base_variables)
-    base = base_url or from_env
-    if name == "ollama" and base:
-        base = ollama_host(base)
-    key_name, key = _first(env, api.key_variables)
-    if base is None:
-        if name == "bedrock" and key is None:
-            raise ValueError(
-                "AWS Bedrock signs requests with SigV4 (AWS access keys), which rxstream chat "
-                "does not do: set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, or give "
-                "--base-url (or AWS_ENDPOINT_URL_BEDROCK_RUNTIME) an endpoint that signs for you"
-            )
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        base = api.default_base.format(region=region)
-    if not base.startswith(("http://", "https://")):
-        raise ValueError(
-            f"the base URL must start with http:// or https://, got {shown_url(base)!r}"
-        )
+    base = base_url_for(name, base_url, env)
     _, model_from_env = _first(env, api.model_variables)
     model = ask.model or model_from_env or api.default_model
-    budgeted = name in ("anthropic", "bedrock") and ask.thinking
-    if budgeted and ask.max_tokens is not None and ask.max_tokens <= THINKING_BUDGET:
+    budgeted = name in ("anthropic", "bedrock")
+    if (
+        budgeted
+        and ask.thinking
+        and ask.max_tokens is not None
+        and ask.max_tokens <= THINKING_BUDGET
+    ):
         raise ValueError(
             f"--thinking asks for a {THINKING_BUDGET}-token thinking budget, which must be "
             f"below --max-tokens (got {ask.max_tokens})"
         )
-    url, headers, body = api.build(ask, base, model, key)
-    if name == "anthropic" and key is None:
-        key_name, bearer = _anthropic_headers(env)
-        headers.update(bearer)
-    return Request(name, url, headers, body, model, base, api.wire, key_name)
+    if name == "bedrock" and base_url is None and not _first(env, api.base_variables)[0]:
+        lacking = missing_key(name, env)
+        if lacking is not None:
+            # Unsigned, AWS itself would only refuse it: say why now.
+            raise ValueError(
+                "AWS Bedrock signs requests with SigV4 (AWS access keys): "
+                + lacking.removeprefix("no AWS credentials for bedrock: ").replace(
+                    ", or pass api_key=", ""
+                )
+                + "; or give --base-url (or AWS_ENDPOINT_URL_BEDROCK_RUNTIME) an endpoint "
+                "that signs for you"
+            )
+    options: dict[str, Any] = {}
+    max_tokens = ask.max_tokens
+    if max_tokens is None and budgeted:
+        max_tokens = DEFAULT_MAX_TOKENS
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if ask.thinking:
+        options["reasoning"] = THINKING_BUDGET if budgeted else True
+    if name == "openai-chat" and not ask.usage:
+        options["stream_options"] = None
+    http = build_request(
+        name,
+        model=model,
+        messages=_messages(ask),
+        base_url=base,
+        env=env,
+        require_key=False,
+        **options,
+    )
+    key_name, _ = _first(env, ENDPOINTS[name].key_variables)
+    if key_name is None and name == "anthropic" and env.get("ANTHROPIC_AUTH_TOKEN"):
+        key_name = "ANTHROPIC_AUTH_TOKEN"
+    if key_name is None and name == "bedrock" and "x-amz-date" in http.headers:
+        key_name = "SigV4"
+    # As set (httpx's own Host and Content-Length, and the JSON content type, aside).
+    headers = {
+        k.decode(): v.decode()
+        for k, v in http.headers.raw
+        if k.lower() not in (b"host", b"content-length", b"content-type")
+    }
+    return Request(
+        name,
+        str(http.url),
+        headers,
+        json.loads(http.content),
+        model,
+        base,
+        api.wire,
+        key_name,
+        http,
+    )

@@ -41,7 +41,7 @@ from ..io import Handle, multicast, sync_source
 from ..io.credentials import Credentials, shown_url
 from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
-from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url
+from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url, missing_key
 from ._errors import describe, recording_problem
 from ._hints import install_hint
 from ._tokens import offline_encoding
@@ -214,16 +214,13 @@ def _send(request: Request, *, timeout: float) -> tuple[Observable[Any], Callabl
     from ..io import from_request
 
     client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
-    options: dict[str, Any] = {
-        "json": request.body,
-        "headers": request.headers,
-        "scheduler": NewThreadScheduler(),
-    }
+    scheduler = NewThreadScheduler()
     source: Observable[Any]
+    # The request as built: a SigV4 signature covers its exact bytes.
     if request.wire == "eventstream":
-        source = from_request(client, "POST", request.url, body="bytes", **options)
+        source = from_request(client, request.http, scheduler=scheduler, body="bytes")
     else:
-        source = from_request(client, "POST", request.url, **options)
+        source = from_request(client, request.http, scheduler=scheduler)
     return source, client.close
 
 
@@ -337,8 +334,11 @@ def chat_url(base_url: str) -> str:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    prompt: str = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
     ask = Ask(
-        args.prompt,
+        prompt,
         model=args.model,
         system=args.system,
         usage=not args.no_usage,
@@ -349,6 +349,12 @@ def _chat(args: argparse.Namespace) -> int:
         request = build(args.dialect, ask, base_url=args.base_url, env=os.environ)
     except ValueError as exc:
         raise _Failure(str(exc)) from None
+    lacking = missing_key(args.dialect, os.environ)
+    if lacking is not None and request.key is None:
+        print(
+            f"rxstream: warning: {lacking.replace(', or pass api_key=', '')}; sending without one",
+            file=sys.stderr,
+        )
     title = (
         ""
         if args.json
@@ -391,10 +397,13 @@ def _apis_help() -> str:
             lines += wrap.wrap(part)
     lines.append("")
     lines += textwrap.wrap(
-        "Bedrock: AWS signs requests with SigV4 (access keys), which rxstream does not do. "
-        "It works with a Bedrock API key ($AWS_BEARER_TOKEN_BEDROCK) or through an endpoint "
-        "that signs for you (--base-url or $AWS_ENDPOINT_URL_BEDROCK_RUNTIME; no key is sent "
-        "to it). The region comes from $AWS_REGION or $AWS_DEFAULT_REGION, else us-east-1.",
+        "Bedrock: requests are signed with SigV4 from the AWS credential chain "
+        "($AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, $AWS_PROFILE, ...; needs "
+        "pip install 'rxstream[bedrock]'), or sent with a Bedrock API key "
+        "($AWS_BEARER_TOKEN_BEDROCK); an endpoint that signs for you (--base-url or "
+        "$AWS_ENDPOINT_URL_BEDROCK_RUNTIME) needs neither. The region comes from $AWS_REGION "
+        "or $AWS_DEFAULT_REGION (or the AWS config), else us-east-1. Without a key the "
+        "request is sent anyway (to a local server, say), with a warning.",
         width=88,
     )
     return "\n".join(lines)
@@ -496,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=_apis_help(),
     )
-    chat.add_argument("prompt", help="the user message to send")
+    chat.add_argument("prompt", help="the user message to send ('-': read it from stdin)")
     chat.add_argument(
         "--dialect",
         choices=tuple(APIS),
@@ -527,10 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--thinking",
         action="store_true",
-        help=(
-            "ask for reasoning (off by default: nothing that turns it on is sent, and Ollama "
-            'gets "think": false)'
-        ),
+        help="ask for reasoning (off by default: nothing about it is sent)",
     )
     chat.add_argument(
         "--max-tokens",

@@ -15,6 +15,12 @@ Invariants:
 - citations, server-side tools and reasoning state are kept in wire order;
   `Metadata` items merge into `metadata` (a list extends the list there,
   anything else replaces it);
+- `blocks` keeps each choice's text, reasoning, tool calls, server tools and
+  reasoning state in arrival order: adjacent text (or reasoning) deltas make
+  one block; a `"thinking"` or `"reasoning_item"` state closes the latest
+  reasoning run no state closed yet (its `ReasoningBlock.state`), other
+  states stand alone; a
+  tool call takes the place of its first fragment;
 - `usage` is the stream's last `Usage`, shared by every choice;
 - `role` is read from the chunks' `delta.role` (the first non-empty one) by
   the reader given to `share_reader`, as deltas carry no role; it is
@@ -39,12 +45,15 @@ from ..models import (
     Finish,
     JSONObject,
     Message,
+    MessageBlock,
     Metadata,
+    ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
     ServerToolCall,
     ServerToolResult,
+    TextBlock,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -90,6 +99,32 @@ class _NoChunks:
 _NO_CHUNKS = _NoChunks()
 
 
+# The kinds of a block still being filled.
+_TEXT, _REASONING = "text", "reasoning"
+
+# The reasoning states that close the reasoning run they follow.
+_CLOSING_STATES = frozenset({"thinking", "reasoning_item"})
+
+
+@dataclass(slots=True)
+class _Run:
+    """A text or reasoning block still open: its pieces, joined once at close."""
+
+    kind: str
+    parts: list[str]
+
+
+@dataclass(slots=True)
+class _CallSlot:
+    """Where a tool call's first fragment arrived: by its index, else by its id."""
+
+    index: int | None
+    id: str | None
+
+
+_Slot = _Run | _CallSlot | ReasoningBlock | ServerToolCall | ServerToolResult | ReasoningState
+
+
 @dataclass(slots=True)
 class _Choice:
     content: list[str] = field(default_factory=list)
@@ -102,6 +137,63 @@ class _Choice:
     server_tools: list[ServerToolCall | ServerToolResult] = field(default_factory=list)
     reasoning_state: list[ReasoningState] = field(default_factory=list)
     metadata: JSONObject = field(default_factory=dict)
+    blocks: list[_Slot] = field(default_factory=list)
+    call_keys: set[tuple[str, int | str]] = field(default_factory=set)
+    # Where the latest reasoning run that no state closed yet is in `blocks`.
+    open_reasoning: int | None = None
+
+    def add_piece(self, kind: str, text: str) -> None:
+        """Add text or reasoning to the open run of that kind, else open one."""
+        blocks = self.blocks
+        last = blocks[-1] if blocks else None
+        if type(last) is _Run and last.kind is kind:
+            last.parts.append(text)
+        else:
+            if kind is _REASONING:
+                self.open_reasoning = len(blocks)
+            blocks.append(_Run(kind, [text]))
+
+    def add_state(self, state: ReasoningState) -> None:
+        """Close the open reasoning run `state` belongs to, or keep it as a block of its own."""
+        blocks = self.blocks
+        if state.kind not in _CLOSING_STATES:
+            blocks.append(state)
+            return
+        # The run it closes is the latest open one (a Responses reasoning item
+        # is done after the text that followed its summary began).
+        at = self.open_reasoning
+        run = blocks[at] if at is not None else None
+        if at is not None and type(run) is _Run:
+            blocks[at] = ReasoningBlock("".join(run.parts), state)
+            self.open_reasoning = None
+        else:
+            blocks.append(ReasoningBlock(state.text, state))
+
+    def final_blocks(self, calls: list[ToolCall]) -> tuple[MessageBlock, ...]:
+        """The blocks, each tool call in the place of its first fragment."""
+        by_index = {call.index: call for call in calls}
+        by_id = {call.id: call for call in calls if call.id is not None}
+        placed: set[int] = set()
+        out: list[MessageBlock] = []
+        for block in self.blocks:
+            if type(block) is _Run:
+                text = "".join(block.parts)
+                out.append(TextBlock(text) if block.kind is _TEXT else ReasoningBlock(text))
+            elif type(block) is _CallSlot:
+                call = (
+                    by_index.get(block.index)
+                    if block.index is not None
+                    else by_id.get(block.id)
+                    if block.id is not None
+                    else None
+                )
+                if call is not None and call.index not in placed:
+                    placed.add(call.index)
+                    out.append(call)
+            else:
+                out.append(block)  # type: ignore[arg-type]
+        out.extend(call for call in calls if call.index not in placed)
+        return tuple(out)
 
 
 class MessageAccumulator(MachineBase):
@@ -177,10 +269,14 @@ class MessageAccumulator(MachineBase):
                 # holds: `_apply`'s hot cases, inline.
                 if type(item) is TextDelta:
                     n = item.choice
-                    (choices.get(n) or self._choice(n)).content.append(item.text)
+                    state = choices.get(n) or self._choice(n)
+                    state.content.append(item.text)
+                    state.add_piece(_TEXT, item.text)
                 elif type(item) is ReasoningDelta:
                     n = item.choice
-                    (choices.get(n) or self._choice(n)).reasoning.append(item.text)
+                    state = choices.get(n) or self._choice(n)
+                    state.reasoning.append(item.text)
+                    state.add_piece(_REASONING, item.text)
                 elif type(item) is ToolCallDelta:
                     run = self._run
                     if (
@@ -194,8 +290,7 @@ class MessageAccumulator(MachineBase):
                     else:
                         if run is not None:
                             self._end_run()
-                        if item.choice not in choices:
-                            self._choice(item.choice)
+                        self._note_call(item)
                         self._run = item
                 else:
                     for delta in only_deltas(item, self.operator):
@@ -214,6 +309,8 @@ class MessageAccumulator(MachineBase):
             for n in self._reader.seen:
                 self._choice(n)
             roles = self._reader.roles
+            for state in self._choices.values():
+                state.tool_calls.sort(key=lambda c: c.index)
             return [
                 Message(
                     choice=n,
@@ -221,7 +318,7 @@ class MessageAccumulator(MachineBase):
                     content="".join(state.content),
                     reasoning="".join(state.reasoning),
                     refusal="".join(state.refusal),
-                    tool_calls=tuple(sorted(state.tool_calls, key=lambda c: c.index)),
+                    tool_calls=tuple(state.tool_calls),
                     finish_reason=state.finish_reason,
                     usage=self._usage,
                     finish_raw=state.finish_raw,
@@ -229,6 +326,7 @@ class MessageAccumulator(MachineBase):
                     server_tools=tuple(state.server_tools),
                     reasoning_state=tuple(state.reasoning_state),
                     metadata=state.metadata,
+                    blocks=state.final_blocks(state.tool_calls),
                 )
                 for n, state in sorted(self._choices.items())
             ]
@@ -250,6 +348,20 @@ class MessageAccumulator(MachineBase):
             pieces.clear()
         self._tools.feed(run)
 
+    def _note_call(self, delta: ToolCallDelta) -> None:
+        """Keep the place of a tool call whose first fragment this is."""
+        state = self._choice(delta.choice)
+        key: tuple[str, int | str]
+        if delta.index is not None:
+            key = ("index", delta.index)
+        elif delta.id is not None:
+            key = ("id", delta.id)
+        else:
+            return  # a continuation of the latest call
+        if key not in state.call_keys:
+            state.call_keys.add(key)
+            state.blocks.append(_CallSlot(delta.index, delta.id))
+
     def _choice(self, n: int) -> _Choice:
         state = self._choices.get(n)
         if state is None:
@@ -262,14 +374,18 @@ class MessageAccumulator(MachineBase):
                 # Shared by all choices, so it names none.
                 self._usage = delta
             case TextDelta(text=text):
-                self._choice(delta.choice).content.append(text)
+                state = self._choice(delta.choice)
+                state.content.append(text)
+                state.add_piece(_TEXT, text)
             case ReasoningDelta(text=text):
-                self._choice(delta.choice).reasoning.append(text)
+                state = self._choice(delta.choice)
+                state.reasoning.append(text)
+                state.add_piece(_REASONING, text)
             case RefusalDelta(text=text):
                 self._choice(delta.choice).refusal.append(text)
             case ToolCallDelta():
                 self._end_run()
-                self._choice(delta.choice)
+                self._note_call(delta)
                 self._tools.feed(delta)
             case Finish(reason=reason, raw=raw):
                 self._end_run()
@@ -280,9 +396,13 @@ class MessageAccumulator(MachineBase):
             case Citation():
                 self._choice(delta.choice).citations.append(delta)
             case ServerToolCall() | ServerToolResult():
-                self._choice(delta.choice).server_tools.append(delta)
+                state = self._choice(delta.choice)
+                state.server_tools.append(delta)
+                state.blocks.append(delta)
             case ReasoningState():
-                self._choice(delta.choice).reasoning_state.append(delta)
+                state = self._choice(delta.choice)
+                state.reasoning_state.append(delta)
+                state.add_state(delta)
             case Metadata(data=data):
                 merged = self._choice(delta.choice).metadata
                 for key, value in data.items():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any, Literal, TypeAlias, overload
+from typing import Any, Literal, Protocol, TypeAlias, overload
 
 from reactivex import Observable, abc
 
@@ -47,6 +47,7 @@ __all__ = [
     "AsyncClient",
     "AsyncResponse",
     "BodyMode",
+    "BuiltRequest",
     "SyncClient",
     "SyncResponse",
     "from_lines",
@@ -62,6 +63,43 @@ _BODY_MODES = ("lines", "bytes")
 
 # Keyword arguments that belong to `send()`, not to `build_request()`.
 _SEND_KWARGS = ("auth", "follow_redirects")
+
+
+class BuiltRequest(Protocol):
+    """A request already built (`httpx.Request`, as `rs.request` returns), for `from_request`."""
+
+    @property
+    def method(self) -> str: ...  # pragma: no cover
+
+    @property
+    def url(self) -> Any: ...  # pragma: no cover
+
+    @property
+    def extensions(self) -> Any: ...  # pragma: no cover
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: BuiltRequest,
+    /,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    body: Literal["lines"] = "lines",
+) -> Observable[str]: ...
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: BuiltRequest,
+    /,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    body: Literal["bytes"],
+) -> Observable[bytes]: ...
 
 
 @overload
@@ -122,8 +160,8 @@ def from_request(
 
 def from_request(
     client: SyncClient | AsyncClient,
-    method: str,
-    url: Any,
+    method: str | BuiltRequest,
+    url: Any = None,
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
@@ -132,6 +170,10 @@ def from_request(
     **httpx_kwargs: Any,
 ) -> Observable[str] | Observable[bytes]:
     """Make a streaming request per subscription and emit the body's lines.
+
+    Also `from_request(client, request)` with a request already built (an
+    `httpx.Request`, as `rs.request` returns): each subscription sends it as
+    it is.
 
     Works with `httpx.Client` / `httpx.AsyncClient` and the `httpx2` fork's
     clients. The body is cut into lines at CRLF, LF or CR (`LineSplitter`).
@@ -205,8 +247,22 @@ def from_request(
         ...         rs.sse_frames(), rs.decode_chunks()
         ...     ).subscribe(print)
     """
+    built: BuiltRequest | None = None
+    verb = method if isinstance(method, str) else ""
     if not isinstance(method, str):
-        raise TypeError(f"method must be a str such as 'POST', got {type(method).__name__}")
+        if not (hasattr(method, "method") and hasattr(method, "url")) or url is not None:
+            raise TypeError(
+                "from_request takes (client, method, url, ...) or (client, request), "
+                f"got a {type(method).__name__} as method"
+            )
+        if httpx_kwargs:
+            raise TypeError(
+                f"from_request(client, request) takes no request arguments; got "
+                f"{', '.join(sorted(httpx_kwargs))} (build them into the request)"
+            )
+        built = method
+    elif url is None:
+        raise TypeError("from_request(client, method, url) needs a url")
     check_count("line_limit", line_limit)
     binary = _binary("from_request", body, raw)
     check_header_values(httpx_kwargs.get("headers"))
@@ -214,7 +270,10 @@ def from_request(
 
     def build(exchange: Exchange) -> Any:
         # Inside the boundary: what build_request raises is mapped too.
-        request = client.build_request(method, url, **httpx_kwargs)
+        if built is not None:
+            request: Any = built
+        else:
+            request = client.build_request(verb, url, **httpx_kwargs)
         exchange.learn(request)
         return request
 

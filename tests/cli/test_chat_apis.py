@@ -55,7 +55,8 @@ CASES: list[tuple[str, dict[str, str], str, dict[str, str], dict[str, Any]]] = [
     (
         "gemini",
         {"GEMINI_API_KEY": KEY},
-        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+        # v1, as the google-genai SDK sends by default.
+        "https://generativelanguage.googleapis.com/v1/models/gemini-2.5-flash"
         ":streamGenerateContent?alt=sse",
         {"x-goog-api-key": KEY},
         {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]},
@@ -74,13 +75,13 @@ CASES: list[tuple[str, dict[str, str], str, dict[str, str], dict[str, Any]]] = [
     (
         "ollama",
         {},
-        "http://localhost:11434/api/chat",
+        # The ollama SDK's default host.
+        "http://127.0.0.1:11434/api/chat",
         {},
         {
             "model": "llama3.2",
             "messages": [{"role": "user", "content": "Hi"}],
             "stream": True,
-            "think": False,
         },
     ),
     (
@@ -187,8 +188,7 @@ def test_system_thinking_and_max_tokens_per_api(api: str) -> None:
     # The model is one path segment where it is in the path.
     if api == "gemini":
         assert (
-            request.url
-            == "http://127.0.0.1:1/r/v1beta/models/m%2Fx%3A1:streamGenerateContent?alt=sse"
+            request.url == "http://127.0.0.1:1/r/v1/models/m%2Fx%3A1:streamGenerateContent?alt=sse"
         )
     if api == "bedrock":
         assert request.url == "http://127.0.0.1:1/r/model/m%2Fx%3A1/converse-stream"
@@ -275,7 +275,7 @@ def test_which_key_is_sent(
             "gemini",
             {"GOOGLE_GEMINI_BASE_URL": "http://e.test"},
             None,
-            "http://e.test/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            "http://e.test/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
         ),
         ("cohere", {"CO_API_URL": "http://e.test"}, None, "http://e.test/v2/chat"),
         ("ollama", {"OLLAMA_HOST": "0.0.0.0"}, None, "http://0.0.0.0:11434/api/chat"),
@@ -394,7 +394,7 @@ PATHS = {
     "openai-chat": "/v1/chat/completions",
     "openai-responses": "/v1/responses",
     "anthropic": "/v1/messages",
-    "gemini": "/v1beta/models/m1:streamGenerateContent?alt=sse",
+    "gemini": "/v1/models/m1:streamGenerateContent?alt=sse",
     "cohere": "/v2/chat",
     "ollama": "/api/chat",
     "bedrock": "/model/m1/converse-stream",
@@ -512,8 +512,62 @@ def test_chat_help_lists_every_api(rxstream: Run, capsys: pytest.CaptureFixture[
         "SigV4",
         "AWS_BEARER_TOKEN_BEDROCK",
         "--thinking",
-        '"think": false',
+        "rxstream[bedrock]",
         "--max-tokens N",
         "x-goog-api-key",
     ):
         assert needle in text
+
+
+def test_chat_without_a_key_warns_and_sends_none(rxstream: Run) -> None:
+    with FakeLLMServer(Scenario.text("Hello")) as server:
+        done = rxstream("chat", "hi", "--plain", OPENAI_BASE_URL=server.base_url)
+        (request,) = server.requests
+    assert done.code == 0
+    assert done.err.startswith("rxstream: warning: no API key for openai-chat: set OPENAI_API_KEY")
+    assert "authorization" not in request.headers
+    assert "Hello" in done.out
+
+
+def test_chat_with_a_key_does_not_warn(rxstream: Run) -> None:
+    with FakeLLMServer(Scenario.text("Hello")) as server:
+        done = rxstream(
+            "chat", "hi", "--plain", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=KEY
+        )
+    assert done.code == 0
+    assert "warning" not in done.err
+
+
+def test_chat_reads_the_prompt_from_stdin(rxstream: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("a question\nover two lines\n"))
+    with FakeLLMServer(Scenario.text("Hello")) as server:
+        done = rxstream("chat", "-", "--plain", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=KEY)
+        (request,) = server.requests
+    assert done.code == 0
+    assert request.json["messages"] == [{"role": "user", "content": "a question\nover two lines\n"}]
+
+
+def test_bedrock_with_aws_credentials_is_signed(rxstream: Run) -> None:
+    pytest.importorskip("botocore")
+    with FakeLLMServer() as server:
+        done = rxstream(
+            "chat",
+            "hi",
+            "--plain",
+            "--dialect",
+            "bedrock",
+            "--base-url",
+            f"http://127.0.0.1:{server.port}",
+            AWS_ACCESS_KEY_ID="AKIDEXAMPLE0000",
+            AWS_SECRET_ACCESS_KEY="secret-example-0000",
+            AWS_REGION="eu-west-1",
+        )
+        (request,) = server.requests
+    assert done.code == 0, done.err
+    assert request.headers["authorization"].startswith(
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE0000/"
+    )
+    assert "/eu-west-1/bedrock/aws4_request" in request.headers["authorization"]
+    assert "secret-example-0000" not in done.out + done.err

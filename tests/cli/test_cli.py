@@ -311,7 +311,10 @@ def test_chat_failures_are_one_clear_line(
     rxstream: Run, scenario: Scenario | None, args: tuple[str, ...], needle: str
 ) -> None:
     if scenario is None:
-        done = rxstream("chat", "x", "--base-url", f"http://127.0.0.1:{closed_port()}/v1")
+        # With a key: without one, a warning line would come first (see test_chat_apis).
+        done = rxstream(
+            "chat", "x", "--base-url", f"http://127.0.0.1:{closed_port()}/v1", OPENAI_API_KEY=KEY
+        )
     else:
         with FakeLLMServer(scenario) as server:
             done = rxstream("chat", "x", *args, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=KEY)
@@ -514,7 +517,8 @@ def test_ctrl_c_in_process_keeps_the_partial_answer(rxstream: Run) -> None:
                 _thread.interrupt_main()  # what Ctrl-C does
 
         threading.Thread(target=interrupt, daemon=True).start()
-        done = rxstream("chat", "x", "--base-url", server.base_url)
+        # A key: without one, a warning line would come first on stderr.
+        done = rxstream("chat", "x", "--base-url", server.base_url, OPENAI_API_KEY=KEY)
         assert server.wait_for_disconnect(timeout=5.0)
     assert done.code == EXIT_INTERRUPTED
     assert "answer: word0" in done.out

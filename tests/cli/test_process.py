@@ -70,7 +70,7 @@ def test_ctrl_c_closes_the_connection_keeps_the_partial_answer_and_exits_130() -
             [*COMMAND, "chat", "x", "--base-url", server.base_url],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env(),
+            env=env(OPENAI_API_KEY="sk-process-test"),  # a key: no warning line on stderr
         )
         assert proc.stdout is not None
         head = read_until(proc.stdout.fileno(), b"word3", time.monotonic() + TIMEOUT)

@@ -101,7 +101,15 @@ TAGS: dict[type, str] = {
 #: The item types of this version (the `"type"` of every object but an error's).
 TYPES = frozenset(TAGS.values())
 
-FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in TAGS}
+# Fields that are not part of this version: `Message.blocks` is the local view of a
+# turn's order for `rs.request`, made of item classes the format does not tag; a
+# decoded `Message` has none (`rs.request` then sends it from its other fields).
+_NOT_SENT = frozenset({(Message, "blocks")})
+
+FIELDS = {
+    cls: tuple(f.name for f in dataclasses.fields(cls) if (cls, f.name) not in _NOT_SENT)
+    for cls in TAGS
+}
 
 
 def encode(item: object) -> JSONObject:

@@ -1,0 +1,223 @@
+"""The AWS Bedrock ConverseStream request body (`{base}/model/{model}/converse-stream`), sans I/O.
+
+Input: the conversation, tools and options (`read_input`). Output: a
+`RequestSpec` without credentials (signing is the io layer's).
+
+Rules:
+
+- system messages are `system: [{"text"}]`; turns are `user` / `assistant`
+  with content blocks; an `image_url` part with a `data:` URL is an `image`
+  block (`format` from the media type, `source.bytes` the base64), other
+  image URLs are an error; consecutive tool results go in one `user` turn as
+  `toolResult` blocks (`content: [{"json": object}]` for a JSON object, else
+  `[{"text"}]`);
+- an assistant turn goes back block by block in its order: a reasoning run
+  with a signature as `reasoningContent.reasoningText` (text and
+  signature), redacted thinking as `reasoningContent.redactedContent`, text
+  as `text`, a client call as `toolUse` (`toolUseId`, `name`, `input`
+  object); reasoning without a signature (from another dialect) and state
+  Bedrock has no place for are not sent;
+- tools are `toolConfig.tools: [{"toolSpec": {name, description,
+  inputSchema: {"json": schema}}}]`; `tool_choice` is `toolConfig.toolChoice`
+  (`auto`, `any`, `tool`; `"none"` is an error: Converse has no such choice);
+- `max_tokens`, `temperature` and `stop` go in `inferenceConfig` (`maxTokens`,
+  `temperature`, `stopSequences`); `reasoning` is Claude's `thinking` in
+  `additionalModelRequestFields` (as in the anthropic dialect: an int is the
+  budget, an effort 1024 / 4096 / 16384 tokens); other options go on the body
+  as they are (`additionalModelRequestFields`, `guardrailConfig`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from ....models import (
+    JSONObject,
+    Message,
+    ReasoningBlock,
+    ReasoningState,
+    TextBlock,
+    Tool,
+    ToolCall,
+)
+from ..chat_input import (
+    Assistant,
+    RequestSpec,
+    System,
+    ToolResult,
+    User,
+    arguments_object,
+    read_input,
+    unknown_option,
+)
+
+__all__ = ["model_path", "render_request"]
+
+_DIALECT = "bedrock"
+_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384}
+
+
+def model_path(model: str) -> str:
+    """The ConverseStream path of `model` (ids and ARNs hold ':' and '/': one encoded segment).
+
+    >>> model_path("amazon.nova-lite-v1:0")
+    '/model/amazon.nova-lite-v1%3A0/converse-stream'
+    """
+    return f"/model/{quote(model, safe='')}/converse-stream"
+
+
+def _user_block(part: JSONObject) -> JSONObject:
+    kind = part.get("type")
+    if kind == "text":
+        return {"text": part.get("text", "")}
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = str(image.get("url") if isinstance(image, dict) else image)
+        if url.startswith("data:image/") and ";base64," in url:
+            media, _, data = url[5:].partition(";base64,")
+            return {"image": {"format": media.removeprefix("image/"), "source": {"bytes": data}}}
+        raise unknown_option(
+            _DIALECT, f"the image {url[:80]!r}", "it takes image data (a data: URL) only"
+        )
+    return part
+
+
+def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
+    out: list[JSONObject] = []
+    for block in blocks:
+        if isinstance(block, ReasoningBlock):
+            state = block.state
+            if state is not None and state.kind == "thinking" and state.data:
+                out.append(
+                    {
+                        "reasoningContent": {
+                            "reasoningText": {"text": block.text, "signature": state.data}
+                        }
+                    }
+                )
+        elif isinstance(block, ReasoningState):
+            if block.kind == "redacted_thinking" and block.data:
+                out.append({"reasoningContent": {"redactedContent": block.data}})
+        elif isinstance(block, TextBlock):
+            if block.text:
+                out.append({"text": block.text})
+        elif isinstance(block, ToolCall):
+            out.append(
+                {
+                    "toolUse": {
+                        "toolUseId": block.id,
+                        "name": block.name,
+                        "input": arguments_object(block),
+                    }
+                }
+            )
+    return out
+
+
+def _result(call_id: str | None, content: str) -> JSONObject:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    blocks = [{"json": value}] if isinstance(value, dict) else [{"text": content}]
+    return {"toolResult": {"toolUseId": call_id, "content": blocks}}
+
+
+def render_request(
+    model: str,
+    messages: Iterable[Mapping[str, Any] | Message],
+    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    **options: Any,
+) -> RequestSpec:
+    """The ConverseStream request (unsigned).
+
+    Raises:
+        ValueError, TypeError: see `read_input`; `tool_choice="none"`, an image URL.
+
+    >>> render_request("amazon.nova-lite-v1:0", [{"role": "user", "content": "Hi"}]).body
+    {'messages': [{'role': 'user', 'content': [{'text': 'Hi'}]}]}
+    """
+    chat = read_input(model, messages, tools, options)
+    opts = chat.options
+    system: list[JSONObject] = []
+    out: list[JSONObject] = []
+
+    def add(role: str, blocks: list[JSONObject]) -> None:
+        if out and out[-1]["role"] == role == "user":
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for turn in chat.turns:
+        match turn:
+            case System(text=text):
+                system.append({"text": text})
+            case User(parts=parts):
+                add("user", [_user_block(p) for p in parts])
+            case Assistant(blocks=blocks):
+                add("assistant", _assistant(blocks))
+            case ToolResult(call_id=call_id, content=content):
+                add("user", [_result(call_id, content)])
+    body: JSONObject = {"messages": out}
+    if system:
+        body["system"] = system
+    config: JSONObject = {}
+    if opts.max_tokens is not None:
+        config["maxTokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        config["temperature"] = opts.temperature
+    if opts.stop:
+        config["stopSequences"] = list(opts.stop)
+    if config:
+        body["inferenceConfig"] = config
+    if chat.tools:
+        specs: list[JSONObject] = [
+            {
+                "toolSpec": {
+                    "name": t.name,
+                    "description": t.description,
+                    "inputSchema": {"json": t.parameters},
+                }
+            }
+            if isinstance(t, Tool)
+            else t
+            for t in chat.tools
+        ]
+        tool_config: JSONObject = {"tools": specs}
+        if opts.tool_choice is not None:
+            choice = opts.tool_choice
+            if choice == "none":
+                raise unknown_option(
+                    _DIALECT, "tool_choice='none'", "Converse has no such choice; send no tools"
+                )
+            tool_config["toolChoice"] = (
+                {"auto": {}}
+                if choice == "auto"
+                else {"any": {}}
+                if choice == "required"
+                else {"tool": {"name": choice}}
+            )
+        body["toolConfig"] = tool_config
+    if opts.reasoning is not None:
+        value = opts.reasoning
+        thinking: JSONObject
+        if value is False or value == "none":
+            thinking = {"type": "disabled"}
+        elif value is True:
+            thinking = {"type": "enabled", "budget_tokens": _BUDGETS["medium"]}
+        elif isinstance(value, int):
+            thinking = {"type": "enabled", "budget_tokens": value}
+        elif value in _BUDGETS:
+            thinking = {"type": "enabled", "budget_tokens": _BUDGETS[value]}
+        else:
+            raise unknown_option(
+                _DIALECT, f"reasoning={value!r}", f"an effort is one of {', '.join(_BUDGETS)}"
+            )
+        fields = dict(opts.extra.get("additionalModelRequestFields") or {})
+        fields["thinking"] = thinking
+        body["additionalModelRequestFields"] = fields
+    body.update({k: v for k, v in opts.extra.items() if k not in body})
+    return RequestSpec("POST", model_path(chat.model), {}, {}, body)

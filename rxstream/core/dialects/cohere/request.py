@@ -1,0 +1,88 @@
+"""The Cohere v2 chat request body (`POST {base}/v2/chat`), sans I/O.
+
+Input: the conversation, tools and options (`read_input`). Output: a
+`RequestSpec` without credentials.
+
+Rules:
+
+- messages are chat completions messages (Cohere v2 reads the same roles,
+  `tool_calls` and `tool_call_id`); an assistant turn's reasoning goes back
+  as `tool_plan` when it made tool calls (what Cohere streams as reasoning
+  there), and is left out otherwise; an assistant turn with no text has no
+  `content`;
+- tools are chat completions tools;
+- `max_tokens`, `temperature` as written; `stop` is `stop_sequences`;
+  `reasoning` is `thinking` (`{"type": "enabled"}`, with `token_budget` for
+  an int; False or `"none"` disables); `tool_choice` is `"REQUIRED"` or
+  `"NONE"` (`"auto"` sends nothing; a function name is an error: Cohere
+  cannot force one tool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ....models import JSONObject, Message, ReasoningBlock, Tool
+from ..chat_input import Assistant, RequestSpec, apply_extra, read_input, unknown_option
+from ..openai_chat.request import chat_tool, render_turns
+
+__all__ = ["render_request"]
+
+_DIALECT = "cohere"
+
+
+def render_request(
+    model: str,
+    messages: Iterable[Mapping[str, Any] | Message],
+    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    **options: Any,
+) -> RequestSpec:
+    """The streaming v2 chat request.
+
+    Raises:
+        ValueError, TypeError: see `read_input`; a function name as `tool_choice`.
+
+    >>> render_request("command-a-03-2025", [{"role": "user", "content": "Hi"}]).body
+    {'model': 'command-a-03-2025', 'messages': [{'role': 'user', 'content': 'Hi'}], 'stream': True}
+    """
+    chat = read_input(model, messages, tools, options)
+    opts = chat.options
+    out = render_turns(chat)
+    for turn, message in zip(chat.turns, out, strict=True):
+        if isinstance(turn, Assistant):
+            message.pop("refusal", None)
+            if message.get("content") is None:
+                del message["content"]
+            plan = "".join(b.text for b in turn.blocks if isinstance(b, ReasoningBlock))
+            if plan and "tool_calls" in message:
+                message["tool_plan"] = plan
+    body: JSONObject = {"model": chat.model, "messages": out}
+    if chat.tools:
+        body["tools"] = [chat_tool(t) for t in chat.tools]
+    if opts.max_tokens is not None:
+        body["max_tokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.stop:
+        body["stop_sequences"] = list(opts.stop)
+    if opts.reasoning is not None:
+        value = opts.reasoning
+        if value is False or value == "none":
+            body["thinking"] = {"type": "disabled"}
+        elif isinstance(value, int) and not isinstance(value, bool):
+            body["thinking"] = {"type": "enabled", "token_budget": value}
+        else:
+            body["thinking"] = {"type": "enabled"}
+    if opts.tool_choice is not None and opts.tool_choice != "auto":
+        choices = {"required": "REQUIRED", "none": "NONE"}
+        if opts.tool_choice not in choices:
+            raise unknown_option(
+                _DIALECT,
+                f"tool_choice={opts.tool_choice!r}",
+                "it takes 'auto', 'required' or 'none', never one named tool",
+            )
+        body["tool_choice"] = choices[opts.tool_choice]
+    apply_extra(body, opts.extra)
+    body["stream"] = True
+    return RequestSpec("POST", "/v2/chat", {}, {}, body)

@@ -1,0 +1,180 @@
+"""The OpenAI Responses request body (`POST {base}/responses`), sans I/O.
+
+Input: the conversation, tools and options (`read_input`). Output: a
+`RequestSpec` without credentials.
+
+Rules:
+
+- system messages become `instructions` when they come first (joined by a
+  blank line), else `{"role": "developer"}` input messages; user messages are
+  `{"role": "user", "content": [input_text | input_image]}` (a lone text as
+  a string);
+- an assistant turn goes back item by item in its order: a reasoning block
+  whose state is a Responses reasoning item (and any compaction item) as the
+  item it came as (its `id`, `status` and `encrypted_content` kept), text as
+  an assistant `message` item with `output_text`, each client tool call as a
+  `function_call` item (`call_id`, `name`, `arguments`; rxstream's `ToolCall`
+  does not keep the item's own `fc_` id, which the API does not require);
+  reasoning without such state (from another dialect) is not sent, since
+  Responses takes no foreign reasoning;
+- a tool result is a `function_call_output` item;
+- tools are flat `{"type": "function", name, description, parameters,
+  "strict": false}`: the API treats a function tool without `strict` as
+  strict, which chat-style schemas do not satisfy;
+- `max_tokens` is `max_output_tokens`; `reasoning` is
+  `{"effort": ..., "summary": "auto"}` (the summary is what streams);
+  `tool_choice` as written (a function name as `{"type": "function", name}`);
+  `stop` is an error (Responses has no stop sequences).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ....models import (
+    JSONObject,
+    Message,
+    ReasoningBlock,
+    ReasoningState,
+    TextBlock,
+    Tool,
+    ToolCall,
+)
+from ..chat_input import (
+    Assistant,
+    RequestSpec,
+    System,
+    ToolResult,
+    User,
+    apply_extra,
+    read_input,
+    unknown_option,
+)
+
+__all__ = ["render_request"]
+
+_DIALECT = "openai-responses"
+
+
+def _tool(tool: Tool | JSONObject) -> JSONObject:
+    if isinstance(tool, Tool):
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": False,
+        }
+    return tool
+
+
+def _user_part(part: JSONObject) -> JSONObject:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "input_text", "text": part.get("text", "")}
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        return {"type": "input_image", "image_url": url}
+    return part
+
+
+def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
+    items: list[JSONObject] = []
+    for block in blocks:
+        if isinstance(block, ReasoningBlock):
+            state = block.state
+            if state is not None and state.kind == "reasoning_item" and state.raw is not None:
+                items.append(state.raw)
+        elif isinstance(block, ReasoningState):
+            if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
+                items.append(block.raw)
+        elif isinstance(block, TextBlock):
+            if block.text:
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": block.text}],
+                    }
+                )
+        elif isinstance(block, ToolCall):
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": block.arguments,
+                }
+            )
+    return items
+
+
+def render_request(
+    model: str,
+    messages: Iterable[Mapping[str, Any] | Message],
+    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    **options: Any,
+) -> RequestSpec:
+    """The streaming Responses request.
+
+    Raises:
+        ValueError, TypeError: see `read_input`; `stop`, or a token budget for
+            `reasoning`.
+
+    >>> render_request("gpt-5", [{"role": "user", "content": "Hi"}]).body["input"]
+    [{'role': 'user', 'content': 'Hi'}]
+    """
+    chat = read_input(model, messages, tools, options)
+    opts = chat.options
+    instructions: list[str] = []
+    items: list[JSONObject] = []
+    for turn in chat.turns:
+        match turn:
+            case System(text=text):
+                if items:
+                    items.append({"role": "developer", "content": text})
+                else:
+                    instructions.append(text)
+            case User(parts=parts):
+                if len(parts) == 1 and parts[0].get("type") == "text":
+                    items.append({"role": "user", "content": parts[0].get("text", "")})
+                else:
+                    items.append({"role": "user", "content": [_user_part(p) for p in parts]})
+            case Assistant(blocks=blocks):
+                items.extend(_assistant(blocks))
+            case ToolResult(call_id=call_id, content=content):
+                items.append(
+                    {"type": "function_call_output", "call_id": call_id, "output": content}
+                )
+    body: JSONObject = {"model": chat.model, "input": items}
+    if instructions:
+        body["instructions"] = "\n\n".join(instructions)
+    if chat.tools:
+        body["tools"] = [_tool(t) for t in chat.tools]
+    if opts.max_tokens is not None:
+        body["max_output_tokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.stop:
+        raise unknown_option(_DIALECT, "stop", "the Responses API has no stop sequences")
+    if opts.reasoning is not None:
+        effort = opts.reasoning
+        if isinstance(effort, bool):
+            effort = "medium" if effort else "none"
+        if isinstance(effort, int):
+            raise unknown_option(
+                _DIALECT, f"reasoning={effort!r}", "it takes an effort ('low', 'medium', 'high')"
+            )
+        body["reasoning"] = {"effort": effort, "summary": "auto"}
+    if opts.tool_choice is not None:
+        choice = opts.tool_choice
+        body["tool_choice"] = (
+            choice
+            if choice in ("auto", "none", "required")
+            else {"type": "function", "name": choice}
+        )
+    apply_extra(body, opts.extra)
+    body["stream"] = True
+    return RequestSpec("POST", "/responses", {}, {}, body)
