@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
 from ..eventstream import encode_message
+from ..lines import truncation
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ..wire import RXSTREAM
@@ -417,6 +418,14 @@ class AutoDecoder:
             item = SSEFrame(item)  # the data of a "message" frame, from the fused parser
         try:
             name = detect(item)
+        except MalformedChunkError as exc:
+            self._state = "failed"
+            # The first event, cut short by the end of input, tells no dialect:
+            # the stream was cut, not malformed.
+            cut = truncation(item, None)
+            if cut is None:
+                raise
+            raise cut from exc
         except Exception:
             self._state = "failed"
             raise

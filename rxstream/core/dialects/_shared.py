@@ -10,15 +10,24 @@ the last word on anything it refuses).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.scanner import make_scanner
 
-from ...models import JSON
+from ...models import (
+    JSON,
+    Metadata,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    Usage,
+)
 
 __all__ = [
+    "NO_ANSWER",
     "ShapeError",
     "dumps",
     "fast_loads",
+    "gives_answer",
     "json_kind",
     "load_json",
     "load_with",
@@ -78,8 +87,10 @@ def load_with(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:
         if fast is not None:
             try:
                 return fast(data)
-            except ValueError:
-                pass  # the standard library has the last word (and the message)
+            except (ValueError, TypeError):
+                # The standard library has the last word (and the message); it also
+                # takes the `str` subclasses msgspec refuses (`lines.Unterminated`).
+                pass
         return stdlib_loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
@@ -135,3 +146,30 @@ class ShapeError(ValueError):
         self.path = path
         self.reason = f"{path} is a JSON {json_kind(value)}, not {expected}"
         super().__init__(self.reason)
+
+
+#: What a stream without an answer lacked, in words (for `EmptyStreamError` messages).
+NO_ANSWER = "no text, reasoning, refusal, tool call or finish"
+
+
+def gives_answer(items: Iterable[object]) -> bool:
+    """Whether any of the deltas is (part of) an answer, by the rule of `EmptyStreamError`.
+
+    An answer is anything the model produced, or its finish: a non-empty
+    `TextDelta`, `ReasoningDelta` or `RefusalDelta`, a `ToolCallDelta`, a
+    citation, a server-side tool call or result, reasoning state, a `Finish`
+    (whatever its reason: the provider says why the answer ended, even an
+    empty one). `Usage` and `Metadata` are not.
+
+    >>> from rxstream.models import Finish
+    >>> gives_answer([Metadata({"id": "m"}), Usage(1, 0, 1)]), gives_answer([Finish("stop")])
+    (False, True)
+    """
+    for item in items:
+        kind = type(item)
+        if kind is TextDelta or kind is ReasoningDelta or kind is RefusalDelta:
+            if item.text:  # type: ignore[attr-defined]
+                return True
+        elif kind is not Usage and kind is not Metadata:
+            return True
+    return False

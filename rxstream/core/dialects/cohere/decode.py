@@ -96,7 +96,7 @@ class CohereDecoder(DialectDecoder):
         data = frame.data
         try:
             payload = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             payload = None
         if type(payload) is not dict:
             if not data or data.isspace() or data == "[DONE]":

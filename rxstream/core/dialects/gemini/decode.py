@@ -190,7 +190,7 @@ class GeminiDecoder(DialectDecoder):
             raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
         try:
             chunk = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             chunk = None
         if type(chunk) is not dict:
             chunk = self._not_object(data, event, frame)

@@ -185,7 +185,7 @@ class ResponsesDecoder(DialectDecoder):
         data = frame.data
         try:
             payload = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             payload = None
         if type(payload) is not dict:
             stripped = data.strip()
