@@ -218,22 +218,26 @@ def test_bedrock_cut_mid_frame_is_truncated() -> None:
 
 
 def test_from_request_splits_the_last_line_the_same_way() -> None:
+    key = "sk-honest-ends-0123456789"
+
     def answer(request: httpx.Request) -> httpx.Response:
-        kind = "application/x-ndjson" if "ollama" in str(request.url) else "text/event-stream"
-        body = OLLAMA_LINE + OLLAMA_LINE[:30] if "ollama" in str(request.url) else CHAT_CUT
+        ollama = "ollama" in str(request.url)
+        body = OLLAMA_LINE + OLLAMA_LINE[:30] if ollama else CHAT_CUT
+        if "authorization" in request.headers:
+            body = body.replace(b'"Hi"', f'"{key}"'.encode()) + key[:9].encode()
+        kind = "application/x-ndjson" if ollama else "text/event-stream"
         return httpx.Response(200, headers={"content-type": kind}, content=body)
 
-    with httpx.Client(transport=httpx.MockTransport(answer)) as client:
-        _, error = run(
-            rs.from_request(client, "POST", "http://127.0.0.1/chat").pipe(
-                rs.sse_frames(), rs.decode()
-            )
-        )
-        assert_cut(error, where="an event")
-        _, error = run(
-            rs.from_request(client, "POST", "http://127.0.0.1/ollama").pipe(rs.decode("ollama"))
-        )
-        assert_cut(error, where="a line")
+    # A server that echoes the key has what it sends redacted: the mark survives that too.
+    for headers in ({}, {"Authorization": f"Bearer {key}"}):
+        with httpx.Client(transport=httpx.MockTransport(answer)) as client:
+            chat = rs.from_request(client, "POST", "http://127.0.0.1/chat", headers=headers)
+            _, error = run(chat.pipe(rs.sse_frames(), rs.decode()))
+            assert_cut(error, where="an event")
+            ollama = rs.from_request(client, "POST", "http://127.0.0.1/ollama", headers=headers)
+            _, error = run(ollama.pipe(rs.decode("ollama")))
+            assert_cut(error, where="a line")
+            assert key not in str(error)
 
 
 def test_bare_machines_mark_what_the_input_ended_in() -> None:
