@@ -313,9 +313,10 @@ class GeminiDecoder(DialectDecoder):
             if type(content) is not dict:
                 raise ShapeError(f"candidates[{n}].content", "an object", content)
             parts = content.get("parts")
+            if parts is not None and type(parts) is not list:
+                # Falsy too: `{}`, `0`, `""`, `false` are no "no parts" (that is `[]`).
+                raise ShapeError(f"candidates[{n}].content.parts", "an array", parts)
             if parts:
-                if type(parts) is not list:
-                    raise ShapeError(f"candidates[{n}].content.parts", "an array", parts)
                 if state.finished:
                     self._malformed(
                         f"candidate {choice} sent content after its finishReason", frame
