@@ -358,6 +358,9 @@ class GeminiDecoder(DialectDecoder):
             raise ShapeError(f"{where}.thought", "a boolean", thought)
         signature = opt_str(part, "thoughtSignature", where)
         text = opt_str(part, "text", where)
+        if text is None and "text" in part:
+            # Missing: a part of another kind; null: a text part without its text.
+            raise ShapeError(f"{where}.text", "a string", None)
         if text:
             if thought:
                 out.append(_reasoning(text, choice))
