@@ -22,21 +22,13 @@ event stream" (end-of-line = CRLF / LF / CR).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TypeVar
 
-from ..errors import LineTooLongError, TruncatedStreamError
+from ..errors import LineTooLongError
 from ._machine import CLOSED, FAILED, OPEN, MachineBase, Stage, wrong_input
 
-__all__ = [
-    "DEFAULT_LIMIT",
-    "LineAfterBOM",
-    "LineSplitter",
-    "Unterminated",
-    "cut_short",
-    "truncation",
-]
+__all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter", "Unterminated", "cut_short"]
 
 #: The default longest line, in bytes (or characters for `str` input): 1 MiB.
 DEFAULT_LIMIT = 1_048_576
@@ -67,8 +59,8 @@ class Unterminated(str):
 
     Real servers often end a stream without the last line end or blank line,
     so it is no error in itself. But a decoder that cannot read it reports
-    `TruncatedStreamError` (see `truncation`), not `MalformedChunkError`: the
-    text was not malformed, the stream stopped in the middle of it.
+    `TruncatedStreamError`, not `MalformedChunkError`: the text was not
+    malformed, the stream stopped in the middle of it.
 
     >>> Unterminated("data: {") == "data: {"
     True
@@ -94,44 +86,6 @@ def cut_short(item: object) -> Unterminated | None:
         return item
     data = getattr(item, "data", None)
     return data if isinstance(data, Unterminated) else None
-
-
-#: How much of the cut text a truncation message quotes (its end, where the cut is).
-_TAIL = 120
-
-
-def truncation(item: object, dialect: str | None) -> TruncatedStreamError | None:
-    """The `TruncatedStreamError` for an item the stream cut short, or None when it was not.
-
-    A decoder calls it where it would raise `MalformedChunkError` for the
-    item, and raises the error it returns instead (chained to the malformed
-    one). Only what the cut broke counts: text that is whole JSON all the
-    same (a last event that merely lacks its blank line) was not cut short,
-    so what is wrong with it is its own fault (None). The message says where
-    the stream stopped and quotes the end of what arrived (bounded).
-
-    >>> print(truncation(Unterminated('{"done":fal'), "ollama"))
-    the ollama stream ended in the middle of a line (no line end followed it): '{"done":fal'
-    """
-    text = cut_short(item)
-    if text is None:
-        return None
-    try:
-        json.loads(text)
-    except ValueError:
-        pass  # not whole: the cut broke it
-    except RecursionError:
-        return None  # too deep to tell, which the decoder reports
-    else:
-        return None
-    where = (
-        "a line (no line end followed it)"
-        if isinstance(item, str)
-        else "an event (no blank line ended it)"
-    )
-    tail = str(text) if len(text) <= _TAIL else "..." + text[1 - _TAIL :]
-    stream = f"the {dialect} stream" if dialect else "the stream"
-    return TruncatedStreamError(f"{stream} ended in the middle of {where}: {tail!r}")
 
 
 T = TypeVar("T", str, bytes)

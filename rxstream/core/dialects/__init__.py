@@ -34,13 +34,12 @@ from typing import Any, Protocol
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
 from ..eventstream import encode_message
-from ..lines import truncation
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ..wire import RXSTREAM
 from ..wire import TYPES as _CODEC_TYPES
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
-from ._shared import json_kind
+from ._shared import json_kind, truncation
 
 __all__ = [
     "DIALECTS",

@@ -39,9 +39,8 @@ from ...errors import (
     excerpt,
 )
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
-from ..lines import truncation
 from . import _shared
-from ._shared import ShapeError, json_kind, load_json
+from ._shared import ShapeError, json_kind, load_json, truncation
 
 __all__ = [
     "DialectDecoder",
@@ -309,7 +308,7 @@ class DialectDecoder:
 
         A `ShapeError` becomes `MalformedChunkError` (or the item is skipped,
         with `on_malformed="skip"`); a `MalformedChunkError` for an item the
-        stream cut short (see `lines.truncation`) becomes `TruncatedStreamError`,
+        stream cut short (see `_shared.truncation`) becomes `TruncatedStreamError`,
         its `__cause__` the malformed one. The decoder has failed, unless skipping.
         """
         cut = None

@@ -1,4 +1,5 @@
-"""What every dialect package shares: JSON text in (the loaders) and out (`dumps`).
+"""What every dialect package shares: JSON text in (the loaders) and out (`dumps`),
+and the honest end (what an answer is: `gives_answer`; what a cut is: `truncation`).
 
 Input: JSON text (`str` or `bytes`) from a frame, a line or an event-stream
 payload; output: the decoded value, or the compact text a renderer writes.
@@ -13,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable
 from json.scanner import make_scanner
 
+from ...errors import TruncatedStreamError
 from ...models import (
     JSON,
     Metadata,
@@ -21,6 +23,7 @@ from ...models import (
     TextDelta,
     Usage,
 )
+from ..lines import cut_short
 
 __all__ = [
     "NO_ANSWER",
@@ -32,6 +35,7 @@ __all__ = [
     "load_json",
     "load_with",
     "stdlib_loads",
+    "truncation",
 ]
 
 # The C scanner behind json.loads, called directly: for the usual frame (one
@@ -173,3 +177,42 @@ def gives_answer(items: Iterable[object]) -> bool:
         elif kind is not Usage and kind is not Metadata:
             return True
     return False
+
+
+#: How much of the cut text a truncation message quotes (its end, where the cut is).
+_TAIL = 120
+
+
+def truncation(item: object, dialect: str | None) -> TruncatedStreamError | None:
+    """The `TruncatedStreamError` for an item the stream cut short, or None when it was not.
+
+    A decoder calls it where it would raise `MalformedChunkError` for the
+    item, and raises the error it returns instead (chained to the malformed
+    one). Only what the cut broke counts: text that is whole JSON all the
+    same (a last event that merely lacks its blank line) was not cut short,
+    so what is wrong with it is its own fault (None). The message says where
+    the stream stopped and quotes the end of what arrived (bounded).
+
+    >>> from rxstream.core.lines import Unterminated
+    >>> print(truncation(Unterminated('{"done":fal'), "ollama"))
+    the ollama stream ended in the middle of a line (no line end followed it): '{"done":fal'
+    """
+    text = cut_short(item)
+    if text is None:
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        pass  # not whole: the cut broke it
+    except RecursionError:
+        return None  # too deep to tell, which the decoder reports
+    else:
+        return None
+    where = (
+        "a line (no line end followed it)"
+        if isinstance(item, str)
+        else "an event (no blank line ended it)"
+    )
+    tail = str(text) if len(text) <= _TAIL else "..." + text[1 - _TAIL :]
+    stream = f"the {dialect} stream" if dialect else "the stream"
+    return TruncatedStreamError(f"{stream} ended in the middle of {where}: {tail!r}")

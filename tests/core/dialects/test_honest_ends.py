@@ -29,7 +29,7 @@ from reactivex import operators as ops
 import rxstream as rs
 from rxstream.core import dialects
 from rxstream.core.eventstream import encode_message
-from rxstream.core.lines import LineSplitter, Unterminated, truncation
+from rxstream.core.lines import LineSplitter, Unterminated
 from rxstream.core.sse import SSEParser
 
 DATA = Path(__file__).parent.parent.parent / "data"
@@ -252,10 +252,17 @@ def test_bare_machines_mark_what_the_input_ended_in() -> None:
     assert frame == rs.SSEFrame("a")
     assert rs.SSEFrame("a") == frame
     assert type(frame.data) is Unterminated
-    # What the cut broke is a truncated stream; whole JSON is not (nothing was broken).
-    assert "ended in the middle of an event" in str(truncation(frame, "x"))
-    assert truncation(rs.SSEFrame(Unterminated('{"a": 1}')), "x") is None
-    assert truncation(rs.SSEFrame('{"a"'), "x") is None  # not the last event
+    # Only what the cut broke is a truncated stream: whole JSON was not cut
+    # short, so what is wrong with it is its own fault.
+    for data, error in (
+        ('{"choices": 5}', rs.MalformedChunkError),
+        ('{"choi', rs.TruncatedStreamError),
+    ):
+        decoder = dialects.decoder("openai-chat")
+        with pytest.raises(error):
+            decoder.feed(rs.SSEFrame(Unterminated(data)))
+        with pytest.raises(rs.MalformedChunkError):  # not the last event: malformed
+            dialects.decoder("openai-chat").feed(rs.SSEFrame(data))
 
 
 def test_a_bom_and_no_line_end_together() -> None:

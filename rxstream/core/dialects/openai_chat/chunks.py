@@ -54,12 +54,11 @@ from ....errors import (
 from ....models import JSON, ChatChunk, JSONObject, SSEFrame
 from ..._build import constructor
 from ..._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
-from ...lines import truncation
 from ...message import MessageAccumulator
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed
-from .._shared import ShapeError, json_kind
+from .._shared import ShapeError, json_kind, truncation
 from .deltas import DeltaDecoder
 from .reader import TOO_DEEP, ChunkReader
 
