@@ -179,6 +179,20 @@ def test_a_cut_is_a_truncated_stream(
         assert_cut(error, where=where)
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_a_cut_in_a_field_line_before_the_data_is_truncated(fused: bool) -> None:
+    # `event: message_st`, then the end: an event with no data is no event (the
+    # spec drops it), so the decoder says what it misses: its end marker.
+    body = ANTHROPIC_START + ANTHROPIC_TEXT + b"event: message_st"
+    for name in ("anthropic", "auto"):
+        _, error = decoded(body, name, fused=fused)
+        assert isinstance(error, rs.TruncatedStreamError), error
+        assert not isinstance(error, rs.EmptyStreamError)
+        assert "ended before message_stop" in str(error)
+    _, error = decoded(b"event: message_st", "anthropic", fused=fused)
+    assert isinstance(error, rs.TruncatedStreamError)  # nothing arrived: EmptyStreamError
+
+
 def test_the_message_quotes_the_end_of_the_cut_bounded() -> None:
     body = b'data: {"choices":[{"delta":{"content":"' + b"x" * 5000 + b"Hel"
     _, error = decoded(body, "openai-chat")
