@@ -200,7 +200,18 @@ class MalformedChunkError(StreamError):
 
 
 class TruncatedStreamError(StreamError):
-    """The input ended before `[DONE]` while a choice was still unfinished."""
+    """The input ended before the dialect's end marker, while an answer was unfinished.
+
+    Also a stream cut in the middle of a line or of an event (the last line
+    without its line end, or the last event without its blank line, that does
+    not decode): the message says "ended in the middle of a line" (or "of an
+    event") and quotes the end of what arrived; `__cause__` is the
+    `MalformedChunkError` the cut text would be. (A last line or event that
+    merely lacks its terminator and decodes is no error: real servers end so.)
+
+    Attributes:
+        unfinished: the choices left unfinished, where the dialect tells (OpenAI chat).
+    """
 
     def __init__(self, message: str, *, unfinished: tuple[int, ...] = ()) -> None:
         self.unfinished = unfinished
@@ -215,6 +226,17 @@ class EmptyStreamError(TruncatedStreamError):
     fail in HTTP terms, but no answer arrived, and that must not pass for an
     empty success. A `TruncatedStreamError`, so code that already catches
     short streams catches this one too.
+
+    What an answer is, in every dialect: at least one delta the model
+    produced (a non-empty `TextDelta`, `ReasoningDelta` or `RefusalDelta`, a
+    `ToolCallDelta`, a `Citation`, a `ServerToolCall` or `ServerToolResult`,
+    `ReasoningState`) or a `Finish` (whatever its reason: the provider says
+    why the answer ended, even an empty one). A message start or role, pings
+    and keep-alives, `Usage` and `Metadata` are not. A stream whose end
+    marker arrives (`[DONE]`, `message_stop`, `message-end`, ...), or that
+    ends complete, without an answer before it raises this error, so a
+    stream that completes normally always gave `accumulate_message()` a
+    message.
 
     Attributes:
         reason: what arrived instead of an answer, in words.

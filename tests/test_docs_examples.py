@@ -60,7 +60,7 @@ from rxstream.models import (
 )
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing.server import FakeLLMServer, Scenario, Stall
+from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -120,6 +120,18 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     # A rate limit first (waiting a tenth of a second), then the answer.
     "rate-limited": (
         Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
+        Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
+    ),
+    # A rate limit, then a stream cut in the middle of a line (a proxy's idle
+    # timeout, a dropped connection), then the answer.
+    "rate-limited-then-cut": (
+        Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
+        Scenario(
+            steps=(
+                *Scenario.answer(TextDelta("Hel"), end=False).steps,
+                Raw('data: {"choices":[{"index":0,"delta":{"content":"lo aft'),
+            )
+        ),
         Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
     ),
     # A first token, then nothing for longer than the block's idle limit.

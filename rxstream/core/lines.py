@@ -11,6 +11,8 @@ Invariants:
 - Bytes are cut into lines before they are decoded, so a multi-byte character
   split across chunks survives; invalid UTF-8 becomes U+FFFD, never an error.
 - A UTF-8 BOM at the very start of the stream is removed once.
+- The last line, when no terminator followed it, is an `Unterminated` (a
+  `str` to everyone else): it may be a line the connection cut short.
 - No line, and no buffered partial line, grows past `limit`.
 - The output is the same however the input is chunked.
 
@@ -26,7 +28,7 @@ from typing import TypeVar
 from ..errors import LineTooLongError
 from ._machine import CLOSED, FAILED, OPEN, MachineBase, Stage, wrong_input
 
-__all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter"]
+__all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter", "Unterminated", "cut_short"]
 
 #: The default longest line, in bytes (or characters for `str` input): 1 MiB.
 DEFAULT_LIMIT = 1_048_576
@@ -46,6 +48,46 @@ class LineAfterBOM(str):
     __slots__ = ()
 
 
+class Unterminated(str):
+    """Text the input ended in before its terminator: a line or an event maybe cut short.
+
+    `LineSplitter.close()` gives the stream's last line as one when no line
+    end followed it; `SSEParser.close()` gives the data of an event that no
+    blank line closed as one (by the event-stream spec such an event is
+    incomplete). To everyone else it is the plain `str` it equals, and an
+    `SSEFrame` holding it equals the frame holding the plain text.
+
+    Real servers often end a stream without the last line end or blank line,
+    so it is no error in itself. But a decoder that cannot read it reports
+    `TruncatedStreamError`, not `MalformedChunkError`: the text was not
+    malformed, the stream stopped in the middle of it.
+
+    >>> Unterminated("data: {") == "data: {"
+    True
+    """
+
+    __slots__ = ()
+
+
+class _UnterminatedAfterBOM(Unterminated, LineAfterBOM):
+    """The one line of a stream that is both (a BOM, then no line end)."""
+
+    __slots__ = ()
+
+
+def cut_short(item: object) -> Unterminated | None:
+    """The unterminated text `item` is or carries (a line, an `SSEFrame`'s data), else None.
+
+    >>> from rxstream.models import SSEFrame
+    >>> cut_short(SSEFrame(Unterminated('{"a"'))), cut_short(SSEFrame('{"a"'))
+    ('{"a"', None)
+    """
+    if isinstance(item, Unterminated):
+        return item
+    data = getattr(item, "data", None)
+    return data if isinstance(data, Unterminated) else None
+
+
 T = TypeVar("T", str, bytes)
 
 
@@ -54,7 +96,7 @@ class LineSplitter(MachineBase):
 
     A line is emitted as soon as its terminator arrives (at a CR, without
     waiting to see whether an LF follows). The unterminated last line is
-    emitted by `close()`.
+    emitted by `close()`, as an `Unterminated` (a `str` that says so).
 
     Args:
         limit: the longest line allowed, in bytes for `bytes` input and in
@@ -171,7 +213,8 @@ class LineSplitter(MachineBase):
         """End the input and return the unterminated last line, if any.
 
         Returns:
-            `[last_line]`, or `[]` when the input ended with a terminator.
+            `[last_line]` (an `Unterminated`), or `[]` when the input ended
+            with a terminator.
 
         Raises:
             LineTooLongError: an over-long line was found by the last `feed`.
@@ -185,7 +228,7 @@ class LineSplitter(MachineBase):
             last = "".join(self._pending_s)
         else:
             return []
-        return [LineAfterBOM(last) if self._mark_first else last]
+        return [_UnterminatedAfterBOM(last) if self._mark_first else Unterminated(last)]
 
     def feed_lines(self, item: str | bytes | bytearray) -> list[str]:
         """Take an item that holds whole lines: its end also ends a line.

@@ -18,7 +18,9 @@ Invariants:
 Spec: WHATWG HTML, "Server-sent events", section "Interpreting an event
 stream", with one deliberate deviation: at end of input, an event whose data
 arrived but whose closing blank line did not is still dispatched (real
-servers omit the last blank line; a browser would drop that event).
+servers omit the last blank line; a browser would drop that event). Its data
+is an `Unterminated` (a `str` that says the event may be cut short), so a
+decoder that cannot read it reports a truncated stream, not a malformed one.
 
 The writer below (`event_lines`, `event_text`, `comment_lines`,
 `comment_text`) is the one place rxstream writes SSE text; it refuses a field
@@ -38,7 +40,7 @@ from ..errors import excerpt
 from ..models import SSEFrame
 from ._build import constructor
 from ._machine import FAILED, OPEN, Chained, Feeder, Machine, MachineBase, Stage, wrong_input
-from .lines import LineAfterBOM
+from .lines import LineAfterBOM, Unterminated
 
 __all__ = [
     "SSEParser",
@@ -230,7 +232,7 @@ class SSEParser(MachineBase):
         if not isinstance(line, str):
             raise wrong_input(line, self.operator, Stage.LINES)
         self._fresh = False
-        if type(line) is LineAfterBOM:
+        if isinstance(line, LineAfterBOM):
             return line  # the stream's one BOM is gone already
         return line[1:] if line.startswith("\ufeff") else line
 
@@ -248,13 +250,21 @@ class SSEParser(MachineBase):
 
         Returns:
             `[frame]` if data was collected since the last dispatch, else `[]`.
+            The frame's data is an `Unterminated`: no blank line ended the
+            event, so the stream may have stopped in the middle of it. (The
+            frame goes whole, never as the bare data `fuse` hands over, so
+            the mark reaches the decoder.)
 
         Raises:
             RuntimeError: the parser was already closed, or failed before.
         """
         self._closing()
         self._fresh = True
-        return self._dispatch()
+        self._strings = False
+        return [
+            _frame(Unterminated(frame.data), frame.event, frame.id, frame.retry)
+            for frame in self._dispatch()
+        ]
 
     def _dispatch(self) -> list[SSEFrame]:
         one, event = self._one, self._event

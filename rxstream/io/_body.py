@@ -161,7 +161,9 @@ class BodyReader:
         except LineTooLongError as exc:
             raise self._credentials.scrub(exc) from None
         if self._redacting:
-            lines = [self._credentials.redact(line) for line in lines]
+            # type(line) keeps the splitter's mark on a last line no line end
+            # followed (`lines.Unterminated`): a decoder reports it as cut.
+            lines = [type(line)(self._credentials.redact(line)) for line in lines]
         if not self._seen and not self._any_event(lines):
             raise self._empty(self._what_arrived())
         return lines

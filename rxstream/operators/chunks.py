@@ -57,9 +57,10 @@ def decode_chunks(
     rs.sse_frames() before it").
 
     >>> import reactivex
-    >>> frames = reactivex.of(SSEFrame('{"choices": [{"delta": {}}]}'), SSEFrame("[DONE]"))
+    >>> chunk = SSEFrame('{"choices": [{"delta": {"content": "Hi"}}]}')
+    >>> frames = reactivex.of(chunk, SSEFrame("[DONE]"))
     >>> _ = frames.pipe(decode_chunks()).subscribe(print)
-    ChatChunk(raw={'choices': [{'delta': {}}]})
+    ChatChunk(raw={'choices': [{'delta': {'content': 'Hi'}}]})
     """
     # Build one decoder now so a bad option fails at pipe-building time.
     ChunkDecoder(on_malformed=on_malformed)

@@ -259,7 +259,8 @@ def reference(format: str, script: list[Any], error: Exception | None) -> list[A
         for frame in frames:
             out += decoder.feed(frame)
         out += decoder.close() if error is None else []
-    except rs.ProviderError as exc:
+    except (rs.ProviderError, rs.EmptyStreamError) as exc:
+        # A script of nothing but its plain "stop" brings no answer (EmptyStreamError).
         out.append(exc)
     return out
 

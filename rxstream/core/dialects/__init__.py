@@ -42,7 +42,7 @@ from ..sse import event_text
 from ..wire import RXSTREAM
 from ..wire import TYPES as _CODEC_TYPES
 from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
-from ._shared import json_kind
+from ._shared import json_kind, truncation
 
 __all__ = [
     "AI_SDK",
@@ -464,6 +464,14 @@ class AutoDecoder:
             item = SSEFrame(item)  # the data of a "message" frame, from the fused parser
         try:
             name = detect(item)
+        except MalformedChunkError as exc:
+            self._state = "failed"
+            # The first event, cut short by the end of input, tells no dialect:
+            # the stream was cut, not malformed.
+            cut = truncation(item, None)
+            if cut is None:
+                raise
+            raise cut from exc
         except Exception:
             self._state = "failed"
             raise

@@ -7,8 +7,14 @@ same lifecycle and the same honest end:
 - `feed(item)` returns the deltas the item carries; after the dialect's end
   marker `done` turns True and more input is refused; after `close()` or
   after raising, every call raises `RuntimeError`;
+- the end marker raises `EmptyStreamError` when no delta before it (or in
+  it) was an answer (`_shared.gives_answer`: anything but usage and metadata;
+  a finish is one);
 - `close()` raises `EmptyStreamError` when the stream brought nothing of an
   answer, and `TruncatedStreamError` when it stopped before its end marker;
+- an item the stream cut short (the unterminated last line, or the event no
+  blank line closed: `lines.Unterminated`) that does not decode is
+  `TruncatedStreamError`, chained to the `MalformedChunkError` it would be;
 - inside a decoder, a field of the wrong type raises `ShapeError(path,
   expected, value)`; `feed` turns it into `MalformedChunkError` naming the
   dialect, the JSON path and the data (or drops the item with
@@ -34,7 +40,7 @@ from ...errors import (
 )
 from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
 from . import _shared
-from ._shared import ShapeError, json_kind, load_json
+from ._shared import ShapeError, json_kind, load_json, truncation
 
 __all__ = [
     "DialectDecoder",
@@ -172,6 +178,9 @@ class DialectDecoder:
 
     dialect: ClassVar[str] = ""
     end_marker: ClassVar[str] = ""
+    #: Whether a complete stream must hold an answer (False for rxstream's own
+    #: format, which carries whatever a pipeline held, possibly nothing).
+    answer_required: ClassVar[bool] = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -180,6 +189,9 @@ class DialectDecoder:
         self._state = "open"
         self._done = False
         self._answered = False
+        # Whether a delta that is an answer came out (see `_shared.gives_answer`):
+        # the end marker without one is `EmptyStreamError` (where one is required).
+        self._gave_answer = not self.answer_required
         self._items = 0
         # The chunk decoder's choice of JSON decoder, read when the decoder is built.
         self._fast: Callable[[str], JSON] | None = _shared.fast_loads
@@ -199,6 +211,9 @@ class DialectDecoder:
         Raises:
             ProviderError: the item reports a provider error.
             MalformedChunkError: the item is not valid for the dialect (unless skipped).
+            TruncatedStreamError: the item is the stream's last line or event,
+                cut short, and does not decode.
+            EmptyStreamError: the item is the end marker, and no answer came.
             TypeError: the item is not of the kind the dialect reads.
             RuntimeError: the decoder is done, closed, or failed before.
         """
@@ -213,15 +228,17 @@ class DialectDecoder:
             )
         try:
             self._items += 1
-            return self._decode(item)
-        except ShapeError as exc:
-            if self._skip:
+            got = self._decode(item)
+            if not self._gave_answer:
+                self._check_answer(got)
+        except Exception as exc:
+            error = self._failure(exc, item)
+            if error is None:
                 return []
-            self._state = "failed"
-            raise MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect) from None
-        except Exception:
-            self._state = "failed"
-            raise
+            if error is exc:
+                raise
+            raise error from error.__cause__
+        return got
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop)."""
@@ -231,15 +248,17 @@ class DialectDecoder:
                 out += self.feed(item)  # which refuses it, as the lifecycle says
             self._items += 1
             try:
-                out += decode(item)
-            except ShapeError as exc:
-                if self._skip:
+                got = decode(item)
+                if not self._gave_answer:
+                    self._check_answer(got)
+            except Exception as exc:
+                error = self._failure(exc, item)
+                if error is None:
                     continue
-                self._state = "failed"
-                raise MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect) from None
-            except Exception:
-                self._state = "failed"
-                raise
+                if error is exc:
+                    raise
+                raise error from error.__cause__
+            out += got
             if self._done:
                 return
 
@@ -247,7 +266,8 @@ class DialectDecoder:
         """End the input: check that the stream brought an answer and its end marker.
 
         Raises:
-            EmptyStreamError: nothing of an answer arrived.
+            EmptyStreamError: nothing of an answer arrived (also when the
+                stream is complete).
             TruncatedStreamError: the input ended before the end marker.
             RuntimeError: already closed, or failed before.
         """
@@ -257,7 +277,11 @@ class DialectDecoder:
             )
         self._state = "closed"
         try:
-            return self._end()
+            out = self._end()
+            # The stream is complete (else `_end` raised): it must have brought an answer.
+            if not self._gave_answer:
+                self._check_answer(out, at_end=True)
+            return out
         except Exception:
             self._state = "failed"
             raise
@@ -279,9 +303,52 @@ class DialectDecoder:
             f"the {self.dialect} stream ended before {self.end_marker}, after {self._items} item(s)"
         )
 
+    def _failure(self, exc: Exception, item: Any) -> Exception | None:
+        """What `feed` raises after decoding `item` raised `exc` (None: skip the item).
+
+        A `ShapeError` becomes `MalformedChunkError` (or the item is skipped,
+        with `on_malformed="skip"`); a `MalformedChunkError` for an item the
+        stream cut short (see `_shared.truncation`) becomes `TruncatedStreamError`,
+        its `__cause__` the malformed one. The decoder has failed, unless skipping.
+        """
+        cut = None
+        if isinstance(exc, MalformedChunkError | ShapeError):
+            cut = truncation(item, self.dialect)
+        if isinstance(exc, ShapeError):
+            if self._skip and cut is None:
+                return None
+            exc = MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect)
+        self._state = "failed"
+        if cut is not None:
+            cut.__cause__ = exc
+            return cut
+        return exc
+
+    def _check_answer(self, deltas: list[Delta], *, at_end: bool = False) -> None:
+        """Note whether `deltas` hold an answer; raise `EmptyStreamError` at an end without one.
+
+        `deltas` came from one item, or from `close()` (`at_end`): the
+        stream is complete then, as it is once `done`.
+        """
+        if deltas:
+            self._gave_answer = _shared.gives_answer(deltas)
+        if (at_end or self._done) and not self._gave_answer:
+            raise self._empty_at_end()
+
+    def _empty_at_end(self) -> EmptyStreamError:
+        """The error of a complete stream that brought no answer (see `EmptyStreamError`)."""
+        return EmptyStreamError(
+            f"the {self.dialect} stream reached {self.end_marker} after {self._items} item(s) "
+            f"with {_shared.NO_ANSWER}"
+        )
+
     def _malformed(self, reason: str, item: Any) -> list[Delta]:
-        """Drop `item` (with `on_malformed="skip"`) or raise `MalformedChunkError`."""
-        if self._skip:
+        """Drop `item` (with `on_malformed="skip"`) or raise `MalformedChunkError`.
+
+        An item the stream cut short is never dropped: `feed` reports it as a
+        truncated stream.
+        """
+        if self._skip and truncation(item, None) is None:
             return []
         raise MalformedChunkError(reason, _data_of(item), dialect=self.dialect)
 
@@ -291,7 +358,7 @@ class DialectDecoder:
             data = bytes(data).decode("utf-8", "replace")  # as `load_json` reads bytes
         try:
             value = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             value = None  # not JSON, or refused by the fast decoder: `load_json` decides
         if type(value) is dict:
             return value

@@ -1,4 +1,5 @@
-"""What every dialect package shares: JSON text in (the loaders) and out (`dumps`).
+"""What every dialect package shares: JSON text in (the loaders) and out (`dumps`),
+and the honest end (what an answer is: `gives_answer`; what a cut is: `truncation`).
 
 Input: JSON text (`str` or `bytes`) from a frame, a line or an event-stream
 payload; output: the decoded value, or the compact text a renderer writes.
@@ -10,19 +11,31 @@ the last word on anything it refuses).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.scanner import make_scanner
 
-from ...models import JSON
+from ...errors import TruncatedStreamError
+from ...models import (
+    JSON,
+    Metadata,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    Usage,
+)
+from ..lines import cut_short
 
 __all__ = [
+    "NO_ANSWER",
     "ShapeError",
     "dumps",
     "fast_loads",
+    "gives_answer",
     "json_kind",
     "load_json",
     "load_with",
     "stdlib_loads",
+    "truncation",
 ]
 
 # The C scanner behind json.loads, called directly: for the usual frame (one
@@ -78,8 +91,10 @@ def load_with(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:
         if fast is not None:
             try:
                 return fast(data)
-            except ValueError:
-                pass  # the standard library has the last word (and the message)
+            except (ValueError, TypeError):
+                # The standard library has the last word (and the message); it also
+                # takes the `str` subclasses msgspec refuses (`lines.Unterminated`).
+                pass
         return stdlib_loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
@@ -135,3 +150,69 @@ class ShapeError(ValueError):
         self.path = path
         self.reason = f"{path} is a JSON {json_kind(value)}, not {expected}"
         super().__init__(self.reason)
+
+
+#: What a stream without an answer lacked, in words (for `EmptyStreamError` messages).
+NO_ANSWER = "no text, reasoning, refusal, tool call or finish"
+
+
+def gives_answer(items: Iterable[object]) -> bool:
+    """Whether any of the deltas is (part of) an answer, by the rule of `EmptyStreamError`.
+
+    An answer is anything the model produced, or its finish: a non-empty
+    `TextDelta`, `ReasoningDelta` or `RefusalDelta`, a `ToolCallDelta`, a
+    citation, a server-side tool call or result, reasoning state, a `Finish`
+    (whatever its reason: the provider says why the answer ended, even an
+    empty one). `Usage` and `Metadata` are not.
+
+    >>> from rxstream.models import Finish
+    >>> gives_answer([Metadata({"id": "m"}), Usage(1, 0, 1)]), gives_answer([Finish("stop")])
+    (False, True)
+    """
+    for item in items:
+        kind = type(item)
+        if kind is TextDelta or kind is ReasoningDelta or kind is RefusalDelta:
+            if item.text:  # type: ignore[attr-defined]
+                return True
+        elif kind is not Usage and kind is not Metadata:
+            return True
+    return False
+
+
+#: How much of the cut text a truncation message quotes (its end, where the cut is).
+_TAIL = 120
+
+
+def truncation(item: object, dialect: str | None) -> TruncatedStreamError | None:
+    """The `TruncatedStreamError` for an item the stream cut short, or None when it was not.
+
+    A decoder calls it where it would raise `MalformedChunkError` for the
+    item, and raises the error it returns instead (chained to the malformed
+    one). Only what the cut broke counts: text that is whole JSON all the
+    same (a last event that merely lacks its blank line) was not cut short,
+    so what is wrong with it is its own fault (None). The message says where
+    the stream stopped and quotes the end of what arrived (bounded).
+
+    >>> from rxstream.core.lines import Unterminated
+    >>> print(truncation(Unterminated('{"done":fal'), "ollama"))
+    the ollama stream ended in the middle of a line (no line end followed it): '{"done":fal'
+    """
+    text = cut_short(item)
+    if text is None:
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        pass  # not whole: the cut broke it
+    except RecursionError:
+        return None  # too deep to tell, which the decoder reports
+    else:
+        return None
+    where = (
+        "a line (no line end followed it)"
+        if isinstance(item, str)
+        else "an event (no blank line ended it)"
+    )
+    tail = str(text) if len(text) <= _TAIL else "..." + text[1 - _TAIL :]
+    stream = f"the {dialect} stream" if dialect else "the stream"
+    return TruncatedStreamError(f"{stream} ended in the middle of {where}: {tail!r}")

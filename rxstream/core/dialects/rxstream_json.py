@@ -63,6 +63,7 @@ class RxstreamDecoder(DialectDecoder):
 
     dialect = "rxstream"
     end_marker = "the done event"
+    answer_required = False  # it carries what a pipeline held, possibly nothing
 
     def __init__(self, *, on_malformed: OnMalformed = "raise", ids: bool = False) -> None:
         super().__init__(on_malformed=on_malformed)

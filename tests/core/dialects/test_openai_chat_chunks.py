@@ -398,7 +398,7 @@ TRUNCATION: list[tuple[str, list[SSEFrame], tuple[int, ...] | None]] = [
         [F(choice(index=0, **FINISH)), F(choice(index=0, finish_reason=None))],
         None,
     ),
-    ("[DONE] wins", [F(choice(index=0)), F("[DONE]")], None),
+    ("[DONE] wins", [F(text_chunk("a")), F("[DONE]")], None),
 ]
 
 
@@ -447,6 +447,13 @@ EMPTY: list[tuple[str, list[SSEFrame], str, str]] = [
         "2 chunks with no choice",
         json.dumps(USAGE_ONLY),
     ),
+    # A message start and the end marker: no answer (issue 18, item 7).
+    (
+        "a role then [DONE]",
+        [F(choice(index=0, delta={"role": "assistant"})), F("[DONE]")],
+        "1 chunk with no text, reasoning, refusal, tool call or finish",
+        json.dumps(choice(index=0, delta={"role": "assistant"})),
+    ),
 ]
 
 
@@ -494,10 +501,14 @@ def test_skipped_frames_are_counted_in_the_empty_message() -> None:
     "frames",
     [
         [F(choice(index=0, **FINISH))],
-        [F(choice(index=0, delta={"role": "assistant"})), F("[DONE]")],
+        [
+            F(choice(index=0, delta={"role": "assistant"})),
+            F(choice(index=0, **FINISH)),
+            F("[DONE]"),
+        ],
         [F(choice(index=0, delta={}, finish_reason="length")), F(USAGE_ONLY)],
     ],
-    ids=["finished without content", "a role then [DONE]", "length then usage"],
+    ids=["finished without content", "a role, a finish, then [DONE]", "length then usage"],
 )
 def test_a_choice_without_content_is_an_answer(frames: list[SSEFrame]) -> None:
     _, decoder = decode(frames)

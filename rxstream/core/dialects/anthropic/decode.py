@@ -170,6 +170,7 @@ class AnthropicDecoder(DialectDecoder):
                                 self._items += 1
                                 if piece:
                                     self._chars += len(piece)
+                                    self._gave_answer = True
                                     out.append(_text(piece, 0))
                                 continue
                         elif kind == "thinking_delta":
@@ -179,6 +180,7 @@ class AnthropicDecoder(DialectDecoder):
                                 self._items += 1
                                 if piece:
                                     block.parts.append(piece)
+                                    self._gave_answer = True
                                     out.append(_reasoning(piece, 0))
                                 continue
                         elif kind == "input_json_delta":
@@ -188,6 +190,7 @@ class AnthropicDecoder(DialectDecoder):
                                 self._items += 1
                                 if piece:
                                     block.args = True
+                                    self._gave_answer = True
                                     out.append(ToolCallDelta(block.tool, piece))
                                 continue
             out += feed(item)

@@ -191,8 +191,8 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
             raise ShapeError("delta", "an object", delta)
         self._answered = True
         text = delta.get("text")
-        if text is not None:
-            if type(text) is not str:
+        if text is not None or "text" in delta:
+            if type(text) is not str:  # null too: a text delta without its text
                 raise ShapeError("delta.text", "a string", text)
             return [_text(text, 0)]
         use = delta.get("toolUse")

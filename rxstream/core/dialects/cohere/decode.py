@@ -96,7 +96,7 @@ class CohereDecoder(DialectDecoder):
         data = frame.data
         try:
             payload = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             payload = None
         if type(payload) is not dict:
             if not data or data.isspace() or data == "[DONE]":
@@ -172,12 +172,14 @@ class CohereDecoder(DialectDecoder):
         self._answered = True
         out: list[Delta] = []
         text = content.get("text")
-        if text is not None:
+        thinking = opt_str(content, "thinking", "delta.message.content")
+        if text is not None or thinking is None:
+            # A content delta carries its text (or, in a thinking block, its
+            # thinking); null or missing is a piece without what it is for.
             if type(text) is not str:
                 raise ShapeError("delta.message.content.text", "a string", text)
             if text:
                 out.append(_text(text, 0))
-        thinking = opt_str(content, "thinking", "delta.message.content")
         if thinking:
             out.append(ReasoningDelta(thinking))
         logprobs = payload.get("logprobs")

@@ -190,7 +190,7 @@ class GeminiDecoder(DialectDecoder):
             raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
         try:
             chunk = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             chunk = None
         if type(chunk) is not dict:
             chunk = self._not_object(data, event, frame)
@@ -313,9 +313,10 @@ class GeminiDecoder(DialectDecoder):
             if type(content) is not dict:
                 raise ShapeError(f"candidates[{n}].content", "an object", content)
             parts = content.get("parts")
+            if parts is not None and type(parts) is not list:
+                # Falsy too: `{}`, `0`, `""`, `false` are no "no parts" (that is `[]`).
+                raise ShapeError(f"candidates[{n}].content.parts", "an array", parts)
             if parts:
-                if type(parts) is not list:
-                    raise ShapeError(f"candidates[{n}].content.parts", "an array", parts)
                 if state.finished:
                     self._malformed(
                         f"candidate {choice} sent content after its finishReason", frame
@@ -357,6 +358,9 @@ class GeminiDecoder(DialectDecoder):
             raise ShapeError(f"{where}.thought", "a boolean", thought)
         signature = opt_str(part, "thoughtSignature", where)
         text = opt_str(part, "text", where)
+        if text is None and "text" in part:
+            # Missing: a part of another kind; null: a text part without its text.
+            raise ShapeError(f"{where}.text", "a string", None)
         if text:
             if thought:
                 out.append(_reasoning(text, choice))

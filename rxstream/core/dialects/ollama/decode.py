@@ -114,7 +114,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             if type(content) is str:
                 if content:
                     out.append(_text(content, 0))
-            elif content is not None:
+            elif content is not None or "content" in message:
+                # Ollama always sends a string ("" when there is none): null is no text.
                 raise ShapeError("message.content", "a string", content)
             if extras:
                 self._extras(message, out)

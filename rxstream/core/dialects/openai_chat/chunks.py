@@ -16,13 +16,19 @@ Invariants:
   message names its path), raises `MalformedChunkError`, or is dropped with
   `on_malformed="skip"`. So does JSON nested deeper than the decoder can
   follow. Missing fields, `null` ones and fields nobody reads are fine.
-- A stream that brought no chat data raises `EmptyStreamError` (a
-  `TruncatedStreamError`): at `[DONE]`, or at `close()`, when no chunk named
-  a choice (no frame at all, only `[DONE]`, only a usage chunk or Azure's
-  prompt-filter chunk). A choice that finished without content is an answer.
+- A stream that brought no answer raises `EmptyStreamError` (a
+  `TruncatedStreamError`): at `[DONE]`, or at `close()`, when no chunk gave
+  a delta that is an answer (`_shared.gives_answer`: no frame at all, only
+  `[DONE]`, only a usage chunk or Azure's prompt-filter chunk, a role and
+  nothing else). A choice that finished without content is an answer: its
+  finish says why it is empty.
 - The input ending before `[DONE]` while a choice that was seen never got a
   `finish_reason` raises `TruncatedStreamError` from `close()`; a stream whose
   every choice finished (TGI sends no `[DONE]`) completes normally.
+- The last event, when no blank line ended it, may be cut short (its data
+  is a `lines.Unterminated`): if its data does not decode, the stream is
+  `TruncatedStreamError` ("ended in the middle of an event"), chained to the
+  `MalformedChunkError` it would be, never skipped.
 - One JSON decode per frame and one pass over the decoded chunk. With the
   `fast` extra installed (msgspec) that decode is msgspec's; whatever msgspec
   refuses is decoded again by the standard library, which gives the answer (or
@@ -52,7 +58,7 @@ from ...message import MessageAccumulator
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed
-from .._shared import ShapeError, json_kind
+from .._shared import ShapeError, json_kind, truncation
 from .deltas import DeltaDecoder
 from .reader import TOO_DEEP, ChunkReader
 
@@ -84,6 +90,7 @@ class ChatFrameDecoder(MachineBase):
     """
 
     __slots__ = (
+        "_answered",
         "_blank",
         "_count",
         "_deltas",
@@ -120,6 +127,9 @@ class ChatFrameDecoder(MachineBase):
         self._blank = 0  # frames of blank data
         self._first: str | None = None  # the first data that was not blank, for messages
         self._done = False
+        # Whether a delta that is an answer came out (`_shared.gives_answer`):
+        # [DONE] (or a complete end) without one is `EmptyStreamError`.
+        self._answered = False
         self._loads = _shared.fast_loads or _shared.stdlib_loads
 
     @property
@@ -155,6 +165,8 @@ class ChatFrameDecoder(MachineBase):
         skip = self._skip
         scratch: list[Any] = []
         count = self._count
+        answered = self._answered
+        gives_answer = _shared.gives_answer
         mark = len(out)
         data = ""
         frame: object = None
@@ -172,7 +184,8 @@ class ChatFrameDecoder(MachineBase):
                         raise event_error(data, event)
                 try:
                     value = loads(data)
-                except ValueError:
+                except (ValueError, TypeError):
+                    # (msgspec refuses str subclasses: the `Unterminated` data of a last event.)
                     value = self._not_json(data)
                     if value is _HANDLED:
                         if self._done:
@@ -194,21 +207,37 @@ class ChatFrameDecoder(MachineBase):
                     if not read(value, out) and value.get("type") == "error":
                         del out[mark:]
                         raise _error(value, data, event)
+                    if not answered:
+                        answered = gives_answer(out[mark:])
                 else:
                     if not read(value, scratch) and value.get("type") == "error":
                         raise _error(value, data, event)
+                    if not answered:
+                        answered = gives_answer(scratch)
                     scratch.clear()
                     out.append(_chunk(value))
                 if not count:
                     self._first = data
                 count += 1
-            if self._done and not self._reader.seen:
+            if self._done and not answered:
                 raise self._empty(done=True, count=count)
         except ShapeError as exc:
             self._state = FAILED
             if deltas:
                 del out[mark:]
-            raise MalformedChunkError(exc.reason, data, dialect=self.dialect) from None
+            error = MalformedChunkError(exc.reason, data, dialect=self.dialect)
+            cut = truncation(frame, self.dialect)
+            if cut is None:
+                raise error from None
+            raise cut from error
+        except MalformedChunkError as exc:
+            # Data the stream cut short (the last event, without its blank
+            # line) is a truncated stream, not a malformed one.
+            self._state = FAILED
+            cut = truncation(frame, self.dialect)
+            if cut is None:
+                raise
+            raise cut from exc
         except RecursionError:
             self._state = FAILED
             if deltas:
@@ -224,6 +253,7 @@ class ChatFrameDecoder(MachineBase):
             raise
         finally:
             self._count = count
+            self._answered = answered
 
     def _check_end(self) -> None:
         """`close()`'s work: end the input, checking that the stream did not stop half-way."""
@@ -243,6 +273,9 @@ class ChatFrameDecoder(MachineBase):
                     f" after {self._count} {chunks}",
                     unfinished=unfinished,
                 )
+            if not self._answered:
+                self._state = FAILED
+                raise self._empty(done=False, count=self._count)
 
     def fuse(self, below: object) -> Machine[Any, Any] | None:
         """This decoder and the machine fed by it, as one machine (or None).
@@ -350,7 +383,8 @@ class ChatFrameDecoder(MachineBase):
         self._malformed(f"a JSON {json_kind(value)}, not an object", data)
 
     def _malformed(self, reason: str, data: str) -> None:
-        if not self._skip:
+        # Data the stream cut short is never skipped: `_decode` reports it as truncated.
+        if not self._skip or truncation(data, None) is not None:
             raise MalformedChunkError(reason, data, dialect=self.dialect)
         self._skipped += 1
         if self._first is None:
@@ -359,7 +393,8 @@ class ChatFrameDecoder(MachineBase):
     def _empty(self, *, done: bool, count: int) -> EmptyStreamError:
         parts = []
         if count:
-            parts.append(f"{count} chunk{'s' if count > 1 else ''} with no choice")
+            lacking = f"with {_shared.NO_ANSWER}" if self._reader.seen else "with no choice"
+            parts.append(f"{count} chunk{'s' if count > 1 else ''} {lacking}")
         if self._skipped:
             parts.append(f"{self._skipped} malformed frame{'s' if self._skipped > 1 else ''}")
         if self._blank:
@@ -416,10 +451,10 @@ class ChunkDecoder(ChatFrameDecoder):
     def feed_all(self, frames: Iterable[SSEFrame], out: list[ChatChunk]) -> None:
         """Feed many frames at once: `out += feed(frame)` for each in turn, stopping at `[DONE]`.
 
-        >>> decoder, out = ChunkDecoder(), []
-        >>> decoder.feed_all([SSEFrame('{"choices": [{}]}'), SSEFrame("[DONE]")], out)
+        >>> decoder, out, DONE = ChunkDecoder(), [], SSEFrame("[DONE]")
+        >>> decoder.feed_all([SSEFrame('{"choices": [{"finish_reason": "stop"}]}'), DONE], out)
         >>> out, decoder.done
-        ([ChatChunk(raw={'choices': [{}]})], True)
+        ([ChatChunk(raw={'choices': [{'finish_reason': 'stop'}]})], True)
         """
         self._decode(frames, out)
 

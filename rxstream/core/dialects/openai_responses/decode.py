@@ -151,7 +151,7 @@ class ResponsesDecoder(DialectDecoder):
         self._filled: set[_PartKey] = set()  # parts whose text was delivered
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
         self._calls: dict[int, _Call] = {}  # client calls by output_index
-        self._finished: dict[int, JSON] = {}  # output indexes whose item is done: its id
+        self._finished: dict[int, str | None] = {}  # output indexes whose item is done: its id
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         self._handlers = {
             "response.output_text.delta": self._text_delta,
@@ -185,7 +185,7 @@ class ResponsesDecoder(DialectDecoder):
         data = frame.data
         try:
             payload = self._loads(data)
-        except (ValueError, RecursionError):
+        except (ValueError, TypeError, RecursionError):
             payload = None
         if type(payload) is not dict:
             stripped = data.strip()
@@ -370,7 +370,7 @@ class ResponsesDecoder(DialectDecoder):
     def _item_added(self, payload: JSONObject) -> list[Delta]:
         oi = _output_index(payload)
         item = _obj(payload, "item", "")
-        kind = opt_str(item, "type", "item")
+        kind = _item_type(item, "item")
         if kind in _CLIENT_CALLS and oi not in self._calls:
             return self._begin_call(oi, item, kind, "item")
         return []
@@ -378,12 +378,12 @@ class ResponsesDecoder(DialectDecoder):
     def _item_done_event(self, payload: JSONObject) -> list[Delta]:
         oi = _output_index(payload)
         item = _obj(payload, "item", "")
-        self._finished[oi] = item.get("id")
+        self._finished[oi] = opt_str(item, "id", "item")
         return self._item_done(oi, item, "item")
 
     def _item_done(self, oi: int, item: JSONObject, path: str) -> list[Delta]:
         """A finished item: whatever of it no finer event delivered."""
-        kind = opt_str(item, "type", path)
+        kind = _item_type(item, path)
         if kind == "message":
             return self._message_rest(oi, item, path)
         if kind == "reasoning":
@@ -523,12 +523,11 @@ class ResponsesDecoder(DialectDecoder):
         give an item a new id in each event). A position alone would double
         the text when an item's place in `output` is not its `output_index`.
         """
-        by_id = {id: oi for oi, id in self._finished.items() if type(id) is str}
-        ids = {item.get("id") for item in output}
+        by_id = {id: oi for oi, id in self._finished.items() if id is not None}
+        ids = [opt_str(item, "id", f"response.output[{i}]") for i, item in enumerate(output)]
         out: list[int | None] = []
-        for i, item in enumerate(output):
-            id = item.get("id")
-            if type(id) is str and id in by_id:
+        for i, id in enumerate(ids):
+            if id is not None and id in by_id:
                 out.append(by_id[id])
             elif i in self._finished and self._finished[i] not in ids:
                 out.append(i)
@@ -550,6 +549,14 @@ class ResponsesDecoder(DialectDecoder):
 
     def _error(self, payload: JSONObject) -> list[Delta]:
         raise provider_error(payload, data=self._frame.data, event=self._frame.event)
+
+
+def _item_type(item: JSONObject, path: str) -> str:
+    """An output item's `type`: every item has one, a string (null or missing is malformed)."""
+    kind = item.get("type")
+    if type(kind) is not str:
+        raise ShapeError(f"{path}.type", "a string", kind)
+    return kind
 
 
 def _foreign(frame: SSEFrame) -> str:
