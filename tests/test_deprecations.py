@@ -18,7 +18,8 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream._deprecate import deprecated_arguments
-from rxstream.core.eventstream import encode_message
+from rxstream.core.eventstream import EventStreamParser, EventStreamSplitter, encode_message
+from rxstream.core.lines import LineSplitter
 from rxstream.serve import SSEResponse, sse_response
 
 TEXT = [rs.TextDelta("Hel"), rs.TextDelta("lo")]
@@ -195,3 +196,19 @@ def test_redis_server_executable_positionally() -> None:
         server = RedisServer("/bin/redis-server-of-this-test")  # type: ignore[call-arg]
     assert server.executable == "/bin/redis-server-of-this-test"
     server.close()
+
+
+@pytest.mark.parametrize(
+    ("make", "new"),
+    [
+        pytest.param(lambda: LineSplitter(limit=8), "line_limit", id="LineSplitter"),
+        pytest.param(lambda: EventStreamParser(limit=64), "frame_limit", id="EventStreamParser"),
+        pytest.param(
+            lambda: EventStreamSplitter(limit=64), "frame_limit", id="EventStreamSplitter"
+        ),
+    ],
+)
+def test_the_core_machines_former_limit_warns_and_works(make: Any, new: str) -> None:
+    with pytest.warns(DeprecationWarning, match=f"limit= is deprecated, use {new}="):
+        machine = make()
+    assert machine._limit in (8, 64)

@@ -51,6 +51,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 
+from .._deprecate import deprecated_arguments
 from ..errors import MalformedChunkError, TruncatedStreamError
 from ..models import EventStreamMessage
 from ._build import constructor
@@ -115,7 +116,7 @@ class EventStreamParser:
     """Cut `bytes` chunks into AWS event-stream messages (see the module docstring).
 
     Args:
-        limit: the longest message accepted, in bytes, both checksums
+        frame_limit: the longest message accepted, in bytes, both checksums
             included (default 32 MiB).
 
     Raises:
@@ -134,11 +135,13 @@ class EventStreamParser:
 
     __slots__ = ("_buf", "_error", "_known", "_limit", "_need", "_offset", "_state")
 
-    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+    @deprecated_arguments(renamed={"limit": "frame_limit"})
+    def __init__(self, *, frame_limit: int = DEFAULT_LIMIT) -> None:
+        limit = frame_limit
         if isinstance(limit, bool) or not isinstance(limit, int):
-            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+            raise TypeError(f"frame_limit must be an int, got {type(limit).__name__}")
         if limit < MIN_LENGTH:
-            raise ValueError(f"limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
+            raise ValueError(f"frame_limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
         self._limit = limit
         # The start of a message not complete yet (never a whole message).
         self._buf = bytearray()
@@ -471,7 +474,7 @@ class EventStreamSplitter:
     arrives is held until `rest()` takes it.
 
     Args:
-        limit: the longest message, in bytes, both checksums included
+        frame_limit: the longest message, in bytes, both checksums included
             (default 32 MiB); a longer one counts as a broken prelude.
 
     Raises:
@@ -488,11 +491,13 @@ class EventStreamSplitter:
 
     __slots__ = ("_broken", "_buf", "_limit", "_need", "_offset", "_state")
 
-    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+    @deprecated_arguments(renamed={"limit": "frame_limit"})
+    def __init__(self, *, frame_limit: int = DEFAULT_LIMIT) -> None:
+        limit = frame_limit
         if isinstance(limit, bool) or not isinstance(limit, int):
-            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+            raise TypeError(f"frame_limit must be an int, got {type(limit).__name__}")
         if limit < MIN_LENGTH:
-            raise ValueError(f"limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
+            raise ValueError(f"frame_limit must be at least {MIN_LENGTH} bytes, got {limit!r}")
         self._limit = min(limit, 2**32)
         # What is not handed out yet: the start of one message (or, broken, the rest).
         self._buf = bytearray()

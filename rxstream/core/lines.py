@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
+from .._deprecate import deprecated_arguments
 from ..errors import LineTooLongError
 from ._machine import CLOSED, FAILED, OPEN, MachineBase, Stage, wrong_input
 
@@ -99,11 +100,12 @@ class LineSplitter(MachineBase):
     emitted by `close()`, as an `Unterminated` (a `str` that says so).
 
     Args:
-        limit: the longest line allowed, in bytes for `bytes` input and in
-            characters for `str` input, terminator excluded.
+        line_limit: the longest line allowed, in bytes for `bytes` input and in
+            characters for `str` input, terminator excluded (`limit=`, its
+            former name, still works with a `DeprecationWarning`).
 
     Raises:
-        ValueError: `limit` is not a positive int.
+        ValueError: `line_limit` is not a positive int.
 
     >>> splitter = LineSplitter()
     >>> splitter.feed(b"data: caf\\xc3")
@@ -127,11 +129,13 @@ class LineSplitter(MachineBase):
     )
     operator = "rs.lines()"
 
-    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+    @deprecated_arguments(renamed={"limit": "line_limit"})
+    def __init__(self, *, line_limit: int = DEFAULT_LIMIT) -> None:
+        limit = line_limit
         if isinstance(limit, bool) or not isinstance(limit, int):
-            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+            raise TypeError(f"line_limit must be an int, got {type(limit).__name__}")
         if limit <= 0:
-            raise ValueError(f"limit must be positive, got {limit!r}")
+            raise ValueError(f"line_limit must be positive, got {limit!r}")
         super().__init__()
         self._limit = limit
         self._kind: type[str] | type[bytes] | None = None

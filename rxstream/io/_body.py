@@ -110,7 +110,7 @@ class BodyReader:
         self._credentials = credentials
         self._status = status_code
         self._content_type = credentials.redact(content_type) if content_type else content_type
-        self._splitter = None if binary else LineSplitter(limit=line_limit)
+        self._splitter = None if binary else LineSplitter(line_limit=line_limit)
         self._echoes = raw_redactor(credentials, kind) if binary else None
         self._seen = False  # an event (or NDJSON line) has arrived
         self._head = b""

@@ -141,7 +141,7 @@ class EventStreamRedactor:
         self._pattern = _pattern(credentials)
         # Messages over the parser's default limit count as broken preludes:
         # the parser downstream (with that limit) refuses them at once anyway.
-        self._splitter = EventStreamSplitter(limit=DEFAULT_LIMIT)
+        self._splitter = EventStreamSplitter(frame_limit=DEFAULT_LIMIT)
         # After a broken prelude: the rest of the body, masked as it comes.
         self._rest: BytesRedactor | None = None
 
@@ -177,7 +177,7 @@ class EventStreamRedactor:
         if not self._suspect(data):
             return data
         try:
-            (message,) = EventStreamParser(limit=len(data)).feed(data)
+            (message,) = EventStreamParser(frame_limit=len(data)).feed(data)
         except MalformedChunkError:
             return self._undecodable(data)
         headers = {name: self._value(value) for name, value in message.headers.items()}
@@ -266,7 +266,7 @@ class UntypedRedactor:
         return self._redactor.close()
 
     def _choose(self, head: bytes) -> EventStreamRedactor | BytesRedactor:
-        prelude = EventStreamSplitter(limit=DEFAULT_LIMIT)
+        prelude = EventStreamSplitter(frame_limit=DEFAULT_LIMIT)
         prelude.feed(head[:12])
         if prelude.broken:
             return BytesRedactor(self._credentials)

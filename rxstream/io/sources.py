@@ -491,7 +491,7 @@ def from_lines(
         async def aread(handle: Handle) -> AsyncIterator[list[str]]:
             iterator = aiter(source_a)
             handle.attach_async(iterator)
-            splitter = LineSplitter(limit=line_limit)
+            splitter = LineSplitter(line_limit=line_limit)
             async for item in iterator:
                 yield splitter.feed_lines(_item(item))
 
@@ -503,7 +503,7 @@ def from_lines(
     def read(handle: Handle) -> Iterator[list[str]]:
         iterator = iter(source_s)
         handle.attach(iterator)
-        splitter = LineSplitter(limit=line_limit)
+        splitter = LineSplitter(line_limit=line_limit)
         for item in iterator:
             yield splitter.feed_lines(_item(item))
 

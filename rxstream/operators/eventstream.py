@@ -56,5 +56,5 @@ def eventstream_frames(
     >>> _ = reactivex.of(data[:5], data[5:]).pipe(eventstream_frames()).subscribe(print)
     EventStreamMessage(headers={':event-type': 'messageStop'}, payload=b'{"stopReason":"end_turn"}')
     """
-    EventStreamParser(limit=frame_limit)  # Check the option now, where the caller can see it.
-    return machine_operator(lambda: EventStreamParser(limit=frame_limit))
+    EventStreamParser(frame_limit=frame_limit)  # Check the option now, where the caller can see it.
+    return machine_operator(lambda: EventStreamParser(frame_limit=frame_limit))

@@ -50,5 +50,5 @@ def lines(
     data: 1
     data: 2
     """
-    LineSplitter(limit=line_limit)  # Check the option now, where the caller can see it.
-    return machine_operator(lambda: LineSplitter(limit=line_limit))
+    LineSplitter(line_limit=line_limit)  # Check the option now, where the caller can see it.
+    return machine_operator(lambda: LineSplitter(line_limit=line_limit))

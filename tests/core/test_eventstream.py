@@ -151,7 +151,7 @@ def test_bytearray_and_memoryview_chunks() -> None:
 def test_a_message_of_exactly_the_limit_passes() -> None:
     data = frame(b"", b"x" * 84)
     assert len(data) == 100
-    assert messages(data, limit=100) == [EventStreamMessage({}, b"x" * 84)]
+    assert messages(data, frame_limit=100) == [EventStreamMessage({}, b"x" * 84)]
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -215,7 +215,7 @@ def test_headers_over_128_kib_are_malformed() -> None:
 
 def test_a_length_over_the_limit_fails_at_the_prelude_without_waiting() -> None:
     # Only the 12 prelude bytes of a 1 MiB message: no waiting for the rest.
-    parser = EventStreamParser(limit=1000)
+    parser = EventStreamParser(frame_limit=1000)
     with pytest.raises(MalformedChunkError, match="total length 1048576 is over the limit of 1000"):
         parser.feed(frame(b"", b"x" * (1_048_576 - 16))[:12])
 
@@ -322,7 +322,7 @@ def test_a_str_chunk_is_a_type_error_with_a_hint() -> None:
 )
 def test_bad_limits(limit: Any, error: type[Exception]) -> None:
     with pytest.raises(error):
-        EventStreamParser(limit=limit)
+        EventStreamParser(frame_limit=limit)
 
 
 def test_the_default_limit_holds_botocores_largest_message() -> None:
@@ -396,7 +396,7 @@ def test_any_messages_under_any_chunking_come_back(
 @given(st.binary(max_size=400), st.data())
 def test_random_bytes_give_messages_or_a_stream_error(garbage: bytes, data: st.DataObject) -> None:
     pieces = data.draw(cut(garbage))
-    parser = EventStreamParser(limit=4096)
+    parser = EventStreamParser(frame_limit=4096)
     try:
         for piece in pieces:
             for message in parser.feed(piece):

@@ -81,8 +81,8 @@ CASES: dict[str, tuple[bytes, dict[str, Any], list[bytes], bytes, bool]] = {
         prelude(MAX_HEADERS_LENGTH + 17, MAX_HEADERS_LENGTH + 1),
         True,
     ),
-    "a message over the limit": (A + C, {"limit": 100}, [A], C, True),
-    "a message of exactly the limit": (C, {"limit": len(C)}, [C], b"", False),
+    "a message over the limit": (A + C, {"frame_limit": 100}, [A], C, True),
+    "a message of exactly the limit": (C, {"frame_limit": len(C)}, [C], b"", False),
 }
 
 
@@ -179,7 +179,7 @@ def test_bytearray_and_memoryview_chunks() -> None:
 )
 def test_bad_limits(limit: Any, error: type[Exception]) -> None:
     with pytest.raises(error):
-        EventStreamSplitter(limit=limit)
+        EventStreamSplitter(frame_limit=limit)
 
 
 # --------------------------------------------------------------------------- properties
@@ -213,8 +213,8 @@ def test_any_messages_under_any_chunking_come_out_whole(
 
 @given(st.binary(max_size=300), st.data())
 def test_any_bytes_come_out_whole_and_in_order(garbage: bytes, data: st.DataObject) -> None:
-    whole = split([garbage], limit=4096)
-    got = split(data.draw(cut(garbage)), limit=4096)
+    whole = split([garbage], frame_limit=4096)
+    got = split(data.draw(cut(garbage)), frame_limit=4096)
     assert got == whole
     messages, rest, _ = got
     assert b"".join(messages) + rest == garbage

@@ -121,7 +121,7 @@ def test_line_too_long(limit: int, data: bytes, kind: str) -> None:
         limit = 2  # the same overflow, counted in characters
     good = payload.splitlines()[:-1]  # safe here: the inputs hold no exotic separators
     for name, pieces in chunkings(payload):  # type: ignore[type-var]  # one kind per case
-        splitter = LineSplitter(limit=limit)
+        splitter = LineSplitter(line_limit=limit)
         out: list[str] = []
         with pytest.raises(LineTooLongError) as info:
             _feed_into(splitter, [*pieces, None], out)
@@ -136,7 +136,7 @@ def test_line_too_long(limit: int, data: bytes, kind: str) -> None:
 
 
 def test_line_too_long_message_quotes_a_bounded_head() -> None:
-    splitter = LineSplitter(limit=10_000)
+    splitter = LineSplitter(line_limit=10_000)
     with pytest.raises(LineTooLongError) as info:
         splitter.feed(b"data: " + b"x" * 20_000)
     message = str(info.value)
@@ -145,7 +145,7 @@ def test_line_too_long_message_quotes_a_bounded_head() -> None:
 
 
 def test_long_line_in_small_chunks_is_stopped_at_the_limit() -> None:
-    splitter = LineSplitter(limit=1000)
+    splitter = LineSplitter(line_limit=1000)
     out: list[str] = []
     for _ in range(142):  # 994 bytes
         out.extend(splitter.feed(b"x" * 7))
@@ -160,7 +160,7 @@ def test_limit_exactly_reached_is_fine(kind: str) -> None:
     payload: str | bytes = (
         (line + "\r\n" + line) if kind == "str" else (line + "\r\n" + line).encode()
     )
-    got = outputs_for_all_chunkings(lambda: LineSplitter(limit=4), payload)  # type: ignore[type-var]
+    got = outputs_for_all_chunkings(lambda: LineSplitter(line_limit=4), payload)  # type: ignore[type-var]
     assert got == [line, line]
 
 
@@ -179,7 +179,7 @@ def test_default_limit_is_one_mib() -> None:
 )
 def test_bad_limit(limit: object, error: type[Exception]) -> None:
     with pytest.raises(error, match="limit"):
-        LineSplitter(limit=limit)  # type: ignore[arg-type]
+        LineSplitter(line_limit=limit)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ FINISHED_FRAME = SSEFrame('{"choices": [{"index": 0, "delta": {}, "finish_reason
 
 # (class, a good item, an item that makes it raise a StreamError or TypeError)
 MACHINES: dict[str, tuple[Callable[[], Any], Any, Any]] = {
-    "LineSplitter": (lambda: LineSplitter(limit=4), b"ab\n", b"abcdefgh\n"),
+    "LineSplitter": (lambda: LineSplitter(line_limit=4), b"ab\n", b"abcdefgh\n"),
     "SSEParser": (SSEParser, "data: x", b"data: x"),
     "ChunkDecoder": (ChunkDecoder, FINISHED_FRAME, SSEFrame("{oops")),
     "DeltaDecoder": (DeltaDecoder, FINISHED, ChatChunk({"choices": 1})),
