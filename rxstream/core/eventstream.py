@@ -49,9 +49,9 @@ import struct
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 
+from .._fast import constructor
 from ..errors import MalformedChunkError, TruncatedStreamError
 from ..models import EventStreamMessage
-from ._build import constructor
 
 __all__ = [
     "DEFAULT_LIMIT",
