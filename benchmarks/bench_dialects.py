@@ -57,12 +57,16 @@ import reactivex
 import rxstream as rs
 
 try:  # where the JSON loaders live (and the `fast` extra's switch)
-    import rxstream.core.dialects._shared as _chunks
-except ImportError:  # an older rxstream: the chat chunk decoder held them
-    import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
-from rxstream.core import dialects
+    import rxstream._fast as _chunks
 
-_FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
+    _FAST = "msgspec_loads"
+except ImportError:  # an older rxstream: the dialects' shared module, or the chunk decoder
+    try:
+        import rxstream.core.dialects._shared as _chunks  # type: ignore[no-redef]
+    except ImportError:
+        import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
+    _FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
+from rxstream.core import dialects
 
 READ = 4096
 WORDS = ("The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\n")

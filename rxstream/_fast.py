@@ -30,8 +30,10 @@ then hits for `lines(), sse_frames(), decode_chunks(), deltas(), ...`):
   back on). It takes effect for machines and operator subscriptions built
   afterwards, and for the constructors at once.
 
-With them off: no fusion beyond plain chaining, no shared reader, `json.loads`
-for all JSON, and each item built by its dataclass's own `__init__`.
+With them off: no fusion beyond plain chaining, each machine fed one item at
+a time through its own `feed` (as a `for` loop would), no shared reader,
+`json.loads` for all JSON, and each item built by its dataclass's own
+`__init__`.
 """
 
 from __future__ import annotations
@@ -43,10 +45,12 @@ import types
 from collections.abc import Callable, Iterable
 from functools import cache
 from json.scanner import make_scanner
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .core._machine import Feeder, MachineBase
 from .models import JSON
+
+if TYPE_CHECKING:  # the machines import this module; it imports none of them at import
+    from .core._machine import Feeder
 
 __all__ = [
     "ENV_VAR",
@@ -222,7 +226,7 @@ def loaders() -> tuple[Callable[[str], JSON] | None, Callable[[str], JSON]]:
 # --------------------------------------------------------------------------- chaining
 
 
-class Chained(MachineBase):
+class Chained:
     """Two machines as one: what the upper one gives goes straight into the lower one.
 
     It gives what the two give in a row, errors and `done` included: the lower
@@ -240,7 +244,6 @@ class Chained(MachineBase):
     __slots__ = ("_lower", "_lower_closed", "_upper")
 
     def __init__(self, upper: Feeder[Any, Any], lower: Feeder[Any, Any]) -> None:
-        super().__init__()
         self._upper: Any = _batched(upper)
         self._lower: Any = _batched(lower)
         self._lower_closed = False
@@ -307,26 +310,60 @@ class Chained(MachineBase):
 
 
 class _Batch:
-    """A `Feeder` that has only `feed` and `close`, given `feed_all` and `done`."""
+    """A `Feeder` given what it lacks of the whole contract: `feed_all` and `done`."""
 
-    __slots__ = ("_machine",)
+    __slots__ = ("_machine", "close", "feed_all")
 
     def __init__(self, machine: Feeder[Any, Any]) -> None:
         self._machine = machine
+        self.close = machine.close
+        feed_all = getattr(machine, "feed_all", None)
+        self.feed_all: Callable[[Iterable[Any], list[Any]], None] = feed_all or self._feed_each
 
-    done = False
+    @property
+    def done(self) -> bool:
+        return bool(getattr(self._machine, "done", False))
 
-    def feed_all(self, items: Iterable[Any], out: list[Any]) -> None:
+    def _feed_each(self, items: Iterable[Any], out: list[Any]) -> None:
         feed = self._machine.feed
         for item in items:
             out += feed(item)
 
-    def close(self) -> list[Any]:
-        return list(self._machine.close())
+
+class _Each:
+    """A machine fed one item at a time through its own `feed` (the fast paths off).
+
+    What a plain `for` loop over the machine does: `feed` per item, stopping
+    once `done`; an error leaves in `out` what the items before it gave.
+    (`EventStreamParser.feed` reports a broken message on the next `feed` or
+    at `close()`, so there the error comes one read later, after the same
+    messages.)
+    """
+
+    __slots__ = ("_machine", "close")
+
+    def __init__(self, machine: Feeder[Any, Any]) -> None:
+        self._machine = machine
+        self.close = machine.close
+
+    @property
+    def done(self) -> bool:
+        return bool(getattr(self._machine, "done", False))
+
+    def feed_all(self, items: Iterable[Any], out: list[Any]) -> None:
+        machine = self._machine
+        for item in items:
+            out += machine.feed(item)
+            if getattr(machine, "done", False):
+                break
 
 
 def _batched(machine: Feeder[Any, Any]) -> Any:
-    """The machine itself when it has the whole contract; else it wrapped in `_Batch`."""
+    """The machine as chaining runs it: itself when it has the whole contract, else adapted."""
+    if type(machine) in (Chained, _Each, _Batch):
+        return machine
+    if not _on:
+        return _Each(machine)
     if hasattr(type(machine), "feed_all") and hasattr(type(machine), "done"):
         return machine
     return _Batch(machine)

@@ -30,8 +30,8 @@ from reactivex.testing import ReactiveTest, TestScheduler
 import rxstream as rs
 import rxstream._fast as fast_paths_module
 import rxstream.core.dialects._shared as shared
-from rxstream.core import ChunkDecoder, dialects
 from rxstream._fast import constructor
+from rxstream.core import ChunkDecoder, dialects
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
@@ -331,8 +331,8 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
-    from rxstream.core import DeltaDecoder
     from rxstream._fast import Chained, fuse
+    from rxstream.core import DeltaDecoder
     from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
 

@@ -24,6 +24,7 @@ __all__ = [
     "stdlib_loads",
 ]
 
+
 def stdlib_loads(data: str) -> JSON:
     """`json.loads` (with the fast paths on, the direct scanner first: see `rxstream._fast`)."""
     if enabled():
