@@ -70,7 +70,7 @@ class ChatFrameDecoder(MachineBase):
     Each frame's JSON is decoded once and read once by a `ChunkReader`
     (which checks every field it reads); what comes out is the chunk
     (`ChunkDecoder`) or its deltas (`OpenAIChatDecoder`, or a chunk decoder
-    fused with the delta decoder below it). The subclasses give `feed`,
+    fused with the delta decoder below it by `rxstream._fast`). The subclasses give `feed`,
     `feed_all` and `close` their item types and their documentation.
 
     Args:
