@@ -455,14 +455,14 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     def deltas(decoder: ChatFrameDecoder, below: DeltaDecoder) -> ChatFrameDecoder | None:
         # The chunk decoder gives the deltas itself, reading each chunk with
         # the delta decoder's reader (which a message accumulator may share).
-        if not below.pristine or not decoder._give_deltas(below.reader):
+        if type(below) is not DeltaDecoder or not below.pristine:
             return None
-        return decoder
+        return decoder if decoder._give_deltas(below.reader) else None
 
     def accumulate(decoder: ChatFrameDecoder, below: MessageAccumulator) -> Chained | None:
         # Chunks into the accumulator: the decoder gives their deltas, and the
         # accumulator reads roles and choices through the decoder's reader.
-        if not below.pristine:
+        if type(below) is not MessageAccumulator or not below.pristine:
             return None
         gave_deltas = decoder._deltas
         if not decoder._give_deltas(None):
