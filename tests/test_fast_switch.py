@@ -31,6 +31,7 @@ from reactivex import Observable
 import rxstream as rs
 from rxstream._fast import ENV_VAR, constructor, enabled
 from rxstream.core import DeltaDecoder, dialects, fast_paths
+from rxstream.core.message import MessageAccumulator
 from rxstream.models import TextDelta
 
 DATA = Path(__file__).parent / "data"
@@ -247,3 +248,21 @@ def test_the_environment_variable_is_read_at_import(value: str, on: bool) -> Non
         cwd=Path(__file__).parent.parent,
     )
     assert result.stdout.strip() == str(on)
+
+
+def test_share_reader_still_works_with_a_warning() -> None:
+    # Roles come from the chunks' reader, given the old way or as `chunks=`.
+    chunk = rs.ChatChunk({"choices": [{"index": 0, "delta": {"role": "tool", "content": "a"}}]})
+    results = []
+    for old in (True, False):
+        decoder = DeltaDecoder()
+        if old:
+            acc = MessageAccumulator()
+            with pytest.warns(DeprecationWarning, match=r"share_reader\(reader\) is deprecated"):
+                acc.share_reader(decoder.reader)
+        else:
+            acc = MessageAccumulator(chunks=decoder.reader)
+        for delta in decoder.feed(chunk):
+            acc.feed(delta)
+        results.append([(m.role, m.content) for m in acc.close()])
+    assert results == [[("tool", "a")], [("tool", "a")]]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from .._deprecate import warn_renamed
 from ..models import (
     Citation,
     Delta,
@@ -156,6 +157,16 @@ class MessageAccumulator(MachineBase):
             and not reader.seen
             and reader.usage is None
         )
+
+    def share_reader(self, reader: ChunkFacts) -> None:
+        """Deprecated: pass the reader as `MessageAccumulator(chunks=reader)`.
+
+        Takes the choices and roles from `reader`, as `chunks=` does; warns.
+        """
+        warn_renamed(
+            "MessageAccumulator", "share_reader(reader)", "MessageAccumulator(chunks=reader)"
+        )
+        self._reader = reader
 
     def _read_chunks_with(self, reader: ChunkFacts) -> None:
         """Fast-path hook (`rxstream._fast`): take roles and choices from `reader`.
