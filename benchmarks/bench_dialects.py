@@ -21,7 +21,8 @@ against the floor's time in the same round.
 - rxstream on the standard library, and with the `fast` extra (msgspec):
   bytes -> `lines()` -> `sse_frames()` -> `decode(d)` -> `accumulate_message()`
   (NDJSON without `sse_frames`, Bedrock through `eventstream_frames()`), the
-  dialect named, and left to `decode()` to detect ("auto");
+  dialect named, and left to `decode()` to detect ("auto"); and, for scale, the
+  named pipeline with every fast path off (`rxstream.core.fast_paths(False)`);
 - the provider's own SDK stream helper where it is installed (`anthropic`'s
   `messages.stream()`, the openai SDK's `responses.stream()`, `google-genai`'s
   `generate_content_stream`), fed the same bytes through a mock transport.
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import gc
+import importlib
 import json
 import platform
 import statistics
@@ -57,12 +59,21 @@ import reactivex
 import rxstream as rs
 
 try:  # where the JSON loaders live (and the `fast` extra's switch)
-    import rxstream.core.dialects._shared as _chunks
-except ImportError:  # an older rxstream: the chat chunk decoder held them
-    import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
+    import rxstream._fast as _chunks
+
+    _FAST = "msgspec_loads"
+except ImportError:  # an older rxstream: the dialects' shared module, or the chunk decoder
+    try:
+        import rxstream.core.dialects._shared as _chunks  # type: ignore[no-redef]
+    except ImportError:
+        import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
+    _FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
 from rxstream.core import dialects
 
-_FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
+#: The switch of every fast path (None: an rxstream from before it).
+FAST_PATHS: Callable[[bool], bool] | None = getattr(
+    importlib.import_module("rxstream.core"), "fast_paths", None
+)
 
 READ = 4096
 WORDS = ("The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\n")
@@ -319,11 +330,22 @@ FLOORS: dict[str, Callable[[Stream], Answer]] = {
 # -- rxstream ---------------------------------------------------------------------------------
 
 
-def rxstream_run(fast: bool, *, auto: bool = False) -> Callable[[Stream], Answer]:
-    """The pipeline, the dialect named (or left to `decode()`), the `fast` extra on or off."""
+def rxstream_run(
+    fast: bool, *, auto: bool = False, shortcuts: bool = True
+) -> Callable[[Stream], Answer]:
+    """The pipeline, the dialect named (or left to `decode()`), the `fast` extra on or off.
+
+    `shortcuts=False`: with every fast path off (`rxstream.core.fast_paths(False)`).
+    """
     fast_loads = getattr(_chunks, _FAST, None)
 
     def run(stream: Stream) -> Answer:
+        if not shortcuts:
+            previous = FAST_PATHS(False)
+            try:
+                return rxstream_run(fast, auto=auto)(stream)
+            finally:
+                FAST_PATHS(previous)
         decode = rs.decode() if auto else rs.decode(stream.dialect)
         if stream.dialect == "bedrock":
             wire: Any = reactivex.compose(rs.eventstream_frames(), decode)
@@ -427,6 +449,7 @@ SDKS: dict[str, tuple[str, str, Callable[[Stream], Answer], float | None]] = {
 FLOOR = "hand loop, json.loads"
 STDLIB, FAST = "rxstream (stdlib)", "rxstream (fast: msgspec)"
 AUTO_STDLIB, AUTO_FAST = "rxstream, decode() auto (stdlib)", "rxstream, decode() auto (fast)"
+PLAIN = "rxstream, fast paths off"
 
 #: The most each rxstream contender may cost against the floor, per dialect.
 TARGETS: dict[str, dict[str, float]] = {
@@ -443,6 +466,8 @@ def contenders(dialect: str) -> dict[str, Callable[[Stream], Answer]]:
     found[AUTO_STDLIB] = rxstream_run(fast=False, auto=True)
     if has_fast:
         found[AUTO_FAST] = rxstream_run(fast=True, auto=True)
+    if FAST_PATHS is not None:
+        found[PLAIN] = rxstream_run(fast=False, shortcuts=False)
     if dialect in SDKS:
         label, module, runner, _ = SDKS[dialect]
         try:
@@ -527,7 +552,7 @@ def main() -> int:
                 failures.append(f"{dialect}: {name} is {ratio:.2f}x the hand loop")
         if FAST in ratios and FAST not in TARGETS[dialect]:
             print(f"- {FAST} / hand loop: {ratios[FAST]:.2f}x")
-        for auto, named in ((AUTO_STDLIB, STDLIB), (AUTO_FAST, FAST)):
+        for auto, named in ((AUTO_STDLIB, STDLIB), (AUTO_FAST, FAST), (PLAIN, STDLIB)):
             if auto in ratios:
                 print(f"- {auto} / {named}: {ratios[auto] / ratios[named]:.2f}x")
         if dialect in SDKS and SDKS[dialect][0] in results:

@@ -57,10 +57,15 @@ from streams import SCENARIOS, Stream
 import rxstream as rs
 
 try:  # where the JSON loaders live (and the `fast` extra's switch)
-    import rxstream.core.dialects._shared as _chunks
-except ImportError:  # an older rxstream: the chat chunk decoder held them
-    import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
-_FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
+    import rxstream._fast as _chunks
+
+    _FAST = "msgspec_loads"
+except ImportError:  # an older rxstream: the dialects' shared module, or the chunk decoder
+    try:
+        import rxstream.core.dialects._shared as _chunks  # type: ignore[no-redef]
+    except ImportError:
+        import rxstream.core.chunks as _chunks  # type: ignore[no-redef]
+    _FAST = "fast_loads" if hasattr(_chunks, "fast_loads") else "_fast_loads"
 
 Result = dict[str, Any]
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-import rxstream.core.dialects._shared as shared
+import rxstream._fast as fast
 
 
 @pytest.fixture(autouse=True, params=["stdlib", "fast"])
 def json_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "stdlib":
         # Read by each decoder when it is built, so the tests' decoders use json alone.
-        monkeypatch.setattr(shared, "fast_loads", None)
-    elif shared.fast_loads is None:
+        monkeypatch.setattr(fast, "msgspec_loads", None)
+    elif fast.msgspec_loads is None:
         pytest.skip("the fast extra (msgspec) is not installed")
     return str(request.param)

@@ -57,7 +57,7 @@ def chunks_of(data: bytes, piece: int | None = None) -> list[ChatChunk]:
 
 def messages_of(name: str, piece: int | None = None) -> list[Message]:
     # The machines `rs.accumulate_message()` runs over chunks: a delta decoder first.
-    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)()
     for chunk in chunks_of((DATA / name).read_bytes(), piece):
         acc.feed(chunk)
     return acc.close()

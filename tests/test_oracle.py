@@ -154,7 +154,7 @@ def streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 def ours(chunks: list[dict[str, Any]]) -> list[Message]:
     # The machines `rs.accumulate_message()` runs over chunks: a delta decoder first.
-    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)()
     for raw in chunks:
         acc.feed(ChatChunk(json.loads(json.dumps(raw))))
     return acc.close()

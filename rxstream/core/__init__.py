@@ -19,9 +19,15 @@ and an `async for`:
                 for chunk in decoder.feed(frame):
                     for delta in deltas.feed(chunk):
                         print(delta)
+
+Speed shortcuts (fused machines, a shared chunk reader, faster JSON loading
+and item constructors) give the same results as the plain code; to step
+through the plain code, turn them off with `fast_paths(False)` or the
+environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 """
 
-from ._machine import Chained, Machine
+from .._fast import Chained, fast_paths
+from ._machine import Machine
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
 from .lines import LineSplitter
@@ -43,4 +49,5 @@ __all__ = [
     "ThinkTagSplitter",
     "TokenCounter",
     "ToolCallAccumulator",
+    "fast_paths",
 ]

@@ -33,7 +33,6 @@ __all__ = [
     "CLOSED",
     "FAILED",
     "OPEN",
-    "Chained",
     "Feeder",
     "Machine",
     "MachineBase",
@@ -194,95 +193,6 @@ def wrong_input(item: object, operator: str, takes: int) -> TypeError:
     if maker == operator:
         return TypeError(f"{head}, which {operator} gives: is it in the pipe twice?")
     return TypeError(f"{head}, which {maker} gives: {operator} belongs before {maker}")
-
-
-class Chained(MachineBase):
-    """Two machines as one: what the upper one gives goes straight into the lower one.
-
-    Made by a machine's `fuse` (the shortcut the fused operator chain takes),
-    it gives what the two give in a row, errors and `done` included: the lower
-    one gets the upper one's output (also what came before an error); when
-    the upper one is done, the lower one is closed at once; when the lower one
-    is done, so is the pair. `close_into(out)` is `close()` that keeps what
-    came out before an error, as `feed_all` does.
-    """
-
-    __slots__ = ("_lower", "_lower_closed", "_upper")
-
-    def __init__(self, upper: Feeder[Any, Any], lower: Feeder[Any, Any]) -> None:
-        super().__init__()
-        self._upper: Any = upper
-        self._lower: Any = lower
-        self._lower_closed = False
-
-    @property
-    def parts(self) -> tuple[Any, Any]:
-        """The upper machine and the lower one."""
-        return self._upper, self._lower
-
-    @property
-    def done(self) -> bool:
-        """True once either machine is done."""
-        return bool(self._upper.done or self._lower.done)
-
-    def feed(self, item: Any) -> list[Any]:
-        """Feed one item through both machines."""
-        out: list[Any] = []
-        self.feed_all((item,), out)
-        return out
-
-    def feed_all(self, items: Iterable[Any], out: list[Any]) -> None:
-        """Feed many items through both machines."""
-        middle: list[Any] = []
-        try:
-            self._upper.feed_all(items, middle)
-        except Exception:
-            if middle:
-                self._lower.feed_all(middle, out)
-                if self._lower.done:
-                    return  # the lower one ended the stream before the error mattered
-            raise
-        if middle:
-            self._lower.feed_all(middle, out)
-        if self._upper.done and not self._lower_closed:
-            self._close_lower(out)
-
-    def close(self) -> list[Any]:
-        """Close the upper machine, then the lower one (unless it is done or closed)."""
-        out: list[Any] = []
-        self.close_into(out)
-        return out
-
-    def close_into(self, out: list[Any]) -> None:
-        """`close()`, appending to `out` (which keeps what came before an error)."""
-        if self._lower_closed:
-            # The upper machine was done, and the lower one closed then.
-            self._upper.close()
-            return
-        middle = list(self._upper.close())
-        if middle:
-            self._lower.feed_all(middle, out)
-            if self._lower.done:
-                return
-        if not self._lower_closed:
-            self._close_lower(out)
-
-    def fuse(self, below: object) -> Chained | None:
-        """Let the lower machine take the machine below the pair as its own."""
-        fuse = getattr(self._lower, "fuse", None)
-        merged = fuse(below) if fuse is not None else None
-        if merged is None:
-            return None
-        self._lower = merged
-        return self
-
-    def _close_lower(self, out: list[Any]) -> None:
-        self._lower_closed = True
-        close_into = getattr(self._lower, "close_into", None)
-        if close_into is not None:
-            close_into(out)
-        else:
-            out += self._lower.close()
 
 
 def only_deltas(item: object, operator: str) -> list[Any]:

@@ -52,9 +52,9 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 
 from .._deprecate import deprecated_arguments
+from .._fast import constructor
 from ..errors import MalformedChunkError, TruncatedStreamError
 from ..models import EventStreamMessage
-from ._build import constructor
 
 __all__ = [
     "DEFAULT_LIMIT",

@@ -7,7 +7,7 @@ nothing while the stream runs;
 Invariants:
 
 - choices stay apart (`n > 1`); a choice exists once any delta names it (or
-  any chunk, read by the reader given to `share_reader`);
+  any chunk, read by the reader given as `chunks`);
 - text, reasoning and refusal are the concatenation of their deltas, joined once;
 - tool calls are reassembled by `ToolCallAccumulator` and listed in index order;
 - `finish_reason` is the choice's last `Finish` (None if it never finished),
@@ -23,7 +23,7 @@ Invariants:
   tool call takes the place of its first fragment;
 - `usage` is the stream's last `Usage`, shared by every choice;
 - `role` is read from the chunks' `delta.role` (the first non-empty one) by
-  the reader given to `share_reader`, as deltas carry no role; it is
+  the reader given as `chunks`, as deltas carry no role; it is
   `"assistant"` without one or when none came;
 - an item that is not a delta is a `TypeError` that says which operator is
   missing in front.
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from .._deprecate import warn_renamed
 from ..models import (
     Citation,
     Delta,
@@ -68,7 +69,7 @@ __all__ = ["ChunkFacts", "MessageAccumulator"]
 class ChunkFacts(Protocol):
     """What a reader of the stream's chunks knows that deltas do not carry.
 
-    The openai-chat `ChunkReader` is one; `MessageAccumulator.share_reader` takes it.
+    The openai-chat `ChunkReader` is one; `MessageAccumulator(chunks=...)` takes it.
     """
 
     @property
@@ -199,6 +200,11 @@ class _Choice:
 class MessageAccumulator(MachineBase):
     """Accumulate a stream into one final `Message` per choice.
 
+    Args:
+        chunks: the reader of this stream's chunks (e.g. the `reader` of the
+            `DeltaDecoder` that decodes them): the messages then have the
+            chunks' roles and every choice they named. None: deltas only.
+
     Returns: `feed` always returns `[]`; `close()` returns the messages, in
     choice order.
 
@@ -216,14 +222,14 @@ class MessageAccumulator(MachineBase):
     __slots__ = ("_choices", "_pieces", "_reader", "_run", "_tools", "_usage")
     operator = "rs.accumulate_message()"
 
-    def __init__(self) -> None:
+    def __init__(self, *, chunks: ChunkFacts | None = None) -> None:
         super().__init__()
         self._tools = ToolCallAccumulator()
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
         # The reader of the chunks this stream brought: the choices they name
-        # and their roles. None read, unless `share_reader` said otherwise.
-        self._reader: ChunkFacts = _NO_CHUNKS
+        # and their roles. None read, unless `chunks` says otherwise.
+        self._reader: ChunkFacts = _NO_CHUNKS if chunks is None else chunks
         # A run of fragments that go on one tool call (same choice, same
         # index, no id or name of their own): by the accumulator's own rule
         # ("by index, else by id, else the latest call") they all land on
@@ -245,11 +251,20 @@ class MessageAccumulator(MachineBase):
         )
 
     def share_reader(self, reader: ChunkFacts) -> None:
-        """Take the choices and roles from `reader`, which reads this stream's chunks.
+        """Deprecated: pass the reader as `MessageAccumulator(chunks=reader)`.
 
-        For a chunk decoder that reads the chunks and feeds their deltas here
-        (`rs.accumulate_message()` over chunks, and the fused operator chain):
-        the messages then have the chunks' roles and every choice they named.
+        Takes the choices and roles from `reader`, as `chunks=` does; warns.
+        """
+        warn_renamed(
+            "MessageAccumulator", "share_reader(reader)", "MessageAccumulator(chunks=reader)"
+        )
+        self._reader = reader
+
+    def _read_chunks_with(self, reader: ChunkFacts) -> None:
+        """Fast-path hook (`rxstream._fast`): take roles and choices from `reader`.
+
+        For a chunk decoder fused in front that feeds the chunks' deltas here,
+        reading the chunks with `reader`: as `chunks=reader` would have.
         """
         self._reader = reader
 

@@ -34,12 +34,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from contextlib import suppress
-from typing import Any
 
+from .._fast import constructor
 from ..errors import excerpt
 from ..models import SSEFrame
-from ._build import constructor
-from ._machine import FAILED, OPEN, Chained, Feeder, Machine, MachineBase, Stage, wrong_input
+from ._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from .lines import LineAfterBOM, Unterminated
 
 __all__ = [
@@ -87,7 +86,7 @@ class SSEParser(MachineBase):
         # True before the first line and after the end: `feed` then takes
         # the slow road through `_first`, which checks the state and the type.
         self._fresh = True
-        # Give the data of a "message" frame as a plain str (set by `fuse`).
+        # Give the data of a "message" frame as a plain str (`_hand_strings`).
         self._strings = False
 
     def feed(self, line: str) -> list[SSEFrame]:
@@ -199,30 +198,18 @@ class SSEParser(MachineBase):
             self._fail(line)
             raise
 
-    def fuse(self, below: object) -> Machine[str, Any] | None:
-        """This parser and the decoder it feeds, as one machine (or None).
+    def _can_hand_strings(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): whether `_hand_strings` may still be set."""
+        return self._fresh and self._state is OPEN and self._one is None
 
-        The fused operator chain asks for this before any input arrives. A
-        decoder that reads nothing of a `"message"` frame but its data says
-        so with `take_strings()` (the chunk decoder, the dialect decoders):
-        the parser then hands it the data of each such frame as a plain
-        `str`, instead of building an `SSEFrame` for it (other frames go
-        whole). What comes out, errors and `done` included, is what the two
-        give apart.
+    def _hand_strings(self) -> None:
+        """Fast-path hook (`rxstream._fast`): give the data of a `"message"` frame as a bare `str`.
 
-        Args:
-            below: the machine that takes this parser's frames.
-
-        Returns:
-            The machine standing for both, or None when there is no shortcut.
+        Set before any input, when the decoder below reads nothing of such a
+        frame but its data (it takes the `str` as that frame); other frames
+        still go whole.
         """
-        if not (self._fresh and self._state is OPEN and self._one is None):
-            return None
-        take_strings = getattr(below, "take_strings", None)
-        if take_strings is None or not isinstance(below, Feeder) or not take_strings():
-            return None
         self._strings = True
-        return Chained(self, below)
 
     def _first(self, line: str) -> str:
         if self._state is not OPEN:

@@ -5,8 +5,8 @@ The core machines under `accumulate_message`, `accumulate_tool_calls`,
 DESIGN.md promises these operators "deltas (or chunks)": so each runs its
 machine behind the openai-chat `DeltaDecoder`, which decodes a chunk and lets
 a delta through unchanged, and names the operator when an item is neither.
-A machine that learns from the chunks themselves (`share_reader`: the message
-accumulator's roles and choices) reads them through that decoder's reader.
+A machine that learns from the chunks themselves (the message accumulator's
+roles and choices, its `chunks=`) reads them through that decoder's reader.
 """
 
 from __future__ import annotations
@@ -19,13 +19,17 @@ from ..core import Chained, DeltaDecoder
 __all__ = ["chunks_or_deltas"]
 
 
-def chunks_or_deltas(make: Callable[[], Any], operator: str) -> Callable[[], Chained]:
+def chunks_or_deltas(
+    make: Callable[..., Any], operator: str, *, reads_chunks: bool = False
+) -> Callable[[], Chained]:
     """A machine factory: `make()`'s machine with a `DeltaDecoder` in front.
 
     Args:
         make: builds the machine that takes deltas.
         operator: the operator the user wrote (e.g. `"rs.think_tags()"`), named
             when an item is neither a chunk nor a delta.
+        reads_chunks: call `make(chunks=reader)` with the decoder's reader of
+            the chunks (the message accumulator's roles and choices).
 
     Returns:
         A factory of the pair, one per subscription (the chunk decoder above
@@ -34,10 +38,7 @@ def chunks_or_deltas(make: Callable[[], Any], operator: str) -> Callable[[], Cha
 
     def build() -> Chained:
         decoder = DeltaDecoder(operator=operator)
-        machine = make()
-        share_reader = getattr(machine, "share_reader", None)
-        if share_reader is not None:
-            share_reader(decoder.reader)
+        machine = make(chunks=decoder.reader) if reads_chunks else make()
         return Chained(decoder, machine)
 
     return build

@@ -10,15 +10,13 @@ An operator is a core machine plus subscription, disposal and error plumbing:
   the stream at once and disposes the upstream, releasing the connection.
 
 Machine operators applied one after another (`lines()`, `sse_frames()`,
-`decode_chunks()`, ...) fuse: the result subscribes once to the first
+`decode_chunks()`, ...) form one run: the result subscribes once to the first
 operator's source and hands each item from machine to machine with a plain
-call, instead of one Rx subscription (and observer wrapper) per stage. What an
-observer sees is exactly what the unfused chain gives, errors, `done` and
-disposal included; each operator still works alone, and any non-machine
-operator in between simply ends a fused run. Where a machine knows a shortcut
-through the one below it (`fuse`: the chunk decoder and the delta decoder or
-message accumulator it feeds read each chunk once between them), the chain
-takes it, with the same items out.
+call (`Chained`), instead of one Rx subscription (and observer wrapper) per
+stage. What an observer sees is exactly what separate operators give, errors,
+`done` and disposal included; each operator still works alone, and any
+non-machine operator in between simply ends a run. Which machines of a run
+may merge further (the speed shortcuts) is `rxstream._fast`'s business alone.
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
+from .. import _fast
 from ..core._machine import Feeder, Machine
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
@@ -36,23 +35,7 @@ __all__ = ["Feeder", "Machine", "machine_operator"]
 A = TypeVar("A")
 B = TypeVar("B")
 
-# Every machine is asked for `done`, `feed_all` and `fuse` once, when the
-# chain is subscribed, and used through them when it has them (a `Feeder`
-# that is not a whole `Machine` is run through `feed` alone).
 Factory = Callable[[], Feeder[Any, Any]]
-
-
-def _fuse(machines: list[Feeder[Any, Any]]) -> list[Feeder[Any, Any]]:
-    """Let each machine merge with the one below it where it knows a shortcut (`fuse`)."""
-    k = 0
-    while k < len(machines) - 1:
-        fuse = getattr(machines[k], "fuse", None)
-        merged = fuse(machines[k + 1]) if fuse is not None else None
-        if merged is None:
-            k += 1
-        else:
-            machines[k : k + 2] = [merged]
-    return machines
 
 
 class _MachineChain(Observable[B]):
@@ -66,136 +49,93 @@ class _MachineChain(Observable[B]):
     def _subscribe_core(
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        machines = _fuse([factory() for factory in self._factories])
-        n = len(machines)
-        upstream = SingleAssignmentDisposable()
-        # Stages below `cut` take no more input: the stopped ones always form a
-        # prefix (a done machine stops itself and everything above it; an
-        # error, a completion or a disposal stops them all), so one int is
-        # the whole of the state. Stage n is the observer.
-        cut = 0
-
-        def fail(error: Exception) -> None:
-            nonlocal cut
-            cut = n + 1
-            upstream.dispose()
-            observer.on_error(error)
-
-        def complete_from(i: int) -> None:
-            # What `on_completed` does down an unfused chain: each machine is
-            # closed and what it flushes runs through the machines below it.
-            nonlocal cut
-            while i < n:
-                if cut > i:
-                    return
-                out: list[Any] = []
-                error: Exception | None = None
-                try:
-                    close_into = getattr(machines[i], "close_into", None)
-                    if close_into is not None:
-                        close_into(out)  # a fused pair: what came before an error goes on
-                    else:
-                        out += machines[i].close()
-                except Exception as exc:
-                    error = exc
-                if error is not None and not out:
-                    fail(error)
-                    return
-                cut = i + 1
-                if out:
-                    stages[i + 1](out)
-                if error is not None:
-                    if cut <= i + 1:
-                        fail(error)
-                    return
-                if cut > i + 1:
-                    return  # a machine below finished the stream meanwhile
-                i += 1
-            if cut <= n:
-                cut = n + 1
-                upstream.dispose()
-                observer.on_completed()
-
-        def finish(k: int) -> None:
-            nonlocal cut
-            cut = k + 1
-            upstream.dispose()
-            complete_from(k + 1)
-
-        def stage(k: int) -> Callable[[list[Any]], None]:
-            # Items travel between machines in batches (what one feed gave),
-            # which the observer cannot tell apart from one at a time: the
-            # outputs arrive in the same order, a machine's error still comes
-            # after the outputs of the items before it, and a batch is never
-            # held past the source's item that produced it.
-            machine = machines[k]
-            feed = machine.feed
-            below = stages[k + 1]
-            # The machine again, typed loosely, when it reports `done` (the
-            # chunk decoder at [DONE]); None when it never does.
-            watch_done: Any = machine if hasattr(machine, "done") else None
-            feed_all = getattr(machine, "feed_all", None)
-
-            def on_batch(items: list[Any]) -> None:
-                if cut > k:
-                    return
-                out: list[Any] = []
-                error: Exception | None = None
-                try:
-                    if feed_all is not None:
-                        feed_all(items, out)
-                    elif watch_done is not None:
-                        for item in items:
-                            out += feed(item)
-                            if watch_done.done:
-                                break
-                    else:
-                        for item in items:
-                            out += feed(item)
-                except Exception as exc:
-                    error = exc
-                if out:
-                    below(out)
-                if cut > k:
-                    return  # a machine below, or the observer, ended the stream
-                if error is not None:
-                    fail(error)
-                elif watch_done is not None and watch_done.done:
-                    finish(k)
-
-            return on_batch
-
-        on_next = observer.on_next
-
-        def emit(items: list[Any]) -> None:
-            for item in items:
-                on_next(item)
-
-        stages: list[Callable[[list[Any]], None]] = [emit] * (n + 1)
-        for k in range(n - 1, -1, -1):
-            stages[k] = stage(k)
-        first = stages[0]
-
-        def on_item(item: Any) -> None:
-            first([item])
-
-        def on_error(error: Exception) -> None:
-            if cut == 0:
-                fail(error)
-
-        def on_completed() -> None:
-            complete_from(0)
-
-        upstream.disposable = self._source.subscribe(
-            on_item, on_error, on_completed, scheduler=scheduler
+        run = _Run(_fast.chain([factory() for factory in self._factories]), observer)
+        run.upstream.disposable = self._source.subscribe(
+            run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
+        return Disposable(run.stop)
 
-        def dispose() -> None:
-            nonlocal cut
-            cut = n + 1
-            upstream.dispose()
 
-        return Disposable(dispose)
+class _Run:
+    """One subscription of a run: its machines (chained as one) between a source and an observer.
+
+    Items go through in batches (what one source item gave), which the
+    observer cannot tell apart from one at a time: the outputs arrive in the
+    same order, a machine's error still comes after the outputs of the items
+    before it, and nothing is held past the source item that produced it.
+    """
+
+    __slots__ = ("_closing", "_machine", "_observer", "_stopped", "upstream")
+
+    def __init__(self, machine: Any, observer: abc.ObserverBase[Any]) -> None:
+        self._machine = machine
+        self._observer = observer
+        # `close_into` for a `Chained`: what came before an error still goes on.
+        close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
+        self._closing: Callable[[list[Any]], None] | None = close_into
+        self._stopped = False  # no more input: ended, failed or disposed
+        self.upstream = SingleAssignmentDisposable()
+
+    def on_next(self, item: Any) -> None:
+        if self._stopped:
+            return
+        out: list[Any] = []
+        error: Exception | None = None
+        try:
+            self._machine.feed_all((item,), out)
+        except Exception as exc:
+            error = exc
+        self._emit(out)
+        if self._stopped:
+            return  # the observer disposed meanwhile
+        if error is not None:
+            self._fail(error)
+        elif self._machine.done:
+            # The input's end marker (the chunk decoder at [DONE]): the
+            # machines below it were closed by the chain; release the source.
+            self.stop()
+            self._observer.on_completed()
+
+    def on_error(self, error: Exception) -> None:
+        if not self._stopped:
+            self._fail(error)
+
+    def on_completed(self) -> None:
+        if self._stopped:
+            return
+        out: list[Any] = []
+        error: Exception | None = None
+        try:
+            if self._closing is not None:
+                self._closing(out)
+            else:
+                out += self._machine.close()
+        except Exception as exc:
+            error = exc
+        self._emit(out)
+        if self._stopped:
+            return
+        if error is not None:
+            self._fail(error)
+        else:
+            self.stop()
+            self._observer.on_completed()
+
+    def stop(self) -> None:
+        """Take no more input and release the source (also the subscription's disposal)."""
+        self._stopped = True
+        self.upstream.dispose()
+
+    def _emit(self, items: list[Any]) -> None:
+        on_next = self._observer.on_next
+        for item in items:
+            if self._stopped:
+                return
+            on_next(item)
+
+    def _fail(self, error: Exception) -> None:
+        self.stop()
+        self._observer.on_error(error)
 
 
 def machine_operator(

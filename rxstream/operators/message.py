@@ -42,4 +42,6 @@ def accumulate_message() -> Callable[[Observable[ChatChunk | Delta]], Observable
     >>> _ = src.pipe(accumulate_message()).subscribe(lambda m: print(m.content))
     Hello
     """
-    return machine_operator(chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()"))
+    return machine_operator(
+        chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)
+    )

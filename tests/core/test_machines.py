@@ -6,7 +6,7 @@
 - An item of the wrong kind is a `TypeError` that names the operator the user
   wrote and the one probably missing in front of it; never an AttributeError
   from inside, never an internal class name.
-- `Chained` (what `fuse` builds) gives what its two machines give in a row.
+- `Chained` (what `rxstream._fast.fuse` builds) gives what its two machines give in a row.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from rxstream.core._machine import Chained, Machine, MachineBase, Stage, wrong_input
+from rxstream._fast import Chained, fuse_pair
+from rxstream.core._machine import Machine, MachineBase, Stage, wrong_input
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
@@ -115,7 +116,9 @@ def text_chunk_json(text: str) -> str:
 
 # (machine, item, what the message must say)
 # The machines the operators over the delta machines run: a delta decoder first.
-ACCUMULATE_MESSAGE = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")
+ACCUMULATE_MESSAGE = chunks_or_deltas(
+    MessageAccumulator, "rs.accumulate_message()", reads_chunks=True
+)
 THINK_TAGS = chunks_or_deltas(ThinkTagSplitter, "rs.think_tags()")
 
 MISUSE: list[tuple[str, Callable[[], Any], Any, str]] = [
@@ -388,7 +391,7 @@ def test_chained_closes_the_lower_machine_when_the_upper_one_is_done() -> None:
 def test_close_into_keeps_what_came_before_an_error() -> None:
     decoder = ChunkDecoder()
     parser = SSEParser()
-    pair = parser.fuse(decoder)
+    pair = fuse_pair(parser, decoder)
     assert isinstance(pair, Chained)
     pair.feed_all(["data: " + text_chunk_json("a")], [])
     out: list[Any] = []
@@ -403,15 +406,15 @@ def test_close_into_keeps_what_came_before_an_error() -> None:
 def test_fuse_only_before_any_input() -> None:
     decoder = ChunkDecoder()
     decoder.feed(FINISHED_FRAME)
-    assert decoder.fuse(DeltaDecoder()) is None
+    assert fuse_pair(decoder, DeltaDecoder()) is None
     fresh = ChunkDecoder()
     used = DeltaDecoder()
     used.feed(FINISHED)
-    assert fresh.fuse(used) is None
-    assert ChunkDecoder().fuse(ThinkTagSplitter()) is None
+    assert fuse_pair(fresh, used) is None
+    assert fuse_pair(ChunkDecoder(), ThinkTagSplitter()) is None
     parser = SSEParser()
     parser.feed("data: x")
-    assert parser.fuse(ChunkDecoder()) is None
+    assert fuse_pair(parser, ChunkDecoder()) is None
 
 
 def test_a_fused_decoder_gives_the_deltas_the_two_give() -> None:
@@ -424,7 +427,7 @@ def test_a_fused_decoder_gives_the_deltas_the_two_give() -> None:
     decoder, deltas = ChunkDecoder(), DeltaDecoder()
     apart = [d for f in frames for c in decoder.feed(f) for d in deltas.feed(c)]
     fused = ChunkDecoder()
-    assert fused.fuse(DeltaDecoder()) is fused
+    assert fuse_pair(fused, DeltaDecoder()) is fused
     # `feed` is typed to give chunks; fused, the decoder gives the deltas.
     got: list[object] = [d for f in frames for d in fused.feed(f)]
     assert got == apart == [TextDelta("a"), Finish("stop")]
@@ -438,14 +441,17 @@ def test_a_fused_message_accumulator_keeps_roles_and_choices() -> None:
         SSEFrame("[DONE]"),
     ]
     # Apart: the chunks go through the machines `rs.accumulate_message()` runs.
-    decoder, acc = ChunkDecoder(), chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    decoder, acc = (
+        ChunkDecoder(),
+        chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)(),
+    )
     for frame in frames:
         for chunk in decoder.feed(frame):
             acc.feed(chunk)
     apart = acc.close()
     # Fused with the accumulator itself, and with the operator's pair (delta decoder first).
     for below in (MessageAccumulator(), ACCUMULATE_MESSAGE()):
-        pair = ChunkDecoder().fuse(below)
+        pair = fuse_pair(ChunkDecoder(), below)
         assert pair is not None
         out: list[Message] = []
         pair.feed_all(frames, out)  # [DONE] closes the accumulator at once

@@ -23,7 +23,7 @@ from rxstream.operators._chunk_input import chunks_or_deltas
 
 def run(items: list[Any]) -> list[Message]:
     # Chunks too: the machines `rs.accumulate_message()` runs (a delta decoder first).
-    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    acc = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)()
     for item in items:
         assert acc.feed(item) == []
     return acc.close()
@@ -155,6 +155,6 @@ def test_refuses_after_close_and_bad_items() -> None:
     acc = MessageAccumulator()
     with pytest.raises(TypeError, match=r"got a ChatChunk .*: add rs\.deltas\(\) before it"):
         acc.feed(ch({"content": "a"}))  # type: ignore[arg-type]
-    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")()
+    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)()
     with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
         pair.feed(42)

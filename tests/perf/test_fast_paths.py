@@ -28,9 +28,10 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
+import rxstream._fast as fast_paths_module
 import rxstream.core.dialects._shared as shared
+from rxstream._fast import constructor
 from rxstream.core import ChunkDecoder, dialects
-from rxstream.core._build import constructor
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
@@ -48,19 +49,19 @@ from rxstream.testing.builders import text_chunk
 
 DATA = Path(__file__).parent.parent / "data"
 FIXTURES = sorted(DATA.glob("*/*.sse"))
-FAST = shared.fast_loads
+FAST = fast_paths_module.msgspec_loads
 
 needs_fast = pytest.mark.skipif(FAST is None, reason="the fast extra (msgspec) is not installed")
 
 
 def outcome(data: str, fast: bool) -> tuple[str, Any]:
     """What a fresh decoder does with one frame of `data`: its chunks, or its error."""
-    saved = shared.fast_loads
-    shared.fast_loads = FAST if fast else None
+    saved = fast_paths_module.msgspec_loads
+    fast_paths_module.msgspec_loads = FAST if fast else None
     try:
         decoder = ChunkDecoder()
     finally:
-        shared.fast_loads = saved
+        fast_paths_module.msgspec_loads = saved
     try:
         out = decoder.feed(SSEFrame(data))
     except StreamError as exc:
@@ -330,10 +331,10 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
+    from rxstream._fast import Chained, fuse
     from rxstream.core import DeltaDecoder
-    from rxstream.core._machine import Chained, Feeder
+    from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
-    from rxstream.operators._machine import _fuse
 
     for middle in ([DeltaDecoder()], []):
         machines: list[Feeder[Any, Any]] = [
@@ -343,7 +344,7 @@ def test_the_chat_chain_is_read_in_one_pass() -> None:
             *middle,
             MessageAccumulator(),
         ]
-        fused = _fuse(list(machines))
+        fused = fuse(list(machines))
         assert [type(m) for m in fused] == [LineSplitter, Chained]
 
 
@@ -451,9 +452,9 @@ def test_fused_decode_chains_emit_what_unfused_ones_emit(path: Path) -> None:
 def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
     # The parser hands the data of "message" frames to the decoders that read
     # nothing else of them; the openai-chat decoder reads each chunk once.
-    from rxstream.core._machine import Chained, Feeder
+    from rxstream._fast import Chained, fuse
+    from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
-    from rxstream.operators._machine import _fuse
 
     for name in ("openai-chat", "gemini", "auto"):
         machines: list[Feeder[Any, Any]] = [
@@ -462,12 +463,12 @@ def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
             dialects.decoder(name),
             MessageAccumulator(),
         ]
-        fused = _fuse(machines)
+        fused = fuse(machines)
         assert [type(m) for m in fused][:2] == [LineSplitter, Chained], name
     # Once fed, a decoder takes frames only: no shortcut is offered any more.
     decoder = dialects.decoder("gemini")
     decoder.feed(SSEFrame(""))
-    assert SSEParser().fuse(decoder) is None
+    assert fast_paths_module.fuse_pair(SSEParser(), decoder) is None
 
 
 def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> None:
@@ -480,7 +481,7 @@ def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> Non
         "delta": {"type": "text_delta", "text": "Hi"},
     }
     auto = dialects.AutoDecoder()
-    assert auto.take_strings()
+    assert auto._take_strings()
     out = auto.feed(
         SSEFrame('{"type": "message_start", "message": {"usage": {}}}', "message_start")
     )
@@ -493,7 +494,7 @@ def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> Non
 def test_auto_takes_strings_only_before_its_first_item() -> None:
     auto = dialects.AutoDecoder()
     auto.feed(SSEFrame(""))
-    assert not auto.take_strings()
+    assert not auto._take_strings()
     with pytest.raises(TypeError, match=r"add rs\.sse_frames\(\)"):
         auto.feed("data: {}")
 
@@ -573,7 +574,7 @@ DELTAS = st.lists(
 @given(items=DELTAS)
 def test_message_feed_all_is_feed_item_by_item(items: list[Any]) -> None:
     # Chunks too: the machines `rs.accumulate_message()` runs (a delta decoder first).
-    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()")
+    pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)
     one, many = pair(), pair()
     for item in items:
         assert one.feed(item) == []

@@ -34,6 +34,7 @@ import importlib
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from ..._fast import takes_strings
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
 from ..eventstream import encode_message
@@ -403,7 +404,7 @@ class AutoDecoder:
         self._inner: Decoder | None = None
         self._state = "open"
         self._items = 0
-        # Take a str as the data of a "message" frame (see take_strings): True
+        # Take a str as the data of a "message" frame (see _take_strings): True
         # until the picked decoder is known, then whether it takes them too
         # (if not, each such str is made an SSEFrame again on its way there).
         self._strings: bool | None = None
@@ -415,16 +416,14 @@ class AutoDecoder:
         """True once the picked dialect's end marker arrived."""
         return self._inner is not None and self._inner.done
 
-    def take_strings(self) -> bool:
-        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+    def _take_strings(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
 
-        For `SSEParser.fuse`, whose parser then hands over the data of such
-        frames without building an `SSEFrame` for each; the picked decoder
-        gets them the same way when it takes them (`"openai-chat"`,
-        `"gemini"`), as frames otherwise.
-
-        Returns:
-            Whether the decoder takes them from now on.
+        For an `SSEParser` fused in front, which then hands over the data of
+        such frames without building an `SSEFrame` for each; the picked
+        decoder gets them the same way when it takes them (`"openai-chat"`,
+        `"gemini"`), as frames otherwise. Only while nothing was fed; returns
+        whether the decoder takes them from now on.
         """
         if self._items or self._state != "open":
             return False
@@ -480,8 +479,7 @@ class AutoDecoder:
         self.dialect = name
         inner = self._inner = decoder(name, on_malformed=self._on_malformed)
         if self._strings:
-            take_strings = getattr(inner, "take_strings", None)
-            self._strings = take_strings is not None and take_strings()
+            self._strings = takes_strings(inner)
         return inner.feed(item)
 
     def close(self) -> list[Delta]:

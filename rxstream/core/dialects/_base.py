@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
+from ..._fast import loaders
 from ...errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -193,12 +194,13 @@ class DialectDecoder:
         # the end marker without one is `EmptyStreamError` (where one is required).
         self._gave_answer = not self.answer_required
         self._items = 0
-        # The chunk decoder's choice of JSON decoder, read when the decoder is built.
-        self._fast: Callable[[str], JSON] | None = _shared.fast_loads
+        # The JSON loaders of the fast paths, read when the decoder is built.
+        first, standard = loaders()
+        self._fast: Callable[[str], JSON] | None = first
         # The first try at a str's JSON on the hot paths: whatever it refuses
         # (or decodes to something other than an object) goes through
         # `_object` or `load_json`, which have the last word and the message.
-        self._loads: Callable[[str], JSON] = self._fast or _shared.stdlib_loads
+        self._loads: Callable[[str], JSON] = first or standard
 
     @property
     def done(self) -> bool:

@@ -4,16 +4,16 @@ and the honest end (what an answer is: `gives_answer`; what a cut is: `truncatio
 Input: JSON text (`str` or `bytes`) from a frame, a line or an event-stream
 payload; output: the decoded value, or the compact text a renderer writes.
 Invariant: whichever loader runs, the values and the error messages are the
-standard library's (the fast loader only goes first; the standard library has
-the last word on anything it refuses).
+standard library's (the fast loaders of `rxstream._fast` only go first; the
+standard library has the last word on anything they refuse).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from json.scanner import make_scanner
 
+from ..._fast import enabled, loaders, scan_loads
 from ...errors import TruncatedStreamError
 from ...models import (
     JSON,
@@ -29,7 +29,6 @@ __all__ = [
     "NO_ANSWER",
     "ShapeError",
     "dumps",
-    "fast_loads",
     "gives_answer",
     "json_kind",
     "load_json",
@@ -38,49 +37,17 @@ __all__ = [
     "truncation",
 ]
 
-# The C scanner behind json.loads, called directly: for the usual frame (one
-# JSON object, no surrounding blanks) it gives what json.loads gives, without
-# json.loads's Python-level checks and two regex passes. Anything else goes
-# through json.loads itself, which then owns the result and the message.
-# (typeshed types make_scanner's argument wrongly; a JSONDecoder is what it takes.)
-_scan_once = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-
 
 def stdlib_loads(data: str) -> JSON:
-    """`json.loads`, with the direct scanner first for the usual whole-object text."""
-    if type(data) is str:
-        try:
-            value, end = _scan_once(data, 0)
-        except (ValueError, StopIteration):
-            pass
-        else:
-            if end == len(data):
-                return value
+    """`json.loads` (with the fast paths on, the direct scanner first: see `rxstream._fast`)."""
+    if enabled():
+        return scan_loads(data)
     return json.loads(data)
-
-
-def _load_fast_decoder() -> Callable[[str], JSON] | None:
-    try:  # msgspec is the optional `fast` extra.
-        import msgspec
-    except ImportError:  # pragma: no cover - depends on the environment
-        return None
-    # Its DecodeError is a ValueError, and whatever it refuses (NaN, 1e400,
-    # lone surrogates, ...) is decoded again by `stdlib_loads`, which has the
-    # last word: the results and the messages are those of the standard library.
-    decode: Callable[[str], JSON] = msgspec.json.Decoder().decode
-    return decode
-
-
-#: The optional fast loader (msgspec), or None. Set it to None (as the tests
-#: do) to run the standard-library path only; each decoder reads it when it is
-#: built. msgspec was picked over orjson by measurement, and because orjson
-#: turns integers past 64 bits into floats.
-fast_loads: Callable[[str], JSON] | None = _load_fast_decoder()
 
 
 def load_json(data: str | bytes) -> JSON:
     """Decode JSON text; raise `ValueError` for anything that is not JSON (deep nesting too)."""
-    return load_with(data, fast_loads)
+    return load_with(data, loaders()[0])
 
 
 def load_with(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:

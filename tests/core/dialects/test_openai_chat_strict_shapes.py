@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from rxstream._fast import fuse_pair
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.errors import MalformedChunkError
@@ -252,7 +253,7 @@ def through_delta_decoder(chunk: dict[str, Any]) -> list[Delta]:
 def through_chunk_decoder(chunk: dict[str, Any]) -> list[Delta]:
     # Fused with a DeltaDecoder, as the operator chain runs it: frames in, deltas out.
     decoder = ChunkDecoder()
-    decoder.fuse(DeltaDecoder())
+    fuse_pair(decoder, DeltaDecoder())
     out: list[Delta] = decoder.feed(SSEFrame(json.dumps(chunk)))  # type: ignore[assignment]
     return out
 

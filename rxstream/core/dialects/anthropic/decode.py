@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from ...._fast import constructor
 from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -24,7 +25,6 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
-from ..._build import constructor
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,

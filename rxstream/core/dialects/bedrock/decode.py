@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ...._fast import constructor
 from ....errors import ProviderError, excerpt
 from ....models import (
     JSON,
@@ -25,7 +26,6 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
-from ..._build import constructor
 from .._base import (
     CONTENT_FILTER,
     LENGTH,

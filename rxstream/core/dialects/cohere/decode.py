@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...._fast import constructor
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -23,7 +24,6 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
-from ..._build import constructor
 from ...provider_errors import provider_error
 from .._base import (
     LENGTH,

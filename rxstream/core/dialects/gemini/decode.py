@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ...._fast import constructor
 from ....models import (
     JSON,
     Delta,
@@ -24,7 +25,6 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
-from ..._build import constructor
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -93,7 +93,7 @@ _PART_KEYS = frozenset(
 )
 
 
-#: A frame, or the data of a `"message"` frame handed over by the parser (see `take_strings`).
+#: A frame, or the data of a `"message"` frame handed over by the parser (see `_take_strings`).
 _Frame = SSEFrame | str
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
@@ -164,17 +164,14 @@ class GeminiDecoder(DialectDecoder):
         self._created: JSON = None
         self._last_path = ""
         self._last_segments: list[str | int] = []
-        self._strings = False  # take a str as a "message" frame's data (see take_strings)
+        self._strings = False  # take a str as a "message" frame's data (see _take_strings)
 
-    def take_strings(self) -> bool:
-        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+    def _take_strings(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
 
-        For `SSEParser.fuse`: the decoder reads nothing of a Gemini frame but
-        its data, so the parser may hand that over without building an
-        `SSEFrame` for it.
-
-        Returns:
-            Whether the decoder takes them from now on.
+        The decoder reads nothing of a Gemini frame but its data, so an
+        `SSEParser` fused in front may hand that over without building an
+        `SSEFrame`. Only while nothing was fed; returns whether it takes them.
         """
         if self._items or self._state != "open":
             return False

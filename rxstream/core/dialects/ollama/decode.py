@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ...._fast import constructor
 from ....models import (
     JSON,
     Delta,
@@ -19,7 +20,6 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
-from ..._build import constructor
 from ...provider_errors import provider_error
 from .._base import (
     LENGTH,

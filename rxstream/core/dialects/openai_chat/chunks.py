@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from ...._fast import constructor, loaders
 from ....errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -52,14 +53,11 @@ from ....errors import (
     excerpt,
 )
 from ....models import JSON, ChatChunk, JSONObject, SSEFrame
-from ..._build import constructor
-from ..._machine import FAILED, OPEN, Chained, Machine, MachineBase, Stage, wrong_input
-from ...message import MessageAccumulator
+from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed
 from .._shared import ShapeError, json_kind, truncation
-from .deltas import DeltaDecoder
 from .reader import TOO_DEEP, ChunkReader
 
 __all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
@@ -78,7 +76,7 @@ class ChatFrameDecoder(MachineBase):
     Each frame's JSON is decoded once and read once by a `ChunkReader`
     (which checks every field it reads); what comes out is the chunk
     (`ChunkDecoder`) or its deltas (`OpenAIChatDecoder`, or a chunk decoder
-    fused with the delta decoder below it). The subclasses give `feed`,
+    fused with the delta decoder below it by `rxstream._fast`). The subclasses give `feed`,
     `feed_all` and `close` their item types and their documentation.
 
     Args:
@@ -118,9 +116,9 @@ class ChatFrameDecoder(MachineBase):
         # finished, by which close() tells a truncated stream from one that
         # merely omits [DONE], and an empty one from an answer.
         self._reader = ChunkReader()
-        # Give the deltas instead of the chunks (also set by `fuse`, never after a feed).
+        # Give the deltas instead of the chunks (also set by `_give_deltas`, never after a feed).
         self._deltas = self.gives_deltas
-        # Take the data of a frame as a plain str (set by `SSEParser.fuse`).
+        # Take the data of a frame as a plain str (set by `_take_strings`).
         self._strings = False
         self._count = 0  # chunks given
         self._skipped = 0  # malformed frames dropped (on_malformed="skip")
@@ -130,7 +128,8 @@ class ChatFrameDecoder(MachineBase):
         # Whether a delta that is an answer came out (`_shared.gives_answer`):
         # [DONE] (or a complete end) without one is `EmptyStreamError`.
         self._answered = False
-        self._loads = _shared.fast_loads or _shared.stdlib_loads
+        first, standard = loaders()
+        self._loads = first or standard
 
     @property
     def done(self) -> bool:
@@ -277,47 +276,6 @@ class ChatFrameDecoder(MachineBase):
                 self._state = FAILED
                 raise self._empty(done=False, count=self._count)
 
-    def fuse(self, below: object) -> Machine[Any, Any] | None:
-        """This decoder and the machine fed by it, as one machine (or None).
-
-        The fused operator chain asks each machine for this before any input
-        arrives. A chunk that goes straight into `DeltaDecoder` or
-        `MessageAccumulator` is read twice, once here (each chunk is checked)
-        and once there: fused, it is read once, and the deltas go on from
-        here. What comes out, errors included, is what the two give apart.
-
-        Args:
-            below: the machine that takes this decoder's output.
-
-        Returns:
-            The machine standing for both, or None when there is no shortcut.
-        """
-        if not self.pristine:
-            return None
-        if type(below) is Chained:
-            # A delta decoder in front of a machine that takes deltas (what the
-            # operators over the accumulators build for chunk input): fuse
-            # with the decoder, then with the machine.
-            upper, lower = below.parts
-            if type(upper) is not DeltaDecoder or self.fuse(upper) is None:
-                return None
-            return self.fuse(lower) or Chained(self, lower)
-        if type(below) is DeltaDecoder and below.pristine:
-            if not self._deltas:
-                # Whoever shares the decoder's reader (a message accumulator
-                # after it) sees the chunks through this decoder's reading.
-                self._reader = below.reader
-            self._deltas = True
-            return self
-        if type(below) is MessageAccumulator and below.pristine:
-            if not self._deltas:
-                # Fed chunks, the accumulator learns the choices and roles
-                # from them: from this decoder's reader, which sees them all.
-                below.share_reader(self._reader)
-            self._deltas = True
-            return Chained(self, below)
-        return None
-
     @property
     def pristine(self) -> bool:
         """True while nothing has been fed (nor the decoder closed)."""
@@ -327,18 +285,33 @@ class ChatFrameDecoder(MachineBase):
             and self._first is None
         )
 
-    def take_strings(self) -> bool:
-        """Also take a plain `str` as the data of a `"message"` frame, if nothing was fed yet.
+    def _take_strings(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
 
-        For `SSEParser.fuse`, whose parser then hands over the data of such
-        frames without building an `SSEFrame` for each.
-
-        Returns:
-            Whether the decoder takes them from now on (only while pristine).
+        For an `SSEParser` fused in front, which then hands over the data of
+        such frames without building an `SSEFrame` for each. Only while
+        nothing was fed; returns whether the decoder takes them from now on.
         """
         if not self.pristine:
             return False
         self._strings = True
+        return True
+
+    def _give_deltas(self, reader: ChunkReader | None) -> bool:
+        """Fast-path hook (`rxstream._fast`): give each chunk's deltas instead of the chunk.
+
+        For a `DeltaDecoder` fused below, whose `reader` (None: this decoder's
+        own) then reads the chunks, once, here. Only while nothing was fed;
+        returns whether the decoder gives deltas from now on.
+        """
+        if not self.pristine:
+            return False
+        if not self._deltas:
+            if reader is not None:
+                # Whoever shares that reader (a message accumulator after the
+                # delta decoder) sees the chunks through this decoder's reading.
+                self._reader = reader
+            self._deltas = True
         return True
 
     def _refuse_feed(self) -> None:

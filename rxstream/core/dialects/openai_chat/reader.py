@@ -66,6 +66,7 @@ import json
 import reprlib
 from collections.abc import Callable
 
+from ...._fast import constructor
 from ....errors import MalformedChunkError
 from ....models import (
     JSON,
@@ -79,7 +80,6 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
-from ..._build import constructor
 from .._shared import ShapeError
 
 __all__ = ["TOO_DEEP", "ChunkReader", "chunk_text", "parse_usage"]

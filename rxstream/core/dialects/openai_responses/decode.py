@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ...._fast import constructor
 from ....errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -23,7 +24,6 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
-from ..._build import constructor
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
