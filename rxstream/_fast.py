@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .models import JSON
 
 if TYPE_CHECKING:  # the machines import this module; it imports none of them at import
-    from .core._machine import Feeder
+    from .core import Feeder
 
 __all__ = [
     "ENV_VAR",

@@ -31,11 +31,7 @@ LAYERS = {"core": 1, "operators": 2, "io": 3, "serve": 4, "testing": 5, "cli": 6
 
 #: Imports that break a rule today and are being fixed on other branches; each entry
 #: is (importing module, imported module). Empty this list once those fixes are merged.
-KNOWN_EXCEPTIONS = {
-    # The operators' machine base wraps the core's private machine module (the fast
-    # paths' move, issue 17 deliverable 1, gives it a public home).
-    ("rxstream.operators._machine", "rxstream.core._machine"),
-}
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -44,6 +40,7 @@ class Import:
     target: str  # the imported module, e.g. "rxstream.io._http"
     name: str | None  # the imported name for `from X import name`, else None
     line: int
+    deferred: bool = False  # inside a function or an `if TYPE_CHECKING:` block
 
     def __str__(self) -> str:
         what = f"{self.target}.{self.name}" if self.name else self.target
@@ -64,11 +61,21 @@ def modules() -> list[tuple[str, Path]]:
 def imports_of(name: str, path: Path) -> Iterator[Import]:
     """Every rxstream import of the module `name` (at `path`), resolved to absolute names."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    deferred = {
+        id(inner)
+        for outer in ast.walk(tree)
+        if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef)
+        or (isinstance(outer, ast.If) and "TYPE_CHECKING" in ast.unparse(outer.test))
+        for inner in ast.walk(outer)
+        if inner is not outer
+    }
+    for node in ast.walk(tree):
+        later = id(node) in deferred
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "rxstream":
-                    yield Import(name, alias.name, None, node.lineno)
+                    yield Import(name, alias.name, None, node.lineno, later)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -79,7 +86,7 @@ def imports_of(name: str, path: Path) -> Iterator[Import]:
             if target.split(".")[0] != "rxstream":
                 continue
             for alias in node.names:
-                yield Import(name, target, alias.name, node.lineno)
+                yield Import(name, target, alias.name, node.lineno, later)
 
 
 def subpackage(module: str) -> str | None:
@@ -108,9 +115,17 @@ def height(module: str) -> int:
     return LAYERS[package] if package is not None else 0
 
 
+#: The fast paths (DESIGN: below the core, "may import core's machine base") are imported
+#: by the core's machines, and their pair table names those machines: it reaches them only
+#: from inside functions (and for types), after both are loaded, never at import.
+FAST = "rxstream._fast"
+
+
 def upward(imp: Import) -> bool:
     """Whether `imp` points up the layer list (the front door is exempt)."""
     if imp.importer == "rxstream":
+        return False
+    if imp.importer == FAST and imp.deferred and subpackage(imp.target) == "core":
         return False
     target = imp.target
     if imp.name is not None and target == "rxstream" and imp.name in LAYERS:

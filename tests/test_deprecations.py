@@ -199,16 +199,15 @@ def test_redis_server_executable_positionally() -> None:
 
 
 @pytest.mark.parametrize(
-    ("make", "new"),
+    ("machine", "size", "new"),
     [
-        pytest.param(lambda: LineSplitter(limit=8), "line_limit", id="LineSplitter"),
-        pytest.param(lambda: EventStreamParser(limit=64), "frame_limit", id="EventStreamParser"),
-        pytest.param(
-            lambda: EventStreamSplitter(limit=64), "frame_limit", id="EventStreamSplitter"
-        ),
+        pytest.param(LineSplitter, 8, "line_limit", id="LineSplitter"),
+        pytest.param(EventStreamParser, 64, "frame_limit", id="EventStreamParser"),
+        pytest.param(EventStreamSplitter, 64, "frame_limit", id="EventStreamSplitter"),
     ],
 )
-def test_the_core_machines_former_limit_warns_and_works(make: Any, new: str) -> None:
+def test_the_core_machines_former_limit_warns_and_works(machine: Any, size: int, new: str) -> None:
+    old: dict[str, int] = {"limit": size}
     with pytest.warns(DeprecationWarning, match=f"limit= is deprecated, use {new}="):
-        machine = make()
-    assert machine._limit in (8, 64)
+        made = machine(**old)
+    assert made._limit == size

@@ -27,7 +27,7 @@ environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 """
 
 from .._fast import Chained, fast_paths
-from ._machine import Machine
+from ._machine import Feeder, Machine
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
 from .lines import LineSplitter
@@ -42,6 +42,7 @@ __all__ = [
     "ChunkDecoder",
     "DeltaDecoder",
     "EventStreamParser",
+    "Feeder",
     "LineSplitter",
     "Machine",
     "MessageAccumulator",

@@ -28,7 +28,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .. import _fast
-from ..core._machine import Feeder, Machine
+from ..core import Feeder, Machine
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 

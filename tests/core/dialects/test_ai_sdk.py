@@ -780,7 +780,7 @@ def test_a_typescript_backends_stream_cut_before_finish_is_truncated(name: str) 
 def test_two_calls_of_one_id_stay_two_calls() -> None:
     # A call that began without an id and later took another call's id (a provider's slip)
     # stays a call of its own, as the accumulator reads it: the client keys calls by id.
-    deltas = [
+    deltas: list[Delta] = [
         ToolCallDelta(0, '{"a":1}', id="c0", name="f"),
         ToolCallDelta(1, "", name="g"),
         ToolCallDelta(1, '{"b":2}', id="c0"),

@@ -18,48 +18,29 @@ from ....models import (
     Metadata,
     ReasoningDelta,
     ReasoningState,
-    ServerToolCall,
-    ServerToolResult,
     SSEFrame,
     TextDelta,
     ToolCallDelta,
-    Usage,
 )
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
-    LENGTH,
-    STOP,
-    TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
     ShapeError,
     json_kind,
     load_json,
-    opt_int,
     opt_list,
     opt_object,
     opt_str,
-    usage,
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
 from .._shared import dumps
 from .citations import _citations
+from .fields import finish_reason, server_parts, usage_of
 
 __all__ = ["GeminiDecoder"]
 
-_FILTERED = frozenset(
-    {
-        "SAFETY",
-        "RECITATION",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-    }
-)
 #: The keys a Gemini chunk may have; a frame with none of them is not Gemini's.
 _CHUNK_KEYS = frozenset(
     {"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId", "createTime"}
@@ -227,7 +208,7 @@ class GeminiDecoder(DialectDecoder):
         if self._done or (self._unfinished == 0 and self._candidates):
             self._done = True
             if self._usage is not None:
-                out.append(_usage(self._usage))
+                out.append(usage_of(self._usage))
         return out
 
     def _not_object(self, data: str, event: str, frame: _Frame) -> JSONObject | None:
@@ -370,7 +351,7 @@ class GeminiDecoder(DialectDecoder):
             call_index = self._function_call(
                 call, state, choice, f"{where}.functionCall", out, frame
             )
-        _server_parts(part, state, choice, where, out)
+        server_parts(part, state, choice, where, out)
         if signature is not None:
             out.append(
                 ReasoningState("thought_signature", signature, "", None, call_index, choice, part)
@@ -560,7 +541,7 @@ class GeminiDecoder(DialectDecoder):
             out.append(Metadata({"finishMessage": message}, choice))
         if state.safety is not None:
             out.append(Metadata({"safetyRatings": state.safety}, choice))
-        out.append(Finish(_finish(reason, state.calls > 0), choice, reason))
+        out.append(Finish(finish_reason(reason, state.calls > 0), choice, reason))
         state.finished = True
         self._unfinished -= 1
 
@@ -577,7 +558,7 @@ class GeminiDecoder(DialectDecoder):
             if out and self._unfinished == 0:
                 self._done = True
                 if self._usage is not None:
-                    out.append(_usage(self._usage))
+                    out.append(usage_of(self._usage))
         return out + super()._end()
 
     def _citation_sources(self, cited: JSON, state: _Candidate, where: str) -> None:
@@ -590,80 +571,3 @@ class GeminiDecoder(DialectDecoder):
                 raise ShapeError(f"{where}.{key}[{k}]", "an object", source)
             if source not in state.citations:
                 state.citations.append(source)
-
-
-def _server_parts(
-    part: JSONObject, state: _Candidate, choice: int, where: str, out: list[Delta]
-) -> None:
-    """The provider-side tool items of a part: code runs and their results, built-in tools."""
-    code = opt_object(part, "executableCode", where)
-    if code is not None:
-        call_id = opt_str(code, "id", f"{where}.executableCode")
-        state.code_id = call_id
-        state.code_open = True
-        out.append(ServerToolCall(call_id, "code_execution", _without_id(code), choice, part))
-    result = opt_object(part, "codeExecutionResult", where)
-    if result is not None:
-        call_id = opt_str(result, "id", f"{where}.codeExecutionResult")
-        state.code_open = False
-        out.append(
-            ServerToolResult(
-                call_id if call_id is not None else state.code_id,
-                "code_execution",
-                _without_id(result),
-                choice,
-                part,
-            )
-        )
-    tool = opt_object(part, "toolCall", where)
-    if tool is not None:
-        out.append(
-            ServerToolCall(
-                opt_str(tool, "id", f"{where}.toolCall"),
-                opt_str(tool, "toolType", f"{where}.toolCall") or "tool",
-                tool.get("args"),
-                choice,
-                part,
-            )
-        )
-    response = opt_object(part, "toolResponse", where)
-    if response is not None:
-        out.append(
-            ServerToolResult(
-                opt_str(response, "id", f"{where}.toolResponse"),
-                opt_str(response, "toolType", f"{where}.toolResponse") or "tool",
-                response.get("response"),
-                choice,
-                part,
-            )
-        )
-
-
-def _without_id(obj: JSONObject) -> JSONObject:
-    return {k: v for k, v in obj.items() if k != "id"} if "id" in obj else obj
-
-
-def _finish(reason: str, asked_for_calls: bool) -> str:
-    if reason == "STOP":
-        return TOOL_CALLS if asked_for_calls else STOP
-    if reason == "MAX_TOKENS":
-        return LENGTH
-    if reason in _FILTERED:
-        return CONTENT_FILTER
-    return reason
-
-
-def _usage(counts: JSONObject) -> Usage:
-    where = "usageMetadata"
-    prompt = opt_int(counts, "promptTokenCount", where)
-    tool_use = opt_int(counts, "toolUsePromptTokenCount", where)
-    candidates = opt_int(counts, "candidatesTokenCount", where)
-    thoughts = opt_int(counts, "thoughtsTokenCount", where)
-    return usage(
-        (prompt or 0) + (tool_use or 0),
-        (candidates or 0) + (thoughts or 0),
-        total=opt_int(counts, "totalTokenCount", where),
-        reasoning=thoughts,
-        cached=opt_int(counts, "cachedContentTokenCount", where),
-        raw=counts,
-    )

@@ -37,7 +37,7 @@ from .._base import (
 )
 from .._json_paths import path_values
 from .._shared import dumps
-from .decode import _finish
+from .fields import finish_reason
 
 __all__ = ["GeminiRenderer"]
 
@@ -282,7 +282,7 @@ class GeminiRenderer:
             finish is None
             or finish.reason != CONTENT_FILTER
             or finish.raw is None
-            or _finish(finish.raw, False) == CONTENT_FILTER
+            or finish_reason(finish.raw, False) == CONTENT_FILTER
             or state.sent
             or state.citations
         ):
@@ -296,7 +296,7 @@ class GeminiRenderer:
         elif (
             finish.raw is not None
             and _WORD.fullmatch(finish.raw)
-            and _finish(finish.raw, finish.reason == TOOL_CALLS) == finish.reason
+            and finish_reason(finish.raw, finish.reason == TOOL_CALLS) == finish.reason
         ):
             word = finish.raw  # Gemini's own word, or one that reads the same
         else:
