@@ -1604,7 +1604,7 @@ def test_render_a_complete_stream() -> None:
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": 0, "output_tokens": 0},
+                "usage": {"output_tokens": 0},  # usage unknown yet: no invented input
             },
         },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},

@@ -35,7 +35,7 @@ from .._base import (
 from .._shared import dumps
 from .decode import FINISH_REASONS
 
-__all__ = ["STOP_REASONS", "AnthropicRenderer"]
+__all__ = ["ANTHROPIC_STOP_REASONS", "STOP_REASONS", "AnthropicRenderer"]
 
 # =========================================================================== rendering
 
@@ -47,7 +47,34 @@ STOP_REASONS: dict[str, str] = {
     CONTENT_FILTER: "refusal",
 }
 
+#: Every `stop_reason` the Messages API sends (what the anthropic SDK's type names).
+ANTHROPIC_STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
 _PING = '{"type": "ping"}'  # as Anthropic writes it, with the space
+
+
+def _stop_reason(reason: str, raw: str | None) -> str:
+    """Anthropic's `stop_reason` for a finish of any dialect.
+
+    Anthropic's own word is kept when it means the reason (`stop_sequence`,
+    `pause_turn`); another dialect's word never goes through (`"tool_calls"`,
+    `"stop"`, `"STOP"`): the normalised reason is mapped (`tool_use`,
+    `end_turn`, `max_tokens`, `refusal`); a reason no Anthropic word means is
+    written as it is.
+    """
+    if raw is not None and raw in ANTHROPIC_STOP_REASONS and FINISH_REASONS.get(raw) == reason:
+        return raw
+    return STOP_REASONS.get(reason, reason)
 
 
 def _frame(payload: JSONObject) -> SSEFrame:
@@ -166,10 +193,7 @@ class AnthropicRenderer:
                 self._whole(out, {**base, "type": kind, "tool_use_id": call_id, "content": content})
             case Finish(reason=reason, raw=raw):
                 self._close_block(out)
-                if raw is not None and FINISH_REASONS.get(raw, raw) == reason:
-                    self._stop_reason = raw
-                else:
-                    self._stop_reason = STOP_REASONS.get(reason, reason)
+                self._stop_reason = _stop_reason(reason, raw)
             case Usage():
                 self._usage = delta
             case Metadata(data=data):
@@ -261,7 +285,9 @@ class AnthropicRenderer:
 
     def _message_start(self) -> list[Wire]:
         self._started = True
-        start_usage: JSONObject = {"input_tokens": 0, "output_tokens": 0}
+        # Unknown usage says nothing of the input (no invented 0): the anthropic
+        # SDK leaves `input_tokens` None until a message_delta gives it.
+        start_usage: JSONObject = {"output_tokens": 0}
         if self._usage is not None:
             start_usage = self._usage_out()
         message = {
