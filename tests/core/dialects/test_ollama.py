@@ -569,8 +569,8 @@ def test_the_renderer_writes_api_chat_lines() -> None:
                 "role": "assistant",
                 "content": "",
                 "tool_calls": [
-                        {"function": {"index": 0, "name": "f", "arguments": {"a": 1}}, "id": "call_1"}
-                    ],
+                    {"function": {"index": 0, "name": "f", "arguments": {"a": 1}}, "id": "call_1"}
+                ],
             },
             "done": False,
         },
