@@ -339,7 +339,7 @@ def _result_back(content: object) -> list[JSONObject]:
     """
     if isinstance(content, list) and all(_result_item(item) for item in content):
         return content
-    return [{"json": content}]  # type: ignore[dict-item]
+    return [{"json": content}]
 
 
 def _result_item(item: object) -> bool:
