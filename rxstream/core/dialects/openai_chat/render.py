@@ -77,6 +77,8 @@ class OpenAIChatRenderer:
         self._opened: set[int] = set()
         # Per choice: the index the last fragment went to, the next one free.
         self._calls: dict[int, tuple[int | None, int]] = {}
+        # (choice, index) of each call begun -> whether its name was written.
+        self._begun: dict[tuple[int, int], bool] = {}
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
@@ -94,7 +96,11 @@ class OpenAIChatRenderer:
             case RefusalDelta(text=text):
                 body = {"refusal": text}
             case ToolCallDelta():
-                body = {"tool_calls": [_fragment(delta, self._call_index(delta))]}
+                index = self._call_index(delta)
+                key = (delta.choice, index)
+                first, named = key not in self._begun, self._begun.get(key, False)
+                self._begun[key] = named or delta.name is not None
+                body = {"tool_calls": [_fragment(delta, index, first, named)]}
             case Finish(reason=reason, raw=raw):
                 body = {}
                 finish = raw if raw is not None and (raw, reason) in _SAME_MEANING else reason
@@ -140,14 +146,21 @@ class OpenAIChatRenderer:
         return SSEFrame(dumps({**self._head, "choices": choices, **extra}))
 
 
-def _fragment(delta: ToolCallDelta, index: int) -> JSONObject:
+def _fragment(delta: ToolCallDelta, index: int, first: bool, named: bool) -> JSONObject:
+    """One tool-call fragment as OpenAI sends it: id, type and name once.
+
+    The openai SDK concatenates every string it meets again for the same
+    index (an id or a name repeated on each fragment would double), and
+    keeps a call without an id or `type` from its users: the first fragment
+    carries the id (`call_<index>` when the call has none) and the type.
+    """
     function: JSONObject = {"arguments": delta.arguments}
-    if delta.name is not None:
-        function["name"] = delta.name
     fragment: JSONObject = {"index": index}
-    if delta.id is not None:
-        fragment["id"] = delta.id
+    if first:
+        fragment["id"] = delta.id if delta.id is not None else f"call_{index}"
         fragment["type"] = "function"
+    if delta.name is not None and not named:
+        function["name"] = delta.name
     fragment["function"] = function
     return fragment
 
