@@ -48,7 +48,7 @@ class Answer:
 
     text: str = ""
     reasoning: str = ""
-    calls: list[tuple[str | None, str, Any]] = field(default_factory=list)
+    calls: list[tuple[str | None, str | None, Any]] = field(default_factory=list)
     usage: tuple[int, int] | None = None
     finish: str | None = None
 
@@ -83,9 +83,10 @@ def rxstream_read(dialect: str, body: bytes) -> Read:
             frames = [rs.lines(), rs.sse_frames()]
     deltas: list[Any] = []
     failure: list[BaseException] = []
-    reactivex.of(body).pipe(*frames, rs.decode(dialect)).subscribe(
-        on_next=deltas.append, on_error=failure.append
-    )
+    source: reactivex.Observable[Any] = reactivex.of(body)
+    for operator in frames:
+        source = operator(source)
+    rs.decode(dialect)(source).subscribe(on_next=deltas.append, on_error=failure.append)
     messages: list[rs.Message] = []
     reactivex.from_iterable(deltas).pipe(rs.accumulate_message()).subscribe(on_next=messages.append)
     answer = Answer()
@@ -110,7 +111,7 @@ def sdk_read(dialect: str, base_url: str) -> Read:
         with warnings.catch_warnings():
             # google-genai warns (and keeps the value) for a toolType outside its
             # enum: another dialect's server-tool name, which it still reads.
-            warnings.filterwarnings("ignore", "is not a valid ToolType", UserWarning)
+            warnings.filterwarnings("ignore", ".* is not a valid ToolType", UserWarning)
             _READERS[dialect](base_url, answer)
     except Exception as exc:  # what the SDK raised is the finding
         return Read(answer, exc)
@@ -137,16 +138,16 @@ def _openai_chat(base_url: str, answer: Answer) -> None:
         # The helper's accumulated completion (`get_final_completion` would
         # also parse it, and refuses a `length` finish).
         final = stream.current_completion_snapshot
-    choice = next((c for c in final.choices if c.index == 0), None)
-    if choice is None:
+    first = next((c for c in final.choices if c.index == 0), None)
+    if first is None:
         return
-    answer.text = choice.message.content or ""
+    answer.text = first.message.content or ""
     answer.calls = [
         (call.id, call.function.name, arguments(call.function.arguments))
-        for call in choice.message.tool_calls or []
+        for call in first.message.tool_calls or []
         if call.type == "function"
     ]
-    answer.finish = choice.finish_reason
+    answer.finish = first.finish_reason
 
 
 def _openai_responses(base_url: str, answer: Answer) -> None:
@@ -202,14 +203,13 @@ def _anthropic(base_url: str, answer: Answer) -> None:
             answer.reasoning += block.thinking
         elif block.type == "tool_use":
             answer.calls.append((block.id, block.name, block.input))
-    usage = final.usage
-    if usage.input_tokens is not None:
-        prompt = (
-            usage.input_tokens
-            + (usage.cache_creation_input_tokens or 0)
-            + (usage.cache_read_input_tokens or 0)
-        )
-        answer.usage = (prompt, usage.output_tokens)
+    usage = final.usage  # input_tokens is None while no event named it
+    prompt = (
+        (usage.input_tokens or 0)
+        + (usage.cache_creation_input_tokens or 0)
+        + (usage.cache_read_input_tokens or 0)
+    )
+    answer.usage = (prompt, usage.output_tokens)
     answer.finish = final.stop_reason
 
 
@@ -253,7 +253,7 @@ def _cohere(base_url: str, answer: Answer) -> None:
         warnings.catch_warnings(record=True) as seen,
     ):
         warnings.simplefilter("always")
-        for event in client.chat_stream(model=MODEL, messages=MESSAGES):  # type: ignore[arg-type]
+        for event in client.chat_stream(model=MODEL, messages=MESSAGES):
             _cohere_event(event, answer, calls)
     # The SDK skips an event it cannot read with only a warning: a silent loss here.
     skipped = [str(w.message) for w in seen if "Skipping" in str(w.message)]
@@ -310,8 +310,8 @@ def _ollama_chunk(chunk: Any, answer: Answer) -> None:
 
 
 def _bedrock(base_url: str, answer: Answer) -> None:
-    import boto3
-    from botocore.config import Config
+    import boto3  # type: ignore[import-untyped]
+    from botocore.config import Config  # type: ignore[import-untyped]
 
     client = boto3.client(
         "bedrock-runtime",

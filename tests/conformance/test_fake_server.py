@@ -162,7 +162,7 @@ def _rate_limited(dialect: str, error: BaseException) -> bool:
 
             return isinstance(error, ollama.ResponseError) and error.status_code == 429
         case _:
-            from botocore.exceptions import ClientError
+            from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
             return (
                 isinstance(error, ClientError)

@@ -1686,8 +1686,8 @@ def test_render_finish_words() -> None:
 
 def test_render_refuses_what_anthropic_cannot_carry() -> None:
     r = AnthropicRenderer()
-    with pytest.raises(ValueError, match="one choice"):
-        r.feed(TextDelta("a", choice=1))
+    # A choice other than 0 is left out (Anthropic has one), the stream goes on.
+    assert r.feed(TextDelta("a", choice=1)) == []
     r.feed(ToolCallDelta(0, "", "t0", "f"))
     r.feed(ToolCallDelta(1, "", "t1", "g"))
     with pytest.raises(ValueError, match="one content block at a time"):

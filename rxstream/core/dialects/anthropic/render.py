@@ -114,7 +114,8 @@ class AnthropicRenderer:
       cache-creation tokens are taken out of `input_tokens` as Anthropic counts;
     - a `Finish` reason Anthropic has no word for is sent as it is; `Finish.raw`
       is used when it is an Anthropic word for the same reason;
-    - every delta must be of choice 0 (Anthropic has one).
+    - deltas of choices other than 0 are left out (Anthropic has one choice),
+      as every renderer does: a multi-choice stream translates as its first.
 
     Raises:
         ValueError: from `feed`, a delta Anthropic cannot carry (see above), or
@@ -161,6 +162,8 @@ class AnthropicRenderer:
         """The wire events `delta` becomes (see the class docstring)."""
         self._check(delta)
         out: list[Wire] = []
+        if delta.choice != 0:
+            return out
         if type(delta) is Metadata and not self._started:
             rest = self._take_start_meta(delta)
             if rest is None:
@@ -209,10 +212,6 @@ class AnthropicRenderer:
         """Refuse what Anthropic's stream cannot carry (before anything is written)."""
         if self._closed:
             raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
-        if delta.choice != 0:
-            raise ValueError(
-                f"Anthropic streams have one choice; got a delta of choice {delta.choice}"
-            )
         if type(delta) is Usage and delta.cached_tokens is not None:
             cached, prompt = delta.cached_tokens, delta.prompt_tokens
             if not 0 <= cached <= prompt:
