@@ -17,6 +17,7 @@ reasoning included) and the finish in the provider's own word.
 
 from __future__ import annotations
 
+import gc
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -107,15 +108,29 @@ def rxstream_read(dialect: str, body: bytes) -> Read:
 def sdk_read(dialect: str, base_url: str) -> Read:
     """The dialect's official SDK asking `base_url` for a streamed answer."""
     answer = Answer()
-    try:
-        with warnings.catch_warnings():
-            # google-genai warns (and keeps the value) for a toolType outside its
-            # enum: another dialect's server-tool name, which it still reads.
-            warnings.filterwarnings("ignore", ".* is not a valid ToolType", UserWarning)
+    error: Exception | None = None
+    with warnings.catch_warnings():
+        # google-genai warns (and keeps the value) for a toolType outside its
+        # enum: another dialect's server-tool name, which it still reads.
+        warnings.filterwarnings("ignore", ".* is not a valid ToolType", UserWarning)
+        # An SDK that raises mid-stream leaves its connection to the garbage
+        # collector: collect it here, so its warning lands in no later test.
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
             _READERS[dialect](base_url, answer)
-    except Exception as exc:  # what the SDK raised is the finding
-        return Read(answer, exc)
-    return Read(answer)
+        except Exception as exc:  # what the SDK raised is the finding
+            error = _without_tracebacks(exc)
+        gc.collect()
+    return Read(answer, error)
+
+
+def _without_tracebacks(error: Exception) -> Exception:
+    """`error` (and what it chains) without the frames that hold the SDK's connection."""
+    seen: BaseException | None = error
+    while seen is not None:
+        seen.__traceback__ = None
+        seen = seen.__cause__ or seen.__context__
+    return error
 
 
 def _openai_chat(base_url: str, answer: Answer) -> None:
