@@ -189,8 +189,9 @@ class Say:
 
 @dataclass(frozen=True, slots=True)
 class Keepalive:
-    """Send the dialect's keep-alive: an SSE comment, Anthropic's `ping` event
-    (nothing in NDJSON and AWS event streams, which have none: only the wait)."""
+    """Send the dialect's keep-alive: an SSE comment, Anthropic's `ping` event, a
+    blank line for Gemini (google-genai parses any other line as JSON; nothing in
+    NDJSON and AWS event streams, which have none: only the wait)."""
 
     delay: float = 0.0
 
@@ -1140,6 +1141,9 @@ class _Player:
             return b""
         if self.dialect == "anthropic":
             return event_text('{"type": "ping"}', event="ping").encode()
+        if self.dialect == "gemini":
+            # google-genai parses every line but `data:` and blank ones as JSON.
+            return self._renderer.newline.encode()
         return ("\n".join(comment_lines("keep-alive")) + "\n").encode()
 
     def _bytes(self, items: list[Wire]) -> bytes:

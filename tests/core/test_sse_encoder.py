@@ -235,7 +235,7 @@ CASES = [
         b'event: message_start\nid: 1\ndata: {"type":"message_start","message":{"id":'
         b'"msg_01rxstreamRenderedMessage","type":"message","role":"assistant","model":'
         b'"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":'
-        b'{"input_tokens":0,"output_tokens":0}}}\n\n'
+        b'{"output_tokens":0}}}\n\n'
         b'event: message_delta\nid: 2\ndata: {"type":"message_delta","delta":{"stop_reason":'
         b'null,"stop_sequence":null},"usage":{"output_tokens":0}}\n\n'
         b'event: message_stop\nid: 3\ndata: {"type":"message_stop"}\n\n',
@@ -245,12 +245,12 @@ CASES = [
         "gemini",
         {},
         [StreamEntry("3-0", ReasoningDelta("hm")), StreamError("gone")],
-        b'id: 3-0\r\ndata: {"candidates": [{"content": {"parts": [{"text": "hm","thought": '
+        b'data: {"candidates": [{"content": {"parts": [{"text": "hm","thought": '
         b'true}],"role": "model"},"index": 0}],"modelVersion": "gemini-2.5-flash",'
         b'"responseId": "rxstream-gemini-0001"}\r\n\r\n'
-        b'id: 3-0\r\ndata: {"error": {"code": 500,"message": "gone","status": "StreamError"}}'
+        b'data: {"error": {"code": 500,"message": "gone","status": "StreamError"}}'
         b"\r\n\r\n",
-        id="gemini-crlf-error-repeats-the-position",
+        id="gemini-crlf-no-ids-google-genai-reads-data-lines-only",
     ),
 ]
 
@@ -282,13 +282,28 @@ def test_decoding_the_dialect_events_gives_the_deltas_back() -> None:
 
 
 @pytest.mark.parametrize("format", SSE_FORMATS)
-def test_keepalive_is_a_comment_in_the_format_line_ending(format: str) -> None:
+def test_keepalive_is_what_the_format_client_passes_over(format: str) -> None:
     encoder = SSEEncoder(format)
-    expected = KEEPALIVE.replace(b"\n", b"\r\n") if format == "gemini" else KEEPALIVE
+    expected = {
+        # The openai SDK dispatches an empty event on a blank line once ids were seen.
+        "openai-chat": b": keep-alive\n",
+        "openai-responses": b": keep-alive\n",
+        # google-genai parses every line but `data:` and blank ones as JSON.
+        "gemini": b"\r\n",
+    }.get(format, KEEPALIVE)
     assert encoder.keepalive() == expected
     encoder.close()
     with pytest.raises(RuntimeError, match="closed"):
         encoder.keepalive()
+
+
+def test_gemini_events_carry_no_id_and_refuse_retry() -> None:
+    encoder = SSEEncoder("gemini")
+    events = [*encoder.feed(StreamEntry("7-0", TextDelta("Hi"))), *encoder.close()]
+    assert events
+    assert not any(line.startswith(b"id:") for e in events for line in e.splitlines())
+    with pytest.raises(ValueError, match="cannot carry retry"):
+        SSEEncoder("gemini", retry=1000)
 
 
 def test_a_delta_the_dialect_cannot_express_gives_no_event_but_moves_the_position() -> None:

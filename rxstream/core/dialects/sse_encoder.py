@@ -65,7 +65,8 @@ In a browser::
 (A `Message` item is the event `message`, SSE's default type, so it goes
 without an `event:` line and `onmessage` receives it.)
 
-Ids (every event has one, except in the one case named last):
+Ids (every event has one, except in the one case named last, and in the
+`"gemini"` dialect, whose events carry none: see keep-alives below):
 
 - an event from a plain item gets the next number of a counter (`1`, `2`,
   ...); the closing and error events too;
@@ -85,9 +86,26 @@ A resumed stream is a new rendering of the rest: in a dialect format it opens
 the dialect's message again (`message_start`, a role chunk); only the
 `"rxstream"` format resumes item for item.
 
-Keep-alives are comments (`: keep-alive`); a `retry` given is written once,
-on the first event. Gemini's events end their lines with CRLF as Gemini does,
-every other format with LF.
+Keep-alives and ids, per dialect: what the real server sends and what the
+format's official client reads (the conformance tests in `tests/conformance`
+read every rendering with that client):
+
+- `"openai-chat"`, `"openai-responses"`: the keep-alive is the comment line
+  alone (`: keep-alive` and its LF, no blank line after it). The openai SDK's
+  decoder never resets its last event id, so once events carry `id:` a blank
+  line with nothing before it dispatches an empty event, which the SDK then
+  fails to parse as JSON. A lone comment line dispatches nothing in any
+  client (the next event's blank line ends the event that follows it).
+- `"anthropic"`, `"cohere"`, `"rxstream"`: a comment and its blank line
+  (`: keep-alive`); the anthropic and cohere SDKs skip an event without data.
+- `"gemini"`: no ids, no `retry`, no comments: google-genai strips `data: `
+  and parses every other non-blank line as JSON. The keep-alive is a blank
+  line (CRLF), which google-genai, browsers and httpx-sse all pass over; a
+  Gemini stream cannot be resumed by `Last-Event-ID` (google-genai never
+  resumes), and `retry` is a `ValueError`.
+
+A `retry` given is written once, on the first event. Gemini's events end
+their lines with CRLF as Gemini does, every other format with LF.
 
 Invariants: `feed` returns a list of `bytes` (possibly empty); after `close()`
 or `error()` the machine takes no more input; a failed `feed` leaves only
@@ -126,6 +144,9 @@ SSE_FORMATS = SSE_DIALECTS
 
 #: A keep-alive comment (LF-terminated).
 KEEPALIVE = comment_text("keep-alive").encode()
+
+#: Dialects whose events carry no `id:` (and no `retry:`): their client reads no other field.
+_NO_IDS = frozenset({"gemini"})
 
 _NOT_SSE = {"ollama": "NDJSON lines", "bedrock": "AWS event-stream messages"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -197,6 +218,11 @@ class SSEEncoder:
             self._newline = getattr(self._renderer, "newline", "\n")
         if retry is not None:
             check_retry(retry)
+            if dialect in _NO_IDS:
+                raise ValueError(
+                    f"the {dialect!r} dialect writes data lines only (its client parses "
+                    "every other line as JSON), so it cannot carry retry"
+                )
         self._retry = retry
         if after is not None:
             after = _check_id(after, "after")
@@ -300,14 +326,17 @@ class SSEEncoder:
         return self._ending(events)
 
     def keepalive(self) -> bytes:
-        """A keep-alive comment (it changes nothing in the stream's state).
+        """The dialect's keep-alive (it changes nothing in the stream's state).
+
+        A comment and its blank line; the comment line alone in the OpenAI
+        dialects; a blank line in Gemini's (see the module docstring).
 
         Raises:
             RuntimeError: the stream has ended.
         """
         if self._state not in ("open", "failed"):
             raise RuntimeError(f"this SSEEncoder is {self._state}; it sends nothing more")
-        return comment_text("keep-alive", newline=self._newline).encode()
+        return _keepalive(self._dialect, self._newline)
 
     # ----------------------------------------------------------------- internals
 
@@ -337,6 +366,8 @@ class SSEEncoder:
         ]
 
     def _event(self, data: str, event: str, id: str | None) -> bytes:
+        if self._dialect in _NO_IDS:
+            id = None
         text = event_text(data, event=event, id=id, retry=self._retry, newline=self._newline)
         self._retry = None
         try:
@@ -346,6 +377,15 @@ class SSEEncoder:
             # across chunks) has no UTF-8 form. In the JSON it came from it
             # can only be inside a string, where its escape means the same.
             return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+
+
+def _keepalive(dialect: str, newline: str) -> bytes:
+    """The keep-alive each dialect's official client passes over (see the module docstring)."""
+    if dialect in _NO_IDS:
+        return newline.encode()
+    if dialect in ("openai-chat", "openai-responses"):
+        return comment_text("keep-alive", newline=newline).encode()[: -len(newline)]
+    return comment_text("keep-alive", newline=newline).encode()
 
 
 def _check_dialect(dialect: str) -> str:

@@ -1612,7 +1612,7 @@ def test_render_a_complete_stream() -> None:
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": 0, "output_tokens": 0},
+                "usage": {"output_tokens": 0},  # usage unknown yet: no invented input
             },
         },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
@@ -1697,8 +1697,8 @@ def test_render_finish_words() -> None:
 
 def test_render_refuses_what_anthropic_cannot_carry() -> None:
     r = AnthropicRenderer()
-    with pytest.raises(ValueError, match="one choice"):
-        r.feed(TextDelta("a", choice=1))
+    # A choice other than 0 is left out (Anthropic has one), the stream goes on.
+    assert r.feed(TextDelta("a", choice=1)) == []
     r.feed(ToolCallDelta(0, "", "t0", "f"))
     r.feed(ToolCallDelta(1, "", "t1", "g"))
     with pytest.raises(ValueError, match="one content block at a time"):

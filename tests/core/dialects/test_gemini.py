@@ -1406,11 +1406,20 @@ def test_renderer_streams_vertex_partial_args() -> None:
 
 
 @pytest.mark.parametrize("arguments", ['"text"', "[1]", "{broken"])
-def test_renderer_refuses_arguments_that_are_not_an_object(arguments: str) -> None:
+def test_renderer_leaves_out_a_call_whose_arguments_are_not_an_object(arguments: str) -> None:
+    # Gemini sends arguments as an object: such a call is left out, the stream goes on.
     r = GeminiRenderer()
     r.feed(ToolCallDelta(0, arguments, "c", "f"))
-    with pytest.raises(ValueError, match="JSON object"):
-        r.feed(Finish("tool_calls"))
+    r.feed(ToolCallDelta(1, '{"a":1}', "d", "g"))
+    frames = r.feed(Finish("tool_calls")) + r.close()
+    calls = [
+        part["functionCall"]
+        for frame in frames
+        for candidate in json.loads(frame.data).get("candidates", [])
+        for part in candidate.get("content", {}).get("parts", [])
+        if "functionCall" in part
+    ]
+    assert calls == [{"id": "d", "name": "g", "args": {"a": 1}}]
 
 
 @pytest.mark.parametrize("block", ["MODEL_ARMOR", "OTHER", "guardrail_intervened"])
@@ -1583,7 +1592,9 @@ def scripts(draw: st.DrawFn, partial_args: bool) -> list[Delta]:
             )
         elif kind == "builtin":
             out.append(ServerToolCall("t1", "GOOGLE_SEARCH_WEB", {"q": draw(TEXT)}, choice))
-            out.append(ServerToolResult("t1", "GOOGLE_SEARCH_WEB", [draw(TEXT)], choice))
+            out.append(
+                ServerToolResult("t1", "GOOGLE_SEARCH_WEB", {"results": [draw(TEXT)]}, choice)
+            )
         else:
             out.append(ReasoningState("thought_signature", draw(TEXT), choice=choice))
     for choice in range(n_choices):
@@ -1727,3 +1738,47 @@ def test_split_and_count_on_a_gemini_stream() -> None:
         len(words(message.content)),
         len(words(message.reasoning)),
     )
+
+
+@pytest.mark.parametrize(
+    ("delta", "part"),
+    [
+        pytest.param(
+            ServerToolResult("t1", "web_search", [{"type": "web_search_result", "url": "u"}]),
+            {
+                "toolResponse": {
+                    "id": "t1",
+                    "toolType": "web_search",
+                    "response": {"output": [{"type": "web_search_result", "url": "u"}]},
+                }
+            },
+            id="a-list-result-goes-under-output",
+        ),
+        pytest.param(
+            ServerToolCall("t2", "code_execution", {"code": "1", "stdin": ""}),
+            {
+                "toolCall": {
+                    "id": "t2",
+                    "toolType": "code_execution",
+                    "args": {"code": "1", "stdin": ""},
+                }
+            },
+            id="code-with-other-keys-is-a-tool-call",
+        ),
+        pytest.param(
+            ServerToolCall("t3", "code_execution", {"code": "1", "language": "PYTHON"}),
+            {"executableCode": {"code": "1", "language": "PYTHON", "id": "t3"}},
+            id="gemini-code-stays-executable-code",
+        ),
+        pytest.param(
+            ServerToolCall("t4", "bash", "ls"),
+            {"toolCall": {"id": "t4", "toolType": "bash", "args": {"input": "ls"}}},
+            id="a-string-input-goes-under-input",
+        ),
+    ],
+)
+def test_renderer_writes_server_tools_in_shapes_google_genai_takes(
+    delta: Delta, part: dict[str, Any]
+) -> None:
+    (frame,) = GeminiRenderer().feed(delta)
+    assert json.loads(frame.data)["candidates"][0]["content"]["parts"] == [part]

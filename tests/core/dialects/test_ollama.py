@@ -568,7 +568,9 @@ def test_the_renderer_writes_api_chat_lines() -> None:
             "message": {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}, "id": "call_1"}],
+                "tool_calls": [
+                    {"function": {"index": 0, "name": "f", "arguments": {"a": 1}}, "id": "call_1"}
+                ],
             },
             "done": False,
         },
@@ -577,7 +579,7 @@ def test_the_renderer_writes_api_chat_lines() -> None:
             "message": {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"function": {"name": "g", "arguments": {}}}],
+                "tool_calls": [{"function": {"index": 1, "name": "g", "arguments": {}}}],
             },
             "done": False,
         },
@@ -620,12 +622,17 @@ def test_the_renderer_takes_whole_calls_without_an_index() -> None:
     assert (message.content, message.finish_reason) == ("then text", "tool_calls")
 
 
-def test_the_renderer_sends_arguments_that_are_no_object_as_text() -> None:
+@pytest.mark.parametrize("arguments", ["[1, 2", "[1, 2]", '"text"', "3"])
+def test_the_renderer_leaves_out_a_call_whose_arguments_are_no_object(arguments: str) -> None:
+    # Ollama's arguments are an object: the ollama client's model rejects the
+    # whole stream for a line with anything else, so such a call is left out.
     r = OllamaRenderer()
-    r.feed(ToolCallDelta(0, "[1, 2", "c", "f"))
+    r.feed(ToolCallDelta(0, arguments, "c", "f"))
+    r.feed(ToolCallDelta(1, '{"a":1}', "d", "g"))
     (call_line, last) = only(str, r.close())
-    assert json.loads(call_line)["message"]["tool_calls"][0]["function"]["arguments"] == "[1, 2"
-    assert decode_all([call_line, last])[0] == ToolCallDelta(0, "[1, 2", "c", "f")
+    (call,) = json.loads(call_line)["message"]["tool_calls"]
+    assert call == {"id": "d", "function": {"index": 0, "name": "g", "arguments": {"a": 1}}}
+    assert decode_all([call_line, last])[0] == ToolCallDelta(0, '{"a":1}', "d", "g")
 
 
 def test_the_renderer_error_is_ollamas_error_line() -> None:

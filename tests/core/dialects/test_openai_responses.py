@@ -1741,11 +1741,26 @@ def test_renderer_sends_responses_annotations_back_whole_and_builds_the_others()
         for f in frames
         if f.event == "response.output_text.annotation.added"
     ]
-    assert notes == [
-        own,
-        {"type": "web_search_result_location", "url": "https://y.test/", "title": "Y"},
-    ]
-    assert accumulate(feed(frames)).citations == tuple(d for d in deltas[1:])
+    # Another dialect's kind goes as a url_citation with every field the openai
+    # SDK's model requires (its serializer warns on any other annotation type).
+    built = {
+        "type": "url_citation",
+        "url": "https://y.test/",
+        "title": "Y",
+        "start_index": 0,
+        "end_index": 0,
+    }
+    assert notes == [own, built]
+    assert accumulate(feed(frames)).citations == (
+        deltas[1],
+        Citation("url_citation", url="https://y.test/", title="Y", start=0, end=0),
+    )
+
+
+def test_renderer_leaves_out_a_citation_of_another_dialect_without_a_url() -> None:
+    frames = render([TextDelta("a"), Citation("char_location", title="doc", text="t")])
+    assert not [f for f in frames if f.event == "response.output_text.annotation.added"]
+    assert accumulate(feed(frames)).content == "a"
 
 
 def test_renderer_reasoning_state_without_reasoning_text_is_an_item_of_its_own() -> None:

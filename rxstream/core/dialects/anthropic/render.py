@@ -35,7 +35,7 @@ from .._base import (
 from .._shared import dumps
 from .decode import FINISH_REASONS
 
-__all__ = ["STOP_REASONS", "AnthropicRenderer"]
+__all__ = ["ANTHROPIC_STOP_REASONS", "STOP_REASONS", "AnthropicRenderer"]
 
 # =========================================================================== rendering
 
@@ -47,7 +47,34 @@ STOP_REASONS: dict[str, str] = {
     CONTENT_FILTER: "refusal",
 }
 
+#: Every `stop_reason` the Messages API sends (what the anthropic SDK's type names).
+ANTHROPIC_STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
 _PING = '{"type": "ping"}'  # as Anthropic writes it, with the space
+
+
+def _stop_reason(reason: str, raw: str | None) -> str:
+    """Anthropic's `stop_reason` for a finish of any dialect.
+
+    Anthropic's own word is kept when it means the reason (`stop_sequence`,
+    `pause_turn`); another dialect's word never goes through (`"tool_calls"`,
+    `"stop"`, `"STOP"`): the normalised reason is mapped (`tool_use`,
+    `end_turn`, `max_tokens`, `refusal`); a reason no Anthropic word means is
+    written as it is.
+    """
+    if raw is not None and raw in ANTHROPIC_STOP_REASONS and FINISH_REASONS.get(raw) == reason:
+        return raw
+    return STOP_REASONS.get(reason, reason)
 
 
 def _frame(payload: JSONObject) -> SSEFrame:
@@ -87,7 +114,8 @@ class AnthropicRenderer:
       cache-creation tokens are taken out of `input_tokens` as Anthropic counts;
     - a `Finish` reason Anthropic has no word for is sent as it is; `Finish.raw`
       is used when it is an Anthropic word for the same reason;
-    - every delta must be of choice 0 (Anthropic has one).
+    - deltas of choices other than 0 are left out (Anthropic has one choice),
+      as every renderer does: a multi-choice stream translates as its first.
 
     Raises:
         ValueError: from `feed`, a delta Anthropic cannot carry (see above), or
@@ -134,6 +162,8 @@ class AnthropicRenderer:
         """The wire events `delta` becomes (see the class docstring)."""
         self._check(delta)
         out: list[Wire] = []
+        if delta.choice != 0:
+            return out
         if type(delta) is Metadata and not self._started:
             rest = self._take_start_meta(delta)
             if rest is None:
@@ -166,10 +196,7 @@ class AnthropicRenderer:
                 self._whole(out, {**base, "type": kind, "tool_use_id": call_id, "content": content})
             case Finish(reason=reason, raw=raw):
                 self._close_block(out)
-                if raw is not None and FINISH_REASONS.get(raw, raw) == reason:
-                    self._stop_reason = raw
-                else:
-                    self._stop_reason = STOP_REASONS.get(reason, reason)
+                self._stop_reason = _stop_reason(reason, raw)
             case Usage():
                 self._usage = delta
             case Metadata(data=data):
@@ -185,10 +212,6 @@ class AnthropicRenderer:
         """Refuse what Anthropic's stream cannot carry (before anything is written)."""
         if self._closed:
             raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
-        if delta.choice != 0:
-            raise ValueError(
-                f"Anthropic streams have one choice; got a delta of choice {delta.choice}"
-            )
         if type(delta) is Usage and delta.cached_tokens is not None:
             cached, prompt = delta.cached_tokens, delta.prompt_tokens
             if not 0 <= cached <= prompt:
@@ -261,7 +284,9 @@ class AnthropicRenderer:
 
     def _message_start(self) -> list[Wire]:
         self._started = True
-        start_usage: JSONObject = {"input_tokens": 0, "output_tokens": 0}
+        # Unknown usage says nothing of the input (no invented 0): the anthropic
+        # SDK leaves `input_tokens` None until a message_delta gives it.
+        start_usage: JSONObject = {"output_tokens": 0}
         if self._usage is not None:
             start_usage = self._usage_out()
         message = {

@@ -35,6 +35,7 @@ from .._base import (
 )
 from .._shared import dumps
 from .decode import _LOCATIONS, FINISH_REASONS
+from .errors import stream_exception
 
 __all__ = ["BedrockRenderer"]
 
@@ -167,10 +168,9 @@ class BedrockRenderer:
             start: JSONObject = {"toolUseId": delta.call_id or ""}
             if delta.name and delta.name != "toolResult":
                 start["type"] = delta.name
-            content = (
-                delta.content if isinstance(delta.content, list) else [{"json": delta.content}]
+            self._whole_block(
+                out, {"toolResult": start}, [{"toolResult": _result_back(delta.content)}]
             )
-            self._whole_block(out, {"toolResult": start}, [{"toolResult": content}])
         elif isinstance(delta, Finish):
             self._end_blocks(out)
             raw = delta.raw if FINISH_REASONS.get(delta.raw or "") == delta.reason else None
@@ -202,14 +202,22 @@ class BedrockRenderer:
             if key in self._extra:
                 metadata[key] = self._extra[key]
         if metadata:
+            # The service model requires `metrics.latencyMs` in every metadata event.
+            metrics = metadata.get("metrics")
+            if not isinstance(metrics, dict) or "latencyMs" not in metrics:
+                extra = metrics if isinstance(metrics, dict) else {}
+                metadata["metrics"] = {**extra, "latencyMs": 0}
             out.append(_event("metadata", metadata))
         return out
 
     def error(self, error: ProviderError) -> list[Wire]:
         """End the stream with an exception message (`:message-type: exception`).
 
-        The `:exception-type` is the error's `type` (`internalServerException`
-        when it has none), the payload `{"message": ...}`.
+        The `:exception-type` is one of the exception events ConverseStream's
+        service model names (`bedrock.errors.stream_exception`: the error's
+        `type` when it is one, another dialect's type mapped by its meaning,
+        else `internalServerException`), since botocore reports any other
+        with an empty code and message. The payload is `{"message": ...}`.
         """
         if self._closed:
             raise RuntimeError("this BedrockRenderer is closed already")
@@ -219,7 +227,7 @@ class BedrockRenderer:
         if isinstance(error.code, int):
             payload["originalStatusCode"] = error.code
         headers: dict[str, str | bytes | int | bool] = {
-            ":exception-type": error.type or "internalServerException",
+            ":exception-type": stream_exception(error.type, error.code),
             ":content-type": "application/json",
             ":message-type": "exception",
         }
@@ -320,6 +328,26 @@ def _citation_back(citation: Citation) -> JSONObject:
     if citation.url is not None:
         out["location"] = {"web": {"url": citation.url}}
     return out
+
+
+def _result_back(content: object) -> list[JSONObject]:
+    """A server tool's result as `ToolResultBlockDelta`s (each `{"text": str}` or `{"json": doc}`).
+
+    A Bedrock result comes back as it came; any other content (another
+    dialect's list of result blocks, an object, a string) is one `json`
+    document, which botocore takes and which decodes back to that content.
+    """
+    if isinstance(content, list) and all(_result_item(item) for item in content):
+        return content
+    return [{"json": content}]
+
+
+def _result_item(item: object) -> bool:
+    if not isinstance(item, dict) or len(item) != 1:
+        return False
+    if "text" in item:
+        return isinstance(item["text"], str)
+    return "json" in item
 
 
 def _usage_back(counts: Usage) -> JSONObject:

@@ -50,7 +50,9 @@ class CohereRenderer:
     block each time the kind changes); a tool call is `tool-call-start` (id,
     name, first fragment) then a `tool-call-delta` per fragment and
     `tool-call-end` when the next block begins; a citation is
-    `citation-start` + `citation-end` with one source; `close()` sends
+    `citation-start` + `citation-end` with one source (a call without an id
+    gets `call_<n>`, n its order among the calls: the Cohere SDK drops a call
+    without one); `close()` sends
     `message-end` with the finish reason and usage, `error()` a
     `message-end` with `finish_reason: "ERROR"` and the message.
 
@@ -199,7 +201,9 @@ class CohereRenderer:
             wire = self._call = len(self._calls)
             self._calls[key] = wire
             self._block = "tool"
-            call: JSONObject = {} if delta.id is None else {"id": delta.id}
+            # The Cohere SDK drops a call without an id: invent a stable one,
+            # as the Anthropic and Responses renderers do.
+            call: JSONObject = {"id": delta.id or f"call_{wire}"}
             call["type"] = "function"
             call["function"] = {"name": delta.name or "", "arguments": delta.arguments}
             body = {"index": wire, "delta": {"message": {"tool_calls": call}}}

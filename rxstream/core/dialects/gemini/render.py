@@ -99,9 +99,15 @@ class GeminiRenderer:
         id: the `responseId` written into every chunk.
         partial_args: send tool-call arguments as Vertex streamed arguments.
 
-    Raises:
-        ValueError: (from `feed`/`close`) tool-call arguments that are not a
-            JSON object, which Gemini cannot send.
+    Gemini sends tool-call arguments as an object: a client tool call whose
+    arguments are no JSON object (another type, or JSON cut short by a
+    truncated stream) is left out. Provider-side tools go in the shapes
+    google-genai's models take (they forbid any other key): `executableCode`
+    and `codeExecutionResult` only for Gemini's own fields, any other call a
+    `toolCall` whose `args` is an object (another value as `{"input": value}`),
+    any other result a `toolResponse` whose `response` is an object (another
+    value, such as a list of result blocks, as `{"output": value}`, Gemini's
+    own key for a function's output).
 
     >>> r = GeminiRenderer()
     >>> r.feed(TextDelta("Hi"))[0].data[:54]
@@ -155,18 +161,10 @@ class GeminiRenderer:
                 return []
             case ServerToolCall(id=call_id, name=name, input=value, choice=choice):
                 self._choice(choice)
-                if name == "code_execution" and type(value) is dict:
-                    part: JSONObject = {"executableCode": _with_id(value, call_id)}
-                else:
-                    part = {"toolCall": {"id": call_id, "toolType": name, "args": value}}
-                return [self._chunk(choice, [part])]
+                return [self._chunk(choice, [_server_call(call_id, name, value)])]
             case ServerToolResult(call_id=call_id, name=name, content=value, choice=choice):
                 self._choice(choice)
-                if name == "code_execution" and type(value) is dict:
-                    part = {"codeExecutionResult": _with_id(value, call_id)}
-                else:
-                    part = {"toolResponse": {"id": call_id, "toolType": name, "response": value}}
-                return [self._chunk(choice, [part])]
+                return [self._chunk(choice, [_server_result(call_id, name, value)])]
             case ReasoningState(kind="thought_signature", data=data, index=index, choice=choice):
                 state = self._choice(choice)
                 if index is not None and state.finish is None:
@@ -248,7 +246,9 @@ class GeminiRenderer:
         parts: list[JSONObject] = []
         out: list[Wire] = []
         for call in sorted(calls, key=lambda c: c.index):
-            args = _arguments(call.arguments, call.name)
+            args = _arguments(call.arguments)
+            if args is None:
+                continue  # not a JSON object: Gemini cannot carry it (class docstring)
             head: JSONObject = {} if call.id is None else {"id": call.id}
             head["name"] = call.name or ""
             signature = signatures.get(call.index)
@@ -318,19 +318,36 @@ def _with_id(value: JSONObject, call_id: str | None) -> JSONObject:
     return value if call_id is None else {**value, "id": call_id}
 
 
-def _arguments(text: str, name: str | None) -> JSONObject:
+def _arguments(text: str) -> JSONObject | None:
+    """The arguments as an object; None when they are no JSON object (the call is left out)."""
     if not text.strip():
         return {}
     try:
         value = json.loads(text)
     except ValueError:
-        value = None
-    if type(value) is not dict:
-        raise ValueError(
-            f"Gemini sends tool-call arguments as a JSON object; the call {name!r} has "
-            f"{text[:80]!r}"
-        )
-    return value
+        return None
+    return value if type(value) is dict else None
+
+
+# What google-genai's models take in each part (they forbid any other key).
+_CODE_KEYS = frozenset({"code", "language"})
+_RESULT_KEYS = frozenset({"outcome", "output"})
+
+
+def _server_call(call_id: str | None, name: str, value: JSON) -> JSONObject:
+    """The part of a provider-side tool call, in a shape google-genai's `Part` takes."""
+    if name == "code_execution" and type(value) is dict and value.keys() <= _CODE_KEYS:
+        return {"executableCode": _with_id(value, call_id)}
+    args = value if value is None or type(value) is dict else {"input": value}
+    return {"toolCall": {"id": call_id, "toolType": name, "args": args}}
+
+
+def _server_result(call_id: str | None, name: str, value: JSON) -> JSONObject:
+    """The part of a provider-side tool result, in a shape google-genai's `Part` takes."""
+    if name == "code_execution" and type(value) is dict and value.keys() <= _RESULT_KEYS:
+        return {"codeExecutionResult": _with_id(value, call_id)}
+    response = value if value is None or type(value) is dict else {"output": value}
+    return {"toolResponse": {"id": call_id, "toolType": name, "response": response}}
 
 
 def _partial_pieces(args: JSONObject) -> list[JSONObject]:

@@ -48,9 +48,12 @@ class OllamaRenderer:
 
     What Ollama cannot express is left out: refusals, citations, provider-side
     tools, reasoning state, choices other than 0, `total_tokens` (recomputed
-    as the sum) and `reasoning_tokens`; arguments that are
-    not a JSON object are sent as the text they are, and arguments of `""`
-    come back as `"{}"`.
+    as the sum) and `reasoning_tokens`. A tool call whose arguments are not
+    a JSON object (another type, or JSON cut short by a truncated stream) is
+    left out: Ollama's `arguments` is an object, and the ollama client's
+    model rejects the whole stream for a line that holds anything else.
+    Arguments of `""` come back as `"{}"`. Each call carries
+    `function.index`, its place among the stream's calls, as Ollama sends.
 
     Args:
         model: the model name written on every line.
@@ -79,6 +82,7 @@ class OllamaRenderer:
         self._pending: dict[int, list[Any]] = {}  # call index -> [id, name, fragments]
         self._order: list[int] = []
         self._last: int | None = None
+        self._written = 0  # the calls written so far (the next `function.index`)
         self._finish: Finish | None = None
         self._usage: Usage | None = None
         self._durations: JSONObject = {}
@@ -179,10 +183,15 @@ class OllamaRenderer:
             try:
                 arguments: JSON = json.loads(text) if text.strip() else {}
             except ValueError:
-                arguments = text
+                continue  # not JSON: left out (see the class docstring)
             if not isinstance(arguments, dict):
-                arguments = text
-            function: JSONObject = {"name": name or "", "arguments": arguments}
+                continue  # not an object: left out likewise
+            function: JSONObject = {
+                "index": self._written,
+                "name": name or "",
+                "arguments": arguments,
+            }
+            self._written += 1
             tool: JSONObject = {"function": function}
             if call_id is not None:
                 tool["id"] = call_id

@@ -25,7 +25,16 @@ from .._shared import dumps
 
 __all__ = ["OpenAIChatRenderer"]
 
-_FINISH_WORDS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+# The provider's own word is kept only where it means the reason (a legacy
+# `function_call` finish is a tool-call finish); an Ollama tool turn
+# (`Finish("tool_calls", raw="stop")`) is written as `tool_calls`.
+_SAME_MEANING = {
+    ("stop", "stop"),
+    ("length", "length"),
+    ("tool_calls", "tool_calls"),
+    ("content_filter", "content_filter"),
+    ("function_call", "tool_calls"),
+}
 
 
 class OpenAIChatRenderer:
@@ -66,6 +75,10 @@ class OpenAIChatRenderer:
             "model": model,
         }
         self._opened: set[int] = set()
+        # Per choice: the index the last fragment went to, the next one free.
+        self._calls: dict[int, tuple[int | None, int]] = {}
+        # (choice, index) of each call begun -> whether its name was written.
+        self._begun: dict[tuple[int, int], bool] = {}
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
@@ -83,10 +96,14 @@ class OpenAIChatRenderer:
             case RefusalDelta(text=text):
                 body = {"refusal": text}
             case ToolCallDelta():
-                body = {"tool_calls": [_fragment(delta)]}
+                index = self._call_index(delta)
+                key = (delta.choice, index)
+                first, named = key not in self._begun, self._begun.get(key, False)
+                self._begun[key] = named or delta.name is not None
+                body = {"tool_calls": [_fragment(delta, index, first, named)]}
             case Finish(reason=reason, raw=raw):
                 body = {}
-                finish = raw if raw in _FINISH_WORDS else reason
+                finish = raw if raw is not None and (raw, reason) in _SAME_MEANING else reason
             case _:
                 return out
         choice = delta.choice
@@ -105,6 +122,23 @@ class OpenAIChatRenderer:
         payload: JSONObject = {"message": error.message, "type": error.type, "code": error.code}
         return [SSEFrame(dumps({"error": payload}))]
 
+    def _call_index(self, delta: ToolCallDelta) -> int:
+        """The `index` a fragment is written with: the delta's, or one given in order.
+
+        The openai SDK needs an `index` on every tool-call fragment. A delta
+        without one (Mistral sends whole calls so) begins a call when it has an
+        id or a name, and goes on with the choice's last call otherwise.
+        """
+        last, free = self._calls.get(delta.choice, (None, 0))
+        if delta.index is not None:
+            index = delta.index
+        elif last is None or delta.id is not None or delta.name is not None:
+            index = free
+        else:
+            index = last
+        self._calls[delta.choice] = (index, max(free, index + 1))
+        return index
+
     def _choice_frame(self, choice: int, delta: JSONObject, finish: str | None) -> SSEFrame:
         return self._frame([{"index": choice, "delta": delta, "finish_reason": finish}])
 
@@ -112,16 +146,21 @@ class OpenAIChatRenderer:
         return SSEFrame(dumps({**self._head, "choices": choices, **extra}))
 
 
-def _fragment(delta: ToolCallDelta) -> JSONObject:
+def _fragment(delta: ToolCallDelta, index: int, first: bool, named: bool) -> JSONObject:
+    """One tool-call fragment as OpenAI sends it: id, type and name once.
+
+    The openai SDK concatenates every string it meets again for the same
+    index (an id or a name repeated on each fragment would double), and
+    keeps a call without an id or `type` from its users: the first fragment
+    carries the id (`call_<index>` when the call has none) and the type.
+    """
     function: JSONObject = {"arguments": delta.arguments}
-    if delta.name is not None:
-        function["name"] = delta.name
-    fragment: JSONObject = {}
-    if delta.index is not None:
-        fragment["index"] = delta.index
-    if delta.id is not None:
-        fragment["id"] = delta.id
+    fragment: JSONObject = {"index": index}
+    if first:
+        fragment["id"] = delta.id if delta.id is not None else f"call_{index}"
         fragment["type"] = "function"
+    if delta.name is not None and not named:
+        function["name"] = delta.name
     fragment["function"] = function
     return fragment
 

@@ -104,7 +104,9 @@ class ResponsesRenderer:
 
     What it cannot express: choices other than 0 (dropped), a `Finish` of
     `"stop"` with client calls or of `"tool_calls"` without (the decoder
-    derives the reason from the output), `Citation.text`, other kinds of
+    derives the reason from the output), `Citation.text`, a citation of
+    another dialect without a URL (one with a URL is a `url_citation`, its
+    title `""` and offsets 0 when it has none: the fields the SDK requires), other kinds of
     `ReasoningState` (Anthropic signatures, Gemini thought signatures), a
     `ServerToolCall` input that is not an object (it goes under `input`),
     other `Metadata` (the `id` and `model` options name the response), and
@@ -388,11 +390,15 @@ class ResponsesRenderer:
         return out
 
     def _citation(self, citation: Citation) -> list[SSEFrame]:
-        out, message, part = self._message_part("output_text")
         raw = citation.raw
-        if isinstance(raw, dict) and raw.get("type") in _ANNOTATIONS:
+        annotation: JSONObject
+        if (
+            isinstance(raw, dict)
+            and raw.get("type") in _ANNOTATIONS
+            and (raw["type"] != "url_citation" or "url" in raw)
+        ):
             annotation = raw  # a Responses annotation already: sent back as it came
-        else:
+        elif citation.kind in _ANNOTATIONS:
             annotation = {"type": citation.kind}
             for key, value in (
                 ("url", citation.url),
@@ -402,6 +408,19 @@ class ResponsesRenderer:
             ):
                 if value is not None:
                     annotation[key] = value
+        elif citation.url is not None:
+            # Another dialect's citation with an address: the one annotation type
+            # the openai SDK's models take for it, every field it requires.
+            annotation = {
+                "type": "url_citation",
+                "url": citation.url,
+                "title": citation.title or "",
+                "start_index": citation.start or 0,
+                "end_index": citation.end or 0,
+            }
+        else:
+            return []  # no address: Responses has no annotation for it
+        out, message, part = self._message_part("output_text")
         part.annotations.append(annotation)
         out.append(
             self._event(
