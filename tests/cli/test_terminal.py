@@ -1,0 +1,235 @@
+"""The live view in a real terminal: tmux runs the command at a fixed size, and its
+scrollback (`capture-pane -S -`) shows what a user can scroll back to.
+
+Issue 21: an answer taller than the terminal used to leave its content twice in the
+scrollback, and Ctrl-C printed the last visible line twice. Here every piece of the
+answer must be there exactly once, in order, after a long answer and after Ctrl-C, in
+`replay` and in `chat`, at 120x40 and at 100x15.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from rxstream.cli._app import EXIT_INTERRUPTED
+from rxstream.testing import builders
+from rxstream.testing.server import FakeLLMServer, Scenario
+
+from .conftest import Run
+
+ROOT = Path(__file__).parent.parent.parent
+DATA = ROOT / "tests" / "data"
+LONG = DATA / "azure" / "foundry-deepseek-v4-reasoning-matched-stop.sse"
+TIMEOUT = 60.0
+SIZES = [(120, 40), (100, 15)]
+WORD = re.compile(r"\bword(\d+)\b")
+
+
+def _tmux_reason() -> str | None:
+    """Why the terminal tests cannot run here (None: they can)."""
+    if sys.platform == "win32":
+        return "tmux runs on POSIX systems only"
+    if shutil.which("tmux") is None:
+        return "tmux is not installed (Debian: apt-get install tmux; .ci/run installs it)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_tmux_reason() is not None, reason=str(_tmux_reason()))
+
+
+class Terminal:
+    """One command in a tmux pane of a fixed size, on a tmux server of its own."""
+
+    def __init__(self, tmp: Path, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.socket = f"rxstream-test-{uuid.uuid4().hex[:12]}"
+        self.config = tmp / "tmux.conf"
+        # The pane stays after the command exits (its scrollback and exit status are
+        # read then); enough history for the longest answer here.
+        self.config.write_text("set -g remain-on-exit on\nset -g history-limit 50000\n")
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", str(self.config), *args],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=True,
+        )
+        return done.stdout
+
+    def run(self, *args: str, **env: str) -> None:
+        """Start `rxstream ARGS` in the pane (in this checkout, a clean environment)."""
+        unset = [f"-u{name}" for name in ("COLUMNS", "LINES", "NO_COLOR", "TERM_PROGRAM")]
+        unset += [f"-u{name}" for name in os.environ if name.startswith("OPENAI_")]
+        settings = [
+            f"{name}={value}" for name, value in {"PYTHONIOENCODING": "utf-8", **env}.items()
+        ]
+        command = ["env", *unset, *settings, sys.executable, "-m", "rxstream.cli", *args]
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(self.width),
+            "-y",
+            str(self.height),
+            "-c",
+            str(ROOT),
+            "exec " + shlex.join(command),
+        )
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "t")
+
+    def wait_for(self, pattern: str) -> None:
+        """Until `pattern` (a regular expression) is on the screen."""
+        deadline = time.monotonic() + TIMEOUT
+        while not re.search(pattern, self.screen()):
+            assert time.monotonic() < deadline, f"{pattern!r} never showed:\n{self.screen()}"
+            time.sleep(0.05)
+
+    def exit_status(self) -> int:
+        """The command's exit status, once it has exited."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            dead, _, status = self.tmux(
+                "display-message", "-p", "-t", "t", "#{pane_dead} #{pane_dead_status}"
+            ).partition(" ")
+            if dead == "1" and status.strip():
+                return int(status)
+            assert time.monotonic() < deadline, f"the command did not end:\n{self.screen()}"
+            time.sleep(0.05)
+
+    def scrollback(self) -> list[str]:
+        """Every line the pane holds, history first, without tmux's own note on its end."""
+        lines = self.tmux("capture-pane", "-p", "-t", "t", "-S", "-").splitlines()
+        text = [line.rstrip() for line in lines if not line.startswith("Pane is dead")]
+        while text and not text[-1]:
+            text.pop()
+        return text
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
+
+
+OpenTerminal = Callable[[int, int], Terminal]
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[OpenTerminal]:
+    """`terminal(width, height)`: a tmux pane of that size (closed after the test)."""
+    opened: list[Terminal] = []
+
+    def open_terminal(width: int, height: int) -> Terminal:
+        opened.append(Terminal(tmp_path, width, height))
+        return opened[-1]
+
+    yield open_terminal
+    for each in opened:
+        each.close()
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_an_answer_taller_than_the_terminal_is_in_the_scrollback_once(
+    terminal: OpenTerminal, rxstream: Run, width: int, height: int
+) -> None:
+    plain = rxstream("replay", str(LONG), "--fast", "--plain")
+    assert plain.code == 0, plain.err
+    # The answer as the plain view prints it, without its labels and footer: the same words.
+    expected = [
+        word
+        for line in plain.out.splitlines()[1:-1]
+        for word in words(line.removeprefix("answer: "))
+    ]
+
+    term = terminal(width, height)
+    term.run("replay", str(LONG.relative_to(ROOT)), "--fast", TERM="xterm-256color")
+    assert term.exit_status() == 0
+    lines = term.scrollback()
+    assert len(lines) > 2 * height  # taller than the terminal: most of it scrolled off
+    assert lines[0].startswith("rxstream replay tests/data/azure/")
+    begin = next(n for n, line in enumerate(lines) if line.startswith("thinking: "))
+    footer = next(n for n, line in enumerate(lines) if line.startswith("time to first token"))
+    shown = [word for line in lines[begin:footer] for word in words(line)]
+    assert shown == expected  # each piece once, in order: nothing twice, nothing lost
+    assert "finish: stop" in " ".join(lines[footer:])
+    assert sum(line.startswith("time to first token") for line in lines) == 1
+
+
+def timed_recording(path: Path, count: int, step: float) -> Path:
+    """An OpenAI chat stream of `count` words, one every `step` seconds, as `--log` writes it."""
+    ids = {"id": "chatcmpl-1", "model": "m", "created": 1}
+
+    def event(at: float, chunk: object) -> str:
+        return f": t={at:.3f}\ndata: {json.dumps(chunk)}\n\n"
+
+    # A paragraph break now and then: blank lines are content too.
+    pieces = [f" word{n}" + ("\n\n" if n % 97 == 96 else "") for n in range(count)]
+    events = [event(n * step, {**builders.text_chunk(p), **ids}) for n, p in enumerate(pieces)]
+    events.append(event(count * step, {**builders.finish_chunk("stop"), **ids}))
+    path.write_text("".join(events) + f": t={count * step:.3f}\ndata: [DONE]\n\n")
+    return path
+
+
+def check_interrupted(term: Terminal, shown_before: int) -> None:
+    """After Ctrl-C: exit 130, every word that arrived once and in order, the last line once."""
+    assert term.exit_status() == EXIT_INTERRUPTED
+    lines = term.scrollback()
+    numbers = [int(n) for line in lines for n in WORD.findall(line)]
+    assert len(numbers) > shown_before
+    assert numbers == list(range(len(numbers))), "a word twice, or lost"
+    last = next(line for line in reversed(lines) if WORD.search(line))
+    assert lines.count(last) == 1
+    assert sum(line.startswith("time to first token") for line in lines) == 1
+    footer = next(n for n, line in enumerate(lines) if line.startswith("time to first token"))
+    assert " ".join(lines[footer:]).endswith("· interrupted rxstream: interrupted")
+
+
+def interrupt_after(term: Terminal, shown: int) -> None:
+    """Ctrl-C once word number `shown` is on the screen (the answer is taller than it by then)."""
+    term.wait_for(rf"\bword{shown}\b")
+    term.tmux("send-keys", "-t", "t", "C-c")
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_ctrl_c_in_replay_leaves_each_line_once(
+    terminal: OpenTerminal, tmp_path: Path, width: int, height: int
+) -> None:
+    shown = height * 16  # more lines than the terminal has
+    recording = timed_recording(tmp_path / "slow.sse", 4 * shown, 0.004)
+    term = terminal(width, height)
+    term.run("replay", str(recording), TERM="xterm-256color")
+    interrupt_after(term, shown)
+    check_interrupted(term, shown)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_ctrl_c_in_chat_leaves_each_line_once(
+    terminal: OpenTerminal, width: int, height: int
+) -> None:
+    shown = height * 16
+    slow = Scenario.text(*[f" word{n}" for n in range(4 * shown)]).paced(0.004)
+    with FakeLLMServer(slow) as server:
+        term = terminal(width, height)
+        term.run("chat", "x", "--base-url", server.base_url, TERM="xterm-256color")
+        interrupt_after(term, shown)
+        check_interrupted(term, shown)
+        assert server.wait_for_disconnect(timeout=TIMEOUT)
