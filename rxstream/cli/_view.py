@@ -818,7 +818,10 @@ def _settled(text: Any, console: Any, width: int) -> int:
 
     Text only grows at its end, and wrapping is greedy, so a line followed by
     another is final: the word that began the next line did not fit, and
-    growing it will not make it fit.
+    growing it will not make it fit. (A word wider than a line, folded, may
+    fold a little differently once printed when it holds wide characters; each
+    character is still printed once: what is printed are consecutive pieces of
+    the text.)
     """
     plain: str = text.plain
     paragraph = plain.rfind("\n") + 1  # where the last paragraph begins
