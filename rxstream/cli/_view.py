@@ -837,6 +837,10 @@ def _settled(text: Any, console: Any, width: int) -> int:
         if found < 0:
             return paragraph  # not found as expected: keep the whole paragraph in the region
         last, at = found, found + len(shown)
+    if not plain[paragraph:last].strip():
+        # Only spaces before the last line: printed alone they would wrap into fewer
+        # lines (a line's trailing spaces are dropped); they wait for a word.
+        return paragraph
     return last
 
 

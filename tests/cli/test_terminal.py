@@ -44,6 +44,16 @@ LONG = DATA / "azure" / "foundry-deepseek-v4-reasoning-matched-stop.sse"
 TIMEOUT = 60.0
 SIZES = [(120, 40), (100, 15)]
 WORD = re.compile(r"\bword(\d+)\b")
+#: `python -c` this, with a file and the command's arguments: `rxstream ARGS` as the
+#: `rxstream` script runs it (`rxstream.cli.main`), its exit status written to the file.
+RUN_AND_SAY_STATUS = """
+import sys
+from rxstream.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as file:
+    file.write(str(code))
+sys.exit(code)
+"""
 
 
 def _tmux_reason() -> str | None:
@@ -62,6 +72,7 @@ class Terminal:
         self.width, self.height = width, height
         self.socket = f"rxstream-test-{uuid.uuid4().hex[:12]}"
         self.config = tmp / "tmux.conf"
+        self.status = tmp / f"status-{self.socket}"
         # The pane stays after the command exits (its scrollback and exit status are
         # read then); enough history for the longest answer here.
         self.config.write_text("set -g remain-on-exit on\nset -g history-limit 50000\n")
@@ -80,10 +91,20 @@ class Terminal:
         """Start `rxstream ARGS` in the pane (in this checkout, a clean environment)."""
         unset = [f"-u{name}" for name in ("COLUMNS", "LINES", "NO_COLOR", "TERM_PROGRAM")]
         unset += [f"-u{name}" for name in os.environ if name.startswith("OPENAI_")]
-        settings = [
-            f"{name}={value}" for name, value in {"PYTHONIOENCODING": "utf-8", **env}.items()
+        settings = [f"{k}={v}" for k, v in {"PYTHONIOENCODING": "utf-8", **env}.items()]
+        # The command's own process runs in the pane (no shell between: Ctrl-C reaches it
+        # as it would from a user's shell), and leaves its exit status in a file: tmux's
+        # `pane_dead_status` is sometimes never set.
+        command = [
+            "env",
+            *unset,
+            *settings,
+            sys.executable,
+            "-c",
+            RUN_AND_SAY_STATUS,
+            str(self.status),
+            *args,
         ]
-        command = ["env", *unset, *settings, sys.executable, "-m", "rxstream.cli", *args]
         self.tmux(
             "new-session",
             "-d",
@@ -109,14 +130,13 @@ class Terminal:
             time.sleep(0.05)
 
     def exit_status(self) -> int:
-        """The command's exit status, once it has exited."""
+        """The command's exit status, once it has exited (and tmux has read all it wrote)."""
         deadline = time.monotonic() + TIMEOUT
         while True:
-            dead, _, status = self.tmux(
-                "display-message", "-p", "-t", "t", "#{pane_dead} #{pane_dead_status}"
-            ).partition(" ")
-            if dead == "1" and status.strip():
-                return int(status)
+            dead = self.tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip()
+            said = self.status.read_text() if self.status.exists() else ""
+            if dead == "1" and said:
+                return int(said)
             assert time.monotonic() < deadline, f"the command did not end:\n{self.screen()}"
             time.sleep(0.05)
 
@@ -267,16 +287,17 @@ def test_every_line_but_the_last_is_final(text: str, width: int, final: str) -> 
     assert _settled(Text(text), Console(width=width), width) == len(final)
 
 
-@settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet="ab \n", max_size=60), width=st.integers(1, 12))
+@settings(max_examples=1000, deadline=None)
+@given(text=st.text(alphabet="ab \n", max_size=60), width=st.integers(2, 12))
 def test_what_is_final_and_the_rest_wrap_as_the_whole_does(text: str, width: int) -> None:
     # The lines printed above the region, then the region's lines, are the lines the
-    # whole text wraps into: nothing twice, nothing lost, the same breaks.
+    # whole text wraps into: nothing twice, nothing lost, the same breaks. (Not in a
+    # terminal one column wide, where a line of spaces printed alone is dropped.)
     cut = _settled(Text(text), Console(width=width), width)
     done = text[:cut].removesuffix("\n")
     above = wrapped(Text(done), width) if cut else []
     rest = wrapped(Text(text[cut:]), width)
-    assert len(rest) == 1
+    assert len(rest) == 1 or not "".join(rest[:-1]).strip()  # leading spaces wait for a word
     assert above + rest == wrapped(Text(text), width)
 
 
