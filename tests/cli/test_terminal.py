@@ -150,6 +150,9 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
+        # The server's socket file stays behind otherwise.
+        base = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+        (base / self.socket).unlink(missing_ok=True)
 
 
 OpenTerminal = Callable[[int, int], Terminal]
