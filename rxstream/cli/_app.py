@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
 import textwrap
 import threading
@@ -151,16 +152,37 @@ class _Run:
             self.items_ended.wait(_LOG_GRACE)
         except KeyboardInterrupt:
             connection.dispose()
-            self.view.end(interrupted=True)
+            with _uninterrupted():
+                self.view.end(interrupted=True)
             print("rxstream: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
         connection.dispose()
         if isinstance(self.error, BrokenPipeError):
             raise self.error  # stdout is gone: nothing more to show
-        self.view.end(error=self.error)
+        with _uninterrupted():
+            self.view.end(error=self.error)
         if self.error is not None:
             raise _Failure(describe(self.error)) from self.error
         return 0
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Ctrl-C is ignored while the view draws its end.
+
+    The end is drawn once, whole: a second Ctrl-C (or the first, as the stream
+    ends) raised in the middle of it would leave a live region half-drawn and
+    the cursor hidden. Outside the main thread signals cannot be set, and none
+    arrive there.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _is_terminal(out: IO[str]) -> bool:

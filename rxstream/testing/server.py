@@ -348,36 +348,64 @@ class Scenario:
         return replace(self, steps=(*self.steps[:n], Disconnect(reset=reset)))
 
     @classmethod
-    def from_stream(cls, stream: Any, *, delay: float = 0.0) -> Scenario:
+    def from_stream(
+        cls, stream: Any, *, delay: float | None = None, speed: float = 1.0
+    ) -> Scenario:
         """A streamed answer from a `ChatStream` builder (or any SSE text), one step per event.
 
         A `ChatStream`'s chunks, comments and `[DONE]` become `Chunk`,
         `Comment` and `Done` steps, which play in every dialect; its raw and
         malformed events, and SSE text, are sent as they are (`Raw`).
 
+        A recording made by `rxstream chat --log FILE` (or `demo --log`) has a
+        `: t=SECONDS` comment before each event: when it arrived, counted from
+        the request. Such text plays at the recorded pace: each event waits as
+        long after the one before as it did when recorded (the first, as long
+        after the request), divided by `speed`; an event without a stamp goes
+        out with the one before. The stamps themselves are not sent, so the
+        client gets the provider's bytes at the provider's timing.
+
         Args:
             stream: a `rxstream.testing.builders.ChatStream`, or event-stream
                 text (`str`) whose events are separated by blank lines.
-            delay: seconds to wait before each event (see `paced` to vary it).
+            delay: seconds to wait before each event, the same for all; given,
+                it replaces the recorded timing too (default: the stamps' timing,
+                or no wait without stamps). `paced` sets the waits afterwards.
+            speed: how much faster than recorded the stamps play (2.0: twice as
+                fast, 0.5: half as fast).
+
+        Raises:
+            ValueError: `speed` is not a positive number.
 
         Example:
             >>> from rxstream.testing.builders import ChatStream
             >>> s = Scenario.from_stream(ChatStream().text("Hi").finish().done(), delay=0.01)
             >>> len(s.steps), s.steps[0].delay
             (3, 0.01)
+            >>> log = ': t=0.250\\ndata: {"a":1}\\n\\n: t=0.400\\ndata: [DONE]\\n\\n'
+            >>> [round(step.delay, 3) for step in Scenario.from_stream(log).steps]
+            [0.25, 0.15]
+            >>> [round(step.delay, 3) for step in Scenario.from_stream(log, speed=5).steps]
+            [0.05, 0.03]
         """
+        if not speed > 0:  # also refuses NaN
+            raise ValueError(f"speed must be a positive number, got {speed!r}")
         if isinstance(stream, builders.ChatStream):
-            return cls(steps=tuple(_steps_of(stream, delay)))
-        lines: list[str] = stream.splitlines()
+            return cls(steps=tuple(_steps_of(stream, delay or 0.0)))
+        if not isinstance(stream, str):
+            raise TypeError(
+                f"from_stream takes a ChatStream or event-stream text (str), "
+                f"got {type(stream).__name__}"
+            )
         steps: list[Step] = []
-        event: list[str] = []
-        for line in lines:
-            event.append(line)
-            if line == "":
-                steps.append(Raw("\n".join(event) + "\n", delay))
-                event = []
-        if event:
-            steps.append(Raw("\n".join(event) + "\n\n", delay))
+        recorded = 0.0  # the latest stamp so far
+        for lines, stamp in _recorded_events(stream):
+            if stamp is None:
+                wait = 0.0  # arrived with the event before
+            else:
+                wait = max(stamp - recorded, 0.0) / speed
+                recorded = max(recorded, stamp)
+            steps.append(Raw("\n".join(lines) + "\n", wait if delay is None else delay))
         return cls(steps=tuple(steps))
 
     def paced(self, delay: float, *, first: float | None = None) -> Scenario:
@@ -1015,6 +1043,38 @@ class _Handler(BaseHTTPRequestHandler):
         # The client sent data mid-response (not expected); do not spin on it.
         time.sleep(timeout)
         return False
+
+
+#: A `--log` recording's stamp: `: t=SECONDS`, the time its event arrived after the request.
+_STAMP = re.compile(r": t=(\d+(?:\.\d*)?)")
+
+
+def _recorded_events(text: str) -> list[tuple[list[str], float | None]]:
+    """SSE text cut into events (their lines, the blank line that ends them included),
+    each with its `: t=` stamp (None: no stamp), the stamp lines taken out.
+
+    An unended last event gets its blank line; without any stamp in `text`, even
+    a lone blank line is an event of its own (sent as it is).
+    """
+    events: list[tuple[list[str], float | None]] = []
+    stamped = False
+    event: list[str] = []
+    stamp: float | None = None
+    for line in [*text.splitlines(), None]:
+        if line is not None:
+            found = _STAMP.fullmatch(line)
+            if found is not None:
+                stamp, stamped = float(found.group(1)), True
+                continue
+            event.append(line)
+        if line == "" or (line is None and event):
+            if line is None:
+                event.append("")
+            # An event that was only a stamp has nothing to send.
+            if any(event) or not stamped:
+                events.append((event, stamp))
+            event, stamp = [], None
+    return events
 
 
 def _steps_of(stream: builders.ChatStream, delay: float) -> list[Step]:
