@@ -456,8 +456,15 @@ def chat(
 
     Args:
         client: an `httpx.Client` or `httpx.AsyncClient` (as `rs.from_request`).
-        scheduler, line_limit: as `rs.from_request`.
-        The others: as `rs.request`.
+        dialect: the wire format, as `rs.request`.
+        model: as `rs.request`.
+        messages: as `rs.request`.
+        tools: as `rs.request`.
+        api_key: as `rs.request`.
+        base_url: as `rs.request`.
+        scheduler: as `rs.from_request`.
+        line_limit: as `rs.from_request`.
+        **options: as `rs.request`.
 
     Returns:
         A cold observable of the deltas.
