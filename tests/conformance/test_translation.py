@@ -165,3 +165,32 @@ def _sdk_view(target: str, mine: Read) -> Answer:
             for id, name, args in answer.calls
         ]
     return answer
+
+
+#: Two parallel calls whose fragments alternate, as OpenAI-compatible servers send them.
+INTERLEAVED: list[rs.Delta] = [
+    rs.TextDelta("Checking both."),
+    rs.ToolCallDelta(0, "", "call_a", "get_weather"),
+    rs.ToolCallDelta(1, "", "call_b", "get_time"),
+    rs.ToolCallDelta(0, '{"city":'),
+    rs.ToolCallDelta(1, '{"tz":'),
+    rs.ToolCallDelta(0, ' "Paris"}'),
+    rs.ToolCallDelta(1, ' "UTC"}'),
+    rs.Finish("tool_calls"),
+]
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+def test_the_target_sdk_reads_interleaved_parallel_calls(
+    server: FakeLLMServer, target: str
+) -> None:
+    body = rendered(target, INTERLEAVED, None)
+    server.serve(Scenario(steps=tuple(Raw(piece) for piece in chunks(body, 512))))
+    mine = rxstream_read(target, body)
+    got = sdk_read(target, root(server))
+    assert mine.error is None, f"rxstream cannot read its own {target} rendering"
+    assert got.error is None, f"the {target} SDK raised {got.error!r}"
+    assert got.answer == _sdk_view(target, mine)
+    want = source_answer(INTERLEAVED)
+    assert [(n, a) for _, n, a in mine.answer.calls] == kept_calls(target, want.calls)
+    assert len(mine.answer.calls) == 2

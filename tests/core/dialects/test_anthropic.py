@@ -1700,9 +1700,48 @@ def test_render_refuses_what_anthropic_cannot_carry() -> None:
     # A choice other than 0 is left out (Anthropic has one), the stream goes on.
     assert r.feed(TextDelta("a", choice=1)) == []
     r.feed(ToolCallDelta(0, "", "t0", "f"))
-    r.feed(ToolCallDelta(1, "", "t1", "g"))
-    with pytest.raises(ValueError, match="one content block at a time"):
+    r.feed(TextDelta("between"))  # closes the call's block: Anthropic cannot reopen one
+    with pytest.raises(ValueError, match="no way to reopen a content block"):
         r.feed(ToolCallDelta(0, "{}"))
+
+
+def test_render_interleaved_tool_calls_keeps_each_in_its_own_open_block() -> None:
+    # Parallel calls whose fragments alternate (OpenAI-compatible servers send them so):
+    # each fragment names its own block; every block closes before message_delta.
+    deltas: list[Delta] = [
+        ToolCallDelta(0, "", "t0", "f"),
+        ToolCallDelta(1, "", "t1", "g"),
+        ToolCallDelta(0, '{"a":'),
+        ToolCallDelta(1, '{"b":'),
+        ToolCallDelta(0, "1}"),
+        ToolCallDelta(1, "2}"),
+        Finish("tool_calls"),
+    ]
+    frames = render(deltas, pings=False)
+    events = payloads(frames)
+    deltas_at = [
+        (e["index"], e["delta"]["partial_json"])
+        for e in events
+        if e["type"] == "content_block_delta"
+    ]
+    assert deltas_at == [(0, ""), (1, ""), (0, '{"a":'), (1, '{"b":'), (0, "1}"), (1, "2}")]
+    stops = [e["index"] for e in events if e["type"] == "content_block_stop"]
+    assert stops == [0, 1]
+    assert events[-2]["type"] == "message_delta"
+    decoded = AnthropicDecoder()
+    out: list[Any] = []
+    for frame in frames:
+        out += decoded.feed(frame)
+    out += decoded.close()
+    accumulator = MessageAccumulator()
+    for delta in out:
+        accumulator.feed(delta)
+    (message,) = accumulator.close()
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        ("t0", "f", '{"a":1}'),
+        ("t1", "g", '{"b":2}'),
+    ]
+    assert message.finish_reason == "tool_calls"
 
 
 def test_render_usage_cached_beyond_prompt_is_refused() -> None:

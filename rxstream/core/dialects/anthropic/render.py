@@ -108,8 +108,11 @@ class AnthropicRenderer:
       `"redacted_thinking"` is a block of its own; other kinds (Gemini thought
       signatures, Responses reasoning items) have no Anthropic form and are left out;
     - a tool call without an id gets `toolu_<index>`, one without a name `""`;
-      Anthropic sends one block at a time, so a fragment for a call whose block
-      was already closed is a `ValueError`; arguments `""` decode as `"{}"`;
+      the blocks of calls that stream side by side stay open together, each
+      fragment naming its own block's index (the wire allows it, the SDK and
+      the decoder read it; Anthropic itself sends one block at a time); a
+      fragment for a call whose block was closed by text or thinking between
+      is a `ValueError`; arguments `""` decode as `"{}"`;
     - `Usage.total_tokens` is not sent (the decoder computes it); cached and
       cache-creation tokens are taken out of `input_tokens` as Anthropic counts;
     - a `Finish` reason Anthropic has no word for is sent as it is; `Finish.raw`
@@ -147,6 +150,9 @@ class AnthropicRenderer:
         self._next = 0  # the next content block index
         self._open: str | None = None  # the open block's kind
         self._open_tool: int | None = None  # the tool call index of the open tool block
+        # Tool calls whose blocks are open: call index -> block index. Several may be open
+        # at once: each fragment names its block by index, as the wire allows.
+        self._tool_blocks: dict[int, int] = {}
         self._tools: dict[int, str] = {}  # tool call index -> its id (for calls seen)
         self._last_tool: int | None = None
         self._stop_reason: str | None = None
@@ -334,7 +340,13 @@ class AnthropicRenderer:
         self._open = kind
 
     def _close_block(self, out: list[Wire]) -> None:
-        if self._open is not None:
+        if self._open == "tool":
+            for block in sorted(self._tool_blocks.values()):
+                out.append(_frame({"type": "content_block_stop", "index": block}))
+            self._tool_blocks.clear()
+            self._open = None
+            self._open_tool = None
+        elif self._open is not None:
             out.append(_frame({"type": "content_block_stop", "index": self._next - 1}))
             self._open = None
             self._open_tool = None
@@ -367,21 +379,22 @@ class AnthropicRenderer:
             call_id = delta.id or f"toolu_{index:02d}"
             self._tools[index] = call_id
             self._last_tool = index
-            self._close_block(out)
+            if self._open != "tool":
+                self._close_block(out)
             block = {"type": "tool_use", "id": call_id, "name": delta.name or "", "input": {}}
             self._open_block(out, "tool", block)
             self._open_tool = index
+            self._tool_blocks[index] = self._next - 1
             out.append(_frame(_block_delta(self._next - 1, "input_json_delta", partial_json="")))
-        elif self._open_tool != index:
+        elif index not in self._tool_blocks:
             raise ValueError(
-                f"a fragment of tool call {index} after its content block closed: "
-                "Anthropic streams one content block at a time"
+                f"a fragment of tool call {index} after its content block closed (text or "
+                "thinking came between): Anthropic has no way to reopen a content block"
             )
         if delta.arguments:
+            block_index = self._tool_blocks[index]
             out.append(
-                _frame(
-                    _block_delta(self._next - 1, "input_json_delta", partial_json=delta.arguments)
-                )
+                _frame(_block_delta(block_index, "input_json_delta", partial_json=delta.arguments))
             )
 
     def _event(self, event: JSON, out: list[Wire]) -> None:
