@@ -195,7 +195,7 @@ def anthropic_floor(stream: Stream) -> Answer:
                 if delta["type"] == "text_delta":
                     text.append(delta["text"])
             elif kind == "message_start":
-                prompt = obj["message"]["usage"]["input_tokens"]
+                prompt = obj["message"]["usage"].get("input_tokens", 0)
             elif kind == "message_delta":
                 counts = obj["usage"]  # supersedes message_start's counts
                 usage = (counts.get("input_tokens", prompt), counts["output_tokens"])
