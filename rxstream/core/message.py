@@ -109,10 +109,13 @@ _CLOSING_STATES = frozenset({"thinking", "reasoning_item"})
 
 @dataclass(slots=True)
 class _Run:
-    """A text or reasoning block still open: its pieces, joined once at close."""
+    """A text or reasoning block: where its pieces start in the choice's `content` or
+    `reasoning` list (it ends where the next run of its kind starts), joined once at the
+    end; `state` is the reasoning state that closed it, if one did."""
 
     kind: str
-    parts: list[str]
+    start: int
+    state: ReasoningState | None = None
 
 
 @dataclass(slots=True)
@@ -142,33 +145,52 @@ class _Choice:
     call_keys: set[tuple[str, int | str]] = field(default_factory=set)
     # Where the latest reasoning run that no state closed yet is in `blocks`.
     open_reasoning: int | None = None
+    # The kind of the run the last block is (a text piece goes on in it), or None.
+    open_kind: str | None = None
 
-    def add_piece(self, kind: str, text: str) -> None:
-        """Add text or reasoning to the open run of that kind, else open one."""
+    def open_run(self, kind: str) -> None:
+        """Start a run of `kind` at the end of `blocks` (its pieces follow in its list)."""
         blocks = self.blocks
-        last = blocks[-1] if blocks else None
-        if type(last) is _Run and last.kind is kind:
-            last.parts.append(text)
+        if kind is _REASONING:
+            self.open_reasoning = len(blocks)
+            blocks.append(_Run(kind, len(self.reasoning)))
         else:
-            if kind is _REASONING:
-                self.open_reasoning = len(blocks)
-            blocks.append(_Run(kind, [text]))
+            blocks.append(_Run(kind, len(self.content)))
+        self.open_kind = kind
+
+    def push(self, block: _Slot) -> None:
+        """Add a block that is not a run (it ends the open run)."""
+        self.blocks.append(block)
+        self.open_kind = None
 
     def add_state(self, state: ReasoningState) -> None:
         """Close the open reasoning run `state` belongs to, or keep it as a block of its own."""
-        blocks = self.blocks
         if state.kind not in _CLOSING_STATES:
-            blocks.append(state)
+            self.push(state)
             return
         # The run it closes is the latest open one (a Responses reasoning item
         # is done after the text that followed its summary began).
         at = self.open_reasoning
-        run = blocks[at] if at is not None else None
-        if at is not None and type(run) is _Run:
-            blocks[at] = ReasoningBlock("".join(run.parts), state)
+        run = self.blocks[at] if at is not None else None
+        if type(run) is _Run:
+            run.state = state
             self.open_reasoning = None
+            if at == len(self.blocks) - 1:
+                self.open_kind = None  # closed: the next reasoning piece starts a run
         else:
-            blocks.append(ReasoningBlock(state.text, state))
+            self.push(ReasoningBlock(state.text, state))
+
+    def _run_texts(self) -> dict[int, str]:
+        """Each run's text, by its place in `blocks` (it ends where the next of its kind starts)."""
+        ends = {_TEXT: len(self.content), _REASONING: len(self.reasoning)}
+        texts: dict[int, str] = {}
+        for at in range(len(self.blocks) - 1, -1, -1):
+            run = self.blocks[at]
+            if type(run) is _Run:
+                source = self.content if run.kind is _TEXT else self.reasoning
+                texts[at] = "".join(source[run.start : ends[run.kind]])
+                ends[run.kind] = run.start
+        return texts
 
     def final_blocks(self, calls: list[ToolCall]) -> tuple[MessageBlock, ...]:
         """The blocks, each tool call in the place of its first fragment."""
@@ -176,10 +198,14 @@ class _Choice:
         by_id = {call.id: call for call in calls if call.id is not None}
         placed: set[int] = set()
         out: list[MessageBlock] = []
-        for block in self.blocks:
+        texts = self._run_texts()
+        for at, block in enumerate(self.blocks):
             if type(block) is _Run:
-                text = "".join(block.parts)
-                out.append(TextBlock(text) if block.kind is _TEXT else ReasoningBlock(text))
+                text = texts[at]
+                if block.kind is _TEXT:
+                    out.append(TextBlock(text))
+                else:
+                    out.append(ReasoningBlock(text, block.state))
             elif type(block) is _CallSlot:
                 call = (
                     by_index.get(block.index)
@@ -285,13 +311,15 @@ class MessageAccumulator(MachineBase):
                 if type(item) is TextDelta:
                     n = item.choice
                     state = choices.get(n) or self._choice(n)
+                    if state.open_kind is not _TEXT:
+                        state.open_run(_TEXT)
                     state.content.append(item.text)
-                    state.add_piece(_TEXT, item.text)
                 elif type(item) is ReasoningDelta:
                     n = item.choice
                     state = choices.get(n) or self._choice(n)
+                    if state.open_kind is not _REASONING:
+                        state.open_run(_REASONING)
                     state.reasoning.append(item.text)
-                    state.add_piece(_REASONING, item.text)
                 elif type(item) is ToolCallDelta:
                     run = self._run
                     if (
@@ -375,7 +403,7 @@ class MessageAccumulator(MachineBase):
             return  # a continuation of the latest call
         if key not in state.call_keys:
             state.call_keys.add(key)
-            state.blocks.append(_CallSlot(delta.index, delta.id))
+            state.push(_CallSlot(delta.index, delta.id))
 
     def _choice(self, n: int) -> _Choice:
         state = self._choices.get(n)
@@ -390,12 +418,14 @@ class MessageAccumulator(MachineBase):
                 self._usage = delta
             case TextDelta(text=text):
                 state = self._choice(delta.choice)
+                if state.open_kind is not _TEXT:
+                    state.open_run(_TEXT)
                 state.content.append(text)
-                state.add_piece(_TEXT, text)
             case ReasoningDelta(text=text):
                 state = self._choice(delta.choice)
+                if state.open_kind is not _REASONING:
+                    state.open_run(_REASONING)
                 state.reasoning.append(text)
-                state.add_piece(_REASONING, text)
             case RefusalDelta(text=text):
                 self._choice(delta.choice).refusal.append(text)
             case ToolCallDelta():
@@ -413,7 +443,7 @@ class MessageAccumulator(MachineBase):
             case ServerToolCall() | ServerToolResult():
                 state = self._choice(delta.choice)
                 state.server_tools.append(delta)
-                state.blocks.append(delta)
+                state.push(delta)
             case ReasoningState():
                 state = self._choice(delta.choice)
                 state.reasoning_state.append(delta)
