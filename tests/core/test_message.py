@@ -11,8 +11,11 @@ from rxstream.models import (
     ChatChunk,
     Finish,
     Message,
+    ReasoningBlock,
     ReasoningDelta,
+    ReasoningState,
     RefusalDelta,
+    TextBlock,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -158,3 +161,69 @@ def test_refuses_after_close_and_bad_items() -> None:
     pair = chunks_or_deltas(MessageAccumulator, "rs.accumulate_message()", reads_chunks=True)()
     with pytest.raises(TypeError, match=r"rs\.accumulate_message\(\) takes ChatChunk or delta"):
         pair.feed(42)
+
+
+def _blocks(deltas: list[Any]) -> list[Any]:
+    accumulator = MessageAccumulator()
+    for delta in deltas:
+        accumulator.feed(delta)
+    (message,) = accumulator.close()
+    return list(message.blocks)
+
+
+SIGNED = ReasoningState("thinking", data="sig-1", text="think one")
+SIGNED_2 = ReasoningState("thinking", data="sig-2", text="then")
+
+
+@pytest.mark.parametrize(
+    ("deltas", "blocks"),
+    [
+        pytest.param(
+            [TextDelta("He"), TextDelta("llo")],
+            [TextBlock("Hello")],
+            id="one-text-run",
+        ),
+        pytest.param(
+            [ReasoningDelta("think "), ReasoningDelta("one"), SIGNED, TextDelta("Hi")],
+            [ReasoningBlock("think one", SIGNED), TextBlock("Hi")],
+            id="signed-reasoning-then-text",
+        ),
+        pytest.param(
+            [
+                ReasoningDelta("think one"),
+                SIGNED,
+                ToolCallDelta(0, '{"a":1}', "c0", "f"),
+                ReasoningDelta("then"),
+                SIGNED_2,
+                TextDelta("done"),
+                Finish("stop"),
+            ],
+            [
+                ReasoningBlock("think one", SIGNED),
+                ToolCall(0, "c0", "f", '{"a":1}'),
+                ReasoningBlock("then", SIGNED_2),
+                TextBlock("done"),
+            ],
+            id="interleaved-thinking-and-a-call",
+        ),
+        pytest.param(
+            # A Responses reasoning item is done after the text that followed its summary:
+            # the state closes the earlier run, and the text goes on in its own run.
+            [
+                ReasoningDelta("sum"),
+                TextDelta("A"),
+                ReasoningState("reasoning_item", id="rs_1"),
+                TextDelta("B"),
+            ],
+            [ReasoningBlock("sum", ReasoningState("reasoning_item", id="rs_1")), TextBlock("AB")],
+            id="a-late-state-closes-the-earlier-run",
+        ),
+        pytest.param(
+            [TextDelta("a"), ReasoningDelta("r"), TextDelta("b"), ReasoningDelta("s")],
+            [TextBlock("a"), ReasoningBlock("r"), TextBlock("b"), ReasoningBlock("s")],
+            id="alternating-runs",
+        ),
+    ],
+)
+def test_blocks_keep_the_order_they_came_in(deltas: list[Any], blocks: list[Any]) -> None:
+    assert _blocks(deltas) == blocks
