@@ -9,15 +9,28 @@ it reads the real one (`HTTPStatusError` carrying the provider's message).
 
 What is checked, per dialect:
 
-| dialect | checks |
-|---|---|
-| `"openai-chat"` | `model`; `messages` present, a non-empty list of objects; each `role` known; `content` for system/developer/user/tool turns (an assistant turn may carry only `tool_calls`); every `tool_calls[].id` answered by a `role: "tool"` message with that `tool_call_id` before the next non-tool turn; a tool message answers a preceding call |
-| `"openai-responses"` | `model`; `input` a string or a list; each message item's `role` known; every `function_call` has a `function_call_output` with its `call_id` |
-| `"anthropic"` | `model`, `max_tokens`, `messages` (non-empty list); each `role` `user`/`assistant`; each `content` present; every `tool_use` answered by a `tool_result` in the next (user) message, when a next message exists |
-| `"gemini"` | `contents` a non-empty list; each `role` `user`/`model` (or absent); each `parts` non-empty; a turn with `functionCall` parts followed (when anything follows) by one with as many `functionResponse` parts |
-| `"cohere"` | `model`; `messages` a non-empty list; each `role` known; `content` for user/system/tool turns; every `tool_calls[].id` answered by a `role: "tool"` message with that `tool_call_id` |
-| `"ollama"` | `model` only: Ollama takes any other shape (a missing `messages` merely loads the model) |
-| `"bedrock"` | `messages` a non-empty list starting with a user turn; each `role` `user`/`assistant`; each `content` present; every `toolUse` answered by a `toolResult` in the next message, when a next message exists |
+- `"openai-chat"`: `model`; `messages` present, a non-empty list of objects;
+  each `role` known; `content` on system/developer/user/tool turns (an
+  assistant turn may carry only `tool_calls`); every `tool_calls[].id`
+  answered by a `role: "tool"` message with that `tool_call_id` before the
+  next other turn; a tool message answers a preceding call.
+- `"openai-responses"`: `model`; `input` text or a list; each message item's
+  `role` known and its `content` present; every `function_call` has a
+  `function_call_output` with its `call_id`.
+- `"anthropic"`: `model`, `max_tokens`, `messages` (a non-empty list); each
+  `role` `user`/`assistant`; each `content` present; every `tool_use`
+  answered by a `tool_result` in the next message (when there is one).
+- `"gemini"`: `contents` a non-empty list; each `role` `user`/`model` (or
+  absent); each `parts` non-empty; a turn with `functionCall` parts followed
+  (when anything follows) by one with as many `functionResponse` parts.
+- `"cohere"`: `model`; `messages` a non-empty list; each `role` known;
+  `content` on user/system/tool turns; every `tool_calls[].id` answered by a
+  `role: "tool"` message with that `tool_call_id`.
+- `"ollama"`: `model` only; Ollama takes any other shape (a request without
+  `messages` merely loads the model).
+- `"bedrock"`: `messages` a non-empty list starting with a user turn; each
+  `role` `user`/`assistant`; each `content` present; every `toolUse`
+  answered by a `toolResult` in the next message (when there is one).
 
 Kept honest: only what the real provider rejects is refused; where the
 provider's behaviour is not known for sure (an empty Responses `input` list,
@@ -31,6 +44,7 @@ Ollama); Cohere's are close paraphrases in its `invalid request: ...` form.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -161,7 +175,7 @@ def _openai_chat(body: dict[str, Any]) -> Rejection | None:
             code="empty_array",
             param="messages",
         )
-    pending: list[str] = []  # tool call ids still waiting for their tool message
+    pending: list[Any] = []  # tool call ids still waiting for their tool message
     calls_open = False  # a tool message here answers a preceding assistant turn
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
@@ -213,7 +227,7 @@ def _openai_chat(body: dict[str, Any]) -> Rejection | None:
     return None
 
 
-def _openai_unanswered(i: int, pending: list[str]) -> Rejection:
+def _openai_unanswered(i: int, pending: list[Any]) -> Rejection:
     return Rejection(
         "An assistant message with 'tool_calls' must be followed by tool messages responding "
         "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
@@ -281,9 +295,7 @@ def _anthropic(body: dict[str, Any]) -> Rejection | None:
     if not isinstance(messages, list):
         return Rejection("messages: Input should be a valid list", type="invalid_request_error")
     if not messages:
-        return Rejection(
-            "messages: at least one message is required", type="invalid_request_error"
-        )
+        return Rejection("messages: at least one message is required", type="invalid_request_error")
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             return Rejection(
@@ -298,9 +310,7 @@ def _anthropic(body: dict[str, Any]) -> Rejection | None:
                 type="invalid_request_error",
             )
         if "content" not in message:
-            return Rejection(
-                f"messages.{i}.content: Field required", type="invalid_request_error"
-            )
+            return Rejection(f"messages.{i}.content: Field required", type="invalid_request_error")
     for i, message in enumerate(messages[:-1]):
         asked = _block_ids(message.get("content"), "tool_use", "id")
         answered = set(_block_ids(messages[i + 1].get("content"), "tool_result", "tool_use_id"))
@@ -346,7 +356,7 @@ def _gemini(body: dict[str, Any]) -> Rejection | None:
                 "empty.\n",
                 type="INVALID_ARGUMENT",
             )
-    for content, following in zip(contents, contents[1:], strict=False):
+    for content, following in itertools.pairwise(contents):
         calls = _count_parts(content, "functionCall")
         if not calls:
             continue
