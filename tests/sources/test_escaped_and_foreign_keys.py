@@ -186,5 +186,5 @@ def test_a_non_ascii_value_that_is_not_a_header_is_left_to_httpx() -> None:
         )
     assert rs.TextDelta("Hello") in deltas
     [request] = server.requests
-    assert request.json == {"stream": True, "x": "caf\u00e9"}
+    assert request.json == {**minimal_body("openai-chat"), "x": "caf\u00e9"}
     assert request.query == {"q": "\u00e9"}
