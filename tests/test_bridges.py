@@ -24,6 +24,7 @@ from reactivex.scheduler import ThreadPoolScheduler
 import rxstream as rs
 from rxstream._flow import Demand, current_demand
 from rxstream.testing.builders import text_chunk
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Chunk, FakeLLMServer, Scenario, Stall
 
 WAIT = 10  # seconds a test waits for another thread before it fails (never reached when green)
@@ -494,7 +495,7 @@ STALLED = Scenario(steps=(Chunk(text_chunk("Hi")), Stall(20)))
 def test_to_iterator_close_reaches_a_read_blocked_on_the_server() -> None:
     """The sync source runs on the worker and waits for bytes; close() must still end it."""
     with FakeLLMServer(STALLED) as server, httpx.Client() as client:
-        source = rs.from_request(client, "POST", server.url, json={"stream": True})
+        source = rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"))
         with rs.to_iterator(source.pipe(rs.sse_frames()), maxsize=4) as frames:
             assert "Hi" in next(frames).data
         assert server.wait_for_disconnect(timeout=WAIT)
@@ -504,7 +505,7 @@ def test_to_async_iterator_break_closes_the_connection() -> None:
     async def main(server: FakeLLMServer) -> str:
         data = ""
         async with httpx.AsyncClient() as client:
-            source = rs.from_request(client, "POST", server.url, json={"stream": True})
+            source = rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"))
             async for frame in rs.to_async_iterator(source.pipe(rs.sse_frames()), maxsize=4):
                 data = frame.data
                 break
@@ -518,7 +519,7 @@ def test_to_async_iterator_break_closes_the_connection() -> None:
 
 def test_to_iterator_reads_a_whole_answer_from_the_server() -> None:
     with FakeLLMServer(Scenario.text("Hel", "lo")) as server, httpx.Client() as client:
-        source = rs.from_request(client, "POST", server.url, json={"stream": True})
+        source = rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"))
         deltas = source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas())
         items = rs.to_iterator(deltas, maxsize=1)
         text = "".join(d.text for d in items if isinstance(d, rs.TextDelta))

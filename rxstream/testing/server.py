@@ -69,6 +69,7 @@ from ..core.sse import comment_lines, event_lines, event_text
 from ..errors import ProviderError
 from ..models import ChatChunk, Delta, TextDelta
 from . import builders
+from .checks import Rejection, check_request
 
 __all__ = [
     "Chunk",
@@ -569,6 +570,9 @@ class FakeLLMServer:
         scenarios: answers for successive requests; the last one repeats
             (default: `Scenario.text()`, a short text answer).
         idle_timeout: seconds an idle keep-alive connection is kept open.
+        check_requests: refuse a request body the provider would refuse, with
+            that provider's HTTP error (see `rxstream.testing.checks`); False
+            serves any body (for tests that send minimal or broken ones).
 
     Attributes:
         base_url: `"http://127.0.0.1:PORT/v1"`, for an SDK's `base_url`.
@@ -581,7 +585,10 @@ class FakeLLMServer:
         429
     """
 
-    def __init__(self, *scenarios: Scenario, idle_timeout: float = 5.0) -> None:
+    def __init__(
+        self, *scenarios: Scenario, idle_timeout: float = 5.0, check_requests: bool = True
+    ) -> None:
+        self.check_requests = check_requests
         self._scenarios: list[Scenario] = list(scenarios) or [Scenario.text()]
         self._served = 0
         self._idle_timeout = idle_timeout
@@ -831,6 +838,11 @@ class _Handler(BaseHTTPRequestHandler):
         if dialect is None:
             self._send_json(404, {"error": {"message": f"no route {self.path!r}"}})
             return
+        rejection = check_request(dialect, decoded) if self.owner.check_requests else None
+        if rejection is not None:
+            self.owner._record(request)  # the provider refuses before any scenario plays
+            self._send_rejection(dialect, rejection)
+            return
         scenario = self.owner._next_scenario(request)
         player = _Player(dialect)
         try:
@@ -851,6 +863,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_bytes(400, data, content_type, {})
             else:
                 self._stream(scenario, player)
+            self.owner._note(disconnect=False)
+        except _ClientGone:
+            self.close_connection = True
+            self.owner._note(disconnect=True)
+
+    def _send_rejection(self, dialect: str, rejection: Rejection) -> None:
+        content_type, data = dialects.http_error(
+            dialect, rejection.status, rejection.message, type=rejection.type, code=rejection.code
+        )
+        if rejection.param is not None:  # OpenAI's `error.param` names the field
+            payload = json.loads(data)
+            payload["error"]["param"] = rejection.param
+            data = json.dumps(payload).encode()
+        try:
+            self._send_bytes(rejection.status, data, content_type, {})
             self.owner._note(disconnect=False)
         except _ClientGone:
             self.close_connection = True

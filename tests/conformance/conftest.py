@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer
 
 
@@ -25,7 +26,7 @@ def root(server: FakeLLMServer) -> str:
 def body_of(server: FakeLLMServer, dialect: str) -> bytes:
     """The bytes the server answers a streaming request of `dialect` with (all of them)."""
     chunks: list[bytes] = []
-    payload = {"model": "fake-model", "stream": True}
+    payload = minimal_body(dialect)
     # A cut stream: what arrived is what a client reads.
     with (
         httpx.stream("POST", server.url_for(dialect), json=payload) as response,

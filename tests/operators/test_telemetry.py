@@ -32,6 +32,7 @@ from reactivex.testing import TestScheduler
 import rxstream as rs
 from rxstream.operators import telemetry as telemetry_module
 from rxstream.testing import FakeLLMServer, Scenario
+from rxstream.testing.checks import minimal_body
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -451,7 +452,9 @@ def test_a_real_request_to_a_local_server(otel: Otel) -> None:
         url, port = server.url_for("anthropic"), server.port
         with httpx.Client() as client:
             messages, errors, _ = run(
-                rs.from_request(client, "POST", url, json={"model": "asked", "stream": True}).pipe(
+                rs.from_request(
+                    client, "POST", url, json=minimal_body("anthropic", model="asked")
+                ).pipe(
                     rs.sse_frames(),
                     rs.decode("anthropic"),
                     ops.do_action(model_said),

@@ -22,6 +22,7 @@ import rxstream as rs
 from rxstream._flow import Demand, demand_scope
 from rxstream.errors import StreamTimeoutError
 from rxstream.testing.builders import text_chunk
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Chunk, Comment, FakeLLMServer, Scenario, Stall
 from tests.operators._helpers import on_error
 
@@ -262,7 +263,7 @@ def test_stalled_sync_stream_times_out_and_closes(
     errors: list[Exception] = []
     with FakeLLMServer(scenario) as server, httpx.Client() as client:
         for attempt in range(3):  # a reused connection too
-            rs.from_request(client, "POST", server.url, json={"stream": True}).pipe(
+            rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat")).pipe(
                 *chunks_with(limits)
             ).subscribe(on_error=errors.append)  # runs on this thread until the timer ends it
             # subscribe() returned: the error must already be here, not on its way.
@@ -277,7 +278,7 @@ def test_stalled_async_stream_times_out_and_closes(
 ) -> None:
     async def main(server: FakeLLMServer) -> BaseException:
         async with httpx.AsyncClient() as client:
-            source = rs.from_request(client, "POST", server.url, json={"stream": True})
+            source = rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"))
             with pytest.raises(rs.StreamTimeoutError) as caught:
                 async for _ in rs.to_async_iterator(source.pipe(*chunks_with(limits))):
                     pass

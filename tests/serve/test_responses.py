@@ -29,6 +29,7 @@ import rxstream as rs
 from rxstream.core import wire as codec
 from rxstream.models import StreamEntry
 from rxstream.serve import DEFAULT_HEADERS, SSEResponse, sse_response
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Fail, FakeLLMServer, Say, Scenario, Stall
 
 from ._server import serving
@@ -54,7 +55,7 @@ def items_of(body: bytes) -> list[Any]:
 
 def upstream(fake: FakeLLMServer, kind: str) -> tuple[rs.Observable[rs.Delta], Callable[[], Any]]:
     """A pipeline from_request -> sse_frames -> decode against `fake`; and its client's closer."""
-    payload = {"model": "m", "stream": True, "messages": []}
+    payload = minimal_body("openai-chat")
     if kind == "async":
         aclient = httpx.AsyncClient()
         source = rs.from_request(aclient, "POST", fake.url, json=payload)

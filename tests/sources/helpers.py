@@ -12,6 +12,8 @@ from typing import Any
 
 from reactivex import Observable
 
+from rxstream.testing.checks import minimal_body
+
 #: The bound on every wait in these tests; a healthy run is far quicker.
 TIMEOUT = 5.0
 
@@ -104,7 +106,7 @@ def drive(
 
     import rxstream as rs
 
-    request = {"json": {"stream": True}, **(request or {})}
+    request = {"json": minimal_body("openai-chat"), **(request or {})}
     source = source or {}
     # One TLS context for every client: making one per client costs ~0.1 s (plain
     # HTTP on 127.0.0.1 never uses it).

@@ -14,6 +14,7 @@ import pytest
 import reactivex.operators as ops
 
 import rxstream as rs
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Scenario
 
 from .helpers import MODES, drive
@@ -53,7 +54,7 @@ def test_raw_true_still_works_and_warns(server: FakeLLMServer, mode: str) -> Non
 def test_the_warning_points_at_the_caller(server: FakeLLMServer) -> None:
     with httpx.Client() as client, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rs.from_request(client, "POST", server.url, json={"stream": True}, raw=True)
+        rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"), raw=True)
     [warning] = caught
     assert warning.category is DeprecationWarning
     assert warning.filename == __file__
@@ -62,7 +63,9 @@ def test_the_warning_points_at_the_caller(server: FakeLLMServer) -> None:
 def test_raw_false_warns_and_reads_lines(server: FakeLLMServer) -> None:
     with httpx.Client() as client:
         with pytest.warns(DeprecationWarning, match='use body="lines"'):
-            source = rs.from_request(client, "POST", server.url, json={"stream": True}, raw=False)
+            source = rs.from_request(
+                client, "POST", server.url, json=minimal_body("openai-chat"), raw=False
+            )
         lines = source.pipe(ops.to_list()).run()
     assert "data: [DONE]" in lines
 
@@ -70,7 +73,13 @@ def test_raw_false_warns_and_reads_lines(server: FakeLLMServer) -> None:
 def test_a_body_of_bytes_reads_bedrock_end_to_end(server: FakeLLMServer) -> None:
     with httpx.Client() as client:
         deltas = (
-            rs.from_request(client, "POST", server.url_for("bedrock"), json={}, body="bytes")
+            rs.from_request(
+                client,
+                "POST",
+                server.url_for("bedrock"),
+                json=minimal_body("bedrock"),
+                body="bytes",
+            )
             .pipe(rs.eventstream_frames(), rs.decode("bedrock"), ops.to_list())
             .run()
         )
@@ -93,7 +102,7 @@ def test_a_wrong_body_is_a_value_error(
         warnings.simplefilter("ignore", DeprecationWarning)
         with pytest.raises(ValueError, match=match):
             rs.from_request(client, "POST", server.url, **options)  # type: ignore[call-overload]
-        request = client.build_request("POST", server.url, json={"stream": True})
+        request = client.build_request("POST", server.url, json=minimal_body("openai-chat"))
         response = client.send(request, stream=True)
         try:
             with pytest.raises(ValueError, match=match):

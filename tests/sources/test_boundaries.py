@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
 
 from .helpers import run
 
-PAYLOAD = {"stream": True}
+PAYLOAD = minimal_body("openai-chat")
 BODY = (
     'data: {"content":"caf\u00e9 \u20ac \U0001f600"}\r\n\r\n: ping\r\ndata: [DONE]\r\n\r\n'.encode()
 )

@@ -21,6 +21,7 @@ import reactivex.operators as ops
 
 import rxstream as rs
 from rxstream.io.credentials import Credentials
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
 
 from .helpers import MODES, drive
@@ -177,7 +178,7 @@ def test_a_non_ascii_value_that_is_not_a_header_is_left_to_httpx() -> None:
                 client,
                 "POST",
                 server.url,
-                json={"stream": True, "x": "caf\u00e9"},
+                json={**minimal_body("openai-chat"), "x": "caf\u00e9"},
                 params={"q": "\u00e9"},
             )
             .pipe(rs.sse_frames(), rs.decode("openai-chat"), ops.to_list())
@@ -185,5 +186,5 @@ def test_a_non_ascii_value_that_is_not_a_header_is_left_to_httpx() -> None:
         )
     assert rs.TextDelta("Hello") in deltas
     [request] = server.requests
-    assert request.json == {"stream": True, "x": "caf\u00e9"}
+    assert request.json == {**minimal_body("openai-chat"), "x": "caf\u00e9"}
     assert request.query == {"q": "\u00e9"}

@@ -51,7 +51,9 @@ def test_streams_chunked_sse(fake_llm_server: FakeLLMServer) -> None:
 
 def test_without_stream_true_answers_a_chat_completion(fake_llm_server: FakeLLMServer) -> None:
     fake_llm_server.serve(Scenario.text("Hi", " there"))
-    response = httpx.post(fake_llm_server.url, json={"model": "m", "messages": []})
+    response = httpx.post(
+        fake_llm_server.url, json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    )
     body = response.json()
     assert response.headers["content-type"] == "application/json"
     assert body["object"] == "chat.completion"
@@ -80,7 +82,9 @@ def test_error_scenario_sends_json_and_headers(fake_llm_server: FakeLLMServer) -
 def test_openai_sdk_streams_from_it(fake_llm_server: FakeLLMServer) -> None:
     fake_llm_server.serve(Scenario.text("sdk", " works"))
     client = openai.OpenAI(base_url=fake_llm_server.base_url, api_key="sk-fake", max_retries=0)
-    stream = client.chat.completions.create(model="fake-model", messages=[], stream=True)
+    stream = client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     client.close()
     assert text == "sdk works"

@@ -18,6 +18,7 @@ import rxstream as rs
 from rxstream.cli._wire import StreamLog
 from rxstream.models import SSEFrame
 from rxstream.testing.builders import ChatStream
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
 
 #: When each event of ANSWER arrived, in seconds after the request.
@@ -104,7 +105,7 @@ def test_the_client_sees_the_recorded_pace(tmp_path: Path, speed: float) -> None
     scenario = Scenario.from_stream(text, speed=speed)
     with FakeLLMServer(scenario) as server, httpx.Client(timeout=10.0) as client:
         started = time.monotonic()
-        source = rs.from_request(client, "POST", server.url, json={"stream": True})
+        source = rs.from_request(client, "POST", server.url, json=minimal_body("openai-chat"))
         source.pipe(rs.sse_frames()).subscribe(seen)
     assert [frame for _, frame in arrived] == ANSWER.frames()
     # Each event no earlier than its recorded time (scaled), less a margin for the

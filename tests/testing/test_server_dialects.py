@@ -48,13 +48,18 @@ AVAILABLE = [
 ]
 
 BODIES: dict[str, dict[str, Any]] = {
-    "openai-chat": {"model": "m", "stream": True, "messages": []},
+    "openai-chat": {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     "openai-responses": {"model": "m", "stream": True, "input": "hi"},
-    "anthropic": {"model": "m", "stream": True, "max_tokens": 10, "messages": []},
-    "gemini": {"contents": []},
-    "cohere": {"model": "m", "stream": True, "messages": []},
+    "anthropic": {
+        "model": "m",
+        "stream": True,
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    "cohere": {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     "ollama": {"model": "m", "messages": []},
-    "bedrock": {"messages": []},
+    "bedrock": {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
 }
 
 
@@ -189,7 +194,7 @@ def test_an_http_error_takes_an_integer_code_as_gemini_sends_it() -> None:
     scenario = Scenario.error(400, "bad key", type="INVALID_ARGUMENT", code=400)
     with FakeLLMServer(scenario) as server:
         response = httpx.post(
-            server.url_for("gemini"), json={"contents": []}, headers={"x-goog-api-key": "k"}
+            server.url_for("gemini"), json=BODIES["gemini"], headers={"x-goog-api-key": "k"}
         )
     assert response.status_code == 400
     [body] = response.json()
@@ -236,7 +241,7 @@ def test_non_streaming_requests_are_refused_in_the_providers_shape(dialect: str)
 def test_the_openai_path_sends_openai_steps_verbatim() -> None:
     steps = (Chunk(text_chunk("x")), Raw(": raw\n\n"), Done())
     with FakeLLMServer(Scenario(steps=steps)) as server, httpx.Client() as client:
-        body = client.post(server.url, json={"stream": True}).content
+        body = client.post(server.url, json=BODIES["openai-chat"]).content
     assert body == b"".join(step.encode() for step in steps)
 
 
