@@ -62,10 +62,12 @@ def banner(origin: str, dialect: str | None) -> str:
 def serve(args: argparse.Namespace, out: IO[str]) -> int:
     """Serve until Ctrl-C (then exit status 0)."""
     with FakeLLMServer(demo_scenario(args.delay), port=args.port) as server:
-        print(banner(f"http://127.0.0.1:{server.port}", args.dialect), file=out, flush=True)
+        # Ctrl-C may come as soon as the banner is out: the try starts before it.
         try:
+            print(banner(f"http://127.0.0.1:{server.port}", args.dialect), file=out, flush=True)
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
-            print("rxstream fake-server: stopped", file=out, flush=True)
+            pass
+    print("rxstream fake-server: stopped", file=out, flush=True)
     return 0
