@@ -583,9 +583,7 @@ class FakeLLMServer:
         429
     """
 
-    def __init__(
-        self, *scenarios: Scenario, idle_timeout: float = 5.0, port: int = 0
-    ) -> None:
+    def __init__(self, *scenarios: Scenario, idle_timeout: float = 5.0, port: int = 0) -> None:
         if isinstance(port, bool) or not isinstance(port, int):
             raise TypeError(f"port must be an int, got {port!r}")
         if not 0 <= port <= 65535:

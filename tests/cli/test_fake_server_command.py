@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -11,13 +12,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 
 import rxstream as rs
 from rxstream.cli import main
-from rxstream.cli._fake_server import FAKE_KEY, environment
+from rxstream.cli._fake_server import FAKE_KEY, banner, environment
 from rxstream.testing.server import FakeLLMServer
 
 TIMEOUT = 30.0
@@ -72,7 +74,9 @@ def stop(process: subprocess.Popen[bytes]) -> tuple[int, str]:
 def test_the_printed_variables_reach_it_for_two_dialects(monkeypatch: pytest.MonkeyPatch) -> None:
     port = free_port()
     with fake_server("--port", str(port), "--delay", "0") as (process, banner):
-        assert banner.splitlines()[0] == f"rxstream fake-server: listening on http://127.0.0.1:{port}"
+        assert (
+            banner.splitlines()[0] == f"rxstream fake-server: listening on http://127.0.0.1:{port}"
+        )
         variables = exported(banner)
         assert variables["OPENAI_BASE_URL"] == f"http://127.0.0.1:{port}/v1"
         assert variables["OLLAMA_HOST"] == f"http://127.0.0.1:{port}"
@@ -91,7 +95,8 @@ def test_the_printed_variables_reach_it_for_two_dialects(monkeypatch: pytest.Mon
                 assert message.reasoning.startswith("The user wants the current weather")
                 assert [(c.name, c.arguments) for c in message.tool_calls][:1] == CALLS
                 assert len(message.tool_calls) == 2
-                assert message.usage is not None and message.usage.prompt_tokens == 58
+                assert message.usage is not None
+                assert message.usage.prompt_tokens == 58
         code, rest = stop(process)
     assert code == 0, rest
     assert "rxstream fake-server: stopped" in rest
@@ -130,3 +135,9 @@ def test_the_variables_cover_every_dialect_rs_request_reads() -> None:
     assert every["AWS_BEARER_TOKEN_BEDROCK"] == FAKE_KEY
     assert every["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
     assert every["CO_API_URL"] == "http://127.0.0.1:1"
+
+
+def test_the_output_on_the_cli_page_is_the_commands() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    [shown] = re.findall(r"```console\n\$ rxstream fake-server --port 8080\n(.*?)```", page, re.S)
+    assert shown == banner("http://127.0.0.1:8080", None) + "\n"
