@@ -40,6 +40,7 @@ from .. import __version__
 from ..core.dialects import DIALECTS, WireKind
 from ..io import Handle, multicast, sync_source
 from ..io.credentials import Credentials, shown_url
+from ..io.requests import ENDPOINTS
 from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
 from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url, missing_key
@@ -290,6 +291,22 @@ def _demo(args: argparse.Namespace) -> int:
         return _request_stream(args, request, title, timeout=30.0)
 
 
+def _fake_server(args: argparse.Namespace) -> int:
+    from ._fake_server import serve
+
+    return serve(args, sys.stdout)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 (a free one) to 65535, got {port}")
+    return port
+
+
 def _bytes_source(pieces: Iterator[bytes]) -> Observable[bytes]:
     """Raw bytes from an iterator, on a thread of their own (closed on dispose)."""
 
@@ -483,6 +500,38 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
     )
     demo.set_defaults(run=_demo, json=False)
+
+    fake = commands.add_parser(
+        "fake-server",
+        help="serve the demo's answer on 127.0.0.1 for SDKs and docs blocks, until Ctrl-C",
+        description=(
+            "Start a FakeLLMServer on 127.0.0.1 that answers every dialect's streaming path "
+            "with the demo's scripted answer (reasoning, text, two parallel tool calls, usage), "
+            "print its base URL and the environment variables that point each official SDK and "
+            "rs.request at it, and serve until Ctrl-C (exit status 0)."
+        ),
+    )
+    fake.add_argument(
+        "--dialect",
+        choices=tuple(ENDPOINTS),
+        metavar="NAME",
+        help=(
+            f"print only this dialect's variables: {', '.join(ENDPOINTS)} "
+            "(default: every dialect's)"
+        ),
+    )
+    fake.add_argument(
+        "--port",
+        type=_port,
+        default=0,
+        metavar="PORT",
+        help="the port to listen on (default: a free one); a port in use is an error",
+    )
+    fake.add_argument(
+        "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
+    )
+    fake.add_argument("--debug", action="store_true", help="show tracebacks on failure")
+    fake.set_defaults(run=_fake_server)
 
     replay = commands.add_parser(
         "replay",

@@ -564,7 +564,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeLLMServer:
-    """A threaded HTTP server on 127.0.0.1 (a random port) answering from scenarios.
+    """A threaded HTTP server on 127.0.0.1 (a free port, or `port=`) answering from scenarios.
 
     Args:
         scenarios: answers for successive requests; the last one repeats
@@ -573,6 +573,8 @@ class FakeLLMServer:
         check_requests: refuse a request body the provider would refuse, with
             that provider's HTTP error (see `rxstream.testing.checks`); False
             serves any body (for tests that send minimal or broken ones).
+        port: the port to listen on (default 0: a free one the system picks);
+            one already in use makes `start()` raise an `OSError` naming it.
 
     Attributes:
         base_url: `"http://127.0.0.1:PORT/v1"`, for an SDK's `base_url`.
@@ -586,9 +588,18 @@ class FakeLLMServer:
     """
 
     def __init__(
-        self, *scenarios: Scenario, idle_timeout: float = 5.0, check_requests: bool = True
+        self,
+        *scenarios: Scenario,
+        idle_timeout: float = 5.0,
+        check_requests: bool = True,
+        port: int = 0,
     ) -> None:
         self.check_requests = check_requests
+        if isinstance(port, bool) or not isinstance(port, int):
+            raise TypeError(f"port must be an int, got {port!r}")
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be 0 (a free one) to 65535, got {port!r}")
+        self._port = port
         self._scenarios: list[Scenario] = list(scenarios) or [Scenario.text()]
         self._served = 0
         self._idle_timeout = idle_timeout
@@ -605,10 +616,22 @@ class FakeLLMServer:
     # ----------------------------------------------------------------- lifecycle
 
     def start(self) -> FakeLLMServer:
-        """Bind to 127.0.0.1 on a free port and serve in a background thread."""
+        """Bind to 127.0.0.1 (on `port=`, else a free port) and serve in a background thread.
+
+        Raises:
+            OSError: the port cannot be bound (in use, or not allowed); the
+                message names it.
+        """
         if self._httpd is not None:
             raise RuntimeError("this FakeLLMServer is already started")
-        httpd = _Server(("127.0.0.1", 0), _make_handler(self))
+        try:
+            httpd = _Server(("127.0.0.1", self._port), _make_handler(self))
+        except OSError as exc:
+            raise OSError(
+                exc.errno,
+                f"the FakeLLMServer cannot listen on 127.0.0.1:{self._port}: "
+                f"{exc.strerror or exc} (port=0 picks a free port)",
+            ) from None
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
