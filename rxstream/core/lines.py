@@ -29,7 +29,14 @@ from .._deprecate import deprecated_arguments
 from ..errors import LineTooLongError
 from ._machine import CLOSED, FAILED, OPEN, MachineBase, Stage, wrong_input
 
-__all__ = ["DEFAULT_LIMIT", "LineAfterBOM", "LineSplitter", "Unterminated", "cut_short"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Cut",
+    "LineAfterBOM",
+    "LineSplitter",
+    "Unterminated",
+    "cut_short",
+]
 
 #: The default longest line, in bytes (or characters for `str` input): 1 MiB.
 DEFAULT_LIMIT = 1_048_576
@@ -72,6 +79,17 @@ class Unterminated(str):
 
 class _UnterminatedAfterBOM(Unterminated, LineAfterBOM):
     """The one line of a stream that is both (a BOM, then no line end)."""
+
+    __slots__ = ()
+
+
+class Cut(Unterminated):
+    """Text of an event whose `event:` line the input ended in: cut short whatever it holds.
+
+    `SSEParser.close()` gives the data of such an event as one: the data may be
+    whole JSON, but the event's name was cut (`event: message_st`), so what the
+    decoder makes of the pair is the cut's doing, never the provider's.
+    """
 
     __slots__ = ()
 

@@ -39,7 +39,7 @@ from .._fast import constructor
 from ..errors import excerpt
 from ..models import SSEFrame
 from ._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
-from .lines import LineAfterBOM, Unterminated
+from .lines import Cut, LineAfterBOM, Unterminated
 
 __all__ = [
     "SSEParser",
@@ -119,7 +119,8 @@ class SSEParser(MachineBase):
                 else:
                     self._more.append(value)
             elif name == "event":
-                self._event = value
+                # The input's last line, cut: the event's name may be cut short.
+                self._event = value if type(line) is not Unterminated else Unterminated(value)
             elif name == "id":
                 if "\x00" not in value:
                     self._id = value
@@ -249,7 +250,12 @@ class SSEParser(MachineBase):
         self._fresh = True
         self._strings = False
         return [
-            _frame(Unterminated(frame.data), frame.event, frame.id, frame.retry)
+            _frame(
+                (Cut if type(frame.event) is Unterminated else Unterminated)(frame.data),
+                str(frame.event),
+                frame.id,
+                frame.retry,
+            )
             for frame in self._dispatch()
         ]
 

@@ -23,7 +23,7 @@ from ...models import (
     TextDelta,
     Usage,
 )
-from ..lines import cut_short
+from ..lines import Cut, cut_short
 
 __all__ = [
     "NO_ANSWER",
@@ -168,6 +168,8 @@ def truncation(item: object, dialect: str | None) -> TruncatedStreamError | None
     if text is None:
         return None
     try:
+        if type(text) is Cut:  # its `event:` line was cut: a cut whatever the data holds
+            raise ValueError("cut")
         json.loads(text)
     except ValueError:
         pass  # not whole: the cut broke it
