@@ -20,6 +20,7 @@ import pytest
 import rxstream as rs
 from rxstream.cli import main
 from rxstream.cli._fake_server import FAKE_KEY, banner, environment
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer
 
 TIMEOUT = 30.0
@@ -122,7 +123,7 @@ def test_the_server_binds_the_port_given() -> None:
     port = free_port()
     with FakeLLMServer(port=port) as server:
         assert server.port == port
-        assert httpx.post(server.url, json={"stream": True}).status_code == 200
+        assert httpx.post(server.url, json=minimal_body("openai-chat")).status_code == 200
     with pytest.raises(ValueError, match="65536"):
         FakeLLMServer(port=65536)
     with pytest.raises(TypeError, match="'80'"):
