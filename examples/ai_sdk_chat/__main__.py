@@ -12,17 +12,16 @@ stops it all.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from types import FrameType
 
 import uvicorn
 
-from examples.fastapi_chat.provider import Provider, fake_answer, fake_base_url
-from rxstream.testing import FakeLLMServer, RedisServer
+# Redis and the scripted model start exactly as for the other example.
+from examples.fastapi_chat.__main__ import services
+from examples.fastapi_chat.provider import Provider
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -37,23 +36,6 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--log-level", default="info", help="uvicorn's log level")
     return parser.parse_args(argv)
-
-
-@contextlib.contextmanager
-def services(pace: float) -> Iterator[list[str]]:
-    """Start what the environment does not name; set its variables; yield what started."""
-    started: list[str] = []
-    with contextlib.ExitStack() as stack:
-        if not os.environ.get("REDIS_URL"):
-            redis_server = stack.enter_context(RedisServer())
-            os.environ["REDIS_URL"] = redis_server.url
-            started.append(f"redis-server {redis_server.executable} at {redis_server.url}")
-        if not os.environ.get("CHAT_BASE_URL"):
-            api = Provider.from_env().api
-            model = stack.enter_context(FakeLLMServer(fake_answer(pace)))
-            os.environ["CHAT_BASE_URL"] = fake_base_url(model, api)
-            started.append(f"the scripted model ({api}) at {os.environ['CHAT_BASE_URL']}")
-        yield started
 
 
 def main(argv: Sequence[str] | None = None) -> int:
