@@ -64,6 +64,7 @@ __all__ = [
     "loaders",
     "scan_loads",
     "takes_strings",
+    "typed",
 ]
 
 T = TypeVar("T")
@@ -221,6 +222,34 @@ def loaders() -> tuple[Callable[[str], JSON] | None, Callable[[str], JSON]]:
     if not _on:
         return None, json.loads
     return msgspec_loads, scan_loads
+
+
+def typed(dialect: str) -> types.ModuleType | None:
+    """The typed (msgspec) decoding module of a dialect for a decoder being built, or None.
+
+    `dialect` names a module of `rxstream._typed` (the dialect's package
+    name, e.g. `"gemini"`). None when the fast paths are off, when msgspec is
+    not installed or `msgspec_loads` was set to None (the standard-library
+    path), or when the dialect has no typed module. A typed module decodes the
+    events a dialect usually sends straight into msgspec types; whatever its
+    types do not know goes to the decoder's general path, never to a drop, so
+    the items and errors are the same either way.
+    """
+    if not _on or msgspec_loads is None:
+        return None
+    return _typed_module(dialect)
+
+
+@cache
+def _typed_module(dialect: str) -> types.ModuleType | None:
+    import importlib
+
+    try:
+        return importlib.import_module(f"rxstream._typed.{dialect}")
+    except ModuleNotFoundError as error:
+        if error.name != f"rxstream._typed.{dialect}":
+            raise
+        return None
 
 
 # --------------------------------------------------------------------------- chaining
