@@ -299,19 +299,34 @@ def test_the_share_trap_that_multicast_avoids() -> None:
     assert seen == [[1, 2], [1, 2]]
 
 
-def test_subscribing_after_connect_is_a_runtime_error() -> None:
+def test_subscribing_after_the_end_gets_the_end_at_once_and_connect_is_once() -> None:
+    # Late observers are welcome (tests/io/test_multicast_join.py); after the end
+    # they get the end at once, and the source never runs twice.
     hub = rs.multicast(reactivex.of(1))
     observable = hub.observe()
     hub.subscribe(lambda _: None)
     hub.connect()
     assert hub.connected
-    with pytest.raises(RuntimeError, match="before connect"):
+    late, piped = Outcome(), Outcome()
+    hub.subscribe(late.on_next, late.on_error, late.on_completed)
+    observable.subscribe(piped.on_next, piped.on_error, piped.on_completed)
+    assert (late.items, late.completed, late.error) == ([], True, None)
+    assert (piped.items, piped.completed, piped.error) == ([], True, None)
+    with pytest.raises(RuntimeError, match=r"connected|ended"):
+        hub.connect()
+
+
+def test_subscribing_to_a_disposed_hub_is_a_runtime_error() -> None:
+    hub = rs.multicast(reactivex.never())
+    observable = hub.observe()
+    hub.subscribe(lambda _: None)
+    hub.connect()
+    hub.dispose()
+    with pytest.raises(RuntimeError, match="disposed"):
         hub.subscribe(lambda _: None)
     late = Outcome()
     observable.subscribe(late.on_next, late.on_error, late.on_completed)
     assert isinstance(late.error, RuntimeError)
-    with pytest.raises(RuntimeError, match=r"connected|ended"):
-        hub.connect()
 
 
 def test_connect_without_observers_is_a_runtime_error() -> None:

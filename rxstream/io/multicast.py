@@ -5,9 +5,20 @@ with `httpx.Client` on the current thread: `share()` starts the request at the
 first subscription, so the whole stream has ended before the second observer
 subscribes (it sees nothing, or makes a second request); `publish()` waits for
 `connect()`, which is easy to forget (nothing happens at all). A `Multicast`
-hub makes the order explicit: attach every observer first, then `connect()`
-(or leave a `with` block, which connects), and only then does the source run;
-attaching after that is a `RuntimeError`, so every observer sees every item.
+hub makes the order explicit: attach the observers first, then `connect()`
+(or leave a `with` block, which connects), and only then does the source run,
+so every observer attached before `connect()` sees every item.
+
+Observers may also join a live hub, after `connect()` (a server's clients
+arrive over time): a late observer gets the items from the moment it joins,
+not the earlier ones (to give a late client what it missed, write the stream
+to a durable log and follow it from there: `rs.to_redis_stream`,
+`rs.from_redis_stream(after=...)`). An observer that joins a hub whose stream
+has ended gets that end at once: the completion, or the very error. A join
+and the end racing on two threads are ordered by the hub: the joiner gets
+either the end through its outlet or the end at once, never both, never
+neither. A hub that was disposed (by `dispose()`, or because its last
+observer left) has no stream any more: joining it is a `RuntimeError`.
 
 Each observer chooses what happens when it falls behind, i.e. when it consumes
 on its own scheduler (a thread pool, the asyncio loop) more slowly than the
@@ -114,6 +125,8 @@ class Multicast(Generic[T]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._stop = StopSignal()
+        # How the stream ended (None: completed), for observers that join after the end.
+        self._terminal: Exception | None = None
 
     # ----------------------------------------------------------------- public
 
@@ -127,8 +140,10 @@ class Multicast(Generic[T]):
     ) -> Observable[T]:
         """An observable of the shared items, for piping (`hub.observe().pipe(rs.coalesce(0.05))`).
 
-        Each subscription to it attaches one observer to the hub; subscribing
-        after `connect()` fails with `RuntimeError` (via `on_error`).
+        Each subscription to it attaches one observer to the hub. After
+        `connect()` it joins the live stream (items from then on); after the
+        stream ended it gets the end at once; a disposed hub fails it with
+        `RuntimeError` (via `on_error`).
 
         Args:
             overflow: `"block"`, `"latest"` or `"error"`, for when the observer
@@ -143,7 +158,8 @@ class Multicast(Generic[T]):
             name: a name for error messages (`BufferOverflowError`).
 
         Returns:
-            An observable of the source's items, starting at `connect()`.
+            An observable of the source's items, from `connect()` (or from
+            the moment of subscribing, for a late observer).
 
         Raises:
             ValueError: an unknown `overflow`, `maxsize` below 1, or
@@ -194,9 +210,12 @@ class Multicast(Generic[T]):
             A disposable: disposing it stops this observer; the last one to go
             disposes the upstream subscription (closing the connection).
 
+        A late observer (after `connect()`) gets the items from now on; one
+        that joins after the stream ended gets its end at once.
+
         Raises:
-            RuntimeError: the hub is already connected (a late observer would
-                miss items).
+            RuntimeError: the hub was disposed (by `dispose()`, or when its
+                last observer left): it has no stream to join.
             ValueError, TypeError: bad options, as for `observe`.
 
         Example:
@@ -207,7 +226,7 @@ class Multicast(Generic[T]):
             a
         """
         with self._lock:
-            self._check_open()
+            self._check_joinable()
         observable = self.observe(
             overflow=overflow, maxsize=maxsize, scheduler=scheduler, name=name
         )
@@ -326,8 +345,15 @@ class Multicast(Generic[T]):
     def _check_open(self) -> None:
         if self._state != "open":
             raise RuntimeError(
-                f"this multicast hub is {self._state}: attach every observer before connect(), "
-                "so each one sees every item (make a new hub, and a new request, for a new stream)"
+                f"this multicast hub is {self._state}: connect() runs the source once "
+                "(make a new hub, and a new request, for a new stream)"
+            )
+
+    def _check_joinable(self) -> None:
+        if self._state == "disposed":
+            raise RuntimeError(
+                "this multicast hub is disposed (by dispose(), or its last observer left): "
+                "there is no stream to join (make a new hub, and a new request, for a new stream)"
             )
 
     def _attach(
@@ -340,8 +366,14 @@ class Multicast(Generic[T]):
     ) -> _Outlet[T]:
         outlet = _Outlet(self, observer, overflow, maxsize, scheduler, name)
         with self._lock:
-            self._check_open()
-            self._outlets.append(outlet)
+            self._check_joinable()
+            ended = self._state == "ended"
+            if not ended:
+                self._outlets.append(outlet)
+            terminal = self._terminal
+        if ended:
+            # Joined after the end (decided under the lock `_end` takes): the end, at once.
+            outlet.end(terminal)
         return outlet
 
     def _detach(self, outlet: _Outlet[T]) -> None:
@@ -367,17 +399,18 @@ class Multicast(Generic[T]):
             outlet.push(item)
 
     def _on_error(self, error: Exception) -> None:
-        for outlet in self._end():
+        for outlet in self._end(error):
             outlet.end(error)
 
     def _on_completed(self) -> None:
-        for outlet in self._end():
+        for outlet in self._end(None):
             outlet.end(None)
 
-    def _end(self) -> list[_Outlet[T]]:
+    def _end(self, error: Exception | None) -> list[_Outlet[T]]:
         with self._lock:
             if self._state == "connected":
                 self._state = "ended"
+                self._terminal = error
             return list(self._outlets)
 
     # Each full "block" observer holds the hub's demand gate closed until it drains

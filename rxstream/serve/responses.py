@@ -17,11 +17,24 @@ through `rs.to_sse(dialect)` and writes each event as it comes:
 - keep-alive comments while nothing was written for `keepalive` seconds.
   They are sent here, by the writer, not by a timer upstream: a keep-alive is
   due when the connection is idle, and one that queued behind a browser that
-  reads nothing would only add to the server's memory;
-- backpressure: events wait in a bounded buffer (`to_async_iterator`,
-  `maxsize`), and the writer waits on the server's flow control, so a browser
-  that never reads holds the source (an rxstream source stops reading its
-  provider) instead of piling events up in memory;
+  reads nothing would only add to the server's memory. One timer per
+  connection, re-armed only when it fires (a write just moves its deadline);
+- cheap per event: the writer awaits its buffer directly, writes everything
+  waiting in one `send`, and in the `"rxstream"` format each item is encoded
+  once for all the connections a hub (`rs.multicast`) fans it out to;
+- backpressure: items wait in a bounded buffer (`maxsize`), and the writer
+  waits on the server's flow control; what a full buffer does is the
+  connection's `overflow` policy. `"block"` (the default) pauses the source:
+  a browser that never reads holds it (an rxstream source stops reading its
+  provider) instead of piling events up in memory. Behind a hub the pause
+  reaches no source (the other clients keep it going), so a server that
+  fans one stream out to many clients chooses per client: `"latest"` drops
+  the oldest waiting items and tells the client (a comment `: skipped <n>
+  items; resume after <id>`, the id to resume from through Redis), `"error"`
+  ends that client: what waits is written, then the format's error event for
+  `BufferOverflowError`; a client that takes none of it within the grace
+  period (`keepalive`, or 15 s) is cut off. Both log a warning
+  (logger `rxstream.serve`) and keep memory bounded;
 - disconnect: the server's `http.disconnect` is watched all along, so a
   browser that leaves is noticed at once, even while the source is silent;
   the subscription is then disposed, which closes the provider connection.
@@ -37,7 +50,7 @@ block the loop, and the buffer bound could not hold.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -50,11 +63,19 @@ from .._deprecate import deprecated_arguments
 from ..core.dialects import AI_SDK
 from ..core.dialects.ai_sdk import HEADERS as AI_SDK_HEADERS
 from ..core.dialects.sse_encoder import SSEEncoder
-from ..io.bridges import ObservableAsyncIterator, to_async_iterator
 from ..operators.timing import Duration, duration
-from ..operators.to_sse import to_sse
+from ..io.multicast import Overflow
+from ._connection import Connection
 
 __all__ = ["SSEResponse", "Source", "sse_response"]
+
+log = logging.getLogger("rxstream.serve")
+
+_OVERFLOWS = ("block", "latest", "error")
+
+#: How long a client that overflowed with `overflow="error"` has to take its
+#: last events when `keepalive` is None.
+_GRACE = 15.0
 
 #: What an `SSEResponse` streams: an observable, or a function of the `Last-Event-ID`
 #: (None when the request has none) that returns one.
@@ -86,6 +107,7 @@ class SSEResponse(Response):
         keepalive: Duration | None = 15.0,
         keep_for_resume: bool = False,
         maxsize: int = 64,
+        overflow: Overflow = "block",
         retry: int | None = None,
         after: str | None = None,
         status_code: int = 200,
@@ -93,6 +115,8 @@ class SSEResponse(Response):
         background: BackgroundTask | None = None,
         **options: Any,
     ) -> None:
+        if overflow not in _OVERFLOWS:
+            raise ValueError(f"overflow must be one of {_OVERFLOWS}, got {overflow!r}")
         if not (isinstance(source, Observable) or callable(source)):
             raise TypeError(
                 "source must be an Observable or a function of the Last-Event-ID "
@@ -110,6 +134,7 @@ class SSEResponse(Response):
         self._keepalive = None if keepalive is None else duration(keepalive, "keepalive")
         self._keep = keep_for_resume
         self._maxsize = maxsize
+        self._overflow: Overflow = overflow
         self._retry = retry
         self._options = options
         self.status_code = status_code
@@ -131,27 +156,42 @@ class SSEResponse(Response):
             else:
                 last_id = _last_event_id(scope) or last_id
                 observable = self._source(last_id)
-            stream = observable.pipe(
-                to_sse(
-                    self._dialect,
-                    keepalive=None,
-                    retry=self._retry,
-                    after=last_id,
-                    **self._options,
-                )
-            )
+            encoder = SSEEncoder(self._dialect, retry=self._retry, after=last_id, **self._options)
         except ValueError as exc:  # the Last-Event-ID refused, by the source or as an id
             await PlainTextResponse(str(exc), status_code=400)(scope, receive, send)
             return
-        pump = _Pump(to_async_iterator(stream, maxsize=self._maxsize), self._comment)
+        connection = Connection(
+            observable,
+            encoder,
+            maxsize=self._maxsize,
+            overflow=self._overflow,
+            keepalive=self._keepalive,
+        )
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
-        writer = asyncio.ensure_future(pump.write(send, self._keepalive))
+        writer = asyncio.ensure_future(connection.write(send))
         listener = asyncio.ensure_future(_disconnect(receive))
         gone = True  # until the writer says otherwise
         try:
-            await asyncio.wait({writer, listener}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {writer, listener, connection.overflowed}, return_when=asyncio.FIRST_COMPLETED
+            )
+            if connection.overflowed.done() and not writer.done() and not listener.done():
+                grace = _GRACE if self._keepalive is None else self._keepalive
+                log.warning(
+                    "an SSE client fell %d items behind (overflow='error'): ending its "
+                    "response; it has %g s to take what waits and the error event",
+                    self._maxsize,
+                    grace,
+                )
+                await asyncio.wait({writer, listener}, timeout=grace)
+                if not writer.done() and not listener.done():
+                    log.warning(
+                        "an SSE client took nothing for %g s after it fell behind: "
+                        "cutting its connection",
+                        grace,
+                    )
             if writer.done():
                 gone = False  # a mistake in the pipeline (raised here) ends it too
                 gone = writer.result()
@@ -160,11 +200,11 @@ class SSEResponse(Response):
             writer.cancel()
             await asyncio.wait({writer, listener})
             if gone and self._keep:
-                task = asyncio.ensure_future(pump.drain(self.background))
+                task = asyncio.ensure_future(_run_on(connection, self.background))
                 _KEPT.add(task)
                 task.add_done_callback(_KEPT.discard)
             else:
-                await pump.close()
+                connection.close()
                 if self.background is not None:
                     await self.background()
 
@@ -177,6 +217,7 @@ def sse_response(
     keepalive: Duration | None = 15.0,
     keep_for_resume: bool = False,
     maxsize: int = 64,
+    overflow: Overflow = "block",
     retry: int | None = None,
     after: str | None = None,
     status_code: int = 200,
@@ -201,7 +242,14 @@ def sse_response(
         keepalive: seconds without a write before a keep-alive comment (None: none).
         keep_for_resume: when the client leaves, let the source run on to its
             end (dropping its items) instead of disposing it.
-        maxsize: how many events may wait between the source and the socket.
+        maxsize: how many items may wait between the source and the socket.
+        overflow: what a full buffer does for this client: `"block"` pauses
+            the source (it holds for a source of its own, not behind a hub),
+            `"latest"` drops the oldest waiting items and tells the client
+            with a comment naming the id to resume after, `"error"` ends
+            the client with the error event of `BufferOverflowError` (cut off
+            if it takes nothing within `keepalive`, or 15 s); see the module
+            docstring.
         retry: a reconnection delay for the browser, in milliseconds.
         after: the id to resume after when the request carries no
             `Last-Event-ID` header (a reloaded page's, from its URL): what the
@@ -218,7 +266,7 @@ def sse_response(
         A Starlette `Response` (FastAPI handlers return it as it is).
 
     Raises:
-        ValueError: a bad dialect, option, `keepalive` or `maxsize`.
+        ValueError: a bad dialect, option, `keepalive`, `maxsize` or `overflow`.
         TypeError: `source` is neither an observable nor a function, or
             `after` is not a str.
 
@@ -243,6 +291,7 @@ def sse_response(
         keepalive=keepalive,
         keep_for_resume=keep_for_resume,
         maxsize=maxsize,
+        overflow=overflow,
         retry=retry,
         after=after,
         status_code=status_code,
@@ -252,76 +301,14 @@ def sse_response(
     )
 
 
-class _Pump:
-    """Moves events from the bridge to the socket; one pull is in flight at a time."""
-
-    def __init__(self, events: ObservableAsyncIterator[bytes], comment: bytes) -> None:
-        self._events = events
-        self._comment = comment
-        self._pending: asyncio.Task[bytes | None] | None = None
-
-    async def _pull(self) -> bytes | None:
-        try:
-            return await anext(self._events)
-        except StopAsyncIteration:
-            return None
-
-    async def write(self, send: Send, keepalive: float | None) -> bool:
-        """Write every event, then end the body; True when the client was found gone."""
-        while True:
-            if self._pending is None:
-                self._pending = asyncio.ensure_future(self._pull())
-            done, _ = await asyncio.wait({self._pending}, timeout=keepalive)
-            if done:
-                pulled, self._pending = self._pending, None
-                try:
-                    chunk = pulled.result()
-                except BaseException:
-                    # Only a mistake in the pipeline gets here (to_sse turns the
-                    # source's errors into events, and sent its error event):
-                    # end the body, and let the server log the exception.
-                    with contextlib.suppress(OSError):
-                        await send({"type": "http.response.body", "body": b"", "more_body": False})
-                    raise
-                if chunk is None:
-                    break
-            else:
-                chunk = self._comment
-            try:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except OSError:  # servers of ASGI spec 2.4 say so when the client is gone
-                return True
-        try:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:
-            return True
-        return False
-
-    async def close(self) -> None:
-        """Dispose the subscription (which closes the provider connection)."""
-        pending, self._pending = self._pending, None
-        await self._events.aclose()
-        if pending is not None:
-            pending.cancel()
-            await asyncio.wait({pending})
-
-    async def drain(self, background: BackgroundTask | None) -> None:
-        """Let the source run to its end, dropping its events (the client left)."""
-        try:
-            while True:
-                if self._pending is None:
-                    self._pending = asyncio.ensure_future(self._pull())
-                pending = self._pending
-                await asyncio.wait({pending})
-                self._pending = None
-                if pending.cancelled() or pending.exception() is not None:
-                    break  # the source's error had nowhere to go: the client left
-                if pending.result() is None:
-                    break
-        finally:
-            await self.close()
-            if background is not None:
-                await background()
+async def _run_on(connection: Connection, background: BackgroundTask | None) -> None:
+    """Let a kept source run to its end (its items dropped: the client left), then clean up."""
+    try:
+        await connection.drain()
+    finally:
+        connection.close()
+        if background is not None:
+            await background()
 
 
 async def _disconnect(receive: Receive) -> None:

@@ -107,6 +107,16 @@ read every rendering with that client):
 A `retry` given is written once, on the first event. Gemini's events end
 their lines with CRLF as Gemini does, every other format with LF.
 
+Encoded once per item: in the `"rxstream"` format an item's event is a pure
+function of the item (and of the entry id, or the event's number), so the
+bytes are kept, per item object, in a small process-wide cache (the last
+4096 items) that every encoder shares: a server that fans one stream out to
+many connections (`rs.multicast`, then `sse_response` per client) encodes
+each item's JSON once, not once per client. Items are frozen, and the cache
+holds the item itself, so an object's identity cannot be reused while its
+bytes are kept. A dialect's renderer has state of its own (a message opened,
+a block begun) and renders for each encoder.
+
 Invariants: `feed` returns a list of `bytes` (possibly empty); after `close()`
 or `error()` the machine takes no more input; a failed `feed` leaves only
 `error()` callable, so the stream can still end with its error event.
@@ -115,6 +125,7 @@ or `error()` the machine takes no more input; a failed `feed` leaves only
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from typing import Any
 
@@ -150,6 +161,22 @@ _NO_IDS = frozenset({"gemini"})
 
 _NOT_SSE = {"ollama": "NDJSON lines", "bedrock": "AWS event-stream messages"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The "rxstream" events of the last items encoded, shared by every encoder
+# (see the module docstring), keyed by the item object's id and holding the
+# item: an entry's whole event; a plain item's `event:` line and its data lines
+# (its `id:`, a number, is each encoder's own).
+_CACHE_SIZE = 4096
+_ENTRY_EVENTS: dict[int, tuple[StreamEntry, bytes]] = {}
+_ITEM_EVENTS: dict[int, tuple[object, bytes, bytes]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _remember(cache: dict[int, Any], key: int, value: Any) -> None:
+    with _CACHE_LOCK:
+        cache[key] = value
+        while len(cache) > _CACHE_SIZE:
+            del cache[next(iter(cache))]
 
 
 class SSEEncoder:
@@ -268,6 +295,8 @@ class SSEEncoder:
         """
         if self._state != "open":
             raise RuntimeError(f"this SSEEncoder is {self._state}; it takes no more input")
+        if self._renderer is None and self._retry is None:
+            return self._feed_rxstream(item)
         try:
             entry: str | None = None
             if isinstance(item, StreamEntry):
@@ -286,6 +315,29 @@ class SSEEncoder:
             raise
         self._position = entry
         return out
+
+    def skipped(self, count: int) -> list[bytes]:
+        """The comment that tells a client `count` items were skipped here (none in Gemini's).
+
+        Written by a server before the events that follow a gap (a client too
+        slow for a live stream, `overflow="latest"`): `: skipped 3 items;
+        resume after 1700-5`, where the id is the last one written before the
+        gap (the `Last-Event-ID` to resume from through a durable log), or
+        `: skipped 3 items` before any id. The dialect's comment rules hold
+        (the comment line alone in the OpenAI dialects; Gemini's client reads
+        no comment at all, so there it is nothing). The state does not change.
+
+        Raises:
+            RuntimeError: the stream has ended.
+        """
+        if self._state not in ("open", "failed"):
+            raise RuntimeError(f"this SSEEncoder is {self._state}; it sends nothing more")
+        if self._dialect in _NO_IDS:
+            return []
+        text = f"skipped {count} item{'s' if count != 1 else ''}"
+        if self._position is not None:
+            text += f"; resume after {self._position}"
+        return [_comment(self._dialect, text, self._newline)]
 
     def close(self) -> list[bytes]:
         """The events that end a complete stream (the format's end marker).
@@ -340,6 +392,37 @@ class SSEEncoder:
 
     # ----------------------------------------------------------------- internals
 
+    def _feed_rxstream(self, item: object) -> list[bytes]:
+        # The "rxstream" format without a pending retry: the shared cache's events.
+        key = id(item)
+        if isinstance(item, StreamEntry):
+            hit = _ENTRY_EVENTS.get(key)
+            if hit is not None and hit[0] is item:
+                self._position = item.id
+                return [hit[1]]
+        else:
+            known = _ITEM_EVENTS.get(key)
+            if known is not None and known[0] is item:
+                self._count += 1
+                return [b"%sid: %d\n%s" % (known[1], self._count, known[2])]
+        try:
+            if isinstance(item, StreamEntry):
+                entry = _check_id(item.id, "a StreamEntry id")
+                name, data = wire.item_event(item.item)
+                event = self._event(data, name, entry)
+                _remember(_ENTRY_EVENTS, key, (item, event))
+                self._position = entry
+                return [event]
+            name, data = wire.item_event(item)
+            head = b"" if name == "message" else f"event: {check_field('event', name)}\n".encode()
+            tail = _encode(event_text(data, newline=self._newline))
+            _remember(_ITEM_EVENTS, key, (item, head, tail))
+        except Exception:
+            self._state = "failed"
+            raise
+        self._count += 1
+        return [b"%sid: %d\n%s" % (head, self._count, tail)]
+
     def _render(self, item: object) -> list[tuple[str, str]]:
         if self._renderer is None:
             return [wire.item_event(item)]
@@ -370,22 +453,31 @@ class SSEEncoder:
             id = None
         text = event_text(data, event=event, id=id, retry=self._retry, newline=self._newline)
         self._retry = None
-        try:
-            return text.encode()
-        except UnicodeEncodeError:
-            # A lone surrogate (a provider that split an emoji's escape pair
-            # across chunks) has no UTF-8 form. In the JSON it came from it
-            # can only be inside a string, where its escape means the same.
-            return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+        return _encode(text)
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (a provider that split an emoji's escape pair
+        # across chunks) has no UTF-8 form. In the JSON it came from it
+        # can only be inside a string, where its escape means the same.
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
 
 
 def _keepalive(dialect: str, newline: str) -> bytes:
     """The keep-alive each dialect's official client passes over (see the module docstring)."""
     if dialect in _NO_IDS:
         return newline.encode()
+    return _comment(dialect, "keep-alive", newline)
+
+
+def _comment(dialect: str, text: str, newline: str) -> bytes:
+    """A comment as the dialect's clients take it: its line alone in the OpenAI dialects."""
     if dialect in ("openai-chat", "openai-responses"):
-        return comment_text("keep-alive", newline=newline).encode()[: -len(newline)]
-    return comment_text("keep-alive", newline=newline).encode()
+        return comment_text(text, newline=newline).encode()[: -len(newline)]
+    return comment_text(text, newline=newline).encode()
 
 
 def _check_dialect(dialect: str) -> str:
