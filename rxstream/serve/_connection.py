@@ -104,6 +104,11 @@ class Connection:
         #: Set (on the loop) when the client overflowed with `overflow="error"`.
         self.overflowed: asyncio.Future[None] = self._loop.create_future()
 
+    @property
+    def waiting(self) -> int:
+        """How many items wait in the buffer now (at most `maxsize`, but for `"block"`)."""
+        return len(self._buffer)
+
     # ----------------------------------------------------------------- the response's side
 
     def start(self) -> None:
