@@ -24,7 +24,27 @@ how many resumes another worker served.
 
     python benchmarks/bench_serve.py                  # 200 clients, 20 items each, 1 s apart
     python benchmarks/bench_serve.py --quick          # 20 clients, 20 items 0.1 s apart (CI)
-    python benchmarks/bench_serve.py --interval 0.1 --items 40   # 10x the rate: saturation
+    python benchmarks/bench_serve.py --interval 0.1 --items 40   # 10x the rate
+
+The saturation run (`--saturation`) measures the serving path alone, against a
+hand-written floor: one uvicorn worker (a process of its own) serves one live
+stream to N clients (this process, raw sockets on 127.0.0.1), as
+
+- rxstream: `rs.multicast` over the live stream, `sse_response(hub.observe(),
+  dialect="rxstream")` per client;
+- the floor: a Starlette `StreamingResponse` per client, fed by an asyncio
+  fan-out of events encoded once (`asyncio.Queue` per client);
+
+byte-identical events (checked against `SSEEncoder` before the run), at N =
+100, 500, 1,000 and 2,000 clients, each in a fresh server. Figures: events/s
+delivered, the server's CPU per 1,000 delivered events, p50/p99 latency from
+the item's creation to the client's read, the server's RSS per connection,
+and lost/duplicated events (checked per client: every id once, in order,
+then the end). Targets: CPU per event <= 1.3x the floor, RSS per connection
+<= 1.25x. It is CPU-bound: on a shared machine run it sparingly.
+
+    python benchmarks/bench_serve.py --saturation          # N = 100, 500, 1000, 2000
+    python benchmarks/bench_serve.py --saturation --quick  # N = 100, small (CI: never fails)
 """
 
 from __future__ import annotations
@@ -50,9 +70,12 @@ from typing import Any
 
 import httpx
 
-import rxstream as rs
-from rxstream.models import StreamEntry
-from rxstream.testing.redis_server import RedisServer, find_redis_server
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import rxstream as rs  # noqa: E402
+from rxstream.core.dialects.sse_encoder import SSEEncoder  # noqa: E402
+from rxstream.models import StreamEntry  # noqa: E402
+from rxstream.testing.redis_server import RedisServer, find_redis_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # name -> a function giving that process's CPU seconds so far (None: not measurable here).
@@ -340,6 +363,287 @@ async def clients(
     return 1 if failures else 0
 
 
+# --------------------------------------------------------------------------- saturation
+
+
+def floor_text_event(n: int, text: str) -> bytes:
+    """The floor's encoding of item n, written apart from rxstream's encoder."""
+    data = json.dumps(
+        {"type": "text", "text": text, "choice": 0}, separators=(",", ":"), ensure_ascii=False
+    )
+    return f"event: text\nid: {n}-0\ndata: {data}\n\n".encode()
+
+
+def floor_done_event(last: int) -> bytes:
+    return f'event: done\nid: {last}-0\ndata: {{"type":"done","version":1}}\n\n'.encode()
+
+
+def check_byte_identical() -> None:
+    """The floor's bytes are rxstream's bytes (the run compares like with like)."""
+    encoder = SSEEncoder("rxstream")
+    for n, text in enumerate(["0:1700000000000000000", 'quote " and \\\\ back', "é ü 😀"]):
+        ours = encoder.feed(StreamEntry(f"{n}-0", rs.TextDelta(text)))
+        if ours != [floor_text_event(n, text)]:
+            raise AssertionError(f"the floor's event differs: {ours!r}")
+    if encoder.close() != [floor_done_event(2)]:
+        raise AssertionError("the floor's done event differs")
+
+
+def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None:
+    """One uvicorn worker serving one live stream to every client of /events."""
+    import uvicorn
+    from reactivex import Observable, abc
+    from reactivex.subject import Subject
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from rxstream.serve import sse_response
+
+    joined = [0]
+    queues: set[asyncio.Queue[bytes | None]] = set()
+    subject: Subject[StreamEntry] = Subject()
+    hub = rs.multicast(subject)
+    hub.subscribe(lambda _: None)  # the server's own observer: the hub outlives its clients
+    hub.connect()
+
+    def counted() -> Observable[StreamEntry]:
+        def subscribe(
+            observer: abc.ObserverBase[StreamEntry], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            subscription = hub.observe().subscribe(observer)
+            joined[0] += 1
+            return subscription
+
+        return Observable(subscribe)
+
+    async def events(request: Request) -> Response:
+        if mode == "rxstream":
+            return sse_response(counted(), dialect="rxstream")
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        queues.add(queue)
+        joined[0] += 1
+
+        async def body() -> Any:
+            try:
+                while (chunk := await queue.get()) is not None:
+                    yield chunk
+            finally:
+                queues.discard(queue)
+
+        return StreamingResponse(
+            body(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def ready(request: Request) -> Response:
+        return JSONResponse({"joined": joined[0], "pid": os.getpid()})
+
+    async def tick() -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for n in range(items):
+            text = f"{n}:{time.time_ns()}"
+            if mode == "rxstream":
+                subject.on_next(StreamEntry(f"{n}-0", rs.TextDelta(text)))
+            else:
+                chunk = floor_text_event(n, text)
+                for queue in queues:
+                    queue.put_nowait(chunk)
+            await asyncio.sleep(max(0.0, start + (n + 1) / rate - loop.time()))
+        if mode == "rxstream":
+            subject.on_completed()
+        else:
+            end = floor_done_event(items - 1)
+            for queue in queues:
+                queue.put_nowait(end)
+                queue.put_nowait(None)
+
+    ticking: set[asyncio.Task[None]] = set()
+
+    async def go(request: Request) -> Response:
+        task = asyncio.ensure_future(tick())
+        ticking.add(task)
+        return JSONResponse({"started": True})
+
+    app = Starlette(
+        routes=[Route("/events", events), Route("/ready", ready), Route("/go", go)]
+    )
+    port = free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", backlog=4096, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    port_out.put(port)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    server.run()
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+@dataclass
+class Reader:
+    """One saturation client: the ids it read, in order, and its latencies."""
+
+    expected: int = 0  # the next id due
+    lost: int = 0
+    duplicated: int = 0
+    done: bool = False
+    latencies: list[float] = field(default_factory=list)
+
+
+async def read_live(port: int, reader_: Reader, items: int) -> None:
+    import re
+
+    event = re.compile(rb'id: (\d+)-0\ndata: \{"type":"text","text":"\d+:(\d+)"')
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /events HTTP/1.1\r\nHost: bench\r\n\r\n")
+    buffer = await reader.readuntil(b"\r\n\r\n")
+    if b" 200 " not in buffer.split(b"\r\n", 1)[0]:
+        raise RuntimeError(f"the server answered {buffer[:80]!r}")
+    buffer = b""
+    try:
+        while not reader_.done:
+            data = await reader.read(262144)
+            if not data:
+                break
+            now = time.time_ns()
+            buffer += data
+            cut = buffer.rfind(b"\n\n")
+            if cut < 0:
+                continue
+            whole, buffer = buffer[: cut + 2], buffer[cut + 2 :]
+            for match in event.finditer(whole):
+                n = int(match.group(1))
+                if n == reader_.expected:
+                    reader_.expected += 1
+                elif n < reader_.expected:
+                    reader_.duplicated += 1
+                else:
+                    reader_.lost += n - reader_.expected
+                    reader_.expected = n + 1
+                reader_.latencies.append((now - int(match.group(2))) / 1e6)
+            if b"event: done\n" in whole:
+                reader_.done = True
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+    reader_.lost += items - reader_.expected
+
+
+async def saturation_clients(
+    port: int, pid: int, clients: int, items: int
+) -> dict[str, float]:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+        await http.get("/ready")
+        base = rss_kb(pid)
+        readers = [Reader() for _ in range(clients)]
+        tasks = []
+        for batch in range(0, clients, 100):  # in batches: a burst of SYNs overflows backlogs
+            for reader in readers[batch : batch + 100]:
+                tasks.append(asyncio.ensure_future(read_live(port, reader, items)))
+            await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 120
+        while (await http.get("/ready")).json()["joined"] < clients:
+            if time.monotonic() > deadline or any(t.done() for t in tasks):
+                for task in tasks:
+                    if task.done() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+                raise RuntimeError("the clients did not all join")
+            await asyncio.sleep(0.1)
+        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        await http.get("/go")
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=600)
+        elapsed = time.monotonic() - t0
+        cpu1 = cpu_seconds(pid)
+        after = rss_kb(pid)
+    latencies = [ms for reader in readers for ms in reader.latencies]
+    delivered = len(latencies)
+    return {
+        "events_s": delivered / elapsed,
+        "cpu_ms_per_1k": (cpu1 or 0.0) - (cpu0 or 0.0) if delivered else 0.0,
+        "delivered": delivered,
+        "p50": statistics.median(latencies) if latencies else float("nan"),
+        "p99": pct(latencies, 0.99) if latencies else float("nan"),
+        "rss_kb_per_conn": (after - base) / clients,
+        "lost": sum(r.lost for r in readers) + sum(1 for r in readers if not r.done),
+        "duplicated": sum(r.duplicated for r in readers),
+    }
+
+
+def saturation_run(mode: str, clients: int, items: int, rate: float) -> dict[str, float]:
+    context = multiprocessing.get_context("spawn")
+    ports: Any = context.Queue()
+    server = context.Process(
+        target=saturation_server, args=(ports, mode, items, rate), daemon=True
+    )
+    server.start()
+    try:
+        port = ports.get(timeout=60)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/ready")
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        result = asyncio.run(saturation_clients(port, server.pid or 0, clients, items))
+    finally:
+        server.terminate()
+        server.join(10)
+    result["cpu_ms_per_1k"] = result["cpu_ms_per_1k"] * 1e6 / max(result["delivered"], 1)
+    return result
+
+
+def saturation(args: argparse.Namespace) -> int:
+    check_byte_identical()
+    sizes = [100] if args.quick else args.sizes
+    items = 60 if args.quick else args.items_live
+    print(
+        f"saturation: one uvicorn worker, one live stream of {items} items at "
+        f"{args.rate:g} items/s to N clients in another process on 127.0.0.1, "
+        f"byte-identical events (CPython {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f})"
+    )
+    head = (
+        f"{'N':>5} {'server':<8} {'events/s':>9} {'CPU ms/1k':>9} {'p50 ms':>8} "
+        f"{'p99 ms':>8} {'RSS KB/conn':>11} {'lost':>5} {'dup':>4}"
+    )
+    print(head)
+    failed = False
+    for clients in sizes:
+        rows = {}
+        # The floor and rxstream in turn, in fresh servers (RSS from a clean start).
+        for mode in ("floor", "rxstream"):
+            rows[mode] = row = saturation_run(mode, clients, items, args.rate)
+            print(
+                f"{clients:>5} {mode:<8} {row['events_s']:>9,.0f} {row['cpu_ms_per_1k']:>9.1f} "
+                f"{row['p50']:>8.1f} {row['p99']:>8.1f} {row['rss_kb_per_conn']:>11.1f} "
+                f"{row['lost']:>5.0f} {row['duplicated']:>4.0f}"
+            )
+            failed = failed or bool(row["lost"] or row["duplicated"])
+        cpu = rows["rxstream"]["cpu_ms_per_1k"] / max(rows["floor"]["cpu_ms_per_1k"], 1e-9)
+        rss = rows["rxstream"]["rss_kb_per_conn"] / max(rows["floor"]["rss_kb_per_conn"], 1e-9)
+        print(
+            f"{clients:>5} ratio: CPU per event {cpu:.2f}x the floor (target <= 1.3: "
+            f"{'met' if cpu <= 1.3 else 'NOT met'}), RSS per connection {rss:.2f}x "
+            f"(target <= 1.25: {'met' if rss <= 1.25 else 'NOT met'})"
+        )
+    if failed:
+        print("FAILED: events lost or duplicated", file=sys.stderr)
+    return 0 if args.quick else int(failed)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="20 clients (a smoke run for CI)")
@@ -348,7 +652,24 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between items")
     parser.add_argument("--ramp", type=float, default=5.0, help="seconds over which clients start")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument(
+        "--saturation", action="store_true", help="the serving path against its floor"
+    )
+    parser.add_argument(
+        "--items-live", type=int, default=200, help="items of the saturation run's live stream"
+    )
+    parser.add_argument(
+        "--rate", type=float, default=50.0, help="items/s of the saturation run's live stream"
+    )
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[100, 500, 1000, 2000],
+        help="the saturation run's numbers of clients, comma-separated",
+    )
     args = parser.parse_args()
+    if args.saturation:
+        return saturation(args)
     if args.quick:
         args.clients, args.interval, args.ramp = 20, 0.1, 0.5
     if find_redis_server() is None:
