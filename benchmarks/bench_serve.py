@@ -72,10 +72,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import rxstream as rs  # noqa: E402
-from rxstream.core.dialects.sse_encoder import SSEEncoder  # noqa: E402
-from rxstream.models import StreamEntry  # noqa: E402
-from rxstream.testing.redis_server import RedisServer, find_redis_server  # noqa: E402
+import rxstream as rs
+from rxstream.core.dialects.sse_encoder import SSEEncoder
+from rxstream.models import StreamEntry
+from rxstream.testing.redis_server import RedisServer, find_redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 # name -> a function giving that process's CPU seconds so far (None: not measurable here).
@@ -468,9 +468,7 @@ def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None
         ticking.add(task)
         return JSONResponse({"started": True})
 
-    app = Starlette(
-        routes=[Route("/events", events), Route("/ready", ready), Route("/go", go)]
-    )
+    app = Starlette(routes=[Route("/events", events), Route("/ready", ready), Route("/go", go)])
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", backlog=4096, lifespan="off"
@@ -539,9 +537,7 @@ async def read_live(port: int, reader_: Reader, items: int) -> None:
     reader_.lost += items - reader_.expected
 
 
-async def saturation_clients(
-    port: int, pid: int, clients: int, items: int
-) -> dict[str, float]:
+async def saturation_clients(port: int, pid: int, clients: int, items: int) -> dict[str, float]:
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
         await http.get("/ready")
         base = rss_kb(pid)
@@ -582,9 +578,7 @@ async def saturation_clients(
 def saturation_run(mode: str, clients: int, items: int, rate: float) -> dict[str, float]:
     context = multiprocessing.get_context("spawn")
     ports: Any = context.Queue()
-    server = context.Process(
-        target=saturation_server, args=(ports, mode, items, rate), daemon=True
-    )
+    server = context.Process(target=saturation_server, args=(ports, mode, items, rate), daemon=True)
     server.start()
     try:
         port = ports.get(timeout=60)

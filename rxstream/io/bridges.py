@@ -272,6 +272,7 @@ class _AsyncChannel(_Channel[T]):
     def __init__(self, observable: Observable[T], maxsize: int) -> None:
         super().__init__(observable, maxsize)
         self._demand = Demand()
+        self._paused = False  # this channel holds the demand gate closed
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -317,12 +318,15 @@ class _AsyncChannel(_Channel[T]):
             if self._closed or self._ended():
                 return
             self._buffer.append(item)
-            if on_loop and len(self._buffer) >= self._maxsize:
+            if on_loop and not self._paused and len(self._buffer) >= self._maxsize:
+                self._paused = True
                 self._demand.pause()
         self._wake()
 
     def _taken_locked(self) -> None:
-        if len(self._buffer) < self._maxsize:
+        # Only a pause is undone: a resume per item would cost every item a trip to the gate.
+        if self._paused and len(self._buffer) < self._maxsize:
+            self._paused = False
             self._demand.resume()
 
     def _closed_now(self) -> None:

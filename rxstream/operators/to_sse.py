@@ -61,9 +61,9 @@ def to_sse(
 
     While no event went out for `keepalive` seconds, a comment (`: keep-alive`)
     is sent, so proxies and browsers keep an idle connection open. (Behind a
-    bounded buffer, such as `rxstream.serve.sse_response` uses, keep-alives
-    are better written by whoever writes to the socket: that one knows when the
-    connection is idle; `sse_response` does so and passes `keepalive=None`.)
+    bounded buffer keep-alives are better written by whoever writes to the
+    socket: that one knows when the connection is idle. `rxstream.serve.sse_response`
+    does so: it writes with the same `SSEEncoder`, and its own keep-alive timer.)
 
     Args:
         dialect: the event format (see above). `"ollama"` and `"bedrock"`

@@ -63,8 +63,8 @@ from .._deprecate import deprecated_arguments
 from ..core.dialects import AI_SDK
 from ..core.dialects.ai_sdk import HEADERS as AI_SDK_HEADERS
 from ..core.dialects.sse_encoder import SSEEncoder
-from ..operators.timing import Duration, duration
 from ..io.multicast import Overflow
+from ..operators.timing import Duration, duration
 from ._connection import Connection
 
 __all__ = ["SSEResponse", "Source", "sse_response"]
@@ -174,9 +174,8 @@ class SSEResponse(Response):
         listener = asyncio.ensure_future(_disconnect(receive))
         gone = True  # until the writer says otherwise
         try:
-            await asyncio.wait(
-                {writer, listener, connection.overflowed}, return_when=asyncio.FIRST_COMPLETED
-            )
+            first: set[asyncio.Future[Any]] = {writer, listener, connection.overflowed}
+            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
             if connection.overflowed.done() and not writer.done() and not listener.done():
                 grace = _GRACE if self._keepalive is None else self._keepalive
                 log.warning(

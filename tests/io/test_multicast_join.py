@@ -110,39 +110,44 @@ def test_joining_after_a_stop_gets_the_completion() -> None:
     assert (late.items, late.completed) == ([], True)
 
 
+def race_a_join_with_the_end(ending: str, failure: Exception) -> list[object]:
+    """Join a hub on one thread while its stream ends on another; what the joiner got."""
+    subject: Subject[int] = Subject()
+    hub = rs.multicast(subject)
+    hub.subscribe(lambda _: None, lambda _: None)
+    hub.connect()
+    ends: list[object] = []
+    lock = threading.Lock()
+    start = threading.Barrier(2)
+
+    def record(what: object) -> None:
+        with lock:
+            ends.append(what)
+
+    def join() -> None:
+        start.wait()
+        hub.subscribe(lambda item: record(("item", item)), record, lambda: record("completed"))
+
+    def end() -> None:
+        start.wait()
+        if ending == "completed":
+            subject.on_completed()
+        else:
+            subject.on_error(failure)
+
+    threads = [threading.Thread(target=join), threading.Thread(target=end)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    return ends
+
+
 @pytest.mark.parametrize("ending", ["completed", "error"])
 def test_a_join_racing_with_the_end_on_another_thread_gets_exactly_one_end(ending: str) -> None:
     failure = rs.ProviderError("gone")
     for _ in range(200):
-        subject: Subject[int] = Subject()
-        hub = rs.multicast(subject)
-        hub.subscribe(lambda _: None, lambda _: None)
-        hub.connect()
-        ends: list[object] = []
-        lock = threading.Lock()
-
-        def record(what: object, ends: list[object] = ends) -> None:
-            with lock:
-                ends.append(what)
-
-        start = threading.Barrier(2)
-
-        def join(hub: rs.Multicast[int] = hub) -> None:
-            start.wait()
-            hub.subscribe(lambda item: record(("item", item)), record, lambda: record("completed"))
-
-        def end(subject: Subject[int] = subject) -> None:
-            start.wait()
-            if ending == "completed":
-                subject.on_completed()
-            else:
-                subject.on_error(failure)
-
-        threads = [threading.Thread(target=join), threading.Thread(target=end)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(TIMEOUT)
+        ends = race_a_join_with_the_end(ending, failure)
         assert ends == (["completed"] if ending == "completed" else [failure])
 
 

@@ -15,7 +15,7 @@ import logging
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -27,8 +27,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import rxstream as rs
+from rxstream.io.multicast import Overflow
 from rxstream.models import StreamEntry
 from rxstream.serve import responses, sse_response
+from rxstream.serve._connection import Connection
 
 from ._server import serving
 
@@ -74,7 +76,7 @@ class LiveStream:
 def live(monkeypatch: pytest.MonkeyPatch) -> LiveStream:
     stream = LiveStream()
 
-    class Recorded(responses.Connection):
+    class Recorded(Connection):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             stream.connections.append(self)
@@ -86,7 +88,7 @@ def live(monkeypatch: pytest.MonkeyPatch) -> LiveStream:
 def app_for(live: LiveStream) -> Starlette:
     async def endpoint(request: Request) -> Response:
         live.loop = asyncio.get_running_loop()
-        overflow = request.query_params["overflow"]
+        overflow = cast(Overflow, request.query_params["overflow"])
         maxsize = MAXSIZE if overflow != "block" else 10 * ITEMS
         return sse_response(
             live.observe(), dialect="rxstream", overflow=overflow, maxsize=maxsize, keepalive=0.5
@@ -139,8 +141,8 @@ def read_everything(url: str, got: list[bytes]) -> None:
         got.append(response.read())
 
 
-def run(live: LiveStream, stalled_overflow: str) -> tuple[socket.socket, bytes]:
-    """Serve both clients, feed the stream, return the stalled socket and the reader's body."""
+def run(live: LiveStream, stalled_overflow: str) -> tuple[bytes, bytes]:
+    """Serve both clients, feed the stream; what the stalled client and the reader got."""
     got: list[bytes] = []
     with serving(app_for(live), sndbuf=16384) as url:
         stalled = stalled_client(url, stalled_overflow)
