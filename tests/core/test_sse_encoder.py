@@ -579,3 +579,85 @@ def test_the_former_last_event_id_spelling_warns_and_works() -> None:
     with pytest.warns(DeprecationWarning, match=r"last_event_id= is deprecated, use after="):
         encoder = SSEEncoder("rxstream", last_event_id="9-0")
     assert encoder.close() == SSEEncoder("rxstream", after="9-0").close()
+
+
+# --------------------------------------------------------------------------- encoded once
+
+
+def _fresh_copy(item: Any) -> Any:
+    """An equal item that is another object (so no cached event can serve it)."""
+    if isinstance(item, StreamEntry):
+        return StreamEntry(item.id, _fresh_copy(item.item))
+    return wire.decode(json.loads(json.dumps(wire.encode(item))))
+
+
+SHARED_SCRIPT: list[Any] = [
+    TextDelta("Hel"),
+    StreamEntry("7-0", TextDelta("lo \ud83d")),  # a lone surrogate, escaped in the bytes
+    Message(choice=0, role="assistant", content="Hello"),  # the default event: no event line
+    Finish("stop"),
+    StreamEntry("7-1", Usage(1, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("retry", [None, 1500])
+@pytest.mark.parametrize("after", [None, "6-9"])
+def test_encoders_sharing_item_objects_write_what_each_would_write_alone(
+    retry: int | None, after: str | None
+) -> None:
+    # A hub hands the same objects to every connection; the cache must not show.
+    alone = SSEEncoder("rxstream", retry=retry, after=after)
+    expected = [alone.feed(_fresh_copy(item)) for item in SHARED_SCRIPT] + [alone.close()]
+    for _ in range(3):
+        encoder = SSEEncoder("rxstream", retry=retry, after=after)
+        got = [encoder.feed(item) for item in SHARED_SCRIPT] + [encoder.close()]
+        assert got == expected
+    # A late joiner starts its own numbering on the same objects.
+    late = SSEEncoder("rxstream")
+    assert late.feed(SHARED_SCRIPT[3]) == SSEEncoder("rxstream").feed(Finish("stop"))
+    assert late.position is None
+
+
+def test_an_entry_id_is_checked_before_its_event_is_kept() -> None:
+    bad = StreamEntry("1\n2", TextDelta("x"))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="a StreamEntry id cannot hold a line break"):
+            SSEEncoder("rxstream").feed(bad)
+
+
+def test_the_shared_events_are_bounded() -> None:
+    from rxstream.core.dialects import sse_encoder
+
+    encoder = SSEEncoder("rxstream")
+    for n in range(sse_encoder._CACHE_ITEMS + 100):
+        encoder.feed(StreamEntry(f"{n}-0", TextDelta("x")))
+    encoder.feed(TextDelta("y" * (sse_encoder._CACHE_EVENT_BYTES + 1)))  # too big to keep
+    assert len(sse_encoder._EVENTS) <= sse_encoder._CACHE_ITEMS
+    assert sse_encoder._cached_bytes == sum(
+        len(a) + len(b) for _, a, b in sse_encoder._EVENTS.values()
+    )
+
+
+@pytest.mark.parametrize(
+    ("dialect", "after", "expected"),
+    [
+        ("rxstream", None, [b": skipped 3 items\n\n"]),
+        ("rxstream", "5-0", [b": skipped 3 items; resume after 5-0\n\n"]),
+        ("anthropic", "5-0", [b": skipped 3 items; resume after 5-0\n\n"]),
+        # The OpenAI SDKs would dispatch an empty event at a lone blank line: the line alone.
+        ("openai-chat", "5-0", [b": skipped 3 items; resume after 5-0\n"]),
+        ("gemini", None, []),  # google-genai reads no comment at all
+    ],
+)
+def test_skipped_tells_the_gap_and_where_to_resume(
+    dialect: str, after: str | None, expected: list[bytes]
+) -> None:
+    encoder = SSEEncoder(dialect, after=after)
+    assert encoder.skipped(3) == expected
+    assert SSEEncoder("rxstream").skipped(1) == [b": skipped 1 item\n\n"]
+    entries = SSEEncoder("rxstream")
+    entries.feed(StreamEntry("8-1", TextDelta("a")))
+    assert entries.skipped(2) == [b": skipped 2 items; resume after 8-1\n\n"]
+    entries.close()
+    with pytest.raises(RuntimeError, match="sends nothing more"):
+        entries.skipped(1)

@@ -110,7 +110,7 @@ their lines with CRLF as Gemini does, every other format with LF.
 Encoded once per item: in the `"rxstream"` format an item's event is a pure
 function of the item (and of the entry id, or the event's number), so the
 bytes are kept, per item object, in a small process-wide cache (the last
-4096 items) that every encoder shares: a server that fans one stream out to
+4096 items, at most 8 MiB) that every encoder shares: a server that fans one stream out to
 many connections (`rs.multicast`, then `sse_response` per client) encodes
 each item's JSON once, not once per client. Items are frozen, and the cache
 holds the item itself, so an object's identity cannot be reused while its
@@ -164,19 +164,31 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # The "rxstream" events of the last items encoded, shared by every encoder
 # (see the module docstring), keyed by the item object's id and holding the
-# item: an entry's whole event; a plain item's `event:` line and its data lines
-# (its `id:`, a number, is each encoder's own).
-_CACHE_SIZE = 4096
-_ENTRY_EVENTS: dict[int, tuple[StreamEntry, bytes]] = {}
-_ITEM_EVENTS: dict[int, tuple[object, bytes, bytes]] = {}
+# item: (entry, its whole event, b"") for an entry; (item, its `event:` line,
+# its data lines) for a plain item, whose `id:`, a number, is each encoder's own.
+# Bounded in items and in bytes; an event too big to be worth keeping is not kept.
+_CACHE_ITEMS = 4096
+_CACHE_BYTES = 8 << 20
+_CACHE_EVENT_BYTES = 256 << 10
+_EVENTS: dict[int, tuple[object, bytes, bytes]] = {}
 _CACHE_LOCK = threading.Lock()
+_cached_bytes = 0
 
 
-def _remember(cache: dict[int, Any], key: int, value: Any) -> None:
+def _remember(item: object, first: bytes, second: bytes = b"") -> None:
+    global _cached_bytes
+    size = len(first) + len(second)
+    if size > _CACHE_EVENT_BYTES:
+        return
     with _CACHE_LOCK:
-        cache[key] = value
-        while len(cache) > _CACHE_SIZE:
-            del cache[next(iter(cache))]
+        old = _EVENTS.pop(id(item), None)
+        if old is not None:
+            _cached_bytes -= len(old[1]) + len(old[2])
+        _EVENTS[id(item)] = (item, first, second)
+        _cached_bytes += size
+        while len(_EVENTS) > _CACHE_ITEMS or _cached_bytes > _CACHE_BYTES:
+            gone = _EVENTS.pop(next(iter(_EVENTS)))
+            _cached_bytes -= len(gone[1]) + len(gone[2])
 
 
 class SSEEncoder:
@@ -394,29 +406,25 @@ class SSEEncoder:
 
     def _feed_rxstream(self, item: object) -> list[bytes]:
         # The "rxstream" format without a pending retry: the shared cache's events.
-        key = id(item)
-        if isinstance(item, StreamEntry):
-            hit = _ENTRY_EVENTS.get(key)
-            if hit is not None and hit[0] is item:
+        hit = _EVENTS.get(id(item))
+        if hit is not None and hit[0] is item:
+            if isinstance(item, StreamEntry):
                 self._position = item.id
                 return [hit[1]]
-        else:
-            known = _ITEM_EVENTS.get(key)
-            if known is not None and known[0] is item:
-                self._count += 1
-                return [b"%sid: %d\n%s" % (known[1], self._count, known[2])]
+            self._count += 1
+            return [b"%sid: %d\n%s" % (hit[1], self._count, hit[2])]
         try:
             if isinstance(item, StreamEntry):
                 entry = _check_id(item.id, "a StreamEntry id")
                 name, data = wire.item_event(item.item)
                 event = self._event(data, name, entry)
-                _remember(_ENTRY_EVENTS, key, (item, event))
+                _remember(item, event)
                 self._position = entry
                 return [event]
             name, data = wire.item_event(item)
             head = b"" if name == "message" else f"event: {check_field('event', name)}\n".encode()
             tail = _encode(event_text(data, newline=self._newline))
-            _remember(_ITEM_EVENTS, key, (item, head, tail))
+            _remember(item, head, tail)
         except Exception:
             self._state = "failed"
             raise
