@@ -19,7 +19,8 @@ What a full buffer does (`overflow`, per connection):
   before the next event it writes, the writer tells the client with a
   comment: `: skipped <n> items; resume after <id>` (or `: skipped <n>
   items` before any id), where `<id>` is the last event id written before
-  the gap, the `Last-Event-ID` to resume from through a durable log.
+  the gap, the `Last-Event-ID` to resume from through a durable log. The
+  first gap of a connection is logged as a warning, the others at debug level.
 - `"error"`: the client is ended: the subscription is disposed at once,
   the items already waiting are still written, then the format's error
   event for `BufferOverflowError`; a client that takes none of it within the
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -50,6 +52,8 @@ from ..errors import BufferOverflowError
 from ..io.multicast import Overflow
 
 __all__ = ["Connection"]
+
+log = logging.getLogger("rxstream.serve")
 
 #: The name an overflowing client gets in its `BufferOverflowError`.
 CLIENT = "SSE client"
@@ -93,6 +97,7 @@ class Connection:
         self._closed = False  # the response is done with the source
         self._discard = False  # the client left; the source runs on (keep_for_resume)
         self._skipped = 0  # items dropped since the last write ("latest")
+        self._skips = 0  # gaps written to this client so far
         self._paused = False  # this connection holds the demand gate closed
         self._demand = Demand()
         self._subscription = SingleAssignmentDisposable()
@@ -141,6 +146,16 @@ class Connection:
             chunks: list[bytes] = []
             if skipped:
                 chunks += encoder.skipped(skipped)
+                # Once per connection as a warning: a slow client skips again and again.
+                log.log(
+                    logging.DEBUG if self._skips else logging.WARNING,
+                    "an SSE client fell behind (overflow='latest'): %d items skipped "
+                    "after id %s (%d skips on this connection so far)",
+                    skipped,
+                    encoder.position,
+                    self._skips + 1,
+                )
+                self._skips += 1
             failure: Exception | None = None
             for item in items:
                 try:

@@ -1,7 +1,8 @@
 """A Starlette (and FastAPI) response that streams an observable as server-sent events.
 
-The response subscribes when the server starts sending it, pipes the items
-through `rs.to_sse(dialect)` and writes each event as it comes:
+The response subscribes when the server starts sending it, encodes the items
+as `rs.to_sse(dialect)` does (the same `SSEEncoder`: formats, ids, the closing
+and error events) and writes the events as they come:
 
 - headers: `text/event-stream`, `Cache-Control: no-cache`,
   `X-Accel-Buffering: no` (nginx and its kin pass each event on at once),
@@ -128,7 +129,7 @@ class SSEResponse(Response):
             raise TypeError(f"after must be a str, got {type(after).__name__}")
         self._after = after or None
         # Checks the dialect and the options now, in the handler, not mid-response.
-        self._comment = SSEEncoder(dialect, retry=retry, **options).keepalive()
+        SSEEncoder(dialect, retry=retry, **options)
         self._source = source
         self._dialect = dialect
         self._keepalive = None if keepalive is None else duration(keepalive, "keepalive")
@@ -227,7 +228,7 @@ def sse_response(
     """A streaming response that sends an observable's items as server-sent events.
 
     The items (deltas, `SSEFrame`s, `StreamEntry`s, or any item with
-    `dialect="rxstream"`) go through `rs.to_sse(dialect)`; the stream ends
+    `dialect="rxstream"`) are sent as `rs.to_sse(dialect)` sends them; the stream ends
     with the dialect's end marker, or with its error event when the source
     fails. See the module docstring for headers, `Last-Event-ID`,
     keep-alives, backpressure and disconnects.

@@ -218,9 +218,11 @@ def test_error_lets_a_client_that_reads_again_take_what_waited_and_the_error_eve
 
 
 def test_latest_skips_the_stalled_client_ahead_and_tells_it_where_to_resume(
-    live: LiveStream,
+    live: LiveStream, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="rxstream.serve")
     raw, body = run(live, "latest")
+    assert "an SSE client fell behind (overflow='latest')" in caplog.text
     check_the_reader_got_everything(body)
     assert live.widest <= MAXSIZE
     assert raw.endswith(b"\r\n0\r\n\r\n")  # a whole response, ended by the done event
