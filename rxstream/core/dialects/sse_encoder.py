@@ -110,7 +110,7 @@ their lines with CRLF as Gemini does, every other format with LF.
 Encoded once per item: in the `"rxstream"` format an item's event is a pure
 function of the item (and of the entry id, or the event's number), so the
 bytes are kept, per item object, in a small process-wide cache (the last
-4096 items, at most 8 MiB) that every encoder shares: a server that fans one stream out to
+2048 items, events up to 16 KiB) that every encoder shares: a server that fans one stream out to
 many connections (`rs.multicast`, then `sse_response` per client) encodes
 each item's JSON once, not once per client. Items are frozen, and the cache
 holds the item itself, so an object's identity cannot be reused while its
@@ -124,8 +124,8 @@ or `error()` the machine takes no more input; a failed `feed` leaves only
 
 from __future__ import annotations
 
+import contextlib
 import re
-import threading
 import warnings
 from typing import Any
 
@@ -166,29 +166,22 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # (see the module docstring), keyed by the item object's id and holding the
 # item: (entry, its whole event, b"") for an entry; (item, its `event:` line,
 # its data lines) for a plain item, whose `id:`, a number, is each encoder's own.
-# Bounded in items and in bytes; an event too big to be worth keeping is not kept.
-_CACHE_ITEMS = 4096
-_CACHE_BYTES = 8 << 20
-_CACHE_EVENT_BYTES = 256 << 10
+# Bounded: the last `_CACHE_ITEMS` items, none whose event is over
+# `_CACHE_EVENT_BYTES` (so at most 32 MiB, and far less for deltas). No lock (the
+# core loads no threading): each dict operation is atomic, and a race between
+# threads can only evict one item more or less, or encode one twice.
+_CACHE_ITEMS = 2048
+_CACHE_EVENT_BYTES = 16 << 10
 _EVENTS: dict[int, tuple[object, bytes, bytes]] = {}
-_CACHE_LOCK = threading.Lock()
-_cached_bytes = 0
 
 
 def _remember(item: object, first: bytes, second: bytes = b"") -> None:
-    global _cached_bytes
-    size = len(first) + len(second)
-    if size > _CACHE_EVENT_BYTES:
+    if len(first) + len(second) > _CACHE_EVENT_BYTES:
         return
-    with _CACHE_LOCK:
-        old = _EVENTS.pop(id(item), None)
-        if old is not None:
-            _cached_bytes -= len(old[1]) + len(old[2])
-        _EVENTS[id(item)] = (item, first, second)
-        _cached_bytes += size
-        while len(_EVENTS) > _CACHE_ITEMS or _cached_bytes > _CACHE_BYTES:
-            gone = _EVENTS.pop(next(iter(_EVENTS)))
-            _cached_bytes -= len(gone[1]) + len(gone[2])
+    _EVENTS[id(item)] = (item, first, second)
+    while len(_EVENTS) > _CACHE_ITEMS:
+        with contextlib.suppress(KeyError, RuntimeError):  # another thread evicted meanwhile
+            del _EVENTS[next(iter(_EVENTS))]
 
 
 class SSEEncoder:
