@@ -69,8 +69,9 @@ DONE = _Done()
 class Connection:
     """The buffer between a source and one SSE response, and the coroutine that writes it.
 
-    Made on the loop, by the response, which then calls `start`, awaits
-    `write`, and finally `close` (or `drain` for a source kept running).
+    Made on the loop, by the response, which then awaits `write` (it
+    subscribes, through `start`), and finally calls `close` (or awaits
+    `drain` for a source kept running after the client left).
     """
 
     def __init__(
