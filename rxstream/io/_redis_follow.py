@@ -149,6 +149,11 @@ class FollowPlan:
             found, first, last = (entries_of(r, xread=False) for r in replies[2:5])
             self.reader.resume(self.after, found, first, last)
 
+    def adopt(self, offset: float, *, existed: bool, now: float) -> None:
+        """Take another follower's opening of the same key (from the start only)."""
+        assert self.after is None
+        self.offset, self.existed, self.opened_at = offset, existed, now
+
     def deadline(self) -> float:
         """When the producer counts as dead (or the key as never coming), on our clock."""
         newest = self.reader.newest_ms
@@ -259,6 +264,10 @@ class Feed:
         self.members: dict[Member, None] = {}
         self.started = False
         self.closed = False
+        # From the first follower's opening: Redis's clock minus ours, and whether the key
+        # held a stream then (None: not opened yet).
+        self.offset: float | None = None
+        self.existed = False
 
     def join(self, member: Member) -> tuple[str, int] | None:
         """Add `member` (its plan opened); return the backlog it must read, or None.

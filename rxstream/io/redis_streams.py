@@ -971,26 +971,36 @@ class _AsyncFeed:
         self.where = where
         self._slot = (id(asyncio.get_running_loop()), id(client), key)
         self._task: asyncio.Task[None] | None = None
+        # Set once the first follower has opened (or failed to): see `_AsyncFollower._opening`.
+        self.opened = asyncio.Event()
+
+    @classmethod
+    def of(cls, client: AsyncRedis, key: str, poll: float, where: str) -> tuple[_AsyncFeed, bool]:
+        """The feed of `key` for `client` on the running loop, and whether it is new."""
+        slot = (id(asyncio.get_running_loop()), id(client), key)
+        shell = cls._feeds.get(slot)
+        if shell is not None and not shell.feed.closed:
+            return shell, False
+        shell = cls._feeds[slot] = cls(client, key, poll, where)
+        return shell, True
 
     @classmethod
     def join(
         cls, client: AsyncRedis, key: str, member: Member, poll: float, where: str
     ) -> tuple[_AsyncFeed, tuple[str, int] | None]:
         """The feed of `key` for `client` on the running loop, with `member` in it; its backlog."""
-        slot = (id(asyncio.get_running_loop()), id(client), key)
-        shell = cls._feeds.get(slot)
-        if shell is not None and not shell.feed.closed:
-            return shell, shell.feed.join(member)
-        shell = cls._feeds[slot] = cls(client, key, poll, where)
+        shell, _ = cls.of(client, key, poll, where)
         backlog = shell.feed.join(member)
-        task = shell._task = asyncio.get_running_loop().create_task(shell._run())
-        _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
+        if shell._task is None:
+            task = shell._task = asyncio.get_running_loop().create_task(shell._run())
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
         return shell, backlog
 
     def leave(self, member: Member) -> None:
         if self.feed.leave(member):
             self._forget()
+            self.opened.set()
             if self._task is not None:
                 self._task.cancel()
 
@@ -1058,7 +1068,7 @@ class _AsyncFollower:
         delivered: Exception | None = None
         try:
             try:
-                await self._open(plan)
+                shell = await self._opening(plan)
                 while not plan.done:
                     shell, backlog = _AsyncFeed.join(
                         self._client, self._key, member, self._poll, self._where
@@ -1102,13 +1112,47 @@ class _AsyncFollower:
             if shell is not None:
                 shell.leave(member)
 
+    async def _opening(self, plan: FollowPlan) -> _AsyncFeed | None:
+        """Open `plan`; the feed it will join, when the first to open for it.
+
+        A follower from the start (`after=None`) of a key whose feed another
+        follower has opened takes that opening (the key is a stream, or not
+        there yet; Redis's clock) instead of sending its own: hundreds of
+        clients that arrive together cost one opening, not hundreds.
+        """
+        shell, new = _AsyncFeed.of(self._client, self._key, self._poll, self._where)
+        if not new and plan.after is None:
+            await shell.opened.wait()
+            feed = shell.feed
+            if feed.offset is not None and not feed.closed:
+                plan.adopt(feed.offset, existed=feed.existed, now=time.monotonic())
+                return None
+        if not new:
+            await self._open(plan)
+            return None
+        try:
+            await self._open(plan)
+        except BaseException:
+            # Nobody joined it: whoever waits opens on their own, and joins a new feed.
+            if not shell.feed.members:
+                shell.feed.closed = True
+                shell._forget()
+            raise
+        else:
+            shell.feed.offset, shell.feed.existed = plan.offset, plan.existed
+        finally:
+            shell.opened.set()
+        return shell
+
     async def _open(self, plan: FollowPlan) -> None:
         pipe = self._client.pipeline(transaction=False)
         for command in plan.opening():
             pipe.execute_command(*command)
-        t0 = time.monotonic()
-        replies = await pipe.execute(raise_on_error=False)
-        plan.opened(replies, (t0 + time.monotonic()) / 2)
+        async with _Gate.of(self._client):
+            t0 = time.monotonic()
+            replies = await pipe.execute(raise_on_error=False)
+            t1 = time.monotonic()
+        plan.opened(replies, (t0 + t1) / 2)
 
     async def _backlog(
         self, plan: FollowPlan, backlog: tuple[str, int]
@@ -1116,7 +1160,8 @@ class _AsyncFollower:
         upto, expected = backlog
         reader, target = plan.reader, id_key(upto)
         while not reader.done and id_key(reader.position) < target:
-            reply = await self._client.execute_command(*plan.backlog(upto))
+            async with _Gate.of(self._client):
+                reply = await self._client.execute_command(*plan.backlog(upto))
             entries = entries_of(reply, xread=False)
             if not entries:
                 break
@@ -1125,6 +1170,46 @@ class _AsyncFollower:
             if batch:
                 yield batch
         reader.reached(upto, expected)
+
+
+class _Gate:
+    """How many commands of its own the async followers of one client (on one loop) have
+    under way at once: their openings and backlogs, so that hundreds of clients that
+    arrive together do not take hundreds of connections from the client's pool (whose
+    default size is 100; past it redis-py fails the command)."""
+
+    LIMIT = 8
+    _gates: ClassVar[dict[tuple[int, int], _Gate]] = {}
+
+    def __init__(self, slot: tuple[int, int]) -> None:
+        self._slot = slot
+        self._semaphore = asyncio.Semaphore(self.LIMIT)
+        self._users = 0
+
+    @classmethod
+    def of(cls, client: AsyncRedis) -> _Gate:
+        slot = (id(asyncio.get_running_loop()), id(client))
+        gate = cls._gates.get(slot)
+        if gate is None:
+            gate = cls._gates[slot] = cls(slot)
+        return gate
+
+    async def __aenter__(self) -> None:
+        self._users += 1
+        try:
+            await self._semaphore.acquire()
+        except BaseException:
+            self._left()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._semaphore.release()
+        self._left()
+
+    def _left(self) -> None:
+        self._users -= 1
+        if self._users == 0 and self._gates.get(self._slot) is self:
+            del self._gates[self._slot]
 
 
 def _diagnosis(client: SyncRedis, key: str) -> list[Any] | None:
@@ -1144,7 +1229,8 @@ async def _adiagnosis(client: AsyncRedis, key: str) -> list[Any] | None:
         pipe = client.pipeline(transaction=False)
         for command in diagnosis(key):
             pipe.execute_command(*command)
-        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        async with _Gate.of(client):
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
     except Exception:  # the error at hand is the one to report
         return None
     return replies
