@@ -346,9 +346,9 @@ class Feed:
 
         A follower still busy with its last batch, or with more than
         `MAX_QUEUED` items waiting, is dropped (it catches up on its own, see
-        `Member.drop`). After it, `reader.done`
-        says the stream ended (`reader.failure`: how); the shell then calls
-        `finish`, with that error explained where it can.
+        `Member.drop`). After it, `reader.done` says the stream ended
+        (`reader.failure`: how); the shell then calls `finish`, with that
+        error explained where it can.
         """
         entries = entries_of(reply, xread=True)
         if not entries:
@@ -382,6 +382,8 @@ class Feed:
                     if member.queued > MAX_QUEUED:
                         del self.members[member]
                         member.drop()
+                        member.wake()
+                        continue
                     member.wake()
                 self._follow(member)
         if not self.members and not self.reader.done:
