@@ -444,10 +444,7 @@ class _SyncProducer(_Producer[T]):
                     end = (b"error", error_payload(refused))
                 commands = self._writer.commands(data, end, time.monotonic())
                 if commands:
-                    pipe = self._client.pipeline(transaction=False)
-                    for command in commands:
-                        pipe.execute_command(*command)
-                    pipe.execute()
+                    _written(self._client, commands)
                 if refused is not None:
                     self._refused(refused)
                 if end is not None:
@@ -631,10 +628,7 @@ class _AsyncProducer(_Producer[T]):
                 self._demand.resume()
                 commands = self._writer.commands(payloads, end, time.monotonic())
                 if commands:
-                    pipe = self._client.pipeline(transaction=False)
-                    for command in commands:
-                        pipe.execute_command(*command)
-                    await pipe.execute()
+                    await _awritten(self._client, commands)
                 if end is not None:
                     break
         except Exception as exc:
@@ -1236,41 +1230,111 @@ async def _adiagnosis(client: AsyncRedis, key: str) -> list[Any] | None:
     return replies
 
 
-# How often a read that Redis unblocked (see `_unblocked`) is sent again before that fails.
-_UNBLOCKED_RETRIES = 20
+#: How long a command is sent again while a Redis Cluster fails a master over (seconds).
+FAILOVER_WINDOW = 10.0
 
 
-def _unblocked(exc: Exception) -> bool:
-    """Whether `exc` is Redis unblocking a blocked read because the node changed role.
+def _failing_over(exc: Exception, client: object) -> bool:
+    """Whether `exc` is what a command meets while a Redis Cluster master fails over.
 
-    A Redis Cluster master that is failed over (`CLUSTER FAILOVER`) answers the
-    reads blocked on it with `-UNBLOCKED ... (master -> replica?)`: the read
-    can simply be sent again, and the cluster client then finds the new master.
+    Redis answers a read blocked on a master that is being failed over
+    (`CLUSTER FAILOVER`) with `-UNBLOCKED ... (master -> replica?)`, with any
+    client. A cluster client (`redis.cluster.RedisCluster`, its asyncio twin)
+    also meets the dead master's refused connection, `CLUSTERDOWN`, `TRYAGAIN`
+    and `READONLY` (the old master, now a replica) until the cluster has
+    promoted a replica; redis-py retries those at once, without waiting, so
+    a failover that takes seconds outlasts its retries. Sent again, the
+    command finds the new master: a read is safe to repeat, and so is a write
+    of numbered entries (a reader skips an entry it has read).
     """
-    return type(exc).__name__ == "ResponseError" and str(exc).startswith("UNBLOCKED")
+    if type(exc).__name__ == "ResponseError" and str(exc).startswith("UNBLOCKED"):
+        return True
+    if not hasattr(client, "nodes_manager"):  # not a cluster client: its retry policy rules
+        return False
+    try:
+        errors = importlib.import_module("redis.exceptions")
+    except ImportError:  # pragma: no cover - a client that is not redis-py
+        return False
+    if isinstance(
+        exc, errors.AuthenticationError | errors.AuthorizationError | errors.MaxConnectionsError
+    ):
+        return False
+    return isinstance(
+        exc,
+        errors.ConnectionError
+        | errors.TimeoutError
+        | errors.ClusterDownError
+        | errors.TryAgainError
+        | errors.ReadOnlyError
+        | errors.SlotNotCoveredError,
+    )
+
+
+class _Failover:
+    """The waits between the attempts of one command while a cluster fails over."""
+
+    def __init__(self) -> None:
+        self._deadline: float | None = None
+        self._delay = 0.05
+
+    def wait(self, exc: Exception, client: object) -> float:
+        """Seconds to wait before sending again; raises `exc` when not to send again."""
+        if not _failing_over(exc, client):
+            raise exc
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + FAILOVER_WINDOW
+        if now >= self._deadline:
+            raise exc
+        delay = min(self._delay, self._deadline - now)
+        self._delay = min(self._delay * 2, 1.0)
+        return delay
 
 
 def _xread(client: SyncRedis, command: tuple[Any, ...]) -> Any:
-    """`client.execute_command(*command)`, sent again while Redis says it unblocked it."""
-    for attempt in range(_UNBLOCKED_RETRIES):
+    """`client.execute_command(*command)`, sent again while a master fails over."""
+    failover = _Failover()
+    while True:
         try:
             return client.execute_command(*command)
         except Exception as exc:
-            if not _unblocked(exc) or attempt == _UNBLOCKED_RETRIES - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")  # pragma: no cover
+            time.sleep(failover.wait(exc, client))
 
 
 async def _axread(client: AsyncRedis, command: tuple[Any, ...]) -> Any:
-    for attempt in range(_UNBLOCKED_RETRIES):
+    failover = _Failover()
+    while True:
         try:
             return await client.execute_command(*command)
         except Exception as exc:
-            if not _unblocked(exc) or attempt == _UNBLOCKED_RETRIES - 1:
-                raise
-            await asyncio.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")  # pragma: no cover
+            await asyncio.sleep(failover.wait(exc, client))
+
+
+def _written(client: SyncRedis, commands: list[tuple[Any, ...]]) -> None:
+    """Send `commands` in one pipeline, again while a master fails over."""
+    failover = _Failover()
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            pipe.execute()
+            return
+        except Exception as exc:
+            time.sleep(failover.wait(exc, client))
+
+
+async def _awritten(client: AsyncRedis, commands: list[tuple[Any, ...]]) -> None:
+    failover = _Failover()
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            await pipe.execute()
+            return
+        except Exception as exc:
+            await asyncio.sleep(failover.wait(exc, client))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1313,6 +1377,11 @@ def _is_async(client: object) -> bool:
 
 def _where(client: object) -> str:
     """Where the client connects (host:port or a socket path), never with a password."""
+    nodes = getattr(getattr(client, "nodes_manager", None), "startup_nodes", None)
+    if isinstance(nodes, dict) and nodes:  # a Redis Cluster client: its startup nodes
+        names = sorted(str(name) for name in nodes)
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return f"cluster {shown}"
     pool = getattr(client, "connection_pool", None)
     kwargs = getattr(pool, "connection_kwargs", None)
     if isinstance(kwargs, dict):
