@@ -902,7 +902,9 @@ class _SyncFollower:
                     error = explained(error, _diagnosis(self._client, self._key))
             else:
                 if delivered is not None:
-                    raise delivered  # as the feed made it (mapped and explained there)
+                    # As the feed made it (mapped and explained there), shared by every
+                    # follower: each raises it with a traceback of its own.
+                    raise delivered.with_traceback(None)
                 return
             raise error
         finally:
@@ -910,11 +912,9 @@ class _SyncFollower:
                 shell.leave(member)
 
     def _open(self, plan: FollowPlan) -> None:
-        pipe = self._client.pipeline(transaction=False)
-        for command in plan.opening():
-            pipe.execute_command(*command)
+        commands = plan.opening()
         t0 = time.monotonic()
-        replies = pipe.execute(raise_on_error=False)
+        replies = _written(self._client, commands, raise_on_error=False)
         plan.opened(replies, (t0 + time.monotonic()) / 2)
 
     def _backlog(self, plan: FollowPlan, backlog: tuple[str, int]) -> Iterator[list[Any]]:
@@ -922,7 +922,7 @@ class _SyncFollower:
         upto, expected = backlog
         reader, target = plan.reader, id_key(upto)
         while not reader.done and id_key(reader.position) < target:
-            entries = entries_of(self._client.execute_command(*plan.backlog(upto)), xread=False)
+            entries = entries_of(_xread(self._client, plan.backlog(upto)), xread=False)
             if not entries:
                 break
             plan.existed = True
@@ -1099,7 +1099,9 @@ class _AsyncFollower:
                     error = explained(error, await _adiagnosis(self._client, self._key))
             else:
                 if delivered is not None:
-                    raise delivered  # as the feed made it (mapped and explained there)
+                    # As the feed made it (mapped and explained there), shared by every
+                    # follower: each raises it with a traceback of its own.
+                    raise delivered.with_traceback(None)
                 return
             raise error
         finally:
@@ -1139,12 +1141,10 @@ class _AsyncFollower:
         return shell
 
     async def _open(self, plan: FollowPlan) -> None:
-        pipe = self._client.pipeline(transaction=False)
-        for command in plan.opening():
-            pipe.execute_command(*command)
+        commands = plan.opening()
         async with _Gate.of(self._client):
             t0 = time.monotonic()
-            replies = await pipe.execute(raise_on_error=False)
+            replies = await _awritten(self._client, commands, raise_on_error=False)
             t1 = time.monotonic()
         plan.opened(replies, (t0 + t1) / 2)
 
@@ -1155,7 +1155,7 @@ class _AsyncFollower:
         reader, target = plan.reader, id_key(upto)
         while not reader.done and id_key(reader.position) < target:
             async with _Gate.of(self._client):
-                reply = await self._client.execute_command(*plan.backlog(upto))
+                reply = await _axread(self._client, plan.backlog(upto))
             entries = entries_of(reply, xread=False)
             if not entries:
                 break
@@ -1291,6 +1291,13 @@ class _Failover:
         return delay
 
 
+def _raise_failover(replies: list[Any], client: object) -> None:
+    """Raise a reply (of a pipeline sent with `raise_on_error=False`) that a failover explains."""
+    for reply in replies:
+        if isinstance(reply, Exception) and _failing_over(reply, client):
+            raise reply
+
+
 def _xread(client: SyncRedis, command: tuple[Any, ...]) -> Any:
     """`client.execute_command(*command)`, sent again while a master fails over."""
     failover = _Failover()
@@ -1299,6 +1306,21 @@ def _xread(client: SyncRedis, command: tuple[Any, ...]) -> Any:
             return client.execute_command(*command)
         except Exception as exc:
             time.sleep(failover.wait(exc, client))
+            _refresh(client)
+
+
+def _refresh(client: object) -> None:
+    """Have a sync cluster client ask the cluster again which node serves which slot.
+
+    redis-py does so after a connection error, but a client whose command was
+    under way on the master when it died can keep the dead master for its slots
+    (seen with redis-py 8.1); asking again once the failover is done helps.
+    """
+    manager = getattr(client, "nodes_manager", None)
+    initialize = getattr(manager, "initialize", None)
+    if initialize is not None and not inspect.iscoroutinefunction(initialize):
+        with contextlib.suppress(Exception):
+            initialize()
 
 
 async def _axread(client: AsyncRedis, command: tuple[Any, ...]) -> Any:
@@ -1310,29 +1332,35 @@ async def _axread(client: AsyncRedis, command: tuple[Any, ...]) -> Any:
             await asyncio.sleep(failover.wait(exc, client))
 
 
-def _written(client: SyncRedis, commands: list[tuple[Any, ...]]) -> None:
-    """Send `commands` in one pipeline, again while a master fails over."""
+def _written(
+    client: SyncRedis, commands: list[tuple[Any, ...]], *, raise_on_error: bool = True
+) -> list[Any]:
+    """Send `commands` in one pipeline, again while a master fails over; the replies."""
     failover = _Failover()
     while True:
         pipe = client.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)
         try:
-            pipe.execute()
-            return
+            replies = pipe.execute(raise_on_error=raise_on_error)
+            _raise_failover(replies, client)
+            return replies
         except Exception as exc:
             time.sleep(failover.wait(exc, client))
 
 
-async def _awritten(client: AsyncRedis, commands: list[tuple[Any, ...]]) -> None:
+async def _awritten(
+    client: AsyncRedis, commands: list[tuple[Any, ...]], *, raise_on_error: bool = True
+) -> list[Any]:
     failover = _Failover()
     while True:
         pipe = client.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)
         try:
-            await pipe.execute()
-            return
+            replies = await pipe.execute(raise_on_error=raise_on_error)
+            _raise_failover(replies, client)
+            return replies
         except Exception as exc:
             await asyncio.sleep(failover.wait(exc, client))
 

@@ -100,15 +100,22 @@ class RedisClusterNodes:
         return list(self.processes)
 
     def client(self, **kwargs: Any) -> redis.cluster.RedisCluster:
-        """A sync cluster client (which retries a failed command at once, 3 times)."""
+        """A sync cluster client that knows every running node (redis-py retries a failed
+        command at once, 3 times)."""
         return redis.cluster.RedisCluster(
-            host=HOST, port=self.ports[0], retry=Retry(ExponentialBackoff(0.2, 0.02), 3), **kwargs
+            startup_nodes=[
+                redis.cluster.ClusterNode(HOST, port)  # type: ignore[no-untyped-call]
+                for port in self.running()
+            ],
+            retry=Retry(ExponentialBackoff(0.2, 0.02), 3),
+            **kwargs,
         )
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.cluster.RedisCluster:
         return redis.asyncio.cluster.RedisCluster(
-            host=HOST,
-            port=self.ports[0],
+            startup_nodes=[
+                redis.asyncio.cluster.ClusterNode(HOST, port) for port in self.running()
+            ],
             retry=AsyncRetry(ExponentialBackoff(0.2, 0.02), 3),
             **kwargs,
         )
@@ -159,17 +166,30 @@ class RedisClusterNodes:
         self.wait_until_ok()
 
     def wait_until_ok(self, timeout: float = 60.0) -> None:
+        """Until every node says `cluster_state:ok` and sees every node as the others do:
+        3 masters, the rest replicas, none failing (a failover asked for earlier is refused
+        by masters that still take the replica for a master)."""
+        running = self.running()
+
         def ok() -> bool:
-            for port in self.running():
+            for port in running:
                 try:
-                    info = _text(self.node(port).execute_command("CLUSTER", "INFO"))  # type: ignore[no-untyped-call]
+                    node = self.node(port)
+                    info = _text(node.execute_command("CLUSTER", "INFO"))  # type: ignore[no-untyped-call]
+                    nodes = _text(node.execute_command("CLUSTER", "NODES"))  # type: ignore[no-untyped-call]
                 except redis.RedisError:
                     return False
                 if "cluster_state:ok" not in info:
                     return False
+                flags = [line.split()[2] for line in nodes.splitlines() if line.strip()]
+                seen = [f for f in flags if "fail" not in f and "noaddr" not in f]
+                masters = sum("master" in f for f in seen)
+                replicas = sum("slave" in f for f in seen)
+                if masters != 3 or replicas != len(running) - 3:
+                    return False
             return True
 
-        self._wait(ok, "cluster_state:ok on every node", timeout)
+        self._wait(ok, "cluster_state:ok, and the same roles, on every node", timeout)
 
     def running(self) -> list[int]:
         return [port for port, process in self.processes.items() if process.poll() is None]
@@ -204,6 +224,10 @@ class RedisClusterNodes:
                 "nodes.conf",
                 "--cluster-node-timeout",
                 str(NODE_TIMEOUT_MS),
+                # A replica takes over however long ago it last heard from its master
+                # (a test kills a master right after the cluster was made).
+                "--cluster-replica-validity-factor",
+                "0",
                 "--dir",
                 str(folder),
                 "--save",
