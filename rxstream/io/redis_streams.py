@@ -54,6 +54,21 @@ Decisions, where Redis leaves a choice:
 - A producer whose subscription is disposed before the end writes an `error`
   entry (`TruncatedStreamError`), so followers end at once instead of
   waiting for the heartbeat timeout.
+- One read per key per process: the followers of a key with one client (and,
+  for an async client, one event loop) share one reader, one `XREAD BLOCK`
+  on one connection whose entries are decoded once (a thread per key for a
+  sync client, a task for an async one). Each follower still opens (resumes)
+  on its own; one that joins a reader that is further along reads its
+  backlog with `XRANGE` while the reader holds what it reads meanwhile for
+  it; one that is slower than the stream drops out, catches up from Redis
+  and joins again. The rules are in `rxstream.io._redis_follow`.
+- Redis Cluster (`redis.cluster.RedisCluster`, `redis.asyncio.cluster.
+  RedisCluster`): every command names the stream's one key, so any slot
+  does. A read that Redis unblocks because its master is failed over, and,
+  with a cluster client, a command that meets a master failing over (a
+  refused connection, `CLUSTERDOWN`, `TRYAGAIN`, `READONLY`), is sent again
+  with backoff for up to `FAILOVER_WINDOW` seconds: redis-py retries those
+  at once, which a failover of a second or two outlasts.
 
 Backpressure on the producer's side: items are passed downstream at once and
 written behind them, in batches (one pipeline per batch, in order), by a
@@ -689,12 +704,15 @@ def from_redis_stream(
     waits for new entries (`XREAD BLOCK`) until the end marker: it completes
     there, or raises the error the producer stored, as its own class. Items
     come out equal to the items that went in, in order, each exactly once, so
-    any operator runs on this side as on the producer's.
+    any operator runs on this side as on the producer's. The subscriptions of
+    one process that follow a key with one client share one `XREAD` (see the
+    module docstring): a thousand followers cost one read per entry.
 
     Args:
         redis: a `redis.Redis` (read on the scheduler, by default the current
             thread: `subscribe` returns at the end) or a `redis.asyncio.Redis`
-            (read as a task on the running loop, or an `AsyncIOScheduler`'s).
+            (read as a task on the running loop, or an `AsyncIOScheduler`'s),
+            or either's Redis Cluster twin.
         key: the stream's key.
         after: an entry id (`"<ms>-<seq>"`, as an SSE `Last-Event-ID`): start
             right after that entry. None or `""`: from the start.
