@@ -1003,6 +1003,11 @@ class _AsyncFeed:
         """The feed of `key` for `client` on the running loop, with `member` in it; its backlog."""
         shell, _ = cls.of(client, key, poll, where)
         backlog = shell.feed.join(member)
+        if not shell.opened.is_set():
+            # A feed made by a follower that opened before (one that joins again): its
+            # opening serves those who wait for one.
+            shell.feed.offset, shell.feed.existed = member.plan.offset, member.plan.existed
+            shell.opened.set()
         if shell._task is None:
             task = shell._task = asyncio.get_running_loop().create_task(shell._run())
             _TASKS.add(task)

@@ -26,7 +26,7 @@ from rxstream.io._redis_entries import entries_of, item_payload
 from rxstream.io._redis_follow import MAX_QUEUED, Feed, FollowPlan, Member
 from rxstream.testing.redis_server import RedisServer
 
-from .redis_helpers import TIMEOUT, Outcome, aclient, client, until
+from .redis_helpers import TIMEOUT, Outcome, aclient, arun, client, until
 
 ITEMS = [rs.TextDelta(str(i)) for i in range(20)]
 
@@ -490,3 +490,36 @@ def test_a_slow_sync_follower_beside_a_fast_one_gets_every_item_once(
     assert fast.items == items
     assert slow_items == items
     pool.executor.shutdown(wait=True)
+
+
+def test_a_slow_async_follower_catches_up_and_newcomers_still_join(
+    redis_server: RedisServer,
+) -> None:
+    """A consumer slower than the stream drops out of the shared read and joins again (the
+    only follower: it makes the key's reader anew); followers that arrive then use it."""
+
+    async def main() -> None:
+        r = aclient(redis_server)
+        subject, _ = producer(client(redis_server), "answer")
+        items = [rs.TextDelta(str(i)) for i in range(300)]
+        slow: list[Any] = []
+
+        async def consume() -> None:
+            async for item in rs.to_async_iterator(rs.from_redis_stream(r, "answer"), maxsize=1):
+                slow.append(item)
+                await asyncio.sleep(0.001)
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.sleep(0.05)
+        for item in items:
+            subject.on_next(item)
+        subject.on_completed()
+        await until(lambda: len(slow) >= 50)
+        late = await arun(rs.from_redis_stream(r, "answer"))
+        assert late.completed, late.error
+        assert late.items == items
+        await asyncio.wait_for(task, TIMEOUT)
+        assert slow == items
+        await r.aclose()
+
+    asyncio.run(main())
