@@ -25,5 +25,8 @@ when unset); `CHAT_API` (a dialect: `openai-chat`, the default,
 launcher starts the scripted model when unset), `CHAT_API_KEY` (else the
 API's usual variable, `OPENAI_API_KEY` and so on), `CHAT_MODEL`; `CHAT_TTL`
 (seconds a finished chat stays in Redis, default 3600); `CHAT_REDIS_CONNECTIONS` (the
-most Redis connections a worker opens, default 10,000: each open event stream holds one).
+most Redis connections a worker opens, default 10,000; the event streams of one chat
+share one read per worker); `CHAT_REDIS_CLUSTER=1` (`REDIS_URL` names a node of a
+Redis Cluster: the app talks to it with `redis.asyncio.RedisCluster`; each chat's
+stream and its metadata are single keys, so they need no common slot).
 """

@@ -156,13 +156,18 @@ def create_app() -> FastAPI:
     provider = Provider.from_env()
     ttl = float(os.environ.get("CHAT_TTL") or 3600)
     connections = int(os.environ.get("CHAT_REDIS_CONNECTIONS") or 10_000)
+    cluster = os.environ.get("CHAT_REDIS_CLUSTER", "") not in ("", "0")
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Every open event stream holds one connection (its follower blocks in XREAD):
-        # redis-py's asyncio pool allows 100 by default, too few for a busy worker.
-        store = redis.asyncio.Redis.from_url(redis_url, max_connections=connections)
+        # The event streams of one chat share one blocked XREAD per worker, but every
+        # chat followed needs its own: redis-py's asyncio pool allows 100 by default.
+        store: Any
+        if cluster:
+            store = redis.asyncio.RedisCluster.from_url(redis_url, max_connections=connections)
+        else:
+            store = redis.asyncio.Redis.from_url(redis_url, max_connections=connections)
         client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
         state["generations"] = Generations(provider, client, store, ttl)
         state["store"] = store

@@ -329,6 +329,35 @@ class EntryReader:
             self.done, self.failure = True, exc
         return out
 
+    def reached(self, position: str, expected: int) -> None:
+        """Check that this reader got to `position` (whose next entry number is `expected`).
+
+        A follower that read a stretch of the stream (a backlog, with
+        `XRANGE`) up to an entry another reader saw calls it at the end: when
+        entries of that stretch are gone (trimmed meanwhile), `feed` saw
+        none of them past its position, and this is where the gap shows.
+        Sets `done` and `failure` (a `StoredStreamError` naming the entries)
+        then, as `feed` does.
+        """
+        if self.done or self.expected >= expected:
+            return
+        first, last = self.expected, expected - 1
+        what = f"entry {first} is" if first == last else f"entries {first} to {last} are"
+        where = (
+            "before the first entry this reader read"
+            if self.position == "0-0"
+            else f"between ids {self.position!r} and {position!r}"
+        )
+        self.done = True
+        self.failure = StoredStreamError(
+            self.key,
+            f"{what} gone ({last - first + 1} in all, {where}) before this reader read "
+            "them: trimmed by MAXLEN (a follower slower than maxlen allows, or one that "
+            "started late) or lost in a restart of Redis",
+            after=self.position,
+            missing=(first, last),
+        )
+
     def check(self) -> None:
         """Raise the error the stream ended with, if any (see `feed`)."""
         if self.failure is not None:

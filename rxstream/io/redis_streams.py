@@ -54,6 +54,21 @@ Decisions, where Redis leaves a choice:
 - A producer whose subscription is disposed before the end writes an `error`
   entry (`TruncatedStreamError`), so followers end at once instead of
   waiting for the heartbeat timeout.
+- One read per key per process: the followers of a key with one client (and,
+  for an async client, one event loop) share one reader, one `XREAD BLOCK`
+  on one connection whose entries are decoded once (a thread per key for a
+  sync client, a task for an async one). Each follower still opens (resumes)
+  on its own; one that joins a reader that is further along reads its
+  backlog with `XRANGE` while the reader holds what it reads meanwhile for
+  it; one that is slower than the stream drops out, catches up from Redis
+  and joins again. The rules are in `rxstream.io._redis_follow`.
+- Redis Cluster (`redis.cluster.RedisCluster`, `redis.asyncio.cluster.
+  RedisCluster`): every command names the stream's one key, so any slot
+  does. A read that Redis unblocks because its master is failed over, and,
+  with a cluster client, a command that meets a master failing over (a
+  refused connection, `CLUSTERDOWN`, `TRYAGAIN`, `READONLY`), is sent again
+  with backoff for up to `FAILOVER_WINDOW` seconds: redis-py retries those
+  at once, which a failover of a second or two outlasts.
 
 Backpressure on the producer's side: items are passed downstream at once and
 written behind them, in batches (one pipeline per batch, in order), by a
@@ -84,9 +99,9 @@ import inspect
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from datetime import timedelta
-from typing import Any, Generic, Literal, Protocol, TypeVar, overload
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, overload
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
@@ -96,6 +111,7 @@ from .._flow import Demand, current_demand, demand_scope
 from ..errors import (
     BufferOverflowError,
     StoredStreamError,
+    StreamError,
     TransportError,
     TruncatedStreamError,
     excerpt,
@@ -104,15 +120,23 @@ from ..models import StreamEntry
 from ._args import check_count, loop_for
 from ._loops import Handle, async_source, sync_source
 from ._redis_entries import (
-    EntryReader,
     EntryWriter,
     Reply,
     encodable,
     entries_of,
     error_payload,
     item_payload,
-    parse_id,
 )
+from ._redis_follow import (
+    Feed,
+    FollowPlan,
+    Member,
+    diagnosis,
+    explained,
+    explains,
+    id_key,
+)
+from ._redis_follow import gone_cause as gone_cause  # where it was, for tests and tools
 
 __all__ = [
     "AsyncPipeline",
@@ -131,8 +155,6 @@ DEFAULT_HEARTBEAT = 2.0
 DEFAULT_HEARTBEAT_TIMEOUT = 10.0
 DEFAULT_MAX_PENDING = 1024
 
-# How many entries one XREAD asks for.
-_READ_COUNT = 512
 # The longest one XREAD blocks: a sync follower notices a dispose between two
 # reads (so within this), an async one is cancelled at once and can block longer.
 _SYNC_POLL = 0.25
@@ -437,10 +459,7 @@ class _SyncProducer(_Producer[T]):
                     end = (b"error", error_payload(refused))
                 commands = self._writer.commands(data, end, time.monotonic())
                 if commands:
-                    pipe = self._client.pipeline(transaction=False)
-                    for command in commands:
-                        pipe.execute_command(*command)
-                    pipe.execute()
+                    _written(self._client, commands)
                 if refused is not None:
                     self._refused(refused)
                 if end is not None:
@@ -624,10 +643,7 @@ class _AsyncProducer(_Producer[T]):
                 self._demand.resume()
                 commands = self._writer.commands(payloads, end, time.monotonic())
                 if commands:
-                    pipe = self._client.pipeline(transaction=False)
-                    for command in commands:
-                        pipe.execute_command(*command)
-                    await pipe.execute()
+                    await _awritten(self._client, commands)
                 if end is not None:
                     break
         except Exception as exc:
@@ -688,12 +704,15 @@ def from_redis_stream(
     waits for new entries (`XREAD BLOCK`) until the end marker: it completes
     there, or raises the error the producer stored, as its own class. Items
     come out equal to the items that went in, in order, each exactly once, so
-    any operator runs on this side as on the producer's.
+    any operator runs on this side as on the producer's. The subscriptions of
+    one process that follow a key with one client share one `XREAD` (see the
+    module docstring): a thousand followers cost one read per entry.
 
     Args:
         redis: a `redis.Redis` (read on the scheduler, by default the current
             thread: `subscribe` returns at the end) or a `redis.asyncio.Redis`
-            (read as a task on the running loop, or an `AsyncIOScheduler`'s).
+            (read as a task on the running loop, or an `AsyncIOScheduler`'s),
+            or either's Redis Cluster twin.
         key: the stream's key.
         after: an entry id (`"<ms>-<seq>"`, as an SSE `Last-Event-ID`): start
             right after that entry. None or `""`: from the start.
@@ -739,321 +758,634 @@ def from_redis_stream(
     timeout = _seconds("heartbeat_timeout", heartbeat_timeout)
     where = _where(redis)
 
-    def plan() -> _Follow:
-        return _Follow(key, after or None, ids=ids, timeout=timeout, where=where)
+    def plan() -> FollowPlan:
+        return FollowPlan(key, after or None, ids=ids, timeout=timeout)
 
     if _is_async(redis):
-        afollower = _AsyncFollower(redis, plan, _poll(redis, _ASYNC_POLL))  # type: ignore[arg-type]
+        afollower = _AsyncFollower(redis, key, plan, _poll(redis, _ASYNC_POLL), where)  # type: ignore[arg-type]
         return async_source(afollower.batches, scheduler)
-    follower = _SyncFollower(redis, plan, _poll(redis, _SYNC_POLL))  # type: ignore[arg-type]
+    follower = _SyncFollower(redis, key, plan, _poll(redis, _SYNC_POLL), where)  # type: ignore[arg-type]
     return sync_source(follower.batches, scheduler)
 
 
-class _SyncFollower:
-    """The read loop of `from_redis_stream` for `redis.Redis`: one `_Follow` per subscription.
+class _SyncFeed:
+    """The thread that reads one key for every sync follower of it with one client.
 
-    `batches` is what `sync_source` reads; the rules are in `_Follow`, this
-    shell only sends its commands and hands it the replies.
+    The rules (who gets what) are the `Feed`'s; this shell sends its `XREAD`s on a
+    thread of its own and calls the feed under its lock, which the followers'
+    threads take to join, settle and leave.
     """
 
-    def __init__(self, client: SyncRedis, plan: Callable[[], _Follow], poll: float) -> None:
+    _feeds: ClassVar[dict[tuple[int, str], _SyncFeed]] = {}
+    _feeds_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, client: SyncRedis, key: str, poll: float, where: str) -> None:
+        self.client = client
+        self.key = key
+        self.feed = Feed(key)
+        self.lock = threading.Lock()
+        self.poll = poll
+        self.where = where
+        self._thread = threading.Thread(
+            target=self._run, name=f"rxstream redis follower {key!r}", daemon=True
+        )
+
+    @classmethod
+    def join(
+        cls, client: SyncRedis, key: str, member: Member, poll: float, where: str
+    ) -> tuple[_SyncFeed, tuple[str, int] | None]:
+        """The feed of `key` for `client` (started when new), with `member` in it; its backlog."""
+        slot = (id(client), key)
+        while True:
+            with cls._feeds_lock:
+                shell = cls._feeds.get(slot)
+                new = shell is None
+                if shell is None:
+                    shell = cls._feeds[slot] = cls(client, key, poll, where)
+            with shell.lock:
+                if shell.feed.closed:
+                    backlog: tuple[str, int] | None = None
+                    closed = True
+                else:
+                    backlog = shell.feed.join(member)
+                    closed = False
+            if closed:
+                shell._forget()
+                continue
+            if new:
+                shell._thread.start()
+            return shell, backlog
+
+    def settle(self, member: Member) -> bool:
+        with self.lock:
+            return self.feed.settle(member)
+
+    def leave(self, member: Member) -> None:
+        with self.lock:
+            emptied = self.feed.leave(member)
+        if emptied:
+            self._forget()
+            # Its read blocks one poll at most: once the last follower has left, nothing
+            # reads for it any more (the thread goes on only while the client retries).
+            if self._thread.ident is not None and self._thread is not threading.current_thread():
+                self._thread.join(self.poll + 1.0)
+
+    def _forget(self) -> None:
+        with self._feeds_lock:
+            slot = (id(self.client), self.key)
+            if self._feeds.get(slot) is self:
+                del self._feeds[slot]
+
+    def _run(self) -> None:
+        feed = self.feed
+        try:
+            while True:
+                with self.lock:
+                    if feed.closed:
+                        return
+                    command = feed.command(time.monotonic(), self.poll)
+                reply = _xread(self.client, command)
+                with self.lock:
+                    if feed.closed:
+                        return
+                    feed.received(reply, time.monotonic())
+                    if not feed.reader.done:
+                        continue
+                error: Exception | None = feed.reader.failure
+                if error is not None and explains(error):
+                    error = explained(error, _diagnosis(self.client, self.key))
+                with self.lock:
+                    feed.finish(error)
+                return
+        except Exception as exc:
+            error = map_redis_error(exc, self.key, self.where) or exc
+            if explains(error):
+                error = explained(error, _diagnosis(self.client, self.key))
+            with self.lock:
+                feed.finish(error)
+        finally:
+            self._forget()
+
+
+class _SyncFollower:
+    """The read loop of `from_redis_stream` for `redis.Redis`: one `FollowPlan` per subscription.
+
+    `batches` is what `sync_source` reads: the subscription opens (resumes)
+    with commands of its own, joins the key's `_SyncFeed` (reading its
+    backlog, if the feed is ahead of it), then takes the feed's batches.
+    """
+
+    def __init__(
+        self,
+        client: SyncRedis,
+        key: str,
+        plan: Callable[[], FollowPlan],
+        poll: float,
+        where: str,
+    ) -> None:
         self._client = client
+        self._key = key
         self._plan = plan
         self._poll = poll
+        self._where = where
 
     def batches(self, handle: Handle) -> Iterator[list[Any]]:
-        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
-        follow = self._plan()
+        """The items, a batch at a time, to the end or until disposed."""
+        plan = self._plan()
+        woken = threading.Event()
+        member = Member(plan, woken.set)
+        shell: _SyncFeed | None = None
+        delivered: Exception | None = None
         try:
-            pipe = self._client.pipeline(transaction=False)
-            for command in follow.opening():
-                pipe.execute_command(*command)
-            t0 = time.monotonic()
-            replies = pipe.execute(raise_on_error=False)
-            follow.opened(replies, (t0 + time.monotonic()) / 2)
-            while not follow.done and not handle.disposed:
-                reply = self._client.execute_command(*follow.read(time.monotonic(), self._poll))
-                batch = follow.received(reply, time.monotonic())
-                if batch:
-                    yield batch
-            follow.reader.check()
-        except Exception as exc:
-            error = follow.mapped(exc)
-            if follow.explains(error):
-                error = follow.explained(error, self._diagnosis(follow))
-        else:
-            return
-        raise error
+            try:
+                self._open(plan)
+                while not plan.done:
+                    shell, backlog = _SyncFeed.join(
+                        self._client, self._key, member, self._poll, self._where
+                    )
+                    if backlog is not None:
+                        yield from self._backlog(plan, backlog)
+                        if plan.done:
+                            break
+                        if not shell.settle(member):
+                            continue  # dropped meanwhile, for being slow: join again
+                    outcome = yield from self._live(shell, member, woken, handle)
+                    if outcome is not True:
+                        delivered = outcome
+                        break
+                plan.reader.check()
+            except Exception as exc:
+                error = map_redis_error(exc, self._key, self._where) or exc
+                if explains(error):
+                    error = explained(error, _diagnosis(self._client, self._key))
+            else:
+                if delivered is not None:
+                    # As the feed made it (mapped and explained there), shared by every
+                    # follower: each raises it with a traceback of its own.
+                    raise delivered.with_traceback(None)
+                return
+            raise error
+        finally:
+            if shell is not None:
+                shell.leave(member)
 
-    def _diagnosis(self, follow: _Follow) -> list[Any] | None:
+    def _open(self, plan: FollowPlan) -> None:
+        commands = plan.opening()
+        t0 = time.monotonic()
+        replies = _written(self._client, commands, raise_on_error=False)
+        plan.opened(replies, (t0 + time.monotonic()) / 2)
+
+    def _backlog(self, plan: FollowPlan, backlog: tuple[str, int]) -> Iterator[list[Any]]:
+        """What the feed read before this follower joined: its entries after its own, by XRANGE."""
+        upto, expected = backlog
+        reader, target = plan.reader, id_key(upto)
+        while not reader.done and id_key(reader.position) < target:
+            entries = entries_of(_xread(self._client, plan.backlog(upto)), xread=False)
+            if not entries:
+                break
+            plan.existed = True
+            batch = reader.feed(entries)
+            if batch:
+                yield batch
+        reader.reached(upto, expected)
+
+    def _live(
+        self, shell: _SyncFeed, member: Member, woken: threading.Event, handle: Handle
+    ) -> Generator[list[Any], None, Literal[True] | Exception | None]:
+        """The feed's batches, until its end (None), its error, disposal (None), or until
+        this follower was dropped for being slow (True: it joins again)."""
+        while not handle.disposed:
+            woken.clear()
+            with shell.lock:
+                detached = member.detached
+                has, got = member.pop()
+            if not has:
+                if detached:
+                    return True
+                woken.wait(self._poll)
+            elif isinstance(got, list):
+                yield got
+            else:
+                return got
+        return None
+
+
+class _AsyncFeed:
+    """The task that reads one key for every async follower of it with one client, on one loop."""
+
+    _feeds: ClassVar[dict[tuple[int, int, str], _AsyncFeed]] = {}
+
+    def __init__(self, client: AsyncRedis, key: str, poll: float, where: str) -> None:
+        self.client = client
+        self.key = key
+        self.feed = Feed(key)
+        self.poll = poll
+        self.where = where
+        self._slot = (id(asyncio.get_running_loop()), id(client), key)
+        self._task: asyncio.Task[None] | None = None
+        # Set once the first follower has opened (or failed to): see `_AsyncFollower._opening`.
+        self.opened = asyncio.Event()
+
+    @classmethod
+    def of(cls, client: AsyncRedis, key: str, poll: float, where: str) -> tuple[_AsyncFeed, bool]:
+        """The feed of `key` for `client` on the running loop, and whether it is new."""
+        slot = (id(asyncio.get_running_loop()), id(client), key)
+        shell = cls._feeds.get(slot)
+        if shell is not None and not shell.feed.closed:
+            return shell, False
+        shell = cls._feeds[slot] = cls(client, key, poll, where)
+        return shell, True
+
+    @classmethod
+    def join(
+        cls, client: AsyncRedis, key: str, member: Member, poll: float, where: str
+    ) -> tuple[_AsyncFeed, tuple[str, int] | None]:
+        """The feed of `key` for `client` on the running loop, with `member` in it; its backlog."""
+        shell, _ = cls.of(client, key, poll, where)
+        backlog = shell.feed.join(member)
+        if not shell.opened.is_set():
+            # A feed made by a follower that opened before (one that joins again): its
+            # opening serves those who wait for one.
+            shell.feed.offset, shell.feed.existed = member.plan.offset, member.plan.existed
+            shell.opened.set()
+        if shell._task is None:
+            task = shell._task = asyncio.get_running_loop().create_task(shell._run())
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
+        return shell, backlog
+
+    def leave(self, member: Member) -> None:
+        if self.feed.leave(member):
+            self._forget()
+            self.opened.set()
+            if self._task is not None:
+                self._task.cancel()
+
+    def _forget(self) -> None:
+        if self._feeds.get(self._slot) is self:
+            del self._feeds[self._slot]
+
+    async def _run(self) -> None:
+        feed, client = self.feed, self.client
         try:
-            pipe = self._client.pipeline(transaction=False)
-            for command in follow.diagnosis():
-                pipe.execute_command(*command)
-            replies: list[Any] = pipe.execute(raise_on_error=False)
-        except Exception:  # the error at hand is the one to report
-            return None
-        return replies
+            while not feed.closed:
+                command = feed.command(time.monotonic(), self.poll)
+                reply = await _axread(client, command)
+                if feed.closed:
+                    return
+                feed.received(reply, time.monotonic())
+                if feed.reader.done:
+                    error: Exception | None = feed.reader.failure
+                    if error is not None and explains(error):
+                        error = explained(error, await _adiagnosis(client, self.key))
+                    feed.finish(error)
+                    return
+        except asyncio.CancelledError:
+            # Not by the last follower leaving (that closes the feed first): the loop is
+            # shutting down under followers that still run.
+            feed.finish(
+                StreamError(
+                    f"the read of Redis stream {self.key!r} was cancelled before the stream "
+                    "ended (did the event loop stop while it was still running?)"
+                )
+            )
+            raise
+        except Exception as exc:
+            error = map_redis_error(exc, self.key, self.where) or exc
+            if explains(error):
+                error = explained(error, await _adiagnosis(client, self.key))
+            feed.finish(error)
+        finally:
+            self._forget()
 
 
 class _AsyncFollower:
     """The read loop of `from_redis_stream` for `redis.asyncio.Redis` (see `_SyncFollower`)."""
 
-    def __init__(self, client: AsyncRedis, plan: Callable[[], _Follow], poll: float) -> None:
+    def __init__(
+        self,
+        client: AsyncRedis,
+        key: str,
+        plan: Callable[[], FollowPlan],
+        poll: float,
+        where: str,
+    ) -> None:
         self._client = client
+        self._key = key
         self._plan = plan
         self._poll = poll
+        self._where = where
 
     async def batches(self, handle: Handle) -> AsyncIterator[list[Any]]:
-        """The items, a batch per `XREAD` that brought any, to the end or until disposed."""
-        follow = self._plan()
+        """The items, a batch at a time, to the end or until disposed (cancelled)."""
+        plan = self._plan()
+        woken = asyncio.Event()
+        member = Member(plan, woken.set)
+        shell: _AsyncFeed | None = None
+        delivered: Exception | None = None
         try:
-            pipe = self._client.pipeline(transaction=False)
-            for command in follow.opening():
-                pipe.execute_command(*command)
-            t0 = time.monotonic()
-            replies = await pipe.execute(raise_on_error=False)
-            follow.opened(replies, (t0 + time.monotonic()) / 2)
-            # The flag as well as the cancel: a read that returns no entries yields no
-            # batch, so without it a lost cancellation would leave the loop polling.
-            while not follow.done and not handle.disposed:
-                reply = await self._client.execute_command(
-                    *follow.read(time.monotonic(), self._poll)
-                )
-                batch = follow.received(reply, time.monotonic())
-                if batch:
-                    yield batch
-            follow.reader.check()
-        except Exception as exc:
-            error = follow.mapped(exc)
-            if follow.explains(error):
-                error = follow.explained(error, await self._diagnosis(follow))
-        else:
-            return
-        raise error
+            try:
+                shell = await self._opening(plan)
+                while not plan.done:
+                    shell, backlog = _AsyncFeed.join(
+                        self._client, self._key, member, self._poll, self._where
+                    )
+                    if backlog is not None:
+                        async for batch in self._backlog(plan, backlog):
+                            yield batch
+                        if plan.done:
+                            break
+                        if not shell.feed.settle(member):
+                            continue  # dropped meanwhile, for being slow: join again
+                    rejoin = False
+                    # The flag as well as the cancel: a lost cancellation must not leave
+                    # this loop waiting.
+                    while not handle.disposed:
+                        woken.clear()
+                        has, got = member.pop()
+                        if not has:
+                            if member.detached:
+                                rejoin = True
+                                break
+                            await woken.wait()
+                        elif isinstance(got, list):
+                            yield got
+                        else:
+                            delivered = got
+                            break
+                    if not rejoin:
+                        break
+                plan.reader.check()
+            except Exception as exc:
+                error = map_redis_error(exc, self._key, self._where) or exc
+                if explains(error):
+                    error = explained(error, await _adiagnosis(self._client, self._key))
+            else:
+                if delivered is not None:
+                    # As the feed made it (mapped and explained there), shared by every
+                    # follower: each raises it with a traceback of its own.
+                    raise delivered.with_traceback(None)
+                return
+            raise error
+        finally:
+            if shell is not None:
+                shell.leave(member)
 
-    async def _diagnosis(self, follow: _Follow) -> list[Any] | None:
-        try:
-            pipe = self._client.pipeline(transaction=False)
-            for command in follow.diagnosis():
-                pipe.execute_command(*command)
-            replies: list[Any] = await pipe.execute(raise_on_error=False)
-        except Exception:  # the error at hand is the one to report
+    async def _opening(self, plan: FollowPlan) -> _AsyncFeed | None:
+        """Open `plan`; the feed it will join, when the first to open for it.
+
+        A follower from the start (`after=None`) of a key whose feed another
+        follower has opened takes that opening (the key is a stream, or not
+        there yet; Redis's clock) instead of sending its own: hundreds of
+        clients that arrive together cost one opening, not hundreds.
+        """
+        shell, new = _AsyncFeed.of(self._client, self._key, self._poll, self._where)
+        if not new and plan.after is None:
+            await shell.opened.wait()
+            feed = shell.feed
+            if feed.offset is not None and not feed.closed:
+                plan.adopt(feed.offset, existed=feed.existed, now=time.monotonic())
+                return None
+        if not new:
+            await self._open(plan)
             return None
-        return replies
-
-
-class _Follow:
-    """A follower's plan, shared by the sync and async shells: which command next, and what
-    its reply means. Time comes in as arguments (a monotonic clock); no I/O here."""
-
-    def __init__(
-        self, key: str, after: str | None, *, ids: bool, timeout: float, where: str
-    ) -> None:
-        self.key = key
-        self.after = after
-        self.timeout = timeout
-        self.where = where
-        self.reader = EntryReader(key, ids=ids)
-        self.offset = 0.0  # Redis's clock minus ours, in seconds
-        self.opened_at = 0.0
-        self.existed = False
-
-    @property
-    def done(self) -> bool:
-        return self.reader.done
-
-    def opening(self) -> list[tuple[Any, ...]]:
-        """The first commands, sent together: the key's type, Redis's clock, where to resume."""
-        if self.after is not None and parse_id(self.after) is None:
-            raise StoredStreamError(
-                self.key,
-                f"cannot resume after {excerpt(self.after)!r}: not a stream entry id (expected "
-                "'<milliseconds>-<sequence>', e.g. '1700000000000-0', as sent in the "
-                "Last-Event-ID header)",
-                after=self.after,
-            )
-        commands: list[tuple[Any, ...]] = [("TYPE", self.key), ("TIME",)]
-        if self.after is not None:
-            commands += [
-                ("XRANGE", self.key, self.after, self.after),
-                ("XRANGE", self.key, "-", "+", "COUNT", 1),
-                ("XREVRANGE", self.key, "+", "-", "COUNT", 1),
-            ]
-        return commands
-
-    def opened(self, replies: list[Any], now: float) -> None:
-        """Take in the replies of `opening()`, received at `now`.
-
-        Raises:
-            StoredStreamError: a key of another type, a resume of a key that
-                does not exist, an `after` the stream does not hold.
-        """
-        # Sent with raise_on_error=False: the key's type explains the other replies' errors.
-        held = _text(replies[0])
-        if not isinstance(replies[0], Exception) and held not in ("none", "stream"):
-            raise StoredStreamError(self.key, f"the key holds a {excerpt(held)}, not a stream")
-        for reply in replies:
-            if isinstance(reply, Exception):
-                raise reply
-        self.offset = _seconds_of(replies[1]) - now
-        self.opened_at = now
-        if held == "none":
-            if self.after is not None:
-                raise StoredStreamError(
-                    self.key,
-                    f"cannot resume after {self.after!r}: there is no stream at this key (it "
-                    "expired after its ttl, was deleted, or never existed)",
-                    after=self.after,
-                )
-            return
-        self.existed = True
-        if self.after is not None:
-            found, first, last = (entries_of(r, xread=False) for r in replies[2:5])
-            self.reader.resume(self.after, found, first, last)
-
-    def deadline(self) -> float:
-        """When the producer counts as dead (or the key as never coming), on our clock."""
-        newest = self.reader.newest_ms
-        if newest is None:
-            return self.opened_at + self.timeout
-        return newest / 1000 - self.offset + self.timeout
-
-    def read(self, now: float, poll: float) -> tuple[Any, ...]:
-        """The next `XREAD`: blocking up to `poll` seconds, never past the deadline."""
-        head: tuple[Any, ...] = ("XREAD", "COUNT", _READ_COUNT)
-        remaining = self.deadline() - now
-        if remaining > 0:
-            head += ("BLOCK", max(1, int(min(poll, remaining) * 1000)))
-        return (*head, "STREAMS", self.key, self.reader.position)
-
-    def received(self, reply: Reply, now: float) -> list[Any]:
-        """The items of an `XREAD` reply.
-
-        Raises:
-            StreamTimeoutError: nothing new, and the deadline has passed.
-        """
-        entries = entries_of(reply, xread=True)
-        if entries:
-            self.existed = True
-            return self.reader.feed(entries)
-        if now >= self.deadline():
-            raise self.reader.timeout(self.timeout, started=self.existed)
-        return []
-
-    def mapped(self, exc: Exception) -> Exception:
-        return map_redis_error(exc, self.key, self.where) or exc
-
-    @staticmethod
-    def explains(error: Exception) -> bool:
-        """Whether `error` says entries are gone, which `diagnosis()` can tell the cause of."""
-        return isinstance(error, StoredStreamError) and error.missing is not None
-
-    def diagnosis(self) -> list[tuple[Any, ...]]:
-        """The commands that show why entries are gone: the key's type, its stream's counters."""
-        return [("TYPE", self.key), ("XINFO", "STREAM", self.key)]
-
-    def explained(self, error: Exception, replies: list[Any] | None) -> Exception:
-        """`error` (entries gone) saying what happened, by the replies of `diagnosis()`."""
-        assert isinstance(error, StoredStreamError)
-        assert error.missing is not None
-        cause = gone_cause(replies)
-        reason = error.reason
-        for said in _GONE_SAID:
-            if said in reason:
-                reason = reason.replace(said, cause)
-                break
+        try:
+            await self._open(plan)
+        except BaseException:
+            # Nobody joined it: whoever waits opens on their own, and joins a new feed.
+            if not shell.feed.members:
+                shell.feed.closed = True
+                shell._forget()
+            raise
         else:
-            reason = f"{reason}; {cause}"
-        return StoredStreamError(self.key, reason, after=error.after, missing=error.missing)
+            shell.feed.offset, shell.feed.existed = plan.offset, plan.existed
+        finally:
+            shell.opened.set()
+        return shell
+
+    async def _open(self, plan: FollowPlan) -> None:
+        commands = plan.opening()
+        async with _Gate.of(self._client):
+            t0 = time.monotonic()
+            replies = await _awritten(self._client, commands, raise_on_error=False)
+            t1 = time.monotonic()
+        plan.opened(replies, (t0 + t1) / 2)
+
+    async def _backlog(
+        self, plan: FollowPlan, backlog: tuple[str, int]
+    ) -> AsyncIterator[list[Any]]:
+        upto, expected = backlog
+        reader, target = plan.reader, id_key(upto)
+        while not reader.done and id_key(reader.position) < target:
+            async with _Gate.of(self._client):
+                reply = await _axread(self._client, plan.backlog(upto))
+            entries = entries_of(reply, xread=False)
+            if not entries:
+                break
+            plan.existed = True
+            batch = reader.feed(entries)
+            if batch:
+                yield batch
+        reader.reached(upto, expected)
 
 
-# What the entry reader says when entries are gone; `explained` puts what happened in its place.
-_GONE_SAID = (
-    "trimmed by MAXLEN (a follower slower than maxlen allows, or one that "
-    "started late) or lost in a restart of Redis",
-    "trimmed by MAXLEN, or lost in a restart of Redis",
-)
+class _Gate:
+    """How many commands of its own the async followers of one client (on one loop) have
+    under way at once: their openings and backlogs, so that hundreds of clients that
+    arrive together do not take hundreds of connections from the client's pool (whose
+    default size is 100; past it redis-py fails the command)."""
+
+    LIMIT = 8
+    _gates: ClassVar[dict[tuple[int, int], _Gate]] = {}
+
+    def __init__(self, slot: tuple[int, int]) -> None:
+        self._slot = slot
+        self._semaphore = asyncio.Semaphore(self.LIMIT)
+        self._users = 0
+
+    @classmethod
+    def of(cls, client: AsyncRedis) -> _Gate:
+        slot = (id(asyncio.get_running_loop()), id(client))
+        gate = cls._gates.get(slot)
+        if gate is None:
+            gate = cls._gates[slot] = cls(slot)
+        return gate
+
+    async def __aenter__(self) -> None:
+        self._users += 1
+        try:
+            await self._semaphore.acquire()
+        except BaseException:
+            self._left()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._semaphore.release()
+        self._left()
+
+    def _left(self) -> None:
+        self._users -= 1
+        if self._users == 0 and self._gates.get(self._slot) is self:
+            del self._gates[self._slot]
 
 
-def gone_cause(replies: list[Any] | None) -> str:
-    """Why entries of a stream are gone, by what Redis shows of its key.
+def _diagnosis(client: SyncRedis, key: str) -> list[Any] | None:
+    """The replies of `diagnosis(key)`, or None when they cannot be had."""
+    try:
+        pipe = client.pipeline(transaction=False)
+        for command in diagnosis(key):
+            pipe.execute_command(*command)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+    except Exception:  # the error at hand is the one to report
+        return None
+    return replies
 
-    Args:
-        replies: the replies of `TYPE key` and `XINFO STREAM key` (None: not read).
 
-    Returns:
-        The cause, in words: the key deleted (or expired, or lost in a restart
-        of Redis without its data) when the key is missing; the stream reset
-        (deleted or lost, then written again by its producer) when Redis has
-        counted fewer entries added to the key than the producer numbered;
-        trimmed by `MAXLEN` when it counted them all, or when its
-        `max-deleted-entry-id` shows trimming. Redis before 7.0 keeps no
-        such counters: then the message says both causes are possible.
+async def _adiagnosis(client: AsyncRedis, key: str) -> list[Any] | None:
+    try:
+        pipe = client.pipeline(transaction=False)
+        for command in diagnosis(key):
+            pipe.execute_command(*command)
+        async with _Gate.of(client):
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
+    except Exception:  # the error at hand is the one to report
+        return None
+    return replies
+
+
+#: How long a command is sent again while a Redis Cluster fails a master over (seconds).
+FAILOVER_WINDOW = 10.0
+
+
+def _failing_over(exc: Exception, client: object) -> bool:
+    """Whether `exc` is what a command meets while a Redis Cluster master fails over.
+
+    Redis answers a read blocked on a master that is being failed over
+    (`CLUSTER FAILOVER`) with `-UNBLOCKED ... (master -> replica?)`, with any
+    client. A cluster client (`redis.cluster.RedisCluster`, its asyncio twin)
+    also meets the dead master's refused connection, `CLUSTERDOWN`, `TRYAGAIN`
+    and `READONLY` (the old master, now a replica) until the cluster has
+    promoted a replica; redis-py retries those at once, without waiting, so
+    a failover that takes seconds outlasts its retries. Sent again, the
+    command finds the new master: a read is safe to repeat, and so is a write
+    of numbered entries (a reader skips an entry it has read).
     """
-    unknown = (
-        "trimmed by MAXLEN (a follower slower than maxlen allows, or one that started late), "
-        "or lost with the key (deleted, or in a restart of Redis without its data)"
-    )
-    if not replies or len(replies) < 2 or isinstance(replies[0], Exception):
-        return unknown
-    if _text(replies[0]) == "none":
-        return (
-            "the key is gone: it was deleted (DEL), expired, or lost in a restart of Redis "
-            "without its data; the entries were not trimmed"
-        )
-    info = _xinfo(replies[1])
-    added = info.get("entries-added")
-    newest = _entry_number(info.get("last-entry"))
-    if not isinstance(added, int) or newest is None:
-        return unknown + " (Redis before 7.0 does not count the entries added to a key)"
-    # Entry numbers start at 0: a stream never reset has had at least `newest + 1` entries
-    # added; one deleted (or lost) and written again only those written since.
-    written = newest + 1
-    if added < written:
-        return (
-            f"the stream was reset: the key was deleted or lost in a restart of Redis without "
-            f"its data, then written again (Redis counts {added} entries added to it, the "
-            f"producer had numbered {written}); not trimmed by MAXLEN"
-        )
-    return "trimmed by MAXLEN (a follower slower than maxlen allows, or one that started late)"
-
-
-def _xinfo(reply: Any) -> dict[str, Any]:
-    """`XINFO STREAM`'s reply (a dict, or a flat list of names and values) by name, as text."""
-    if isinstance(reply, dict):
-        pairs = list(reply.items())
-    elif isinstance(reply, list | tuple):
-        pairs = [(reply[i], reply[i + 1]) for i in range(0, len(reply) - 1, 2)]
-    else:
-        return {}
-    return {
-        _text(name).replace("_", "-"): (int(value) if _is_int(value) else value)
-        for name, value in pairs
-    }
-
-
-def _entry_number(entry: Any) -> int | None:
-    """The `n` field (the producer's entry number) of an entry in an `XINFO` reply."""
-    if not isinstance(entry, list | tuple) or len(entry) != 2:
-        return None
-    fields = entry[1]
-    if isinstance(fields, list | tuple):
-        fields = {fields[i]: fields[i + 1] for i in range(0, len(fields) - 1, 2)}
-    if not isinstance(fields, dict):
-        return None
-    for name, value in fields.items():
-        if _text(name) == "n" and _is_int(value):
-            return int(value)
-    return None
-
-
-def _is_int(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
+    if type(exc).__name__ == "ResponseError" and str(exc).startswith("UNBLOCKED"):
         return True
-    return isinstance(value, bytes | str) and _text(value).isdigit()
+    if not hasattr(client, "nodes_manager"):  # not a cluster client: its retry policy rules
+        return False
+    try:
+        errors = importlib.import_module("redis.exceptions")
+    except ImportError:  # pragma: no cover - a client that is not redis-py
+        return False
+    if isinstance(
+        exc, errors.AuthenticationError | errors.AuthorizationError | errors.MaxConnectionsError
+    ):
+        return False
+    return isinstance(
+        exc,
+        errors.ConnectionError
+        | errors.TimeoutError
+        | errors.ClusterDownError
+        | errors.TryAgainError
+        | errors.ReadOnlyError
+        | errors.SlotNotCoveredError,
+    )
+
+
+class _Failover:
+    """The waits between the attempts of one command while a cluster fails over."""
+
+    def __init__(self) -> None:
+        self._deadline: float | None = None
+        self._delay = 0.05
+
+    def wait(self, exc: Exception, client: object) -> float:
+        """Seconds to wait before sending again; raises `exc` when not to send again."""
+        if not _failing_over(exc, client):
+            raise exc
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + FAILOVER_WINDOW
+        if now >= self._deadline:
+            raise exc
+        delay = min(self._delay, self._deadline - now)
+        self._delay = min(self._delay * 2, 1.0)
+        return delay
+
+
+def _raise_failover(replies: list[Any], client: object) -> None:
+    """Raise a reply (of a pipeline sent with `raise_on_error=False`) that a failover explains."""
+    for reply in replies:
+        if isinstance(reply, Exception) and _failing_over(reply, client):
+            raise reply
+
+
+def _xread(client: SyncRedis, command: tuple[Any, ...]) -> Any:
+    """`client.execute_command(*command)`, sent again while a master fails over."""
+    failover = _Failover()
+    while True:
+        try:
+            return client.execute_command(*command)
+        except Exception as exc:
+            time.sleep(failover.wait(exc, client))
+            _refresh(client)
+
+
+def _refresh(client: object) -> None:
+    """Have a sync cluster client ask the cluster again which node serves which slot.
+
+    redis-py does so after a connection error, but a client whose command was
+    under way on the master when it died can keep the dead master for its slots
+    (seen with redis-py 8.1); asking again once the failover is done helps.
+    """
+    manager = getattr(client, "nodes_manager", None)
+    initialize = getattr(manager, "initialize", None)
+    if initialize is not None and not inspect.iscoroutinefunction(initialize):
+        with contextlib.suppress(Exception):
+            initialize()
+
+
+async def _axread(client: AsyncRedis, command: tuple[Any, ...]) -> Any:
+    failover = _Failover()
+    while True:
+        try:
+            return await client.execute_command(*command)
+        except Exception as exc:
+            await asyncio.sleep(failover.wait(exc, client))
+
+
+def _written(
+    client: SyncRedis, commands: list[tuple[Any, ...]], *, raise_on_error: bool = True
+) -> list[Any]:
+    """Send `commands` in one pipeline, again while a master fails over; the replies."""
+    failover = _Failover()
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            replies = pipe.execute(raise_on_error=raise_on_error)
+            _raise_failover(replies, client)
+            return replies
+        except Exception as exc:
+            time.sleep(failover.wait(exc, client))
+
+
+async def _awritten(
+    client: AsyncRedis, commands: list[tuple[Any, ...]], *, raise_on_error: bool = True
+) -> list[Any]:
+    failover = _Failover()
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            replies = await pipe.execute(raise_on_error=raise_on_error)
+            _raise_failover(replies, client)
+            return replies
+        except Exception as exc:
+            await asyncio.sleep(failover.wait(exc, client))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1090,21 +1422,17 @@ def map_redis_error(exc: BaseException, key: str, where: str) -> Exception | Non
     return None
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _seconds_of(time_reply: Any) -> float:
-    seconds, micros = time_reply[0], time_reply[1]
-    return int(seconds) + int(micros) / 1_000_000
-
-
 def _is_async(client: object) -> bool:
     return inspect.iscoroutinefunction(getattr(client, "execute_command", None))
 
 
 def _where(client: object) -> str:
     """Where the client connects (host:port or a socket path), never with a password."""
+    nodes = getattr(getattr(client, "nodes_manager", None), "startup_nodes", None)
+    if isinstance(nodes, dict) and nodes:  # a Redis Cluster client: its startup nodes
+        names = sorted(str(name) for name in nodes)
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return f"cluster {shown}"
     pool = getattr(client, "connection_pool", None)
     kwargs = getattr(pool, "connection_kwargs", None)
     if isinstance(kwargs, dict):
