@@ -56,7 +56,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..models import (
     Delta,
@@ -68,8 +68,12 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
+from .._fast import constructor
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import CallSlot, ToolCallMatcher
+
+if TYPE_CHECKING:
+    from .dialects.openai_chat import DeltaDecoder
 
 __all__ = [
     "BUNDLED_ENCODINGS",
@@ -102,6 +106,11 @@ _BULK_PIECES = 64
 # Pieces up to this length have their count remembered; longer ones rarely repeat.
 _CACHE_PIECE_CHARS = 32
 _CACHE_ENTRIES = 65_536
+
+# Texts (a tail and a fragment) up to this length have their split remembered, this
+# many at most (a few megabytes per encoding).
+_CACHE_SPLIT_CHARS = 32
+_CACHE_SPLITS = 16_384
 
 
 class TiktokenEncoding(Protocol):
@@ -368,6 +377,59 @@ class _PieceCounts(dict[str, int]):
         return count
 
 
+# How a short text splits: (tokens of its settled pieces, its open pieces, their
+# tokens, whether they end in a non-space).
+_Split: TypeAlias = tuple[int, str, int, bool]
+
+
+class _Splits(dict[str, _Split]):
+    """How each short text splits (a `_Split`), computed on first sight.
+
+    What a text's tail plus a fragment becomes, computed on first sight and
+    remembered for texts up to `_CACHE_SPLIT_CHARS` long: streams repeat the
+    same short texts (a word and what follows it) over and over, and a lookup
+    costs a tenth of a regular-expression split. The split is a function of
+    the text alone, so what is remembered is what would be computed. When
+    full, it starts again empty, so it follows what streams send now.
+    """
+
+    __slots__ = ("_ascii_findall", "_counts", "_findall")
+
+    def __init__(
+        self,
+        findall: Callable[[str], list[str]],
+        ascii_findall: Callable[[str], list[str]],
+        counts: _PieceCounts,
+    ) -> None:
+        super().__init__()
+        self._findall = findall
+        self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
+        self._counts = counts
+
+    def __missing__(self, key: str) -> _Split:
+        text = key
+        pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+        counts = self._counts
+        # All but the last two pieces settle; so does the last but one when the
+        # last starts a piece that splits alone whatever follows (a space after
+        # a non-space), which keeps the next texts short and often seen before.
+        n = len(pieces)
+        keep = _OPEN_PIECES
+        if n >= 2 and pieces[-1][0] == " " and not pieces[-2][-1].isspace():
+            keep = 1
+        settle = 0
+        if n > keep:
+            settle = sum(map(counts.__getitem__, pieces[:-keep]))
+            del pieces[:-keep]
+            text = "".join(pieces)
+        split = (settle, text, sum(map(counts.__getitem__, pieces)), not text[-1:].isspace())
+        if len(key) <= _CACHE_SPLIT_CHARS:
+            if len(self) >= _CACHE_SPLITS:
+                self.clear()
+            self[key] = split
+        return split
+
+
 class _TextCount(Protocol):
     #: True while the running count estimates a long unsettled tail.
     long: bool
@@ -380,10 +442,13 @@ class _TextCount(Protocol):
 class _PieceTextCount:
     """One growing text under a tiktoken encoding: settled count + open pieces.
 
-    Short tail (`long` False): `_tail` holds the open pieces, re-split on each
-    fragment; the running count is exact. Long tail (`long` True): `_parts`
-    collects the fragments, re-split once the tail has doubled since the last
-    split; the running count estimates the tail at `_per_char` tokens a character.
+    Short tail (`long` False): `_tail` holds the open pieces (`_open` tokens),
+    re-split with each fragment (a lookup, for a text seen before); the running
+    count is exact. A fragment that starts with a space after a non-space
+    (`_word_end`) starts a piece of its own: the whole tail settles first.
+    Long tail (`long` True): `_parts` collects the fragments, re-split once the
+    tail has doubled since the last split; the running count estimates the tail
+    at `_per_char` tokens a character.
     """
 
     __slots__ = (
@@ -394,29 +459,36 @@ class _PieceTextCount:
         "_fallback",
         "_findall",
         "_next_split",
+        "_open",
         "_parts",
         "_per_char",
         "_plain",
         "_searched",
         "_settled",
+        "_splits",
         "_tail",
         "_tail_len",
+        "_word_end",
         "long",
     )
 
     def __init__(
         self,
+        splits: _Splits,
         findall: Callable[[str], list[str]],
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
     ) -> None:
+        self._splits = splits
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
         self._encode = encode
         self._settled = 0
         self._tail = ""
+        self._open = 0
+        self._word_end = False
         self.long = False
         self._parts: list[str] = []
         self._tail_len = 0
@@ -431,17 +503,22 @@ class _PieceTextCount:
 
     def add(self, fragment: str) -> int:
         if self._plain and fragment.isascii():
-            # The hot path: a short tail, nothing carried, no fallback.
+            # The hot path: a short tail, nothing carried, no fallback; the split
+            # of a short text is usually one seen before.
             text = self._tail + fragment
             if len(text) <= TAIL_LIMIT:
-                pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
-                counts = self._counts
-                if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
-                    first, last_but_one, last = pieces
-                    settled = self._settled = self._settled + counts[first]
-                    self._tail = last_but_one + last
-                    return settled + counts[last_but_one] + counts[last]
-                return self._settle_pieces(text, pieces)
+                splits = self._splits
+                settled = self._settled
+                cut = text.rfind(" ", 1)
+                if cut > 0 and not text[cut - 1].isspace():
+                    # A space after a non-space: the text before it splits alone.
+                    settle, _, open_count, _ = splits[text[:cut]]
+                    settled += settle + open_count
+                    text = text[cut:]
+                settle, self._tail, open_count, self._word_end = splits[text]
+                self._open = open_count
+                settled = self._settled = settled + settle
+                return settled + open_count
         count = self._add(fragment)
         self._plain = not (self._carry or self.long or self._fallback is not None)
         return count
@@ -463,23 +540,16 @@ class _PieceTextCount:
             if self._tail_len < self._next_split and not ends:
                 return self._settled + round(self._tail_len * self._per_char)
             return self._split("".join(parts), self._searched)
-        text = self._tail + fragment
+        if fragment[:1] == " " and self._word_end:
+            self._settled += self._open
+            text = fragment
+        else:
+            text = self._tail + fragment
         if len(text) > TAIL_LIMIT:
             return self._split(text, 0)
-        return self._settle_pieces(
-            text, (self._ascii_findall if text.isascii() else self._findall)(text)
-        )
-
-    def _settle_pieces(self, text: str, pieces: list[str]) -> int:
-        """Settle all but the open pieces of a short `text`; the exact count so far."""
-        counts = self._counts
-        if len(pieces) > _OPEN_PIECES:
-            self._settled += sum(map(counts.__getitem__, pieces[:-_OPEN_PIECES]))
-            del pieces[:-_OPEN_PIECES]
-            self._tail = "".join(pieces)
-        else:
-            self._tail = text
-        return self._settled + sum(map(counts.__getitem__, pieces))
+        settle, self._tail, self._open, self._word_end = self._splits[text]
+        self._settled += settle
+        return self._settled + self._open
 
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
@@ -516,13 +586,17 @@ class _PieceTextCount:
             self.long = False
             self._parts = []
             self._tail = text
-            return self._settled + sum(map(counts.__getitem__, pieces))
+            self._open = sum(map(counts.__getitem__, pieces))
+            self._word_end = not text[-1:].isspace()
+            return self._settled + self._open
         if not self.long:
             # Tokens per character of a bounded sample: the estimate's rate.
             sample = text[:TAIL_LIMIT]
             self._per_char = len(self._encode(sample)) / len(sample)
             self.long = True
         self._tail = ""
+        self._open = 0
+        self._word_end = False
         self._parts = [text]
         self._tail_len = self._searched = len(text)
         self._next_split = 2 * len(text)
@@ -535,7 +609,9 @@ class _PieceTextCount:
         if self._fallback is not None:
             self.long = False
             return self._fallback.finish()
-        text = "".join(self._parts) if self.long else self._tail
+        if not self.long:
+            return self._settled + self._open
+        text = "".join(self._parts)
         self.long = False
         self._parts = []
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
@@ -559,7 +635,7 @@ class _PieceTextCount:
             # from here on count with tiktoken itself.
             self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
             fragment = ("".join(self._parts) if self.long else self._tail) + fragment
-            self._tail, self._parts = "", []
+            self._tail, self._parts, self._open, self._word_end = "", [], 0, False
         return fragment
 
     def _take_carry(self) -> str:
@@ -779,9 +855,10 @@ def _text_count_factory(
         return lambda: _BoundaryTextCount(enc.encode_ordinary)
     findall, ascii_findall = splitters
     counts = _PieceCounts(encode_piece)
+    splits = _Splits(findall, ascii_findall, counts)
 
     def factory() -> _TextCount:
-        return _PieceTextCount(findall, ascii_findall, counts, enc.encode_ordinary)
+        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary)
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory
@@ -895,7 +972,7 @@ class TokenCounter(MachineBase):
     True
     """
 
-    __slots__ = ("_choices", "_new_text", "_usage")
+    __slots__ = ("_choices", "_decoder", "_new_text", "_usage")
 
     operator = "rs.count_tokens()"
 
@@ -904,6 +981,26 @@ class TokenCounter(MachineBase):
         self._new_text = _text_count_factory(resolve_encoding(encoding))
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
+        # The decoder of the chunks fed in, when one was fused in front (`_read_chunks_with`).
+        self._decoder: DeltaDecoder | None = None
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing has been fed (nor closed)."""
+        return self._state is OPEN and not self._choices and self._usage is None
+
+    @property
+    def chunk_decoder(self) -> DeltaDecoder | None:
+        """The delta decoder fused in front of this counter (`rxstream._fast`), or None."""
+        return self._decoder
+
+    def _read_chunks_with(self, decoder: DeltaDecoder) -> None:
+        """Fast-path hook (`rxstream._fast`): take chunks too, decoded by `decoder`.
+
+        For the delta decoder the operator puts in front: deltas skip it,
+        anything else goes through it, as `Chained(decoder, self)` would run it.
+        """
+        self._decoder = decoder
 
     def feed(self, item: Delta) -> list[TokenCount]:
         """Count one delta; return the running counts it changed.
@@ -926,10 +1023,14 @@ class TokenCounter(MachineBase):
         """
         if self._state is not OPEN:
             self._refuse()
+        choices = self._choices
         try:
             for item in items:
                 if type(item) is not TextDelta:
-                    for delta in only_deltas(item, self.operator):
+                    decoder = self._decoder
+                    for delta in (
+                        only_deltas(item, self.operator) if decoder is None else decoder.feed(item)
+                    ):
                         out += self._count(delta)
                     continue
                 # The hot path: one fragment of answer text, inline.
@@ -937,7 +1038,7 @@ class TokenCounter(MachineBase):
                 if not fragment:
                     continue
                 n = item.choice
-                choice = self._choices.get(n) or self._choice(n)
+                choice = choices.get(n) or self._choice(n)
                 text = choice.text
                 count = text.add(fragment)
                 if text.long or choice.estimated:
@@ -945,12 +1046,13 @@ class TokenCounter(MachineBase):
                 last = choice.last
                 if count != choice.text_n or last is None:
                     choice.text_n = count
-                    last = choice.last = _running_count(
+                    last = choice.last = _new_count(
                         count,
                         choice.reasoning_n,
                         choice.refusal_n,
                         choice.tools_n,
                         self._usage,
+                        False,
                         n,
                         choice.estimated,
                     )
@@ -967,6 +1069,8 @@ class TokenCounter(MachineBase):
         (0, 0, True)
         """
         self._closing()
+        if self._decoder is not None:
+            self._decoder.close()
         if not self._choices:
             self._choice(0)
         out = []
@@ -1038,72 +1142,22 @@ class TokenCounter(MachineBase):
             _mark_long(choice, text)
         if count == before and choice.last is not None:
             return [choice.last]
-        last = choice.last = _running_count(
+        last = choice.last = _new_count(
             choice.text_n,
             choice.reasoning_n,
             choice.refusal_n,
             choice.tools_n,
             self._usage,
+            False,
             n,
             choice.estimated,
         )
         return [last]
 
 
-_RunningCount: TypeAlias = Callable[[int, int, int, int, "Usage | None", int, bool], TokenCount]
-
-
-def _running_count_maker() -> _RunningCount:
-    """`(text, reasoning, refusal, tools, usage, choice, estimated) -> TokenCount(final=False)`.
-
-    One `TokenCount` is made per fragment, and a frozen dataclass's `__init__`
-    sets each field through `object.__setattr__`, which makes it cost as much
-    as the counting itself. Filling the slots directly gives the same object
-    in half the time; this is done only while `TokenCount` is a plain frozen
-    slotted dataclass with exactly these fields (else the constructor is used).
-    """
-    import dataclasses
-
-    names = ("text", "reasoning", "refusal", "tool_arguments", "usage", "final", "choice")
-    fields = tuple(f.name for f in dataclasses.fields(TokenCount))
-    slots = getattr(TokenCount, "__slots__", ())
-    if fields != (*names, "estimated") or tuple(slots) != fields:  # pragma: no cover
-        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
-            a, b, c, d, usage, False, choice, estimated
-        )
-    if hasattr(TokenCount, "__post_init__"):  # pragma: no cover
-        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
-            a, b, c, d, usage, False, choice, estimated
-        )
-    new = object.__new__
-    set_text, set_reasoning, set_refusal, set_tools, set_usage, set_final, set_choice, set_est = (
-        getattr(TokenCount, name).__set__ for name in fields
-    )
-
-    def running(
-        text: int,
-        reasoning: int,
-        refusal: int,
-        tools: int,
-        usage: Usage | None,
-        choice: int,
-        estimated: bool,
-    ) -> TokenCount:
-        count: TokenCount = new(TokenCount)
-        set_text(count, text)
-        set_reasoning(count, reasoning)
-        set_refusal(count, refusal)
-        set_tools(count, tools)
-        set_usage(count, usage)
-        set_final(count, False)
-        set_choice(count, choice)
-        set_est(count, estimated)
-        return count
-
-    return running
-
-
-_running_count = _running_count_maker()
+# One `TokenCount` is made per fragment: built by plain slot stores (`rxstream._fast`),
+# not the frozen dataclass's `__init__`, which costs as much as the counting itself.
+_new_count = constructor(TokenCount)
 
 
 def _mark_long(choice: _Choice, text: _TextCount) -> None:
