@@ -110,7 +110,7 @@ _CACHE_ENTRIES = 65_536
 # Texts (a tail and a fragment) up to this length have their split remembered, this
 # many at most (a few megabytes per encoding).
 _CACHE_SPLIT_CHARS = 32
-_CACHE_SPLITS = 16_384
+_CACHE_SPLITS = 32_768
 
 
 class TiktokenEncoding(Protocol):
@@ -377,9 +377,8 @@ class _PieceCounts(dict[str, int]):
         return count
 
 
-# How a short text splits: (tokens of its settled pieces, its open pieces, their
-# tokens, whether they end in a non-space).
-_Split: TypeAlias = tuple[int, str, int, bool]
+# How a short text splits: (tokens of its settled pieces, its open pieces, their tokens).
+_Split: TypeAlias = tuple[int, str, int]
 
 
 class _Splits(dict[str, _Split]):
@@ -414,15 +413,19 @@ class _Splits(dict[str, _Split]):
         # last starts a piece that splits alone whatever follows (a space after
         # a non-space), which keeps the next texts short and often seen before.
         n = len(pieces)
-        keep = _OPEN_PIECES
-        if n >= 2 and pieces[-1][0] == " " and not pieces[-2][-1].isspace():
-            keep = 1
-        settle = 0
-        if n > keep:
-            settle = sum(map(counts.__getitem__, pieces[:-keep]))
-            del pieces[:-keep]
-            text = "".join(pieces)
-        split = (settle, text, sum(map(counts.__getitem__, pieces)), not text[-1:].isspace())
+        if n < 2:
+            split = (0, text, counts[pieces[0]] if pieces else 0)
+        else:
+            last = pieces[-1]
+            keep = 1 if last[0] == " " and not pieces[-2][-1].isspace() else _OPEN_PIECES
+            if n <= keep:
+                split = (0, text, sum(map(counts.__getitem__, pieces)))
+            elif keep == 1:
+                split = (sum(map(counts.__getitem__, pieces[:-1])), last, counts[last])
+            else:
+                settle = sum(map(counts.__getitem__, pieces[:-2]))
+                del pieces[:-2]
+                split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
         if len(key) <= _CACHE_SPLIT_CHARS:
             if len(self) >= _CACHE_SPLITS:
                 self.clear()
@@ -444,8 +447,8 @@ class _PieceTextCount:
 
     Short tail (`long` False): `_tail` holds the open pieces (`_open` tokens),
     re-split with each fragment (a lookup, for a text seen before); the running
-    count is exact. A fragment that starts with a space after a non-space
-    (`_word_end`) starts a piece of its own: the whole tail settles first.
+    count is exact. Text before a space that follows a non-space splits alone:
+    it settles first, and only the rest is looked up.
     Long tail (`long` True): `_parts` collects the fragments, re-split once the
     tail has doubled since the last split; the running count estimates the tail
     at `_per_char` tokens a character.
@@ -468,7 +471,6 @@ class _PieceTextCount:
         "_splits",
         "_tail",
         "_tail_len",
-        "_word_end",
         "long",
     )
 
@@ -488,7 +490,6 @@ class _PieceTextCount:
         self._settled = 0
         self._tail = ""
         self._open = 0
-        self._word_end = False
         self.long = False
         self._parts: list[str] = []
         self._tail_len = 0
@@ -505,17 +506,20 @@ class _PieceTextCount:
         if self._plain and fragment.isascii():
             # The hot path: a short tail, nothing carried, no fallback; the split
             # of a short text is usually one seen before.
-            text = self._tail + fragment
+            tail = self._tail
+            text = tail + fragment
             if len(text) <= TAIL_LIMIT:
                 splits = self._splits
                 settled = self._settled
                 cut = text.rfind(" ", 1)
                 if cut > 0 and not text[cut - 1].isspace():
-                    # A space after a non-space: the text before it splits alone.
-                    settle, _, open_count, _ = splits[text[:cut]]
-                    settled += settle + open_count
+                    if cut == len(tail):
+                        settled += self._open
+                    else:
+                        settle, _, open_count = splits[text[:cut]]
+                        settled += settle + open_count
                     text = text[cut:]
-                settle, self._tail, open_count, self._word_end = splits[text]
+                settle, self._tail, open_count = splits[text]
                 self._open = open_count
                 settled = self._settled = settled + settle
                 return settled + open_count
@@ -540,16 +544,32 @@ class _PieceTextCount:
             if self._tail_len < self._next_split and not ends:
                 return self._settled + round(self._tail_len * self._per_char)
             return self._split("".join(parts), self._searched)
-        if fragment[:1] == " " and self._word_end:
-            self._settled += self._open
-            text = fragment
-        else:
-            text = self._tail + fragment
+        text = self._tail + fragment
         if len(text) > TAIL_LIMIT:
             return self._split(text, 0)
-        settle, self._tail, self._open, self._word_end = self._splits[text]
-        self._settled += settle
-        return self._settled + self._open
+        return self._short(text, len(self._tail))
+
+    def _short(self, text: str, tail_len: int) -> int:
+        """Count a short `text` (the tail, then a fragment from `tail_len` on): exact.
+
+        (The hot path of `add` is a copy of this, inline.)
+        """
+        splits = self._splits
+        settled = self._settled
+        cut = text.rfind(" ", 1)
+        if cut > 0 and not text[cut - 1].isspace():
+            # A space after a non-space: the text before it splits alone (when
+            # that is the tail, its count is known).
+            if cut == tail_len:
+                settled += self._open
+            else:
+                settle, _, open_count = splits[text[:cut]]
+                settled += settle + open_count
+            text = text[cut:]
+        settle, self._tail, open_count = splits[text]
+        self._open = open_count
+        settled = self._settled = settled + settle
+        return settled + open_count
 
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
@@ -587,7 +607,6 @@ class _PieceTextCount:
             self._parts = []
             self._tail = text
             self._open = sum(map(counts.__getitem__, pieces))
-            self._word_end = not text[-1:].isspace()
             return self._settled + self._open
         if not self.long:
             # Tokens per character of a bounded sample: the estimate's rate.
@@ -596,7 +615,6 @@ class _PieceTextCount:
             self.long = True
         self._tail = ""
         self._open = 0
-        self._word_end = False
         self._parts = [text]
         self._tail_len = self._searched = len(text)
         self._next_split = 2 * len(text)
@@ -635,7 +653,7 @@ class _PieceTextCount:
             # from here on count with tiktoken itself.
             self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
             fragment = ("".join(self._parts) if self.long else self._tail) + fragment
-            self._tail, self._parts, self._open, self._word_end = "", [], 0, False
+            self._tail, self._parts, self._open = "", [], 0
         return fragment
 
     def _take_carry(self) -> str:
