@@ -10,7 +10,7 @@ compared interleaved in one process and the median taken:
    - naive: `ops.map(lambda d: len(encoding.encode_ordinary(d.text)))` then
      `ops.scan(operator.add)`: the cheapest wrong way (a token can span fragments).
 
-   Target: exact costs at most 2x naive.
+   Target: exact costs at most 1.5x naive.
 
 2. Every kind of text against one encode. Prose, code, CJK, base64 and a 1 MB
    unbroken blob (letters without a break: one regex piece), 1 MB each, as answer
@@ -53,7 +53,8 @@ import rxstream as rs
 from rxstream.core.tokens import resolve_encoding
 from rxstream.models import Delta, TextDelta, TokenCount, ToolCallDelta
 
-RATIO_TARGET = 2.0  # parts 1 and 2
+STREAM_TARGET = 1.5  # part 1: count_tokens against the naive way
+RATIO_TARGET = 2.0  # part 2: against one encode
 SCALE = 4  # part 3: the large text is SCALE times the small one
 SCALE_TOLERANCE = 0.5  # part 3: 4x the text, at most 6x the time (quadratic: 16x)
 
@@ -255,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         per = 1e6 / len(deltas)
         print(f"   count_tokens    {got['exact']:.3f} s  ({got['exact'] * per:.2f} µs a fragment)")
         print(f"   map + scan      {got['naive']:.3f} s  ({got['naive'] * per:.2f} µs a fragment)")
-        print(f"   ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
-        if ratio > RATIO_TARGET:
+        print(f"   ratio {ratio:.2f}x (target <= {STREAM_TARGET:g}x)")
+        if ratio > STREAM_TARGET:
             failed.append(f"ordinary stream: {ratio:.2f}x the naive way")
 
     def part2() -> None:

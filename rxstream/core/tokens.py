@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from .._fast import constructor
 from ..models import (
     Delta,
     Finish,
@@ -68,7 +69,6 @@ from ..models import (
     ToolCallDelta,
     Usage,
 )
-from .._fast import constructor
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import CallSlot, ToolCallMatcher
 
