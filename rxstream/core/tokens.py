@@ -15,7 +15,11 @@ Invariants:
   change only the last pieces (two at most for tiktoken's published patterns:
   `"a'" + "s"` merges `"a"` and `"'"` into `"a's"` under o200k), so each text
   keeps the count of its settled pieces plus a tail of the last two, and only
-  the tail is split and counted again.
+  the tail is split and counted again; text before a space that follows a
+  non-space splits the same on its own, so it settles at once, and the tail
+  is then one piece. How a short text (a tail and a fragment) splits is
+  remembered per encoding, bounded: streams send the same few words again
+  and again, and a lookup costs a fraction of a regular-expression split.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
   Text that runs on longer without a break (CJK without punctuation, base64,
@@ -850,6 +854,14 @@ def _splitters(
 # Per tiktoken encoding, what its counters share: the compiled splits and the
 # piece counts seen so far (bounded), so a new stream starts warm.
 _shared: weakref.WeakKeyDictionary[Any, Callable[[], _TextCount]] = weakref.WeakKeyDictionary()
+# The remembered splits among what they share (`_forget_splits`).
+_shared_splits: weakref.WeakKeyDictionary[Any, _Splits] = weakref.WeakKeyDictionary()
+
+
+def _forget_splits() -> None:
+    """Forget every remembered split (benchmarks measure a counter that meets text afresh)."""
+    for splits in list(_shared_splits.values()):
+        splits.clear()
 
 
 def _text_count_factory(
@@ -880,6 +892,7 @@ def _text_count_factory(
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory
+        _shared_splits[encoding] = splits
     return factory
 
 
