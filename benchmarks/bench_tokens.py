@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if final_count(last) != whole:
             failed.append(f"ordinary stream: final count {final_count(last)} != {whole}")
+
         def first_sight() -> float:
             _forget_splits()
             return run(exact(), deltas)[0]
