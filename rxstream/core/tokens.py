@@ -409,31 +409,41 @@ class _Splits(dict[str, _Split]):
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
 
-    def __missing__(self, key: str) -> _Split:
-        text = key
+    def __missing__(self, text: str) -> _Split:
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
         counts = self._counts
         # All but the last two pieces settle; so does the last but one when the
         # last starts a piece that splits alone whatever follows (a space after
         # a non-space), which keeps the next texts short and often seen before.
+        # (One to three pieces, the usual, are spelled out.)
         n = len(pieces)
-        if n < 2:
-            split = (0, text, counts[pieces[0]] if pieces else 0)
+        split: _Split
+        if n == 1:
+            split = (0, text, counts[pieces[0]])
+        elif n == 2:
+            a, b = pieces
+            if b[0] == " " and not a[-1].isspace():
+                split = (counts[a], b, counts[b])
+            else:
+                split = (0, text, counts[a] + counts[b])
+        elif n == 3:
+            a, b, c = pieces
+            if c[0] == " " and not b[-1].isspace():
+                split = (counts[a] + counts[b], c, counts[c])
+            else:
+                split = (counts[a], b + c, counts[b] + counts[c])
+        elif n == 0:
+            split = (0, text, 0)
         else:
             last = pieces[-1]
             keep = 1 if last[0] == " " and not pieces[-2][-1].isspace() else _OPEN_PIECES
-            if n <= keep:
-                split = (0, text, sum(map(counts.__getitem__, pieces)))
-            elif keep == 1:
-                split = (sum(map(counts.__getitem__, pieces[:-1])), last, counts[last])
-            else:
-                settle = sum(map(counts.__getitem__, pieces[:-2]))
-                del pieces[:-2]
-                split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
-        if len(key) <= _CACHE_SPLIT_CHARS:
+            settle = sum(map(counts.__getitem__, pieces[:-keep]))
+            del pieces[:-keep]
+            split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
+        if len(text) <= _CACHE_SPLIT_CHARS:
             if len(self) >= _CACHE_SPLITS:
                 self.clear()
-            self[key] = split
+            self[text] = split
         return split
 
 
