@@ -60,7 +60,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from .._fast import constructor
 from ..models import (
@@ -1016,6 +1016,10 @@ class TokenCounter(MachineBase):
     __slots__ = ("_choices", "_decoder", "_new_text", "_usage")
 
     operator = "rs.count_tokens()"
+
+    #: Never: a stream of deltas has no end marker (a plain attribute, as the
+    #: operator reads it after every delta).
+    done: ClassVar[bool] = False
 
     def __init__(self, encoding: EncodingSpec = None) -> None:
         super().__init__()
