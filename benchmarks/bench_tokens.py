@@ -10,7 +10,10 @@ compared interleaved in one process and the median taken:
    - naive: `ops.map(lambda d: len(encoding.encode_ordinary(d.text)))` then
      `ops.scan(operator.add)`: the cheapest wrong way (a token can span fragments).
 
-   Target: exact costs at most 2x naive.
+   Target: exact costs at most 1.5x naive. The counter remembers how short
+   texts split (per encoding, shared by every stream in the process); that
+   memory is emptied before each exact run, so each run counts the text as a
+   stream never seen before would be counted, not a replay of the last run.
 
 2. Every kind of text against one encode. Prose, code, CJK, base64 and a 1 MB
    unbroken blob (letters without a break: one regex piece), 1 MB each, as answer
@@ -50,10 +53,11 @@ import reactivex
 from reactivex import operators as ops
 
 import rxstream as rs
-from rxstream.core.tokens import resolve_encoding
+from rxstream.core.tokens import _forget_splits, resolve_encoding
 from rxstream.models import Delta, TextDelta, TokenCount, ToolCallDelta
 
-RATIO_TARGET = 2.0  # parts 1 and 2
+STREAM_TARGET = 1.5  # part 1: count_tokens against the naive way
+RATIO_TARGET = 2.0  # part 2: against one encode
 SCALE = 4  # part 3: the large text is SCALE times the small one
 SCALE_TOLERANCE = 0.5  # part 3: 4x the text, at most 6x the time (quadratic: 16x)
 
@@ -246,17 +250,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         if final_count(last) != whole:
             failed.append(f"ordinary stream: final count {final_count(last)} != {whole}")
-        got = medians(
-            stream_runs,
-            exact=lambda: run(exact(), deltas)[0],
-            naive=lambda: run(naive(), deltas)[0],
-        )
+
+        def first_sight() -> float:
+            _forget_splits()
+            return run(exact(), deltas)[0]
+
+        got = medians(stream_runs, exact=first_sight, naive=lambda: run(naive(), deltas)[0])
         ratio = got["exact"] / got["naive"]
         per = 1e6 / len(deltas)
         print(f"   count_tokens    {got['exact']:.3f} s  ({got['exact'] * per:.2f} µs a fragment)")
         print(f"   map + scan      {got['naive']:.3f} s  ({got['naive'] * per:.2f} µs a fragment)")
-        print(f"   ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x)")
-        if ratio > RATIO_TARGET:
+        print(f"   ratio {ratio:.2f}x (target <= {STREAM_TARGET:g}x)")
+        if ratio > STREAM_TARGET:
             failed.append(f"ordinary stream: {ratio:.2f}x the naive way")
 
     def part2() -> None:

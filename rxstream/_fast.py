@@ -8,7 +8,8 @@ what comes out (items, errors and their messages, `done`, disposal):
   where a pair in `_pairs()` knows a shortcut: `SSEParser` hands the data of a
   `"message"` frame to the decoder below as a bare `str` (no `SSEFrame`
   built), and `ChunkDecoder` gives the deltas itself when a `DeltaDecoder` is
-  below it (each chunk read once);
+  below it (each chunk read once); a `TokenCounter` takes the chunks through
+  the `DeltaDecoder` in front of it itself, so deltas skip the decoder;
 - **the shared reader**: fused that way, the chunk decoder reads the chunks
   with the delta decoder's `ChunkReader`, which a message accumulator behind
   it may share;
@@ -472,6 +473,7 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     from .core.dialects.openai_chat.deltas import DeltaDecoder
     from .core.message import MessageAccumulator
     from .core.sse import SSEParser
+    from .core.tokens import TokenCounter
 
     def strings(parser: SSEParser, below: Any) -> Chained | None:
         # The parser hands the data of a "message" frame over as a bare str:
@@ -508,10 +510,30 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
             return None
         return fuse_pair(decoder, lower) or Chained(decoder, lower)
 
+    def count(decoder: DeltaDecoder, below: TokenCounter) -> TokenCounter | None:
+        # The token counter takes the chunks through the decoder itself, and
+        # the deltas (nearly every item) skip it.
+        if type(decoder) is not DeltaDecoder or not (decoder.pristine and below.pristine):
+            return None
+        if below.chunk_decoder is not None:
+            return None
+        below._read_chunks_with(decoder)
+        return below
+
+    def counted(decoder: ChatFrameDecoder, below: TokenCounter) -> Chained | None:
+        # A chunk decoder in front of that counter gives the deltas, read with
+        # the counter's decoder's reader.
+        inner = below.chunk_decoder
+        if inner is None or deltas(decoder, inner) is None:
+            return None
+        return Chained(decoder, below)
+
     takes_strings = (ChatFrameDecoder, AutoDecoder, GeminiDecoder)
     return (
         (SSEParser, takes_strings, strings),
         (ChatFrameDecoder, DeltaDecoder, deltas),
         (ChatFrameDecoder, MessageAccumulator, accumulate),
         (ChatFrameDecoder, Chained, adapter),
+        (ChatFrameDecoder, TokenCounter, counted),
+        (DeltaDecoder, TokenCounter, count),
     )

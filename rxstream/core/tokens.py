@@ -15,7 +15,11 @@ Invariants:
   change only the last pieces (two at most for tiktoken's published patterns:
   `"a'" + "s"` merges `"a"` and `"'"` into `"a's"` under o200k), so each text
   keeps the count of its settled pieces plus a tail of the last two, and only
-  the tail is split and counted again.
+  the tail is split and counted again; text before a space that follows a
+  non-space splits the same on its own, so it settles at once, and the tail
+  is then one piece. How a short text (a tail and a fragment) splits is
+  remembered per encoding, bounded: streams send the same few words again
+  and again, and a lookup costs a fraction of a regular-expression split.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
   Text that runs on longer without a break (CJK without punctuation, base64,
@@ -56,8 +60,9 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
+from .._fast import constructor
 from ..models import (
     Delta,
     Finish,
@@ -70,6 +75,9 @@ from ..models import (
 )
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import CallSlot, ToolCallMatcher
+
+if TYPE_CHECKING:
+    from .dialects.openai_chat import DeltaDecoder
 
 __all__ = [
     "BUNDLED_ENCODINGS",
@@ -102,6 +110,11 @@ _BULK_PIECES = 64
 # Pieces up to this length have their count remembered; longer ones rarely repeat.
 _CACHE_PIECE_CHARS = 32
 _CACHE_ENTRIES = 65_536
+
+# Texts (a tail and a fragment) up to this length have their split remembered, this
+# many at most (a few megabytes per encoding).
+_CACHE_SPLIT_CHARS = 32
+_CACHE_SPLITS = 32_768
 
 
 class TiktokenEncoding(Protocol):
@@ -368,6 +381,72 @@ class _PieceCounts(dict[str, int]):
         return count
 
 
+# How a short text splits: (tokens of its settled pieces, its open pieces, their tokens).
+_Split: TypeAlias = tuple[int, str, int]
+
+
+class _Splits(dict[str, _Split]):
+    """How each short text splits (a `_Split`), computed on first sight.
+
+    What a text's tail plus a fragment becomes, computed on first sight and
+    remembered for texts up to `_CACHE_SPLIT_CHARS` long: streams repeat the
+    same short texts (a word and what follows it) over and over, and a lookup
+    costs a tenth of a regular-expression split. The split is a function of
+    the text alone, so what is remembered is what would be computed. When
+    full, it starts again empty, so it follows what streams send now.
+    """
+
+    __slots__ = ("_ascii_findall", "_counts", "_findall")
+
+    def __init__(
+        self,
+        findall: Callable[[str], list[str]],
+        ascii_findall: Callable[[str], list[str]],
+        counts: _PieceCounts,
+    ) -> None:
+        super().__init__()
+        self._findall = findall
+        self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
+        self._counts = counts
+
+    def __missing__(self, text: str) -> _Split:
+        pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
+        counts = self._counts
+        # All but the last two pieces settle; so does the last but one when the
+        # last starts a piece that splits alone whatever follows (a space after
+        # a non-space), which keeps the next texts short and often seen before.
+        # (One to three pieces, the usual, are spelled out.)
+        n = len(pieces)
+        split: _Split
+        if n == 1:
+            split = (0, text, counts[pieces[0]])
+        elif n == 2:
+            a, b = pieces
+            if b[0] == " " and not a[-1].isspace():
+                split = (counts[a], b, counts[b])
+            else:
+                split = (0, text, counts[a] + counts[b])
+        elif n == 3:
+            a, b, c = pieces
+            if c[0] == " " and not b[-1].isspace():
+                split = (counts[a] + counts[b], c, counts[c])
+            else:
+                split = (counts[a], b + c, counts[b] + counts[c])
+        elif n == 0:
+            split = (0, text, 0)
+        else:
+            last = pieces[-1]
+            keep = 1 if last[0] == " " and not pieces[-2][-1].isspace() else _OPEN_PIECES
+            settle = sum(map(counts.__getitem__, pieces[:-keep]))
+            del pieces[:-keep]
+            split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
+        if len(text) <= _CACHE_SPLIT_CHARS:
+            if len(self) >= _CACHE_SPLITS:
+                self.clear()
+            self[text] = split
+        return split
+
+
 class _TextCount(Protocol):
     #: True while the running count estimates a long unsettled tail.
     long: bool
@@ -380,10 +459,13 @@ class _TextCount(Protocol):
 class _PieceTextCount:
     """One growing text under a tiktoken encoding: settled count + open pieces.
 
-    Short tail (`long` False): `_tail` holds the open pieces, re-split on each
-    fragment; the running count is exact. Long tail (`long` True): `_parts`
-    collects the fragments, re-split once the tail has doubled since the last
-    split; the running count estimates the tail at `_per_char` tokens a character.
+    Short tail (`long` False): `_tail` holds the open pieces (`_open` tokens),
+    re-split with each fragment (a lookup, for a text seen before); the running
+    count is exact. Text before a space that follows a non-space splits alone:
+    it settles first, and only the rest is looked up.
+    Long tail (`long` True): `_parts` collects the fragments, re-split once the
+    tail has doubled since the last split; the running count estimates the tail
+    at `_per_char` tokens a character.
     """
 
     __slots__ = (
@@ -394,11 +476,13 @@ class _PieceTextCount:
         "_fallback",
         "_findall",
         "_next_split",
+        "_open",
         "_parts",
         "_per_char",
         "_plain",
         "_searched",
         "_settled",
+        "_splits",
         "_tail",
         "_tail_len",
         "long",
@@ -406,17 +490,20 @@ class _PieceTextCount:
 
     def __init__(
         self,
+        splits: _Splits,
         findall: Callable[[str], list[str]],
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
     ) -> None:
+        self._splits = splits
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
         self._encode = encode
         self._settled = 0
         self._tail = ""
+        self._open = 0
         self.long = False
         self._parts: list[str] = []
         self._tail_len = 0
@@ -431,17 +518,25 @@ class _PieceTextCount:
 
     def add(self, fragment: str) -> int:
         if self._plain and fragment.isascii():
-            # The hot path: a short tail, nothing carried, no fallback.
-            text = self._tail + fragment
+            # The hot path: a short tail, nothing carried, no fallback; the split
+            # of a short text is usually one seen before.
+            tail = self._tail
+            text = tail + fragment
             if len(text) <= TAIL_LIMIT:
-                pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
-                counts = self._counts
-                if len(pieces) == 3:  # usual with two pieces open (_OPEN_PIECES): one settles
-                    first, last_but_one, last = pieces
-                    settled = self._settled = self._settled + counts[first]
-                    self._tail = last_but_one + last
-                    return settled + counts[last_but_one] + counts[last]
-                return self._settle_pieces(text, pieces)
+                splits = self._splits
+                settled = self._settled
+                cut = text.rfind(" ", 1)
+                if cut > 0 and not text[cut - 1].isspace():
+                    if cut == len(tail):
+                        settled += self._open
+                    else:
+                        settle, _, open_count = splits[text[:cut]]
+                        settled += settle + open_count
+                    text = text[cut:]
+                settle, self._tail, open_count = splits[text]
+                self._open = open_count
+                settled = self._settled = settled + settle
+                return settled + open_count
         count = self._add(fragment)
         self._plain = not (self._carry or self.long or self._fallback is not None)
         return count
@@ -466,20 +561,29 @@ class _PieceTextCount:
         text = self._tail + fragment
         if len(text) > TAIL_LIMIT:
             return self._split(text, 0)
-        return self._settle_pieces(
-            text, (self._ascii_findall if text.isascii() else self._findall)(text)
-        )
+        return self._short(text, len(self._tail))
 
-    def _settle_pieces(self, text: str, pieces: list[str]) -> int:
-        """Settle all but the open pieces of a short `text`; the exact count so far."""
-        counts = self._counts
-        if len(pieces) > _OPEN_PIECES:
-            self._settled += sum(map(counts.__getitem__, pieces[:-_OPEN_PIECES]))
-            del pieces[:-_OPEN_PIECES]
-            self._tail = "".join(pieces)
-        else:
-            self._tail = text
-        return self._settled + sum(map(counts.__getitem__, pieces))
+    def _short(self, text: str, tail_len: int) -> int:
+        """Count a short `text` (the tail, then a fragment from `tail_len` on): exact.
+
+        (The hot path of `add` is a copy of this, inline.)
+        """
+        splits = self._splits
+        settled = self._settled
+        cut = text.rfind(" ", 1)
+        if cut > 0 and not text[cut - 1].isspace():
+            # A space after a non-space: the text before it splits alone (when
+            # that is the tail, its count is known).
+            if cut == tail_len:
+                settled += self._open
+            else:
+                settle, _, open_count = splits[text[:cut]]
+                settled += settle + open_count
+            text = text[cut:]
+        settle, self._tail, open_count = splits[text]
+        self._open = open_count
+        settled = self._settled = settled + settle
+        return settled + open_count
 
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
@@ -516,13 +620,15 @@ class _PieceTextCount:
             self.long = False
             self._parts = []
             self._tail = text
-            return self._settled + sum(map(counts.__getitem__, pieces))
+            self._open = sum(map(counts.__getitem__, pieces))
+            return self._settled + self._open
         if not self.long:
             # Tokens per character of a bounded sample: the estimate's rate.
             sample = text[:TAIL_LIMIT]
             self._per_char = len(self._encode(sample)) / len(sample)
             self.long = True
         self._tail = ""
+        self._open = 0
         self._parts = [text]
         self._tail_len = self._searched = len(text)
         self._next_split = 2 * len(text)
@@ -535,7 +641,9 @@ class _PieceTextCount:
         if self._fallback is not None:
             self.long = False
             return self._fallback.finish()
-        text = "".join(self._parts) if self.long else self._tail
+        if not self.long:
+            return self._settled + self._open
+        text = "".join(self._parts)
         self.long = False
         self._parts = []
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
@@ -559,7 +667,7 @@ class _PieceTextCount:
             # from here on count with tiktoken itself.
             self._fallback = _BoundaryTextCount(self._encode, settled=self._settled)
             fragment = ("".join(self._parts) if self.long else self._tail) + fragment
-            self._tail, self._parts = "", []
+            self._tail, self._parts, self._open = "", [], 0
         return fragment
 
     def _take_carry(self) -> str:
@@ -756,6 +864,14 @@ def _splitters(
 # Per tiktoken encoding, what its counters share: the compiled splits and the
 # piece counts seen so far (bounded), so a new stream starts warm.
 _shared: weakref.WeakKeyDictionary[Any, Callable[[], _TextCount]] = weakref.WeakKeyDictionary()
+# The remembered splits among what they share (`_forget_splits`).
+_shared_splits: weakref.WeakKeyDictionary[Any, _Splits] = weakref.WeakKeyDictionary()
+
+
+def _forget_splits() -> None:
+    """Forget every remembered split (benchmarks measure a counter that meets text afresh)."""
+    for splits in list(_shared_splits.values()):
+        splits.clear()
 
 
 def _text_count_factory(
@@ -779,12 +895,14 @@ def _text_count_factory(
         return lambda: _BoundaryTextCount(enc.encode_ordinary)
     findall, ascii_findall = splitters
     counts = _PieceCounts(encode_piece)
+    splits = _Splits(findall, ascii_findall, counts)
 
     def factory() -> _TextCount:
-        return _PieceTextCount(findall, ascii_findall, counts, enc.encode_ordinary)
+        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary)
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory
+        _shared_splits[encoding] = splits
     return factory
 
 
@@ -895,15 +1013,39 @@ class TokenCounter(MachineBase):
     True
     """
 
-    __slots__ = ("_choices", "_new_text", "_usage")
+    __slots__ = ("_choices", "_decoder", "_new_text", "_usage")
 
     operator = "rs.count_tokens()"
+
+    #: Never: a stream of deltas has no end marker (a plain attribute, as the
+    #: operator reads it after every delta).
+    done: ClassVar[bool] = False
 
     def __init__(self, encoding: EncodingSpec = None) -> None:
         super().__init__()
         self._new_text = _text_count_factory(resolve_encoding(encoding))
         self._choices: dict[int, _Choice] = {}
         self._usage: Usage | None = None
+        # The decoder of the chunks fed in, when one was fused in front (`_read_chunks_with`).
+        self._decoder: DeltaDecoder | None = None
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing has been fed (nor closed)."""
+        return self._state is OPEN and not self._choices and self._usage is None
+
+    @property
+    def chunk_decoder(self) -> DeltaDecoder | None:
+        """The delta decoder fused in front of this counter (`rxstream._fast`), or None."""
+        return self._decoder
+
+    def _read_chunks_with(self, decoder: DeltaDecoder) -> None:
+        """Fast-path hook (`rxstream._fast`): take chunks too, decoded by `decoder`.
+
+        For the delta decoder the operator puts in front: deltas skip it,
+        anything else goes through it, as `Chained(decoder, self)` would run it.
+        """
+        self._decoder = decoder
 
     def feed(self, item: Delta) -> list[TokenCount]:
         """Count one delta; return the running counts it changed.
@@ -926,10 +1068,14 @@ class TokenCounter(MachineBase):
         """
         if self._state is not OPEN:
             self._refuse()
+        choices = self._choices
         try:
             for item in items:
                 if type(item) is not TextDelta:
-                    for delta in only_deltas(item, self.operator):
+                    decoder = self._decoder
+                    for delta in (
+                        only_deltas(item, self.operator) if decoder is None else decoder.feed(item)
+                    ):
                         out += self._count(delta)
                     continue
                 # The hot path: one fragment of answer text, inline.
@@ -937,7 +1083,7 @@ class TokenCounter(MachineBase):
                 if not fragment:
                     continue
                 n = item.choice
-                choice = self._choices.get(n) or self._choice(n)
+                choice = choices.get(n) or self._choice(n)
                 text = choice.text
                 count = text.add(fragment)
                 if text.long or choice.estimated:
@@ -945,12 +1091,13 @@ class TokenCounter(MachineBase):
                 last = choice.last
                 if count != choice.text_n or last is None:
                     choice.text_n = count
-                    last = choice.last = _running_count(
+                    last = choice.last = _new_count(
                         count,
                         choice.reasoning_n,
                         choice.refusal_n,
                         choice.tools_n,
                         self._usage,
+                        False,
                         n,
                         choice.estimated,
                     )
@@ -967,6 +1114,8 @@ class TokenCounter(MachineBase):
         (0, 0, True)
         """
         self._closing()
+        if self._decoder is not None:
+            self._decoder.close()
         if not self._choices:
             self._choice(0)
         out = []
@@ -1038,72 +1187,22 @@ class TokenCounter(MachineBase):
             _mark_long(choice, text)
         if count == before and choice.last is not None:
             return [choice.last]
-        last = choice.last = _running_count(
+        last = choice.last = _new_count(
             choice.text_n,
             choice.reasoning_n,
             choice.refusal_n,
             choice.tools_n,
             self._usage,
+            False,
             n,
             choice.estimated,
         )
         return [last]
 
 
-_RunningCount: TypeAlias = Callable[[int, int, int, int, "Usage | None", int, bool], TokenCount]
-
-
-def _running_count_maker() -> _RunningCount:
-    """`(text, reasoning, refusal, tools, usage, choice, estimated) -> TokenCount(final=False)`.
-
-    One `TokenCount` is made per fragment, and a frozen dataclass's `__init__`
-    sets each field through `object.__setattr__`, which makes it cost as much
-    as the counting itself. Filling the slots directly gives the same object
-    in half the time; this is done only while `TokenCount` is a plain frozen
-    slotted dataclass with exactly these fields (else the constructor is used).
-    """
-    import dataclasses
-
-    names = ("text", "reasoning", "refusal", "tool_arguments", "usage", "final", "choice")
-    fields = tuple(f.name for f in dataclasses.fields(TokenCount))
-    slots = getattr(TokenCount, "__slots__", ())
-    if fields != (*names, "estimated") or tuple(slots) != fields:  # pragma: no cover
-        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
-            a, b, c, d, usage, False, choice, estimated
-        )
-    if hasattr(TokenCount, "__post_init__"):  # pragma: no cover
-        return lambda a, b, c, d, usage, choice, estimated: TokenCount(
-            a, b, c, d, usage, False, choice, estimated
-        )
-    new = object.__new__
-    set_text, set_reasoning, set_refusal, set_tools, set_usage, set_final, set_choice, set_est = (
-        getattr(TokenCount, name).__set__ for name in fields
-    )
-
-    def running(
-        text: int,
-        reasoning: int,
-        refusal: int,
-        tools: int,
-        usage: Usage | None,
-        choice: int,
-        estimated: bool,
-    ) -> TokenCount:
-        count: TokenCount = new(TokenCount)
-        set_text(count, text)
-        set_reasoning(count, reasoning)
-        set_refusal(count, refusal)
-        set_tools(count, tools)
-        set_usage(count, usage)
-        set_final(count, False)
-        set_choice(count, choice)
-        set_est(count, estimated)
-        return count
-
-    return running
-
-
-_running_count = _running_count_maker()
+# One `TokenCount` is made per fragment: built by plain slot stores (`rxstream._fast`),
+# not the frozen dataclass's `__init__`, which costs as much as the counting itself.
+_new_count = constructor(TokenCount)
 
 
 def _mark_long(choice: _Choice, text: _TextCount) -> None:

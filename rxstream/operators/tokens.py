@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from reactivex import Observable
 
+from .. import _fast
 from .._deprecate import deprecated_arguments
+from ..core import DeltaDecoder
 from ..core.tokens import EncodingSpec, TokenCounter, resolve_encoding
 from ..models import ChatChunk, Delta, TokenCount
-from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
 __all__ = ["count_tokens"]
@@ -64,4 +66,12 @@ def count_tokens(
     [(2, False), (3, False), (3, True)]
     """
     resolved = resolve_encoding(encoding)
-    return machine_operator(chunks_or_deltas(lambda: TokenCounter(resolved), "rs.count_tokens()"))
+
+    def build() -> Any:
+        # What `chunks_or_deltas` builds (a delta decoder in front, for chunk
+        # input), with the two fused where the fast paths allow: then deltas,
+        # nearly every item, go straight to the counter.
+        decoder = DeltaDecoder(operator="rs.count_tokens()")
+        return _fast.chain([decoder, TokenCounter(resolved)])
+
+    return machine_operator(build)

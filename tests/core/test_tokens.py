@@ -649,6 +649,30 @@ def test_a_long_run_is_estimated_and_flagged_until_it_settles() -> None:
     assert (final.text, final.estimated) == (n(so_far), False)
 
 
+@pytest.mark.parametrize(
+    ("entries", "chars"),
+    [pytest.param(3, 32, id="forgotten-often"), pytest.param(32_768, 0, id="none-remembered")],
+)
+def test_remembered_splits_never_change_a_count(
+    monkeypatch: pytest.MonkeyPatch, entries: int, chars: int
+) -> None:
+    # The counter remembers how short texts split (per encoding, shared by its
+    # counters); however little it keeps, every running count stays exact.
+    monkeypatch.setattr(tokens_module, "_CACHE_SPLITS", entries)
+    monkeypatch.setattr(tokens_module, "_CACHE_SPLIT_CHARS", chars)
+    encoding = CountingEncoding()  # its own, empty memory
+    text = prose_text(1_500, random.Random(8)) + " don't  stop\n\n  here"
+    fragments = cut_randomly(text, 1, 6, random.Random(9))
+    for _ in range(2):  # the second time, what the first remembered is there
+        counter = TokenCounter(encoding)
+        so_far = ""
+        for fragment in fragments:
+            so_far += fragment
+            [count] = counter.feed(TextDelta(fragment))
+            assert count.text == n(so_far), repr(so_far[-20:])
+        assert counter.close()[0].text == n(text)
+
+
 def test_ordinary_text_is_never_estimated() -> None:
     text = prose_text(20_000, random.Random(3)) + "\n\n" + cjk_text(5_000, random.Random(4))
     counter = TokenCounter(CL100K)

@@ -5,20 +5,26 @@ TestScheduler: subscribed at 200, disposed at 1000.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 import reactivex
 import tiktoken
 import tiktoken.load
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reactivex.notification import OnNext
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
+from rxstream import _fast
+from rxstream.core import Chained, DeltaDecoder, TokenCounter, fast_paths
 from rxstream.core.tokens import TAIL_LIMIT, resolve_encoding
-from rxstream.models import ReasoningDelta, TextDelta, TokenCount, ToolCallDelta, Usage
+from rxstream.models import Delta, ReasoningDelta, TextDelta, TokenCount, ToolCallDelta, Usage
 
 # The data the `tokens` extra installs: no network.
 CL100K: tiktoken.Encoding = resolve_encoding("cl100k_base")  # type: ignore[assignment]
@@ -183,3 +189,118 @@ def test_a_name_counts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
         out.append
     )
     assert [c.text for c in out] == [2, 2]
+
+
+# -- any fragmentation, with and without the fast paths --------------------------------
+
+
+@pytest.fixture(params=[True, False], ids=["fast", "plain"])
+def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
+    previous = fast_paths(request.param)
+    try:
+        yield request.param
+    finally:
+        fast_paths(previous)
+
+
+def test_the_delta_decoder_in_front_is_fused_into_the_counter_only_with_the_fast_paths(
+    fast: bool,
+) -> None:
+    run = _fast.chain([DeltaDecoder(operator="rs.count_tokens()"), TokenCounter(CL100K)])
+    assert type(run) is (TokenCounter if fast else Chained)
+
+
+# Pieces of every kind tiktoken's patterns tell apart, glued at random: words that repeat
+# (so the counter meets texts it has split before), spaces, line breaks, digits,
+# contractions, punctuation, other scripts and emoji.
+ATOMS = [
+    "the", " the", " cat", " sat", "Hello", " world", "HTML", "don", "'t", "'s", "'ll", " ",
+    "  ", "\t", "\n", "\n\n", "\r\n", " \n ", "1", "12", "1234", "!", "?!", "...", " (", ")",
+    '{"a": ', "/", "é", "e\u0301", "中文", " 東京", "😀", "\u00a0", "<|endoftext|>",
+]  # fmt: skip
+fragment_texts = st.lists(st.sampled_from(ATOMS) | st.text(max_size=3), max_size=30).map("".join)
+
+
+def cut_at(text: str, cuts: Sequence[int]) -> list[str]:
+    """`text` cut at the given positions (duplicates give empty fragments)."""
+    points = sorted(c % (len(text) + 1) for c in cuts)
+    return [text[a:b] for a, b in itertools.pairwise([0, *points, len(text)])]
+
+
+def counted(deltas: Sequence[Delta]) -> list[TokenCount]:
+    out: list[TokenCount] = []
+    reactivex.from_iterable(deltas).pipe(rs.count_tokens(encoding=CL100K)).subscribe(out.append)
+    return out
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+@settings(max_examples=150, deadline=None)
+@given(
+    text=fragment_texts.filter(lambda t: not any("\ud800" <= c <= "\udfff" for c in t)),
+    cuts=st.lists(st.integers(0, 10_000), max_size=20),
+)
+def test_any_fragmentation_counts_as_one_encode_of_the_whole_text(
+    fast: bool, text: str, cuts: list[int]
+) -> None:
+    previous = fast_paths(fast)
+    try:
+        check_fragmentation(text, cut_at(text, cuts))
+    finally:
+        fast_paths(previous)
+
+
+def check_fragmentation(text: str, fragments: list[str]) -> None:
+    whole = n(text)
+    # Answer text: every running count is exact for the text so far (none of these
+    # texts runs on long enough to be estimated), the final one for the whole text.
+    counts = counted([TextDelta(f) for f in fragments])
+    so_far = itertools.accumulate(f for f in fragments if f)
+    assert [c.text for c in counts[:-1]] == [n(t) for t in so_far]
+    assert (counts[-1].text, counts[-1].final, counts[-1].estimated) == (whole, True, False)
+    # Tool-call arguments: the same, for one call, and summed over two calls.
+    first, *rest = fragments
+    call = [ToolCallDelta(0, first, id="c1", name="f"), *(ToolCallDelta(0, f) for f in rest)]
+    assert counted(call)[-1].tool_arguments == whole
+    other = [ToolCallDelta(1, f.upper(), id="c2" if i == 0 else None) for i, f in enumerate(rest)]
+    both = counted([d for pair in itertools.zip_longest(call, other) for d in pair if d])
+    assert both[-1].tool_arguments == whole + n("".join(rest).upper())
+
+
+def test_chunks_fed_straight_in_are_decoded_as_without_the_fast_paths(fast: bool) -> None:
+    chunks: list[Any] = [
+        rs.ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hello"}}]}),
+        TextDelta(" there"),
+        rs.ChatChunk({"choices": [{"index": 0, "delta": {"content": " world"}}]}),
+        rs.ChatChunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]
+    out: list[TokenCount] = []
+    reactivex.from_iterable(chunks).pipe(rs.count_tokens(encoding=CL100K)).subscribe(out.append)
+    assert [(c.text, c.final) for c in out] == [
+        (1, False),
+        (2, False),
+        (3, False),
+        (3, True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        pytest.param("data: {}", "add rs.sse_frames() and rs.decode_chunks() before it", id="line"),
+        pytest.param(
+            rs.ChatChunk({"choices": [{"index": "zero", "delta": {}}]}), "index", id="bad-chunk"
+        ),
+    ],
+)
+def test_a_wrong_item_is_reported_alike_with_and_without_the_fast_paths(
+    fast: bool, item: Any, says: str
+) -> None:
+    errors: list[Exception] = []
+    out: list[TokenCount] = []
+    reactivex.of(TextDelta("a"), item, TextDelta("b")).pipe(
+        rs.count_tokens(encoding=CL100K)
+    ).subscribe(out.append, errors.append)
+    assert out == [TokenCount(1, 0, 0, 0)]
+    [error] = errors
+    assert says in str(error)
+    assert isinstance(error, TypeError if isinstance(item, str) else rs.MalformedChunkError)
