@@ -71,8 +71,14 @@ from rxstream.models import (
 )
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall
-from tests.docs_blocks import PROVIDER_VARIABLE, READS_PROVIDER, request_problems, run_block
+from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall, route
+from tests.docs_blocks import (
+    PROVIDER_VARIABLE,
+    READS_PROVIDER,
+    BlockRun,
+    request_problems,
+    run_block,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -140,6 +146,8 @@ class Block:
     scenario: str
     test_id: str
     pytest: bool = False
+    # What the block prints against its scenario (the fake server's answer), if said.
+    prints: str | None = None
     # Another block runs after this one (`after=`, `continues`): the request check is its.
     continued: bool = False
 
@@ -178,7 +186,7 @@ def python_blocks() -> list[Block]:
             line = text.count("\n", 0, match.start()) + 1
             keys = _marker(text[: match.start()])
             code = textwrap.dedent(match.group("code"))
-            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest"}
+            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest", "prints"}
             assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
             if "after" in keys:
                 assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
@@ -190,7 +198,15 @@ def python_blocks() -> list[Block]:
                 code = previous.code + "\n" + code
             scenario = keys.get("scenario", "text")
             assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
-            block = Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
+            block = Block(
+                page,
+                line,
+                code,
+                scenario,
+                f"{page}:{number}",
+                pytest="pytest" in keys,
+                prints=keys.get("prints"),
+            )
             if "name" in keys:
                 named[keys["name"]] = block
             found.append(block)
@@ -203,7 +219,7 @@ def _marker(before: str) -> dict[str, str]:
     if match is None:
         return {}
     keys: dict[str, str] = {}
-    for word in match.group("keys").split():
+    for word in shlex.split(match.group("keys")):
         name, _, value = word.partition("=")
         keys[name] = value
     return keys
@@ -245,8 +261,33 @@ def test_a_python_block_runs_as_printed(
     if block.continued:  # definitions that the page's next block uses: they need only run
         return
     assert run.stdout.strip(), f"{where} printed nothing: {run.describe()}"
+    if block.prints is not None:
+        assert block.prints in run.stdout, f"{where}: not printed: {block.prints!r}"
     if READS_PROVIDER.search(block.code):
         assert run.requests, f"{where} reads a provider's variables but made no request"
+    if block.scenario == "tools" and len(run.requests) > 1:
+        _check_tool_round(where, run)
+
+
+#: What the follow-up request of a tool round carries back besides the result, by dialect:
+#: the signed thinking block, the reasoning item, Cohere's tool plan.
+REASONING_SENT_BACK = {
+    "anthropic": "sig-docs-1",
+    "bedrock": "sig-docs-1",
+    "openai-responses": THINKING,
+    "cohere": THINKING,
+}
+
+
+def _check_tool_round(where: str, run: BlockRun) -> None:
+    """A tool loop against the "tools" scenario: the result went back, then the answer came."""
+    followup = run.requests[1]
+    dialect = route(followup.path)
+    body = followup.body.decode()
+    assert "sunny" in body, f"{where}: the tool's result is not in the follow-up request: {body}"
+    if dialect in REASONING_SENT_BACK:
+        assert REASONING_SENT_BACK[dialect] in body, f"{where}: the reasoning did not go back"
+    assert "It is 18 °C and sunny in Paris." in run.stdout, f"{where}: {run.describe()}"
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])
