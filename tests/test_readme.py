@@ -22,7 +22,7 @@ import pytest
 from rxstream.cli import main
 from rxstream.cli._fake_server import FAKE_KEY
 from rxstream.testing.server import FakeLLMServer, Scenario
-from tests.docs_blocks import request_problems, run_block
+from tests.docs_blocks import fake_server_command, request_problems, run_block, run_python
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 TEXT = README.read_text(encoding="utf-8")
@@ -55,6 +55,15 @@ def test_a_python_block_runs_as_printed(code: str, tmp_path: Path) -> None:
         assert request.json is not None
         assert request.json["stream"] is True
         assert request.headers["authorization"] == f"Bearer {FAKE_KEY}"
+
+
+@pytest.mark.parametrize("code", PYTHON, ids=[f"block{i + 1}" for i in range(len(PYTHON))])
+def test_a_python_block_runs_against_the_fake_server_command(code: str, tmp_path: Path) -> None:
+    """`rxstream fake-server`, its `export` lines pasted, then the block: the demo's answer."""
+    with fake_server_command() as env:
+        run = run_python(code, tmp_path, env)
+    assert run.returncode == 0, run.describe()
+    assert "Let me check the weather in Paris and Tokyo for you." in run.stdout, run.describe()
 
 
 FOOTER = re.compile(
