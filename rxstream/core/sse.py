@@ -168,7 +168,7 @@ class SSEParser(MachineBase):
                             one = line[6:]
                         else:
                             self._more.append(line[6:])
-                    elif line[:7] == "event: ":
+                    elif line[:7] == "event: " and type(line) is not Unterminated:
                         self._event = line[7:]
                     else:
                         self._one = one

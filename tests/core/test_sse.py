@@ -315,3 +315,23 @@ def test_recorded_anthropic_events_and_unterminated_last_frame() -> None:
     assert events[-1] == "message_stop"  # the file ends without a newline: flushed at close
     assert len(frames) == 15
     assert all(json.loads(f.data)["type"] == f.event for f in frames)
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["feed", "feed_all"])
+def test_a_cut_event_line_marks_the_last_frame_cut_in_feed_and_feed_all(batched: bool) -> None:
+    # The last line `event: r` (no terminator) may be `event: response.completed`
+    # cut short: the frame's data is a `Cut` whichever way the lines went in.
+    from rxstream.core.lines import Cut, Unterminated
+
+    lines = ['data: {"type":"response.completed"}', Unterminated("event: r")]
+    parser = SSEParser()
+    out: list[SSEFrame] = []
+    if batched:
+        parser.feed_all(lines, out)
+    else:
+        for line in lines:
+            out += parser.feed(line)
+    assert out == []
+    (frame,) = parser.close()
+    assert type(frame.data) is Cut
+    assert (frame.event, frame.data) == ("r", '{"type":"response.completed"}')
