@@ -304,12 +304,26 @@ def from_request(
             extensions = getattr(request, "extensions", None)
             if isinstance(extensions, dict):
                 # Lets a dispose reach the socket while send() still waits for the headers.
-                extensions["trace"] = connection_tracer(handle, extensions.get("trace"))
+                # The tracer goes on a copy: the caller's request (sent again by a
+                # second subscription, maybe at the same time) keeps its own extensions.
+                traced = {**extensions, "trace": connection_tracer(handle, extensions.get("trace"))}
+                request = _with_extensions(request, traced)
             return sync_client.send(request, stream=True, **send_kwargs)
 
         yield from read_body(send, exchange, handle, binary=binary, line_limit=line_limit)
 
     return sync_source(read, scheduler)
+
+
+def _with_extensions(request: Any, extensions: dict[str, Any]) -> Any:
+    """A shallow copy of an httpx `Request` with other `extensions` (same body stream).
+
+    `copy.copy` would not do: a `Request` pickles without its stream.
+    """
+    clone = object.__new__(type(request))
+    clone.__dict__.update(vars(request))
+    clone.extensions = extensions
+    return clone
 
 
 @overload

@@ -416,3 +416,25 @@ def test_a_message_with_blocks_still_encodes_in_rxstreams_own_format() -> None:
     assert "blocks" not in encoded  # not part of format version 1
     json.dumps(encoded)
     assert decode(encoded) == m
+
+
+def test_one_chat_observable_runs_twice_with_a_sync_client() -> None:
+    # Each subscription sends the same built request; the first one's connection
+    # tracer must not stay on it (the second run failed with an internal error).
+    user_trace: list[str] = []
+    with FakeLLMServer() as server, httpx.Client() as client:
+        request = rs.request(
+            "openai-chat",
+            model="m",
+            messages=HI,
+            api_key="sk-unit-0123",
+            base_url=f"http://127.0.0.1:{server.port}/v1",
+        )
+        request.extensions["trace"] = lambda event, info: user_trace.append(event)
+        chat = rs.from_request(client, request).pipe(rs.sse_frames(), rs.decode("openai-chat"))
+        first = chat.pipe(rs.accumulate_message()).run()
+        second = chat.pipe(rs.accumulate_message()).run()
+        assert len(server.requests) == 2
+    assert first.content == second.content == "Hello, world!"
+    assert request.extensions["trace"].__name__ == "<lambda>"  # the caller's own, untouched
+    assert user_trace.count("http11.send_request_headers.started") == 2
