@@ -511,6 +511,7 @@ class AsyncLoop(Generic[T]):
         """Read a batch when there is demand, emit it item by item, yield to the loop; repeat."""
         handle = self._handle
         on_next = self._observer.on_next
+        demand = self._demand
         while True:
             await self.wait()
             if handle.disposed:
@@ -519,7 +520,10 @@ class AsyncLoop(Generic[T]):
             if batch is None:
                 return
             for item in batch:
-                await self.wait()
+                # No await while nothing holds the gate: a coroutine per item
+                # was the larger part of what a follower cost (`Demand.wait`).
+                if demand is not None and demand.paused:
+                    await demand.wait()
                 if handle.disposed:
                     return
                 on_next(item)
