@@ -6,10 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....models import (
     JSON,
     Delta,
@@ -146,6 +146,9 @@ class GeminiDecoder(DialectDecoder):
         self._last_path = ""
         self._last_segments: list[str | int] = []
         self._strings = False  # take a str as a "message" frame's data (see _take_strings)
+        # The typed decoding of the `fast` extra (rxstream._typed.gemini), or None.
+        module = typed("gemini")
+        self._read: Callable[[str], Any] | None = None if module is None else module.decode
 
     def _take_strings(self) -> bool:
         """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
@@ -159,6 +162,100 @@ class GeminiDecoder(DialectDecoder):
         self._strings = True
         return True
 
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+
+        With the typed decoding, the usual chunk (one candidate going on with
+        text or thought parts, the same ids as before, usage or none, after
+        the first answer) is read inline; every other item takes `_one`, as
+        `feed` would.
+        """
+        read = self._read
+        if read is None or not self._strings or self._state != "open" or self._done:
+            super().feed_all(items, out)
+            return
+        states = self._candidates
+        text_delta, reasoning_delta, append = _text, _reasoning, out.append
+        # What only `_one` changes, kept in locals in between.
+        count = self._items
+        answered = self._gave_answer
+        ids = (self._id, self._model, self._created)
+        try:
+            for item in items:
+                count += 1
+                chunk = None
+                if type(item) is str:
+                    try:
+                        chunk = read(item)
+                    except ValueError:  # not a chunk the types know: `_general` reads it
+                        pass
+                    else:
+                        candidates = chunk.candidates
+                        if (
+                            answered
+                            and candidates is not None
+                            and len(candidates) == 1
+                            and chunk.response_id == ids[0]
+                            and chunk.model_version == ids[1]
+                            and chunk.create_time == ids[2]
+                        ):
+                            candidate = candidates[0]
+                            choice = candidate.index or 0
+                            state = states.get(choice)
+                            if (
+                                candidate.finish_reason is None
+                                and state is not None
+                                and not state.finished
+                            ):
+                                content = candidate.content
+                                if content is not None and content.parts:
+                                    state.pending = None
+                                    for part in content.parts:
+                                        text = part.text
+                                        if text:
+                                            if part.thought:
+                                                append(reasoning_delta(text, choice))
+                                            else:
+                                                state.texts.append(text)
+                                                append(text_delta(text, choice))
+                                counts = chunk.usage_metadata
+                                if counts is not None and (
+                                    "totalTokenCount" in counts
+                                    or "promptTokenCount" in counts
+                                    or "candidatesTokenCount" in counts
+                                ):
+                                    self._usage = counts
+                                continue
+                self._items = count
+                out += self._one(item, chunk)
+                if self._done:
+                    return
+                answered = self._gave_answer
+                ids = (self._id, self._model, self._created)
+        finally:
+            self._items = count
+
+    def _one(self, item: Any, chunk: Any) -> list[Delta]:
+        """`feed(item)` less the lifecycle checks (for `feed_all`; `chunk`: its typed read)."""
+        try:
+            typed = None if chunk is None else self._typed(chunk)
+            if typed is not None:
+                got = typed
+            elif type(item) is str:
+                got = self._general(item, "message", item)
+            else:
+                got = self._decode(item)  # a frame, or what the decoder refuses
+            if not self._gave_answer:
+                self._check_answer(got)
+        except Exception as exc:
+            error = self._failure(exc, item)
+            if error is None:
+                return []
+            if error is exc:
+                raise
+            raise error from error.__cause__
+        return got
+
     def _decode(self, frame: _Frame) -> list[Delta]:
         if type(frame) is SSEFrame:
             data, event = frame.data, frame.event
@@ -166,6 +263,20 @@ class GeminiDecoder(DialectDecoder):
             data, event = frame, "message"  # from the parser fused with this decoder
         else:
             raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
+        read = self._read
+        if read is not None and type(data) is str:
+            try:
+                typed_chunk = read(data)
+            except ValueError:  # msgspec's DecodeError: not a chunk its types know
+                pass
+            else:
+                got = self._typed(typed_chunk)
+                if got is not None:
+                    return got
+        return self._general(data, event, frame)
+
+    def _general(self, data: str, event: str, frame: _Frame) -> list[Delta]:
+        """The deltas of one frame's data, decoded to dicts (every chunk, every rule)."""
         try:
             chunk = self._loads(data)
         except (ValueError, TypeError, RecursionError):
@@ -210,6 +321,89 @@ class GeminiDecoder(DialectDecoder):
             if self._usage is not None:
                 out.append(usage_of(self._usage))
         return out
+
+    def _typed(self, chunk: Any) -> list[Delta] | None:
+        """The deltas of a chunk decoded into `rxstream._typed.gemini` types; None: not here.
+
+        The rules are `_decode`'s, for the chunks the types know: candidates
+        of text and thought parts, a `finishReason`, usage and ids. None
+        (before anything changed) where the general path has more to say:
+        no candidates, a candidate that would break a rule (content or a
+        second finishReason after its finish), a finish held for a code run,
+        one index twice in a chunk.
+        """
+        candidates = chunk.candidates
+        if candidates is None:
+            return None
+        states = self._candidates
+        if len(candidates) > 1 and len({c.index or 0 for c in candidates}) < len(candidates):
+            return None
+        for candidate in candidates:
+            state = states.get(candidate.index or 0)
+            if state is not None and (state.finished or state.code_open):
+                content = candidate.content
+                if candidate.finish_reason is not None or (
+                    state.finished and content is not None and content.parts
+                ):
+                    return None
+        out: list[Delta] = []
+        for n, candidate in enumerate(candidates):
+            choice = candidate.index or 0
+            state = states.get(choice)
+            if state is None:
+                state = states[choice] = _Candidate()
+                self._unfinished += 1
+            self._answered = True
+            content = candidate.content
+            if content is not None and content.parts:
+                state.pending = None
+                for part in content.parts:
+                    text = part.text
+                    if text:
+                        if part.thought:
+                            out.append(_reasoning(text, choice))
+                        else:
+                            state.texts.append(text)
+                            out.append(_text(text, choice))
+            reason = candidate.finish_reason
+            if reason is not None:
+                self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
+        counts = chunk.usage_metadata
+        if counts is not None and (
+            "totalTokenCount" in counts
+            or "promptTokenCount" in counts
+            or "candidatesTokenCount" in counts
+        ):
+            self._usage = counts
+        rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
+        if rid != self._id or model != self._model or created != self._created:
+            data: JSONObject = {}
+            if rid is not None and rid != self._id:
+                data["id"] = self._id = rid
+            if model is not None and model != self._model:
+                data["model"] = self._model = model
+            if created is not None and created != self._created:
+                data["createTime"] = self._created = created
+            if data:
+                out.append(Metadata(data))
+        if self._unfinished == 0 and states:
+            self._done = True
+            if self._usage is not None:
+                out.append(usage_of(self._usage))
+        return out
+
+    def _finish_typed(
+        self, state: _Candidate, choice: int, where: str, reason: str, out: list[Delta]
+    ) -> None:
+        """`_finish_candidate` for a typed candidate (which has no finishMessage)."""
+        self._close_call(state, choice, out)
+        if state.grounding is not None or state.citations:
+            out += _citations(state, choice, where)
+        if state.safety is not None:
+            out.append(Metadata({"safetyRatings": state.safety}, choice))
+        out.append(Finish(finish_reason(reason, state.calls > 0), choice, reason))
+        state.finished = True
+        self._unfinished -= 1
 
     def _not_object(self, data: str, event: str, frame: _Frame) -> JSONObject | None:
         """The chunk in `data` when the first decode gave none; None when there is none to read.
