@@ -308,43 +308,63 @@ def test_cut_and_damaged_streams_agree(
 ODD: st.SearchStrategy[Any] = st.sampled_from(
     [None, True, False, 0, 1, -1, 1.0, -0.0, 2**64, "", "x", [], {}, {"text": "a"}]
 )
-
-
-def maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(strategy, strategy, ODD, st.just(...))
-
-
-def obj(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({k: maybe(v) for k, v in fields.items()}).map(
-        lambda d: {k: v for k, v in d.items() if v is not ...}
-    )
-
-
-TEXTS = st.one_of(st.text(max_size=4), st.sampled_from(["", "\ud800", "é"]))
-DELTA = st.one_of(
-    obj(text=TEXTS),
-    obj(toolUse=obj(input=TEXTS)),
-    obj(reasoningContent=obj(text=TEXTS, signature=TEXTS, redactedContent=TEXTS)),
-    obj(text=TEXTS, toolUse=obj(input=TEXTS)),
-)
-BLOCK_DELTA = obj(contentBlockIndex=st.sampled_from([0, 1]), delta=DELTA, p=st.just("pad"))
+TEXTS = st.one_of(st.sampled_from(["a", "bc", "", "", "\ud800", "é"]), st.text(max_size=4))
 OTHER = st.sampled_from([START, STOP, META, TOOL_START, SERVER_START, block_stop(0), block_stop(1)])
+#: Where a made-up delta may get an odd value (a path into the payload).
+SPOTS = [
+    ("contentBlockIndex",),
+    ("delta",),
+    ("delta", "text"),
+    ("delta", "toolUse"),
+    ("delta", "toolUse", "input"),
+    ("delta", "reasoningContent"),
+    ("delta", "reasoningContent", "text"),
+    ("delta", "reasoningContent", "signature"),
+    ("p",),
+]
 
 
 @st.composite
 def events(draw: st.DrawFn) -> EventStreamMessage:
-    if draw(st.integers(0, 3)) == 0:
+    """A content delta as Bedrock sends it (or another event); one in three damaged."""
+    if not draw(st.integers(0, 3)):
         return draw(OTHER)
-    text = json.dumps(draw(BLOCK_DELTA), ensure_ascii=draw(st.booleans()))
-    how = draw(st.sampled_from(["plain"] * 6 + ["twice", "cut", "bytes"]))
-    data = text.encode("utf-8", "surrogatepass")
-    if how == "twice" and len(text) > 2:
-        data = b'{"contentBlockIndex": ' + json.dumps(draw(ODD)).encode() + b", " + data[1:]
+    kind = draw(st.sampled_from(["text"] * 3 + ["tool", "reasoning", "both"]))
+    delta: dict[str, Any]
+    if kind == "text":
+        delta = {"text": draw(TEXTS)}
+    elif kind == "tool":
+        delta = {"toolUse": {"input": draw(TEXTS)}}
+    elif kind == "both":
+        delta = {"text": draw(TEXTS), "toolUse": {"input": "x"}}
+    else:
+        members = {"text": draw(TEXTS), "signature": "c2ln", "redactedContent": "cmVk"}
+        delta = {"reasoningContent": draw(st.sampled_from([members, {"text": "a"}, {}]))}
+    index = 1 if kind == "tool" else draw(st.sampled_from([0, 1]))
+    payload: dict[str, Any] = {"contentBlockIndex": index, "delta": delta}
+    if draw(st.booleans()):
+        payload["p"] = "abcdef"
+    how = draw(st.sampled_from(["plain"] * 6 + ["odd", "twice", "cut", "bytes", "extra"]))
+    if how == "odd":
+        *parents, key = draw(st.sampled_from(SPOTS))
+        at: Any = payload
+        try:
+            for parent in parents:
+                at = at[parent]
+            at[key] = draw(ODD)
+        except (KeyError, TypeError):
+            pass  # that spot is not in this payload
+    data = json.dumps(payload, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+    if how == "twice":
+        key = draw(st.sampled_from(sorted(payload)))
+        data = b"{" + f"{json.dumps(key)}: {json.dumps(draw(ODD))}, ".encode() + data[1:]
     elif how == "cut":
         data = data[: draw(st.integers(0, len(data)))]
     elif how == "bytes":
         at = draw(st.integers(0, len(data)))
         data = data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80"])) + data[at:]
+    elif how == "extra":
+        data = b'{"x": 1, ' + data[1:]
     return event("contentBlockDelta", data)
 
 
@@ -352,11 +372,13 @@ ENDINGS = st.sampled_from([[], [STOP], [block_stop(0), block_stop(1), STOP, META
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(events(), min_size=1, max_size=6), ENDINGS)
+@given(st.sampled_from([[], [TOOL_START], [SERVER_START]]), st.lists(events(), max_size=8), ENDINGS)
 def test_made_up_events_agree(
-    made: list[EventStreamMessage], ending: list[EventStreamMessage]
+    opening: list[EventStreamMessage],
+    made: list[EventStreamMessage],
+    ending: list[EventStreamMessage],
 ) -> None:
-    assert_decoded_alike("bedrock", [START, *made, *ending])
+    assert_decoded_alike("bedrock", [START, text("a"), *opening, *made, *ending])
 
 
 # --------------------------------------------------------------------------- wrong types

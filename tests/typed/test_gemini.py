@@ -287,7 +287,7 @@ def test_cut_and_damaged_recordings_agree(
 # --------------------------------------------------------------------------- made-up chunks
 
 #: Values of every JSON kind, with the ones where msgspec and json could part ways.
-ODD = st.sampled_from(
+ODD: st.SearchStrategy[Any] = st.sampled_from(
     [
         None,
         True,
@@ -310,62 +310,86 @@ ODD = st.sampled_from(
         [{"text": "a"}],
     ]
 )
-TEXTS = st.one_of(st.text(max_size=5), st.sampled_from(["", "\ud800", "é", "\x00", "a\nb"]))
-
-
-def maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """A value from `strategy`, an odd value of any kind, or the field left out."""
-    return st.one_of(strategy, strategy, ODD, st.just(...))
-
-
-def obj(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({k: maybe(v) for k, v in fields.items()}).map(
-        lambda d: {k: v for k, v in d.items() if v is not ...}
-    )
-
-
-PART = st.one_of(
-    obj(text=TEXTS, thought=st.booleans()),
-    obj(text=TEXTS, thoughtSignature=st.just("c2ln")),
-    st.just({"inlineData": {"mimeType": "image/png", "data": ""}}),
+TEXTS = st.one_of(
+    st.sampled_from(["a", "bc", "", "\ud800", "é", "\x00", "a\nb"]), st.text(max_size=5)
 )
-CANDIDATE = obj(
-    content=obj(parts=st.lists(PART, max_size=3), role=st.just("model")),
-    index=st.sampled_from([0, 0, 0, 1]),
-    finishReason=st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY", "OTHER"]),
-)
-USAGE = obj(
-    promptTokenCount=st.integers(0, 9),
-    candidatesTokenCount=st.integers(0, 9),
-    totalTokenCount=st.integers(0, 9),
-    thoughtsTokenCount=st.integers(0, 9),
-)
-CHUNK = obj(
-    candidates=st.lists(CANDIDATE, max_size=2),
-    usageMetadata=USAGE,
-    modelVersion=st.sampled_from(["m", "n"]),
-    responseId=st.sampled_from(["r", "s"]),
-)
+#: Where a made-up chunk may get an odd value (a path into the chunk; ints index lists).
+SPOTS = [
+    ("candidates",),
+    ("candidates", 0),
+    ("candidates", 0, "index"),
+    ("candidates", 0, "content"),
+    ("candidates", 0, "content", "parts"),
+    ("candidates", 0, "content", "parts", 0),
+    ("candidates", 0, "content", "parts", 0, "text"),
+    ("candidates", 0, "content", "parts", 0, "thought"),
+    ("candidates", 0, "content", "role"),
+    ("candidates", 0, "finishReason"),
+    ("usageMetadata",),
+    ("usageMetadata", "promptTokenCount"),
+    ("modelVersion",),
+    ("responseId",),
+]
+
+
+@st.composite
+def part(draw: st.DrawFn) -> dict[str, Any]:
+    made: dict[str, Any] = {"text": draw(TEXTS)}
+    kind = draw(st.sampled_from(["text"] * 4 + ["thought", "not thought", "signature", "image"]))
+    if kind == "thought":
+        made["thought"] = True
+    elif kind == "not thought":
+        made["thought"] = False
+    elif kind == "signature":
+        made["thoughtSignature"] = "c2ln"
+    elif kind == "image":
+        made = {"inlineData": {"mimeType": "image/png", "data": ""}}
+    return made
 
 
 @st.composite
 def chunk_texts(draw: st.DrawFn) -> str:
-    """A chunk's JSON text; now and then with a key twice, or text that is no JSON."""
-    chunk = draw(CHUNK)
+    """A chunk as Gemini sends it; one in three damaged (an odd value, a key twice, cut, ...)."""
+    candidates = []
+    for index in range(draw(st.sampled_from([1, 1, 1, 1, 2, 0]))):
+        candidate: dict[str, Any] = {
+            "content": {"parts": draw(st.lists(part(), min_size=1, max_size=2)), "role": "model"}
+        }
+        if draw(st.booleans()):
+            candidate["index"] = index
+        if not draw(st.integers(0, 5)):
+            candidate["finishReason"] = draw(st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY"]))
+        candidates.append(candidate)
+    chunk: dict[str, Any] = {"candidates": candidates}
+    if draw(st.booleans()):
+        chunk["usageMetadata"] = {"promptTokenCount": 3, "totalTokenCount": draw(st.integers(3, 9))}
+    chunk["modelVersion"] = draw(st.sampled_from(["m", "n"]))
+    chunk["responseId"] = "r"
+    how = draw(st.sampled_from(["plain"] * 8 + ["odd", "twice", "nan", "cut", "extra"]))
+    if how == "odd":
+        *parents, key = draw(st.sampled_from(SPOTS))
+        at: Any = chunk
+        try:
+            for parent in parents:
+                at = at[parent]
+            at[key] = draw(ODD)
+        except (IndexError, KeyError, TypeError):
+            pass  # that spot is not in this chunk
     text = json.dumps(chunk, ensure_ascii=draw(st.booleans()))
-    how = draw(st.sampled_from(["plain"] * 6 + ["twice", "nan", "cut"]))
-    if how == "twice" and text.startswith("{") and len(chunk) > 0:
+    if how == "twice":
         key = draw(st.sampled_from(sorted(chunk)))
         text = "{" + f"{json.dumps(key)}: {json.dumps(draw(ODD))}, " + text[1:]
     elif how == "nan":
-        text = text.replace("0", "NaN", 1)
+        text = text.replace("3", "NaN", 1)
     elif how == "cut":
         text = text[: draw(st.integers(0, len(text)))]
+    elif how == "extra":
+        text = '{"x": 1, ' + text[1:]
     return text
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(chunk_texts(), min_size=1, max_size=5))
+@given(st.lists(chunk_texts(), min_size=1, max_size=8))
 def test_made_up_chunks_agree(chunks: list[str]) -> None:
     frames = [SSEFrame(chunk) for chunk in chunks]
     first = assert_decoded_alike("gemini", frames)
