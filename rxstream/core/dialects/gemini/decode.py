@@ -5,6 +5,7 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
+import json.decoder
 import math
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -77,7 +78,16 @@ _PART_KEYS = frozenset(
 #: A frame, or the data of a `"message"` frame handed over by the parser (see `_take_strings`).
 _Frame = SSEFrame | str
 
+#: A chunk `feed_all` did not try to read typed.
+_UNREAD = object()
+#: The keys of the usual chunk (`feed_all`), of its candidate.
+_IDS_AND_CANDIDATES = frozenset({"candidates", "modelVersion", "responseId", "createTime"})
+_CONTENT_AND_INDEX = frozenset({"content", "index"})
+
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+#: How `json.loads` reads a JSON string: (the text after the opening quote, its index) ->
+#: (the string, the index after its closing quote); `ValueError` for a broken one.
+scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 
@@ -114,6 +124,12 @@ class _Candidate:
         self.grounding: JSONObject | None = None  # the last non-empty groundingMetadata
         self.citations: list[JSONObject] = []  # citationMetadata sources, deduplicated
         self.safety: JSON = None  # the last safetyRatings
+
+
+#: A chunk but for its one part's text (see `GeminiDecoder._learn`): the JSON
+#: text before and after that string, the candidate's state and index, and
+#: whether the part is a thought.
+_Skeleton = tuple[str, str, _Candidate, int, bool]
 
 
 class GeminiDecoder(DialectDecoder):
@@ -165,68 +181,72 @@ class GeminiDecoder(DialectDecoder):
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
 
-        With the typed decoding, the usual chunk (one candidate going on with
-        text or thought parts, the same ids as before, usage or none, after
-        the first answer) is read inline; every other item takes `_one`, as
-        `feed` would.
+        Fused behind the SSE parser (bare strings), after the first answer,
+        the usual chunk (one candidate going on with one text or thought part,
+        the same ids as before, no usage) is read inline, in one of three ways:
+
+        - the chunk is the last such chunk but for its text (the same bytes
+          before and after one JSON string, see `_learn`): only that string
+          is read (`json.decoder.scanstring`, what `json.loads` reads strings
+          with);
+        - decoded into the typed `rxstream._typed.gemini` types;
+        - decoded to dicts (the standard library), each rule checked inline.
+
+        Every other item takes `_one`, as `feed` would.
         """
-        read = self._read
-        if read is None or not self._strings or self._state != "open" or self._done:
+        if not self._strings or self._state != "open" or self._done:
             super().feed_all(items, out)
             return
-        states = self._candidates
+        read, loads = self._read, self._loads
         text_delta, reasoning_delta, append = _text, _reasoning, out.append
         # What only `_one` changes, kept in locals in between.
         count = self._items
         answered = self._gave_answer
         ids = (self._id, self._model, self._created)
+        skeleton: _Skeleton | None = None
         try:
             for item in items:
                 count += 1
-                chunk = None
-                if type(item) is str:
-                    try:
-                        chunk = read(item)
-                    except ValueError:  # not a chunk the types know: `_general` reads it
-                        pass
+                chunk: Any = _UNREAD
+                if answered and type(item) is str:
+                    if skeleton is not None:
+                        prefix, suffix, state, choice, thought = skeleton
+                        if item.startswith(prefix) and item.endswith(suffix) and not state.finished:
+                            try:
+                                text, end = scanstring(item, len(prefix))
+                            except ValueError:
+                                end = -1
+                            if end == len(item) - len(suffix):
+                                state.pending = None
+                                if text:
+                                    if thought:
+                                        append(reasoning_delta(text, choice))
+                                    else:
+                                        state.texts.append(text)
+                                        append(text_delta(text, choice))
+                                continue
+                    if read is not None:
+                        try:
+                            chunk = read(item)
+                        except ValueError:  # not a chunk the types know: `_general` reads it
+                            chunk = None
+                        else:
+                            found = self._usual_typed(chunk, ids, out)
+                            if found is not None:
+                                skeleton = self._learn(item, *found) or skeleton
+                                continue
                     else:
-                        candidates = chunk.candidates
-                        if (
-                            answered
-                            and candidates is not None
-                            and len(candidates) == 1
-                            and chunk.response_id == ids[0]
-                            and chunk.model_version == ids[1]
-                            and chunk.create_time == ids[2]
-                        ):
-                            candidate = candidates[0]
-                            choice = candidate.index or 0
-                            state = states.get(choice)
-                            if (
-                                candidate.finish_reason is None
-                                and state is not None
-                                and not state.finished
-                            ):
-                                content = candidate.content
-                                if content is not None and content.parts:
-                                    state.pending = None
-                                    for part in content.parts:
-                                        text = part.text
-                                        if text:
-                                            if part.thought:
-                                                append(reasoning_delta(text, choice))
-                                            else:
-                                                state.texts.append(text)
-                                                append(text_delta(text, choice))
-                                counts = chunk.usage_metadata
-                                if counts is not None and (
-                                    "totalTokenCount" in counts
-                                    or "promptTokenCount" in counts
-                                    or "candidatesTokenCount" in counts
-                                ):
-                                    self._usage = counts
+                        try:
+                            data = loads(item)
+                        except (ValueError, TypeError, RecursionError):
+                            data = None
+                        if type(data) is dict:
+                            found = self._usual_dict(data, ids, out)
+                            if found is not None:
+                                skeleton = self._learn(item, *found) or skeleton
                                 continue
                 self._items = count
+                skeleton = None  # what it stood for may have changed
                 out += self._one(item, chunk)
                 if self._done:
                     return
@@ -235,16 +255,146 @@ class GeminiDecoder(DialectDecoder):
         finally:
             self._items = count
 
-    def _one(self, item: Any, chunk: Any) -> list[Delta]:
-        """`feed(item)` less the lifecycle checks (for `feed_all`; `chunk`: its typed read)."""
+    def _usual_typed(
+        self, chunk: Any, ids: tuple[JSON, JSON, JSON], out: list[Delta]
+    ) -> tuple[_Candidate, int, str, bool] | None:
+        """A typed chunk's deltas into `out` if it is the usual one; None (nothing done) if not.
+
+        Returns (the candidate's state, its index, the text of its one part
+        or "" when it has none or several, whether that is a thought).
+        """
+        candidates = chunk.candidates
+        if (
+            candidates is None
+            or len(candidates) != 1
+            or chunk.response_id != ids[0]
+            or chunk.model_version != ids[1]
+            or chunk.create_time != ids[2]
+        ):
+            return None
+        candidate = candidates[0]
+        choice = candidate.index or 0
+        state = self._candidates.get(choice)
+        if candidate.finish_reason is not None or state is None or state.finished:
+            return None
+        content = candidate.content
+        found: tuple[_Candidate, int, str, bool] = (state, choice, "", False)
+        if content is not None and content.parts:
+            state.pending = None
+            for part in content.parts:
+                text = part.text
+                if text:
+                    if part.thought:
+                        out.append(_reasoning(text, choice))
+                    else:
+                        state.texts.append(text)
+                        out.append(_text(text, choice))
+            if len(content.parts) == 1:
+                found = (state, choice, content.parts[0].text, content.parts[0].thought)
+        counts = chunk.usage_metadata
+        if counts is not None:
+            if (
+                "totalTokenCount" in counts
+                or "promptTokenCount" in counts
+                or "candidatesTokenCount" in counts
+            ):
+                self._usage = counts
+            return (state, choice, "", False)  # no skeleton: the counts are no constant
+        return found
+
+    def _usual_dict(
+        self, chunk: JSONObject, ids: tuple[JSON, JSON, JSON], out: list[Delta]
+    ) -> tuple[_Candidate, int, str, bool] | None:
+        """`_usual_typed` for a chunk decoded to dicts (`_general`'s and `_candidate`'s rules)."""
+        if (
+            not _IDS_AND_CANDIDATES.issuperset(chunk)
+            or chunk.get("responseId") != ids[0]
+            or chunk.get("modelVersion") != ids[1]
+            or chunk.get("createTime") != ids[2]
+        ):
+            return None
+        candidates = chunk.get("candidates")
+        if type(candidates) is not list or len(candidates) != 1:
+            return None
+        candidate = candidates[0]
+        if type(candidate) is not dict or not _CONTENT_AND_INDEX.issuperset(candidate):
+            return None
+        choice = candidate.get("index")
+        if choice is None:
+            choice = 0
+        elif type(choice) is not int:
+            return None
+        state = self._candidates.get(choice)
+        content = candidate.get("content")
+        if state is None or state.finished or type(content) is not dict:
+            return None
+        parts = content.get("parts")
+        if type(parts) is not list or len(parts) != 1:
+            return None
+        part = parts[0]
+        text = part.get("text") if type(part) is dict else None
+        if type(text) is not str:
+            return None
+        if len(part) == 1:
+            thought = False
+        elif len(part) == 2 and part.get("thought") is True:
+            thought = True
+        else:
+            return None
+        state.pending = None
+        if text:
+            if thought:
+                out.append(_reasoning(text, choice))
+            else:
+                state.texts.append(text)
+                out.append(_text(text, choice))
+        return (state, choice, text, thought)
+
+    def _learn(
+        self, item: str, state: _Candidate, choice: int, text: str, thought: bool
+    ) -> _Skeleton | None:
+        """The chunk `item` (just read: its one part holds `text`) as a skeleton, or None.
+
+        A skeleton is the text before and after the part's JSON string: a
+        later chunk made of the same two around another JSON string is the
+        same chunk with another text, so `feed_all` reads only that string.
+        Only for a chunk that says so beyond doubt: no escape outside the
+        string (so no key spelled in two ways, no key twice unseen), the key
+        `"text"` once, and the string there is the text read.
+        """
+        if not text or item.count('"text"') != 1:
+            return None
+        at = item.index('"text"') + 6
+        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
+        if item[at : at + 1] != ":":
+            return None
+        at += 1
+        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
+        if item[at : at + 1] != '"':
+            return None
         try:
-            typed = None if chunk is None else self._typed(chunk)
+            read, end = scanstring(item, at + 1)
+        except ValueError:
+            return None
+        prefix, suffix = item[: at + 1], item[end:]
+        if read != text or "\\" in prefix or "\\" in suffix:
+            return None
+        return (prefix, suffix, state, choice, thought)
+
+    def _one(self, item: Any, chunk: Any) -> list[Delta]:
+        """`feed(item)` less the lifecycle checks (for `feed_all`).
+
+        `chunk`: the typed read of `item`, None when it failed (or there is
+        none: the standard library), `_UNREAD` when it was not tried.
+        """
+        try:
+            typed = None if chunk is None or chunk is _UNREAD else self._typed(chunk)
             if typed is not None:
                 got = typed
-            elif type(item) is str:
+            elif type(item) is str and chunk is not _UNREAD:
                 got = self._general(item, "message", item)
             else:
-                got = self._decode(item)  # a frame, or what the decoder refuses
+                got = self._decode(item)  # a frame, what the decoder refuses, or not read yet
             if not self._gave_answer:
                 self._check_answer(got)
         except Exception as exc:
