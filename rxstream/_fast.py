@@ -468,7 +468,9 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     Imported on first use: the machines themselves import this module.
     """
     from .core.dialects import AutoDecoder
+    from .core.dialects.bedrock.decode import BedrockDecoder
     from .core.dialects.gemini.decode import GeminiDecoder
+    from .core.dialects.ollama.decode import OllamaDecoder
     from .core.dialects.openai_chat.chunks import ChatFrameDecoder
     from .core.dialects.openai_chat.deltas import DeltaDecoder
     from .core.message import MessageAccumulator
@@ -528,7 +530,17 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
             return None
         return Chained(decoder, below)
 
+    def deltas_through(decoder: Any, below: Chained) -> Chained | None:
+        # A decoder that gives deltas only, in front of the delta decoder that
+        # the operators over the accumulators put before their machine: that
+        # one would pass each delta through unchanged (and read no chunk).
+        upper, lower = below.parts
+        if type(upper) is not DeltaDecoder or not upper.pristine:
+            return None
+        return Chained(decoder, lower)
+
     takes_strings = (ChatFrameDecoder, AutoDecoder, GeminiDecoder)
+    gives_deltas = (GeminiDecoder, OllamaDecoder, BedrockDecoder)
     return (
         (SSEParser, takes_strings, strings),
         (ChatFrameDecoder, DeltaDecoder, deltas),
@@ -536,4 +548,5 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
         (ChatFrameDecoder, Chained, adapter),
         (ChatFrameDecoder, TokenCounter, counted),
         (DeltaDecoder, TokenCounter, count),
+        (gives_deltas, Chained, deltas_through),
     )

@@ -209,7 +209,10 @@ class EventStreamParser:
             buf += chunk
             if len(buf) < (self._need or 12):
                 return  # still inside the same message: nothing to look at again
-            data: bytes | bytearray = buf
+            # Read from `bytes`: slices of it are the cheapest copies (a CRC's
+            # input, a header block to look up, a payload), and every byte is
+            # copied here once, when the message it belongs to is complete.
+            data = bytes(buf)
         else:
             data = chunk if isinstance(chunk, bytes) else bytes(chunk)
         try:
@@ -217,10 +220,10 @@ class EventStreamParser:
         except MalformedChunkError:
             self._state = "failed"
             raise
-        if data is buf:
+        if buf:
             del buf[:pos]
         elif pos < len(data):
-            self._buf = bytearray(data[pos:])
+            buf += memoryview(data)[pos:]
         self._offset += pos
 
     def close(self) -> list[EventStreamMessage]:
@@ -251,46 +254,44 @@ class EventStreamParser:
         if self._state != "open":
             raise RuntimeError(f"this EventStreamParser is {self._state}; it takes no more input")
 
-    def _messages(self, data: bytes | bytearray, out: list[EventStreamMessage]) -> int:
+    def _messages(self, data: bytes, out: list[EventStreamMessage]) -> int:
         """Decode the whole messages at the start of `data`; return where the rest begins."""
-        with memoryview(data) as view:
-            return self._messages_in(data, view, out)
-
-    def _messages_in(
-        self, data: bytes | bytearray, view: memoryview, out: list[EventStreamMessage]
-    ) -> int:
         pos, end = 0, len(data)
         crc32 = zlib.crc32
+        prelude, checksum, message = _PRELUDE.unpack_from, _U32.unpack_from, _message
+        append = out.append
         limit = min(self._limit, 2**32)
         known = self._known
+        need = self._need  # the first message's prelude may be checked already
         while end - pos >= 12:
-            total, headers_length, prelude_crc = _PRELUDE.unpack_from(data, pos)
-            if not self._need:
-                if (
-                    crc32(view[pos : pos + 8]) != prelude_crc
-                    or not MIN_LENGTH <= total <= limit
-                    or headers_length > min(total - MIN_LENGTH, MAX_HEADERS_LENGTH)
-                ):
-                    raise self._bad_prelude(data, view, pos, total, headers_length, prelude_crc)
-                self._need = total
+            total, headers_length, prelude_crc = prelude(data, pos)
+            if not need and (
+                crc32(data[pos : pos + 8]) != prelude_crc
+                or not MIN_LENGTH <= total <= limit
+                or headers_length > total - MIN_LENGTH
+                or headers_length > MAX_HEADERS_LENGTH
+            ):
+                raise self._bad_prelude(data, pos, total, headers_length, prelude_crc)
             if end - pos < total:
-                break
+                self._need = total
+                return pos
+            need = 0
             stop = pos + total - 4
-            (message_crc,) = _U32.unpack_from(data, stop)
+            (message_crc,) = checksum(data, stop)
             # The message CRC runs over the prelude too: carry on from the prelude's.
-            if crc32(view[pos + 8 : stop], prelude_crc) != message_crc:
+            if crc32(data[pos + 8 : stop], prelude_crc) != message_crc:
                 raise self._broken(
                     data,
                     pos,
                     f"message CRC32 {message_crc:#010x} does not match the message "
-                    f"({crc32(view[pos:stop]):#010x})",
+                    f"({crc32(data[pos:stop]):#010x})",
                 )
             start = pos + 12
             body = start + headers_length
             # A stream repeats a few header blocks byte for byte (one per event
             # type): each is parsed once, and every message gets its own copy.
             if headers_length <= _KNOWN_SIZE:
-                raw = bytes(data[start:body])
+                raw = data[start:body]
                 headers = known.get(raw)
                 if headers is None:
                     headers = self._headers(data, pos, start, body)
@@ -298,22 +299,21 @@ class EventStreamParser:
                         known[raw] = headers
             else:
                 headers = self._headers(data, pos, start, body)
-            out.append(_message(headers.copy(), bytes(data[body:stop])))
-            self._need = 0
+            append(message(headers.copy(), data[body:stop]))
             pos += total
+        self._need = 0
         return pos
 
     def _bad_prelude(
         self,
-        data: bytes | bytearray,
-        view: memoryview,
+        data: bytes,
         pos: int,
         total: int,
         headers_length: int,
         crc: int,
     ) -> MalformedChunkError:
         """What is wrong with a prelude that failed the checks."""
-        actual = zlib.crc32(view[pos : pos + 8])
+        actual = zlib.crc32(data[pos : pos + 8])
         if actual != crc:
             why = f"prelude CRC32 {crc:#010x} does not match the prelude ({actual:#010x})"
         elif total < MIN_LENGTH:

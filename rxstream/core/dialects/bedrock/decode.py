@@ -5,11 +5,11 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import ProviderError, excerpt
 from ....models import (
     JSON,
@@ -62,6 +62,9 @@ _REASONING_KNOWN = frozenset({"text", "signature", "redactedContent"})
 _LOCATIONS = ("web", "documentChar", "documentPage", "documentChunk", "searchResultLocation")
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+
+#: No text (a delta of another kind), where the typed decoding is not there to say so.
+_UNSET = object()
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 
@@ -118,6 +121,80 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
             "messageStop": self._message_stop,
             "metadata": self._metadata,
         }
+        # The typed decoding of the `fast` extra (rxstream._typed.bedrock), or None.
+        module = typed("bedrock")
+        self._read: Callable[[bytes], Any] | None = None
+        self._unset: object = _UNSET
+        if module is not None:
+            self._read, self._unset = module.block_delta, module.UNSET
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+
+        The usual event (a text `contentBlockDelta`, after the first answer
+        and before `messageStop`) is read inline, typed or as a dict; every
+        other item takes `_one`, as `feed` would.
+        """
+        if self._state != "open" or self._done:
+            super().feed_all(items, out)  # which refuses them, as the lifecycle says
+            return
+        read, loads, unset = self._read, self._loads, self._unset
+        text_delta, append = _text, out.append
+        # What only `_one` changes, kept in locals in between.
+        count = self._items
+        hot = self._gave_answer and not self._stopped
+        try:
+            for item in items:
+                count += 1
+                if hot and type(item) is EventStreamMessage:
+                    headers = item.headers
+                    if (
+                        headers.get(":event-type") == "contentBlockDelta"
+                        and headers.get(":message-type", "event") == "event"
+                    ):
+                        if read is not None:
+                            try:
+                                text = read(item.payload).delta.text
+                            except ValueError:  # not an event the types know: `_one` reads it
+                                text = unset
+                        else:
+                            # `_object` and `_block_delta`'s rules for a text delta, inline.
+                            try:
+                                data = loads(item.payload.decode("utf-8", "replace"))
+                            except (ValueError, TypeError, RecursionError):
+                                data = None
+                            text = unset
+                            if type(data) is dict:
+                                index, delta = data.get("contentBlockIndex"), data.get("delta")
+                                if type(index) is int and type(delta) is dict:
+                                    text = delta.get("text", unset)
+                                    if type(text) is not str:
+                                        text = unset
+                        if text is not unset:
+                            append(text_delta(text, 0))
+                            continue
+                self._items = count
+                out += self._one(item)
+                if self._done:
+                    return
+                hot = self._gave_answer and not self._stopped
+        finally:
+            self._items = count
+
+    def _one(self, item: Any) -> list[Delta]:
+        """`feed(item)` less the lifecycle checks (for `feed_all`)."""
+        try:
+            got = self._decode(item)
+            if not self._gave_answer:
+                self._check_answer(got)
+        except Exception as exc:
+            error = self._failure(exc, item)
+            if error is None:
+                return []
+            if error is exc:
+                raise
+            raise error from error.__cause__
+        return got
 
     def _decode(self, item: Any) -> list[Delta]:
         if type(item) is not EventStreamMessage and not isinstance(item, EventStreamMessage):
@@ -133,6 +210,10 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         handler = self._events.get(name) if type(name) is str else None
         if handler is None:
             return self._unknown(name, item)
+        if name == "contentBlockDelta" and self._read is not None:
+            got = self._typed_delta(item.payload)
+            if got is not None:
+                return got
         data = self._object(item.payload, item)
         if data is None:
             return []
@@ -216,6 +297,55 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
             block.content += result
             return []
         return [Metadata({"events": [{"event": "contentBlockDelta", "data": _unpadded(data)}]})]
+
+    def _typed_delta(self, payload: bytes) -> list[Delta] | None:
+        """`_block_delta` for a payload the typed decoding reads; None: not here.
+
+        None (before anything changed) where the general path has more to
+        say: a payload the types do not know, a delta after `messageStop`,
+        one for a block that is not of its kind.
+        """
+        assert self._read is not None
+        try:
+            data = self._read(payload)
+        except ValueError:  # msgspec's DecodeError: not a delta its types know
+            return None
+        if self._stopped:
+            return None
+        index, delta = data.content_block_index, data.delta
+        if delta.text is not self._unset:
+            self._answered = True
+            return [_text(delta.text, 0)]
+        use = delta.tool_use
+        if use is not None:
+            block = self._blocks.get(index)
+            if block is None or block.kind not in ("tool", "server_tool"):
+                return None
+            self._answered = True
+            fragment = use.input
+            if fragment:
+                block.parts.append(fragment)
+                if block.kind == "tool":
+                    return [ToolCallDelta(block.index, fragment)]
+            return []
+        reasoning = delta.reasoning_content
+        if reasoning is None:
+            return None
+        block = self._blocks.get(index)
+        if block is not None and block.kind != "reasoning":
+            return None
+        self._answered = True
+        if block is None:
+            block = self._blocks[index] = _Block("reasoning")
+        out: list[Delta] = []
+        if reasoning.text is not None:
+            block.parts.append(reasoning.text)
+            out.append(_reasoning(reasoning.text, 0))
+        if reasoning.signature is not None:
+            block.signature.append(reasoning.signature)
+        if reasoning.redacted_content is not None:
+            block.redacted.append(reasoning.redacted_content)
+        return out
 
     def _tool_input(self, index: int, use: JSON, item: EventStreamMessage) -> list[Delta]:
         if type(use) is not dict:

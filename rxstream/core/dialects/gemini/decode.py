@@ -5,11 +5,12 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
+import json.decoder
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....models import (
     JSON,
     Delta,
@@ -77,7 +78,16 @@ _PART_KEYS = frozenset(
 #: A frame, or the data of a `"message"` frame handed over by the parser (see `_take_strings`).
 _Frame = SSEFrame | str
 
+#: A chunk `feed_all` did not try to read typed.
+_UNREAD = object()
+#: The keys of the usual chunk (`feed_all`), of its candidate.
+_IDS_AND_CANDIDATES = frozenset({"candidates", "modelVersion", "responseId", "createTime"})
+_CONTENT_AND_INDEX = frozenset({"content", "index"})
+
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+#: How `json.loads` reads a JSON string: (the text after the opening quote, its index) ->
+#: (the string, the index after its closing quote); `ValueError` for a broken one.
+scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 
@@ -116,6 +126,12 @@ class _Candidate:
         self.safety: JSON = None  # the last safetyRatings
 
 
+#: A chunk but for its one part's text (see `GeminiDecoder._learn`): the JSON
+#: text before and after that string, the candidate's state and index, and
+#: whether the part is a thought.
+_Skeleton = tuple[str, str, _Candidate, int, bool]
+
+
 class GeminiDecoder(DialectDecoder):
     """Decode a Gemini / Vertex `streamGenerateContent?alt=sse` stream (see the module docstring).
 
@@ -146,6 +162,9 @@ class GeminiDecoder(DialectDecoder):
         self._last_path = ""
         self._last_segments: list[str | int] = []
         self._strings = False  # take a str as a "message" frame's data (see _take_strings)
+        # The typed decoding of the `fast` extra (rxstream._typed.gemini), or None.
+        module = typed("gemini")
+        self._read: Callable[[str], Any] | None = None if module is None else module.decode
 
     def _take_strings(self) -> bool:
         """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
@@ -159,6 +178,234 @@ class GeminiDecoder(DialectDecoder):
         self._strings = True
         return True
 
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+
+        Fused behind the SSE parser (bare strings), after the first answer,
+        the usual chunk (one candidate going on with one text or thought part,
+        the same ids as before, no usage) is read inline, in one of three ways:
+
+        - the chunk is the last such chunk but for its text (the same bytes
+          before and after one JSON string, see `_learn`): only that string
+          is read (`json.decoder.scanstring`, what `json.loads` reads strings
+          with);
+        - decoded into the typed `rxstream._typed.gemini` types;
+        - decoded to dicts (the standard library), each rule checked inline.
+
+        Every other item takes `_one`, as `feed` would.
+        """
+        if not self._strings or self._state != "open" or self._done:
+            super().feed_all(items, out)
+            return
+        read, loads = self._read, self._loads
+        text_delta, reasoning_delta, append = _text, _reasoning, out.append
+        # What only `_one` changes, kept in locals in between.
+        count = self._items
+        answered = self._gave_answer
+        ids = (self._id, self._model, self._created)
+        skeleton: _Skeleton | None = None
+        try:
+            for item in items:
+                count += 1
+                chunk: Any = _UNREAD
+                if answered and type(item) is str:
+                    if skeleton is not None:
+                        prefix, suffix, state, choice, thought = skeleton
+                        if item.startswith(prefix) and item.endswith(suffix) and not state.finished:
+                            try:
+                                text, end = scanstring(item, len(prefix))
+                            except ValueError:
+                                end = -1
+                            if end == len(item) - len(suffix):
+                                state.pending = None
+                                if text:
+                                    if thought:
+                                        append(reasoning_delta(text, choice))
+                                    else:
+                                        state.texts.append(text)
+                                        append(text_delta(text, choice))
+                                continue
+                    if read is not None:
+                        try:
+                            chunk = read(item)
+                        except ValueError:  # not a chunk the types know: `_general` reads it
+                            chunk = None
+                        else:
+                            found = self._usual_typed(chunk, ids, out)
+                            if found is not None:
+                                skeleton = self._learn(item, *found) or skeleton
+                                continue
+                    else:
+                        try:
+                            data = loads(item)
+                        except (ValueError, TypeError, RecursionError):
+                            data = None
+                        if type(data) is dict:
+                            found = self._usual_dict(data, ids, out)
+                            if found is not None:
+                                skeleton = self._learn(item, *found) or skeleton
+                                continue
+                self._items = count
+                skeleton = None  # what it stood for may have changed
+                out += self._one(item, chunk)
+                if self._done:
+                    return
+                answered = self._gave_answer
+                ids = (self._id, self._model, self._created)
+        finally:
+            self._items = count
+
+    def _usual_typed(
+        self, chunk: Any, ids: tuple[JSON, JSON, JSON], out: list[Delta]
+    ) -> tuple[_Candidate, int, str, bool] | None:
+        """A typed chunk's deltas into `out` if it is the usual one; None (nothing done) if not.
+
+        Returns (the candidate's state, its index, the text of its one part
+        or "" when it has none or several, whether that is a thought).
+        """
+        candidates = chunk.candidates
+        if (
+            candidates is None
+            or len(candidates) != 1
+            or chunk.response_id != ids[0]
+            or chunk.model_version != ids[1]
+            or chunk.create_time != ids[2]
+        ):
+            return None
+        candidate = candidates[0]
+        choice = candidate.index or 0
+        state = self._candidates.get(choice)
+        if candidate.finish_reason is not None or state is None or state.finished:
+            return None
+        content = candidate.content
+        found: tuple[_Candidate, int, str, bool] = (state, choice, "", False)
+        if content is not None and content.parts:
+            state.pending = None
+            for part in content.parts:
+                text = part.text
+                if text:
+                    if part.thought:
+                        out.append(_reasoning(text, choice))
+                    else:
+                        state.texts.append(text)
+                        out.append(_text(text, choice))
+            if len(content.parts) == 1:
+                found = (state, choice, content.parts[0].text, content.parts[0].thought)
+        counts = chunk.usage_metadata
+        if counts is not None:
+            if (
+                "totalTokenCount" in counts
+                or "promptTokenCount" in counts
+                or "candidatesTokenCount" in counts
+            ):
+                self._usage = counts
+            return (state, choice, "", False)  # no skeleton: the counts are no constant
+        return found
+
+    def _usual_dict(
+        self, chunk: JSONObject, ids: tuple[JSON, JSON, JSON], out: list[Delta]
+    ) -> tuple[_Candidate, int, str, bool] | None:
+        """`_usual_typed` for a chunk decoded to dicts (`_general`'s and `_candidate`'s rules)."""
+        if (
+            not _IDS_AND_CANDIDATES.issuperset(chunk)
+            or chunk.get("responseId") != ids[0]
+            or chunk.get("modelVersion") != ids[1]
+            or chunk.get("createTime") != ids[2]
+        ):
+            return None
+        candidates = chunk.get("candidates")
+        if type(candidates) is not list or len(candidates) != 1:
+            return None
+        candidate = candidates[0]
+        if type(candidate) is not dict or not _CONTENT_AND_INDEX.issuperset(candidate):
+            return None
+        choice = candidate.get("index")
+        if choice is None:
+            choice = 0
+        elif type(choice) is not int:
+            return None
+        state = self._candidates.get(choice)
+        content = candidate.get("content")
+        if state is None or state.finished or type(content) is not dict:
+            return None
+        parts = content.get("parts")
+        if type(parts) is not list or len(parts) != 1:
+            return None
+        part = parts[0]
+        text = part.get("text") if type(part) is dict else None
+        if type(text) is not str:
+            return None
+        if len(part) == 1:
+            thought = False
+        elif len(part) == 2 and part.get("thought") is True:
+            thought = True
+        else:
+            return None
+        state.pending = None
+        if text:
+            if thought:
+                out.append(_reasoning(text, choice))
+            else:
+                state.texts.append(text)
+                out.append(_text(text, choice))
+        return (state, choice, text, thought)
+
+    def _learn(
+        self, item: str, state: _Candidate, choice: int, text: str, thought: bool
+    ) -> _Skeleton | None:
+        """The chunk `item` (just read: its one part holds `text`) as a skeleton, or None.
+
+        A skeleton is the text before and after the part's JSON string: a
+        later chunk made of the same two around another JSON string is the
+        same chunk with another text, so `feed_all` reads only that string.
+        Only for a chunk that says so beyond doubt: no escape outside the
+        string (so no key spelled in two ways, no key twice unseen), the key
+        `"text"` once, and the string there is the text read.
+        """
+        if not text or item.count('"text"') != 1:
+            return None
+        at = item.index('"text"') + 6
+        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
+        if item[at : at + 1] != ":":
+            return None
+        at += 1
+        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
+        if item[at : at + 1] != '"':
+            return None
+        try:
+            read, end = scanstring(item, at + 1)
+        except ValueError:
+            return None
+        prefix, suffix = item[: at + 1], item[end:]
+        if read != text or "\\" in prefix or "\\" in suffix:
+            return None
+        return (prefix, suffix, state, choice, thought)
+
+    def _one(self, item: Any, chunk: Any) -> list[Delta]:
+        """`feed(item)` less the lifecycle checks (for `feed_all`).
+
+        `chunk`: the typed read of `item`, None when it failed (or there is
+        none: the standard library), `_UNREAD` when it was not tried.
+        """
+        try:
+            typed = None if chunk is None or chunk is _UNREAD else self._typed(chunk)
+            if typed is not None:
+                got = typed
+            elif type(item) is str and chunk is not _UNREAD:
+                got = self._general(item, "message", item)
+            else:
+                got = self._decode(item)  # a frame, what the decoder refuses, or not read yet
+            if not self._gave_answer:
+                self._check_answer(got)
+        except Exception as exc:
+            error = self._failure(exc, item)
+            if error is None:
+                return []
+            if error is exc:
+                raise
+            raise error from error.__cause__
+        return got
+
     def _decode(self, frame: _Frame) -> list[Delta]:
         if type(frame) is SSEFrame:
             data, event = frame.data, frame.event
@@ -166,6 +413,20 @@ class GeminiDecoder(DialectDecoder):
             data, event = frame, "message"  # from the parser fused with this decoder
         else:
             raise TypeError(f"the gemini decoder takes SSEFrame items, got {type(frame).__name__}")
+        read = self._read
+        if read is not None and type(data) is str:
+            try:
+                typed_chunk = read(data)
+            except ValueError:  # msgspec's DecodeError: not a chunk its types know
+                pass
+            else:
+                got = self._typed(typed_chunk)
+                if got is not None:
+                    return got
+        return self._general(data, event, frame)
+
+    def _general(self, data: str, event: str, frame: _Frame) -> list[Delta]:
+        """The deltas of one frame's data, decoded to dicts (every chunk, every rule)."""
         try:
             chunk = self._loads(data)
         except (ValueError, TypeError, RecursionError):
@@ -210,6 +471,89 @@ class GeminiDecoder(DialectDecoder):
             if self._usage is not None:
                 out.append(usage_of(self._usage))
         return out
+
+    def _typed(self, chunk: Any) -> list[Delta] | None:
+        """The deltas of a chunk decoded into `rxstream._typed.gemini` types; None: not here.
+
+        The rules are `_decode`'s, for the chunks the types know: candidates
+        of text and thought parts, a `finishReason`, usage and ids. None
+        (before anything changed) where the general path has more to say:
+        no candidates, a candidate that would break a rule (content or a
+        second finishReason after its finish), a finish held for a code run,
+        one index twice in a chunk.
+        """
+        candidates = chunk.candidates
+        if candidates is None:
+            return None
+        states = self._candidates
+        if len(candidates) > 1 and len({c.index or 0 for c in candidates}) < len(candidates):
+            return None
+        for candidate in candidates:
+            state = states.get(candidate.index or 0)
+            if state is not None and (state.finished or state.code_open):
+                content = candidate.content
+                if candidate.finish_reason is not None or (
+                    state.finished and content is not None and content.parts
+                ):
+                    return None
+        out: list[Delta] = []
+        for n, candidate in enumerate(candidates):
+            choice = candidate.index or 0
+            state = states.get(choice)
+            if state is None:
+                state = states[choice] = _Candidate()
+                self._unfinished += 1
+            self._answered = True
+            content = candidate.content
+            if content is not None and content.parts:
+                state.pending = None
+                for part in content.parts:
+                    text = part.text
+                    if text:
+                        if part.thought:
+                            out.append(_reasoning(text, choice))
+                        else:
+                            state.texts.append(text)
+                            out.append(_text(text, choice))
+            reason = candidate.finish_reason
+            if reason is not None:
+                self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
+        counts = chunk.usage_metadata
+        if counts is not None and (
+            "totalTokenCount" in counts
+            or "promptTokenCount" in counts
+            or "candidatesTokenCount" in counts
+        ):
+            self._usage = counts
+        rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
+        if rid != self._id or model != self._model or created != self._created:
+            data: JSONObject = {}
+            if rid is not None and rid != self._id:
+                data["id"] = self._id = rid
+            if model is not None and model != self._model:
+                data["model"] = self._model = model
+            if created is not None and created != self._created:
+                data["createTime"] = self._created = created
+            if data:
+                out.append(Metadata(data))
+        if self._unfinished == 0 and states:
+            self._done = True
+            if self._usage is not None:
+                out.append(usage_of(self._usage))
+        return out
+
+    def _finish_typed(
+        self, state: _Candidate, choice: int, where: str, reason: str, out: list[Delta]
+    ) -> None:
+        """`_finish_candidate` for a typed candidate (which has no finishMessage)."""
+        self._close_call(state, choice, out)
+        if state.grounding is not None or state.citations:
+            out += _citations(state, choice, where)
+        if state.safety is not None:
+            out.append(Metadata({"safetyRatings": state.safety}, choice))
+        out.append(Finish(finish_reason(reason, state.calls > 0), choice, reason))
+        state.finished = True
+        self._unfinished -= 1
 
     def _not_object(self, data: str, event: str, frame: _Frame) -> JSONObject | None:
         """The chunk in `data` when the first decode gave none; None when there is none to read.

@@ -6,10 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....models import (
     JSON,
     Delta,
@@ -60,6 +60,9 @@ _KNOWN = frozenset(
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
+#: No content sent, where the typed decoding is not there to say so.
+_UNSET = object()
+
 
 class OllamaDecoder(DialectDecoder):
     """Decode Ollama `/api/chat` NDJSON lines into deltas (see the module docstring).
@@ -85,6 +88,91 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls = 0  # tool calls so far
+        # The typed decoding of the `fast` extra (rxstream._typed.ollama), or None.
+        module = typed("ollama")
+        self._read: Callable[[str], Any] | None = None
+        self._unset: object = _UNSET
+        if module is not None:
+            self._read, self._unset = module.decode, module.UNSET
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+
+        The usual line (a message of content and thinking, `done: false`,
+        after the first answer) is read inline, typed or as a dict; every
+        other item takes `_one`, as `feed` would.
+        """
+        if self._state != "open" or self._done:
+            super().feed_all(items, out)  # which refuses them, as the lifecycle says
+            return
+        read, loads, unset = self._read, self._loads, self._unset
+        text_delta, reasoning_delta, append = _text, _reasoning, out.append
+        # What only `_one` changes, kept in locals in between.
+        count = self._items
+        hot = self._gave_answer
+        try:
+            for item in items:
+                count += 1
+                if hot and type(item) is str:
+                    if read is not None:
+                        try:
+                            line = read(item)
+                        except ValueError:  # not a line the types know: `_one` reads it
+                            pass
+                        else:
+                            if not line.done:
+                                message = line.message
+                                if message.thinking:
+                                    append(reasoning_delta(message.thinking, 0))
+                                content = message.content
+                                if content and content is not unset:
+                                    append(text_delta(content, 0))
+                                continue
+                    else:
+                        # `_decode`'s rules for a line of plain content, inline.
+                        try:
+                            data = loads(item)
+                        except (ValueError, TypeError, RecursionError):
+                            data = None
+                        if type(data) is dict and data.get("done") is False:
+                            message = data.get("message")
+                            if (
+                                type(message) is dict
+                                and "logprobs" not in data
+                                and (len(data) <= 4 or _KNOWN.issuperset(data))
+                                and "thinking" not in message
+                                and "tool_calls" not in message
+                                and "images" not in message
+                            ):
+                                content = message.get("content", unset)
+                                if type(content) is str:
+                                    if content:
+                                        append(text_delta(content, 0))
+                                    continue
+                                if content is unset:
+                                    continue
+                self._items = count
+                out += self._one(item)
+                if self._done:
+                    return
+                hot = self._gave_answer
+        finally:
+            self._items = count
+
+    def _one(self, item: Any) -> list[Delta]:
+        """`feed(item)` less the lifecycle checks (for `feed_all`)."""
+        try:
+            got = self._decode(item)
+            if not self._gave_answer:
+                self._check_answer(got)
+        except Exception as exc:
+            error = self._failure(exc, item)
+            if error is None:
+                return []
+            if error is exc:
+                raise
+            raise error from error.__cause__
+        return got
 
     def _decode(self, item: Any) -> list[Delta]:
         if type(item) is not str:
@@ -96,6 +184,15 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             item = str(item)
         if not item or item.isspace():
             return []
+        read = self._read
+        if read is not None and type(item) is str:
+            try:
+                line = read(item)
+            except ValueError:  # msgspec's DecodeError: not a line its types know
+                pass
+            else:
+                if not line.done:
+                    return self._typed(line)
         data = self._object(item, item)
         if data is None:
             return []
@@ -137,6 +234,17 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             self._done = True
             return self._final(data, out)
         raise ShapeError("done", "a boolean", done)
+
+    def _typed(self, line: Any) -> list[Delta]:
+        """The deltas of a line (not the last) decoded into `rxstream._typed.ollama` types."""
+        self._answered = True
+        message = line.message
+        out: list[Delta] = []
+        if message.thinking:
+            out.append(_reasoning(message.thinking, 0))
+        if message.content and message.content is not self._unset:
+            out.append(_text(message.content, 0))
+        return out
 
     def _extras(self, message: JSONObject, out: list[Delta]) -> None:
         calls = opt_list(message, "tool_calls", "message")
