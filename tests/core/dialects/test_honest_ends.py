@@ -193,6 +193,23 @@ def test_a_cut_in_a_field_line_before_the_data_is_truncated(fused: bool) -> None
     assert isinstance(error, rs.TruncatedStreamError)  # nothing arrived: EmptyStreamError
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("tail", [b"data", b'data: {"error":{"mess'])
+def test_a_cut_error_event_is_a_truncated_stream_not_a_provider_error(
+    fused: bool, tail: bytes
+) -> None:
+    # Groq sends `event: error` then its data: cut inside the data line, what
+    # the provider meant to say is unknown, so the stream was cut short.
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\nevent: error\n' + tail
+    for name in ("openai-chat", "auto"):
+        _, error = decoded(body, name, fused=fused)
+        assert type(error) is rs.TruncatedStreamError, error
+        assert isinstance(error.__cause__, rs.ProviderError)
+    whole = body[: -len(tail)] + b'data: {"error":{"message":"slow down"}}'  # no blank line after
+    _, error = decoded(whole, "openai-chat", fused=fused)
+    assert isinstance(error, rs.ProviderError) and error.message == "slow down"
+
+
 def test_the_message_quotes_the_end_of_the_cut_bounded() -> None:
     body = b'data: {"choices":[{"delta":{"content":"' + b"x" * 5000 + b"Hel"
     _, error = decoded(body, "openai-chat")

@@ -180,6 +180,10 @@ class ChatFrameDecoder(MachineBase):
                     data = frame.data  # type: ignore[union-attr]
                     event = frame.event  # type: ignore[union-attr]
                     if event == "error":
+                        # A last error event whose data the cut broke is a cut stream.
+                        cut = truncation(frame, self.dialect)
+                        if cut is not None:
+                            raise cut from event_error(data, event)
                         raise event_error(data, event)
                 try:
                     value = loads(data)
