@@ -207,7 +207,8 @@ def test_a_cut_error_event_is_a_truncated_stream_not_a_provider_error(
         assert isinstance(error.__cause__, rs.ProviderError)
     whole = body[: -len(tail)] + b'data: {"error":{"message":"slow down"}}'  # no blank line after
     _, error = decoded(whole, "openai-chat", fused=fused)
-    assert isinstance(error, rs.ProviderError) and error.message == "slow down"
+    assert isinstance(error, rs.ProviderError)
+    assert error.message == "slow down"
 
 
 def test_the_message_quotes_the_end_of_the_cut_bounded() -> None:
