@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, loaders
+from ...._fast import constructor, loaders, typed
 from ....errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -99,6 +99,7 @@ class ChatFrameDecoder(MachineBase):
         "_skip",
         "_skipped",
         "_strings",
+        "_typed",
     )
     operator = "rs.decode_chunks()"
     #: The dialect `MalformedChunkError` names (None: a plain "malformed chunk").
@@ -130,6 +131,8 @@ class ChatFrameDecoder(MachineBase):
         self._answered = False
         first, standard = loaders()
         self._loads = first or standard
+        # The typed decoding of the usual chunks (the `fast` extra), or None.
+        self._typed = typed("openai_chat")
 
     @property
     def done(self) -> bool:
@@ -166,6 +169,11 @@ class ChatFrameDecoder(MachineBase):
         count = self._count
         answered = self._answered
         gives_answer = _shared.gives_answer
+        # The typed reading (msgspec Structs) of the chunks it describes, when
+        # deltas are given; any other chunk takes the general path below.
+        feed_typed = None
+        if deltas and self._typed is not None:
+            feed_typed = self._typed.ChunkFeeder(self._reader).feed
         mark = len(out)
         data = ""
         frame: object = None
@@ -181,6 +189,15 @@ class ChatFrameDecoder(MachineBase):
                     event = frame.event  # type: ignore[union-attr]
                     if event == "error":
                         raise event_error(data, event)
+                if feed_typed is not None:
+                    mark = len(out)
+                    if feed_typed(data, out):
+                        if not answered:
+                            answered = gives_answer(out[mark:])
+                        if not count:
+                            self._first = data
+                        count += 1
+                        continue
                 try:
                     value = loads(data)
                 except (ValueError, TypeError):
