@@ -122,8 +122,8 @@ def assert_same(pieces: list[bytes], pipeline: Pipeline) -> tuple[Any, ...]:
     return typed
 
 
-def _decoded(dialect: str, items: list[Any], *, at_once: bool) -> tuple[Any, ...]:
-    decoder = dialects.decoder(dialect)
+def _decoded(dialect: str, items: list[Any], *, at_once: bool, skip: bool) -> tuple[Any, ...]:
+    decoder = dialects.decoder(dialect, on_malformed="skip" if skip else "raise")
     out: list[Any] = []
     try:
         if at_once:
@@ -139,11 +139,16 @@ def _decoded(dialect: str, items: list[Any], *, at_once: bool) -> tuple[Any, ...
     return out, repr(out), None, decoder.done
 
 
-def assert_same_decoding(dialect: str, items: list[Any], *, at_once: bool) -> tuple[Any, ...]:
-    """The dialect's decoder fed `items` both ways: the same deltas, error and `done`."""
-    typed = _decoded(dialect, items, at_once=at_once)
+def assert_same_decoding(
+    dialect: str, items: list[Any], *, at_once: bool, skip: bool = False
+) -> tuple[Any, ...]:
+    """The dialect's decoder fed `items` both ways: the same deltas, error and `done`.
+
+    `skip`: with `on_malformed="skip"`.
+    """
+    typed = _decoded(dialect, items, at_once=at_once, skip=skip)
     with standard_library():
-        plain = _decoded(dialect, items, at_once=at_once)
+        plain = _decoded(dialect, items, at_once=at_once, skip=skip)
     assert typed == plain, items
     return typed
 

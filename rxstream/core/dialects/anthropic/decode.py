@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -131,6 +131,8 @@ class AnthropicDecoder(DialectDecoder):
         self._message_id: str | None = None  # its message id
         self._start_reason: str | None = None  # a stop_reason message_start set
         self._finished = False  # a Finish was given
+        # The typed decoding of the usual events (the `fast` extra), or None.
+        self._typed: Any = typed("anthropic")
         self._handlers = {
             "content_block_delta": self._delta,
             "content_block_start": self._start,
@@ -153,6 +155,9 @@ class AnthropicDecoder(DialectDecoder):
         text_blocks = self._text
         blocks = self._blocks
         feed = self.feed
+        if self._typed is not None:
+            self._feed_typed(items, out)
+            return
         for item in items:
             if type(item) is SSEFrame and self._state == "open" and item.event != "error":
                 try:
@@ -196,6 +201,77 @@ class AnthropicDecoder(DialectDecoder):
             out += feed(item)
             if self._done:
                 return
+
+    def _feed_typed(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`feed_all` with the usual events decoded into the typed module's msgspec types.
+
+        What they say is applied here, as `_delta` would; any other frame
+        (or a delta for a block it does not fit) takes `feed`. The counters
+        live in locals between two such frames.
+        """
+        typed: Any = self._typed
+        decode = typed.decode
+        block_delta, ping = typed.BlockDelta, typed.Ping
+        text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
+        text_blocks = self._text
+        blocks = self._blocks
+        feed = self.feed
+        # Only `feed` changes the state, and it raises when it does.
+        usual = self._state == "open"
+        count, chars, answered = self._items, self._chars, self._gave_answer
+        try:
+            for item in items:
+                if usual and type(item) is SSEFrame and item.event != "error":
+                    try:
+                        event = decode(item.data)
+                    except (ValueError, TypeError):
+                        event = None  # not a usual event: the general path reads it
+                    kind = type(event)
+                    if kind is block_delta:
+                        delta = event.delta
+                        index = event.index
+                        kind = type(delta)
+                        if kind is text_type:
+                            if index in text_blocks:
+                                count += 1
+                                piece = delta.text
+                                if piece:
+                                    chars += len(piece)
+                                    answered = True
+                                    out.append(_text(piece, 0))
+                                continue
+                        elif kind is thinking_type:
+                            block = blocks.get(index)
+                            if block is not None and block.kind == _THINKING:
+                                count += 1
+                                piece = delta.thinking
+                                if piece:
+                                    block.parts.append(piece)
+                                    answered = True
+                                    out.append(_reasoning(piece, 0))
+                                continue
+                        elif kind is json_type:
+                            block = blocks.get(index)
+                            if block is not None and block.kind == _TOOL:
+                                count += 1
+                                piece = delta.partial_json
+                                if piece:
+                                    block.args = True
+                                    answered = True
+                                    out.append(ToolCallDelta(block.tool, piece))
+                                continue
+                    elif kind is ping:
+                        count += 1
+                        continue
+                self._items, self._chars, self._gave_answer = count, chars, answered
+                try:
+                    out += feed(item)
+                finally:
+                    count, chars, answered = self._items, self._chars, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._chars, self._gave_answer = count, chars, answered
 
     # -- one frame -------------------------------------------------------------------
 
