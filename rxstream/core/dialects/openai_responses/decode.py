@@ -5,11 +5,11 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -153,6 +153,8 @@ class ResponsesDecoder(DialectDecoder):
         self._calls: dict[int, _Call] = {}  # client calls by output_index
         self._finished: dict[int, str | None] = {}  # output indexes whose item is done: its id
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
+        # The typed decoding of the usual deltas (the `fast` extra), or None.
+        self._typed: Any = typed("openai_responses")
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -176,6 +178,73 @@ class ResponsesDecoder(DialectDecoder):
             "response.failed": self._failed,
             "error": self._error,
         }
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done.
+
+        With the `fast` extra, the deltas of text, reasoning, refusals and
+        function-call arguments (nearly all a stream holds) are decoded
+        into the typed module's msgspec types and applied here, as their
+        handlers would; anything else, and anything unusual about those,
+        takes `feed`, which checks it all.
+        """
+        typed: Any = self._typed
+        if typed is None:
+            super().feed_all(items, out)
+            return
+        decode = typed.decode
+        text_type, arguments_type, summary_type = typed.Text, typed.Arguments, typed.Summary
+        names = _typed_names(typed)
+        filled = self._filled
+        calls = self._calls
+        feed = self.feed
+        # Only `feed` changes the state (it raises when it does) or ends the stream.
+        usual = self._state == "open" and not self._done
+        for item in items:
+            if usual and type(item) is SSEFrame:
+                try:
+                    event = decode(item.data)
+                except (ValueError, TypeError):
+                    event = None  # not a usual event: the general path reads it
+                kind = type(event)
+                name = item.event
+                if event is not None and (name == "message" or name == names[kind]):
+                    text = event.delta
+                    if kind is text_type:
+                        if not event.logprobs:  # else its Metadata, on the general path
+                            self._items += 1
+                            self._answered = True
+                            filled.add((event.output_index, _CONTENT, event.content_index))
+                            if text:
+                                self._gave_answer = True
+                            out.append(_text_delta(text, 0))
+                            continue
+                    elif kind is arguments_type:
+                        call = calls.get(event.output_index)
+                        if call is not None:  # else `_call_at` says what is wrong
+                            self._items += 1
+                            self._answered = True
+                            call.streamed = True
+                            self._gave_answer = True
+                            out.append(ToolCallDelta(call.index, text))
+                            continue
+                    else:
+                        self._items += 1
+                        self._answered = True
+                        if kind is summary_type:
+                            filled.add((event.output_index, _SUMMARY, event.summary_index))
+                        else:
+                            filled.add((event.output_index, _CONTENT, event.content_index))
+                        if text:
+                            self._gave_answer = True
+                        if kind is typed.Refusal:
+                            out.append(RefusalDelta(text))
+                        else:
+                            out.append(ReasoningDelta(text))
+                        continue
+            out += feed(item)
+            if self._done:
+                return
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
@@ -570,3 +639,11 @@ def _foreign(frame: SSEFrame) -> str:
     if name is not None and name != ResponsesDecoder.dialect:
         return f"an event of the {name} dialect"
     return "an object of no known dialect"
+
+
+def _typed_names(typed: Any) -> dict[type, str]:
+    """The event name of each typed event class (its tag)."""
+    return {
+        kind: kind.__struct_config__.tag
+        for kind in (typed.Text, typed.Summary, typed.Reasoning, typed.Refusal, typed.Arguments)
+    }
