@@ -6,10 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -89,6 +89,64 @@ class CohereDecoder(DialectDecoder):
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
+        # The typed decoding of the usual deltas (the `fast` extra), or None.
+        self._typed: Any = typed("cohere")
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done.
+
+        With the `fast` extra, content and tool-call deltas (nearly all a
+        stream holds) are decoded into the typed module's msgspec types and
+        applied here, as `_decode` would; anything else, and anything
+        unusual about those, takes `feed`, which checks it all.
+        """
+        typed: Any = self._typed
+        if typed is None:
+            super().feed_all(items, out)
+            return
+        decode = typed.decode
+        content_type, call_type = typed.ContentDelta, typed.CallDelta
+        calls = self._calls
+        feed = self.feed
+        # Only `feed` changes the state (it raises when it does) or ends the stream.
+        usual = self._state == "open" and not self._done
+        for item in items:
+            if usual and type(item) is SSEFrame:
+                try:
+                    event = decode(item.data)
+                except (ValueError, TypeError):
+                    event = None  # not a usual event: the general path reads it
+                kind = type(event)
+                name = item.event
+                if kind is content_type:
+                    if name == "message" or name == "content-delta":
+                        content = event.delta.message.content
+                        text, thinking = content.text, content.thinking
+                        if text is not None or thinking is None:
+                            if text is None:
+                                out += feed(item)  # which says what is wrong
+                                continue
+                            if text:
+                                out.append(_text(text, 0))
+                        if thinking:
+                            out.append(ReasoningDelta(thinking))
+                        self._items += 1
+                        self._answered = True
+                        if text or thinking:
+                            self._gave_answer = True
+                        continue
+                elif kind is call_type:
+                    index = calls.get(0 if event.index is None else event.index)
+                    if index is not None and (name == "message" or name == "tool-call-delta"):
+                        self._items += 1
+                        arguments = event.delta.message.tool_calls.function.arguments
+                        if arguments:
+                            self._gave_answer = True
+                            out.append(ToolCallDelta(index, arguments))
+                        continue
+            out += feed(item)
+            if self._done:
+                return
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame:
