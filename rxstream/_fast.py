@@ -467,9 +467,12 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     Imported on first use: the machines themselves import this module.
     """
     from .core.dialects import AutoDecoder
+    from .core.dialects.anthropic.decode import AnthropicDecoder
+    from .core.dialects.cohere.decode import CohereDecoder
     from .core.dialects.gemini.decode import GeminiDecoder
     from .core.dialects.openai_chat.chunks import ChatFrameDecoder
     from .core.dialects.openai_chat.deltas import DeltaDecoder
+    from .core.dialects.openai_responses.decode import ResponsesDecoder
     from .core.message import MessageAccumulator
     from .core.sse import SSEParser
 
@@ -508,9 +511,31 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
             return None
         return fuse_pair(decoder, lower) or Chained(decoder, lower)
 
+    def pairs(parser: SSEParser, below: Any) -> Chained | None:
+        # The parser hands each frame over as an (event, data) tuple: the
+        # decoders below read nothing else of a frame.
+        if not (parser._can_hand_strings() and below._take_pairs()):
+            return None
+        parser._hand_pairs()
+        return Chained(parser, below)
+
+    def passed(decoder: Any, below: Any) -> Any:
+        # A dialect decoder gives deltas only, which the delta decoder in
+        # front of a machine that takes deltas passes on as they are: left out.
+        if type(below) is DeltaDecoder:
+            return decoder if below.pristine else None
+        if type(below) is Chained:
+            upper, lower = below.parts
+            if type(upper) is DeltaDecoder and upper.pristine:
+                return fuse_pair(decoder, lower) or Chained(decoder, lower)
+        return None
+
     takes_strings = (ChatFrameDecoder, AutoDecoder, GeminiDecoder)
+    takes_pairs = (AnthropicDecoder, CohereDecoder, ResponsesDecoder)
     return (
         (SSEParser, takes_strings, strings),
+        (SSEParser, takes_pairs, pairs),
+        (takes_pairs, (DeltaDecoder, Chained), passed),
         (ChatFrameDecoder, DeltaDecoder, deltas),
         (ChatFrameDecoder, MessageAccumulator, accumulate),
         (ChatFrameDecoder, Chained, adapter),

@@ -70,7 +70,7 @@ class SSEParser(MachineBase):
     [SSEFrame(data='tail', event='message', id=None, retry=None)]
     """
 
-    __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_retry", "_strings")
+    __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_pairs", "_retry", "_strings")
     operator = "rs.sse_frames()"
 
     def __init__(self) -> None:
@@ -88,6 +88,8 @@ class SSEParser(MachineBase):
         self._fresh = True
         # Give the data of a "message" frame as a plain str (`_hand_strings`).
         self._strings = False
+        # Give every frame as an (event, data) tuple (`_hand_pairs`).
+        self._pairs = False
 
     def feed(self, line: str) -> list[SSEFrame]:
         """Take one line (without its terminator) and return the frame it dispatches.
@@ -161,6 +163,7 @@ class SSEParser(MachineBase):
             # takes `feed`.
             one = self._one
             strings = self._strings
+            pairs = self._pairs
             for line in lines:
                 if line:
                     if line[:6] == "data: ":
@@ -189,6 +192,9 @@ class SSEParser(MachineBase):
                     event = self._event
                     if not event and strings:
                         out.append(text)  # type: ignore[arg-type]
+                    elif pairs:
+                        self._event = ""
+                        out.append((event or "message", text))  # type: ignore[arg-type]
                     else:
                         self._event = ""
                         out.append(_frame(text, event or "message", self._id, self._retry))
@@ -202,6 +208,16 @@ class SSEParser(MachineBase):
     def _can_hand_strings(self) -> bool:
         """Fast-path hook (`rxstream._fast`): whether `_hand_strings` may still be set."""
         return self._fresh and self._state is OPEN and self._one is None
+
+    def _hand_pairs(self) -> None:
+        """Fast-path hook (`rxstream._fast`): give each frame as a bare `(event, data)` tuple.
+
+        Set before any input, when the decoder below reads nothing of a frame
+        but its event and its data (it takes the tuple as that frame, and
+        builds the frame itself where it needs one). The last frame, which no
+        blank line ended, still goes whole (see `close`).
+        """
+        self._pairs = True
 
     def _hand_strings(self) -> None:
         """Fast-path hook (`rxstream._fast`): give the data of a `"message"` frame as a bare `str`.
@@ -249,6 +265,7 @@ class SSEParser(MachineBase):
         self._closing()
         self._fresh = True
         self._strings = False
+        self._pairs = False
         return [
             _frame(
                 (Cut if type(frame.event) is Unterminated else Unterminated)(frame.data),
@@ -273,6 +290,8 @@ class SSEParser(MachineBase):
             text = one
         if not event and self._strings:
             return [text]  # type: ignore[list-item]
+        if self._pairs:
+            return [(event or "message", text)]  # type: ignore[list-item]
         return [_frame(text, event or "message", self._id, self._retry)]
 
 

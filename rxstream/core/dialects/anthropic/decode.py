@@ -148,71 +148,19 @@ class AnthropicDecoder(DialectDecoder):
         """`out += feed(item)` for each item in turn, stopping once done.
 
         The deltas of text, thinking and client tool arguments (nearly all a
-        stream holds) are decoded inline, the JSON read once; anything else,
+        stream holds) are decoded inline, the JSON read once (with the
+        `fast` extra, into the typed module's msgspec types); anything else,
         and anything unusual about those, takes `feed`, which checks it all.
-        """
-        loads = self._loads
-        text_blocks = self._text
-        blocks = self._blocks
-        feed = self.feed
-        if self._typed is not None:
-            self._feed_typed(items, out)
-            return
-        for item in items:
-            if type(item) is SSEFrame and self._state == "open" and item.event != "error":
-                try:
-                    value = loads(item.data)
-                except Exception:
-                    value = None
-                if type(value) is dict and value.get("type") == "content_block_delta":
-                    delta = value.get("delta")
-                    index = value.get("index")
-                    if type(delta) is dict and type(index) is int:
-                        kind = delta.get("type")
-                        if kind == "text_delta":
-                            piece = delta.get("text")
-                            if type(piece) is str and index in text_blocks:
-                                self._items += 1
-                                if piece:
-                                    self._chars += len(piece)
-                                    self._gave_answer = True
-                                    out.append(_text(piece, 0))
-                                continue
-                        elif kind == "thinking_delta":
-                            piece = delta.get("thinking")
-                            block = blocks.get(index)
-                            if type(piece) is str and block is not None and block.kind == _THINKING:
-                                self._items += 1
-                                if piece:
-                                    block.parts.append(piece)
-                                    self._gave_answer = True
-                                    out.append(_reasoning(piece, 0))
-                                continue
-                        elif kind == "input_json_delta":
-                            piece = delta.get("partial_json")
-                            block = blocks.get(index)
-                            if type(piece) is str and block is not None and block.kind == _TOOL:
-                                self._items += 1
-                                if piece:
-                                    block.args = True
-                                    self._gave_answer = True
-                                    out.append(ToolCallDelta(block.tool, piece))
-                                continue
-            out += feed(item)
-            if self._done:
-                return
-
-    def _feed_typed(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`feed_all` with the usual events decoded into the typed module's msgspec types.
-
-        What they say is applied here, as `_delta` would; any other frame
-        (or a delta for a block it does not fit) takes `feed`. The counters
-        live in locals between two such frames.
+        An `(event, data)` tuple is a frame from the SSE parser fused in
+        front (`_take_pairs`); the frame is built only for `feed`. The
+        counters live in locals between two frames that take `feed`.
         """
         typed: Any = self._typed
-        decode = typed.decode
-        block_delta, ping = typed.BlockDelta, typed.Ping
-        text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
+        if typed is not None:
+            decode = typed.decode
+            block_delta, ping = typed.BlockDelta, typed.Ping
+            text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
+        loads = self._loads
         text_blocks = self._text
         blocks = self._blocks
         feed = self.feed
@@ -221,57 +169,125 @@ class AnthropicDecoder(DialectDecoder):
         count, chars, answered = self._items, self._chars, self._gave_answer
         try:
             for item in items:
-                if usual and type(item) is SSEFrame and item.event != "error":
-                    try:
-                        event = decode(item.data)
-                    except (ValueError, TypeError):
-                        event = None  # not a usual event: the general path reads it
-                    kind = type(event)
-                    if kind is block_delta:
-                        delta = event.delta
-                        index = event.index
-                        kind = type(delta)
-                        if kind is text_type:
-                            if index in text_blocks:
-                                count += 1
-                                piece = delta.text
-                                if piece:
-                                    chars += len(piece)
-                                    answered = True
-                                    out.append(_text(piece, 0))
-                                continue
-                        elif kind is thinking_type:
-                            block = blocks.get(index)
-                            if block is not None and block.kind == _THINKING:
-                                count += 1
-                                piece = delta.thinking
-                                if piece:
-                                    block.parts.append(piece)
-                                    answered = True
-                                    out.append(_reasoning(piece, 0))
-                                continue
-                        elif kind is json_type:
-                            block = blocks.get(index)
-                            if block is not None and block.kind == _TOOL:
-                                count += 1
-                                piece = delta.partial_json
-                                if piece:
-                                    block.args = True
-                                    answered = True
-                                    out.append(ToolCallDelta(block.tool, piece))
-                                continue
-                    elif kind is ping:
-                        count += 1
-                        continue
+                if type(item) is tuple:
+                    event, data = item
+                    frame = None
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                    frame = item
+                else:
+                    event, data, frame = "error", "", item  # not a frame: `feed` says so
+                if usual and event != "error":
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if kind is block_delta:
+                            delta = value.delta
+                            index = value.index
+                            kind = type(delta)
+                            if kind is text_type:
+                                if index in text_blocks:
+                                    count += 1
+                                    piece = delta.text
+                                    if piece:
+                                        chars += len(piece)
+                                        answered = True
+                                        out.append(_text(piece, 0))
+                                    continue
+                            elif kind is thinking_type:
+                                block = blocks.get(index)
+                                if block is not None and block.kind == _THINKING:
+                                    count += 1
+                                    piece = delta.thinking
+                                    if piece:
+                                        block.parts.append(piece)
+                                        answered = True
+                                        out.append(_reasoning(piece, 0))
+                                    continue
+                            elif kind is json_type:
+                                block = blocks.get(index)
+                                if block is not None and block.kind == _TOOL:
+                                    count += 1
+                                    piece = delta.partial_json
+                                    if piece:
+                                        block.args = True
+                                        answered = True
+                                        out.append(ToolCallDelta(block.tool, piece))
+                                    continue
+                        elif kind is ping:
+                            count += 1
+                            continue
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if type(value) is dict and value.get("type") == "content_block_delta":
+                            delta = value.get("delta")
+                            index = value.get("index")
+                            if type(delta) is dict and type(index) is int:
+                                name = delta.get("type")
+                                if name == "text_delta":
+                                    piece = delta.get("text")
+                                    if type(piece) is str and index in text_blocks:
+                                        count += 1
+                                        if piece:
+                                            chars += len(piece)
+                                            answered = True
+                                            out.append(_text(piece, 0))
+                                        continue
+                                elif name == "thinking_delta":
+                                    piece = delta.get("thinking")
+                                    block = blocks.get(index)
+                                    if (
+                                        type(piece) is str
+                                        and block is not None
+                                        and block.kind == _THINKING
+                                    ):
+                                        count += 1
+                                        if piece:
+                                            block.parts.append(piece)
+                                            answered = True
+                                            out.append(_reasoning(piece, 0))
+                                        continue
+                                elif name == "input_json_delta":
+                                    piece = delta.get("partial_json")
+                                    block = blocks.get(index)
+                                    if (
+                                        type(piece) is str
+                                        and block is not None
+                                        and block.kind == _TOOL
+                                    ):
+                                        count += 1
+                                        if piece:
+                                            block.args = True
+                                            answered = True
+                                            out.append(ToolCallDelta(block.tool, piece))
+                                        continue
+                if frame is None:
+                    frame = SSEFrame(data, event)
                 self._items, self._chars, self._gave_answer = count, chars, answered
                 try:
-                    out += feed(item)
+                    out += feed(frame)
                 finally:
                     count, chars, answered = self._items, self._chars, self._gave_answer
                 if self._done:
                     return
         finally:
             self._items, self._chars, self._gave_answer = count, chars, answered
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        return self._items == 0 and self._state == "open" and not self._done
 
     # -- one frame -------------------------------------------------------------------
 

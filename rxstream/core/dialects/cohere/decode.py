@@ -95,58 +95,109 @@ class CohereDecoder(DialectDecoder):
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done.
 
-        With the `fast` extra, content and tool-call deltas (nearly all a
-        stream holds) are decoded into the typed module's msgspec types and
-        applied here, as `_decode` would; anything else, and anything
-        unusual about those, takes `feed`, which checks it all.
+        Plain text deltas (nearly all a stream holds) are read inline, the
+        JSON decoded once; with the `fast` extra, content and tool-call
+        deltas are decoded into the typed module's msgspec types. What they
+        say is applied here, as `_decode` would; anything else, and anything
+        unusual about those, takes `feed`, which checks it all. An `(event,
+        data)` tuple is a frame from the SSE parser fused in front
+        (`_take_pairs`); the frame is built only for `feed`.
         """
         typed: Any = self._typed
-        if typed is None:
-            super().feed_all(items, out)
-            return
-        decode = typed.decode
-        content_type, call_type = typed.ContentDelta, typed.CallDelta
+        if typed is not None:
+            decode = typed.decode
+            content_type, call_type = typed.ContentDelta, typed.CallDelta
+        loads = self._loads
         calls = self._calls
         feed = self.feed
         # Only `feed` changes the state (it raises when it does) or ends the stream.
         usual = self._state == "open" and not self._done
         for item in items:
-            if usual and type(item) is SSEFrame:
-                try:
-                    event = decode(item.data)
-                except (ValueError, TypeError):
-                    event = None  # not a usual event: the general path reads it
-                kind = type(event)
-                name = item.event
-                if kind is content_type:
-                    if name == "message" or name == "content-delta":
-                        content = event.delta.message.content
-                        text, thinking = content.text, content.thinking
-                        if text is not None or thinking is None:
-                            if text is None:
-                                out += feed(item)  # which says what is wrong
+            if type(item) is tuple:
+                event, data = item
+                frame = None
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+                frame = item
+            else:
+                out += feed(item)  # not a frame: `feed` says what is wrong
+                continue
+            if usual:
+                if typed is not None:
+                    try:
+                        value: Any = decode(data)
+                    except (ValueError, TypeError):
+                        value = None  # not a usual event: the general path reads it
+                    kind = type(value)
+                    if kind is content_type:
+                        if event == "message" or event == "content-delta":
+                            content = value.delta.message.content
+                            text, thinking = content.text, content.thinking
+                            # As `_content`: a null text is wrong unless thinking is there.
+                            if text is not None or thinking is None:
+                                if text is not None:
+                                    self._items += 1
+                                    self._answered = True
+                                    if text:
+                                        self._gave_answer = True
+                                        out.append(_text(text, 0))
+                                    if thinking:
+                                        self._gave_answer = True
+                                        out.append(ReasoningDelta(thinking))
+                                    continue
+                            else:
+                                self._items += 1
+                                self._answered = True
+                                if thinking:
+                                    self._gave_answer = True
+                                    out.append(ReasoningDelta(thinking))
                                 continue
-                            if text:
-                                out.append(_text(text, 0))
-                        if thinking:
-                            out.append(ReasoningDelta(thinking))
-                        self._items += 1
-                        self._answered = True
-                        if text or thinking:
-                            self._gave_answer = True
-                        continue
-                elif kind is call_type:
-                    index = calls.get(0 if event.index is None else event.index)
-                    if index is not None and (name == "message" or name == "tool-call-delta"):
-                        self._items += 1
-                        arguments = event.delta.message.tool_calls.function.arguments
-                        if arguments:
-                            self._gave_answer = True
-                            out.append(ToolCallDelta(index, arguments))
-                        continue
-            out += feed(item)
+                    elif kind is call_type:
+                        index = calls.get(0 if value.index is None else value.index)
+                        if index is not None and (event == "message" or event == "tool-call-delta"):
+                            self._items += 1
+                            arguments = value.delta.message.tool_calls.function.arguments
+                            if arguments:
+                                self._gave_answer = True
+                                out.append(ToolCallDelta(index, arguments))
+                            continue
+                else:
+                    try:
+                        value = loads(data)
+                    except Exception:
+                        value = None
+                    if (
+                        type(value) is dict
+                        and value.get("type") == "content-delta"
+                        and (event == "message" or event == "content-delta")
+                        and "logprobs" not in value
+                    ):
+                        # As `_decode`'s inline case: a plain text piece.
+                        delta = value.get("delta")
+                        message = delta.get("message") if type(delta) is dict else None
+                        content = message.get("content") if type(message) is dict else None
+                        if type(content) is dict and len(content) == 1:
+                            text = content.get("text")
+                            if type(text) is str:
+                                self._items += 1
+                                self._answered = True
+                                if text:
+                                    self._gave_answer = True
+                                    out.append(_text(text, 0))
+                                continue
+            out += feed(SSEFrame(data, event) if frame is None else frame)
             if self._done:
                 return
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        return self._items == 0 and self._state == "open" and not self._done
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame:

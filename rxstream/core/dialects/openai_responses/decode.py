@@ -105,6 +105,8 @@ _NOTHING = frozenset({"keepalive", "response.keep_alive"})
 
 _CONTENT, _SUMMARY = "content_index", "summary_index"
 
+_TEXT_DELTA = "response.output_text.delta"
+
 
 class _Unexpected(Exception):
     """An event that does not fit the stream so far (reported as malformed)."""
@@ -182,69 +184,117 @@ class ResponsesDecoder(DialectDecoder):
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done.
 
-        With the `fast` extra, the deltas of text, reasoning, refusals and
-        function-call arguments (nearly all a stream holds) are decoded
-        into the typed module's msgspec types and applied here, as their
-        handlers would; anything else, and anything unusual about those,
-        takes `feed`, which checks it all.
+        The answer's text deltas (nearly all a stream holds) are read inline,
+        the JSON decoded once; with the `fast` extra also the deltas of
+        reasoning, refusals and function-call arguments, decoded into the
+        typed module's msgspec types. What they say is applied here, as
+        their handlers would; anything else, and anything unusual about
+        those, takes `feed`, which checks it all. An `(event, data)` tuple is
+        a frame from the SSE parser fused in front (`_take_pairs`); the frame
+        is built only for `feed`.
         """
         typed: Any = self._typed
-        if typed is None:
-            super().feed_all(items, out)
-            return
-        decode = typed.decode
-        text_type, arguments_type, summary_type = typed.Text, typed.Arguments, typed.Summary
-        names = _typed_names(typed)
+        if typed is not None:
+            decode = typed.decode
+            text_type, arguments_type = typed.Text, typed.Arguments
+            summary_type, refusal_type = typed.Summary, typed.Refusal
+            names = _typed_names(typed)
+        loads = self._loads
         filled = self._filled
         calls = self._calls
         feed = self.feed
         # Only `feed` changes the state (it raises when it does) or ends the stream.
         usual = self._state == "open" and not self._done
         for item in items:
-            if usual and type(item) is SSEFrame:
-                try:
-                    event = decode(item.data)
-                except (ValueError, TypeError):
-                    event = None  # not a usual event: the general path reads it
-                kind = type(event)
-                name = item.event
-                if event is not None and (name == "message" or name == names[kind]):
-                    text = event.delta
-                    if kind is text_type:
-                        if not event.logprobs:  # else its Metadata, on the general path
+            if type(item) is tuple:
+                event, data = item
+                frame = None
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+                frame = item
+            else:
+                out += feed(item)  # not a frame: `feed` says what is wrong
+                continue
+            if usual:
+                if typed is not None:
+                    try:
+                        value: Any = decode(data)
+                    except (ValueError, TypeError):
+                        value = None  # not a usual event: the general path reads it
+                    kind = type(value)
+                    if value is not None and (event == "message" or event == names[kind]):
+                        text = value.delta
+                        if kind is text_type:
+                            if not value.logprobs:  # else their Metadata, on the general path
+                                self._items += 1
+                                self._answered = True
+                                filled.add((value.output_index, _CONTENT, value.content_index))
+                                if text:
+                                    self._gave_answer = True
+                                out.append(_text_delta(text, 0))
+                                continue
+                        elif kind is arguments_type:
+                            call = calls.get(value.output_index)
+                            if call is not None:  # else `_call_at` says what is wrong
+                                self._items += 1
+                                self._answered = True
+                                call.streamed = True
+                                self._gave_answer = True
+                                out.append(ToolCallDelta(call.index, text))
+                                continue
+                        else:
                             self._items += 1
                             self._answered = True
-                            filled.add((event.output_index, _CONTENT, event.content_index))
+                            if kind is summary_type:
+                                filled.add((value.output_index, _SUMMARY, value.summary_index))
+                            else:
+                                filled.add((value.output_index, _CONTENT, value.content_index))
+                            if text:
+                                self._gave_answer = True
+                            if kind is refusal_type:
+                                out.append(RefusalDelta(text))
+                            else:
+                                out.append(ReasoningDelta(text))
+                            continue
+                else:
+                    try:
+                        value = loads(data)
+                    except Exception:
+                        value = None
+                    if (
+                        type(value) is dict
+                        and value.get("type") == _TEXT_DELTA
+                        and (event == "message" or event == _TEXT_DELTA)
+                    ):
+                        text = value.get("delta")
+                        oi = value.get("output_index")
+                        ci = value.get("content_index", 0)
+                        if (
+                            type(text) is str
+                            and type(oi) is int
+                            and type(ci) is int
+                            and not value.get("logprobs")
+                        ):
+                            self._items += 1
+                            self._answered = True
+                            filled.add((oi, _CONTENT, ci))
                             if text:
                                 self._gave_answer = True
                             out.append(_text_delta(text, 0))
                             continue
-                    elif kind is arguments_type:
-                        call = calls.get(event.output_index)
-                        if call is not None:  # else `_call_at` says what is wrong
-                            self._items += 1
-                            self._answered = True
-                            call.streamed = True
-                            self._gave_answer = True
-                            out.append(ToolCallDelta(call.index, text))
-                            continue
-                    else:
-                        self._items += 1
-                        self._answered = True
-                        if kind is summary_type:
-                            filled.add((event.output_index, _SUMMARY, event.summary_index))
-                        else:
-                            filled.add((event.output_index, _CONTENT, event.content_index))
-                        if text:
-                            self._gave_answer = True
-                        if kind is typed.Refusal:
-                            out.append(RefusalDelta(text))
-                        else:
-                            out.append(ReasoningDelta(text))
-                        continue
-            out += feed(item)
+            out += feed(SSEFrame(data, event) if frame is None else frame)
             if self._done:
                 return
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        return self._items == 0 and self._state == "open" and not self._done
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
