@@ -133,6 +133,8 @@ class AnthropicDecoder(DialectDecoder):
         self._finished = False  # a Finish was given
         # The typed decoding of the usual events (the `fast` extra), or None.
         self._typed: Any = typed("anthropic")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
         self._handlers = {
             "content_block_delta": self._delta,
             "content_block_start": self._start,
@@ -164,20 +166,19 @@ class AnthropicDecoder(DialectDecoder):
         text_blocks = self._text
         blocks = self._blocks
         feed = self.feed
+        pairs = self._pairs
         # Only `feed` changes the state, and it raises when it does.
         usual = self._state == "open"
         count, chars, answered = self._items, self._chars, self._gave_answer
         try:
             for item in items:
-                if type(item) is tuple:
-                    event, data = item
-                    frame = None
-                elif type(item) is SSEFrame:
+                if type(item) is SSEFrame:
                     event, data = item.event, item.data
-                    frame = item
+                elif pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
                 else:
-                    event, data, frame = "error", "", item  # not a frame: `feed` says so
-                if usual and event != "error":
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None and event != "error":
                     if typed is not None:
                         try:
                             value: Any = decode(data)
@@ -267,11 +268,11 @@ class AnthropicDecoder(DialectDecoder):
                                             answered = True
                                             out.append(ToolCallDelta(block.tool, piece))
                                         continue
-                if frame is None:
-                    frame = SSEFrame(data, event)
                 self._items, self._chars, self._gave_answer = count, chars, answered
                 try:
-                    out += feed(frame)
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
                 finally:
                     count, chars, answered = self._items, self._chars, self._gave_answer
                 if self._done:
@@ -287,7 +288,10 @@ class AnthropicDecoder(DialectDecoder):
         nothing of a frame but its event and its data. Only while nothing
         was fed; returns whether the decoder takes them from now on.
         """
-        return self._items == 0 and self._state == "open" and not self._done
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     # -- one frame -------------------------------------------------------------------
 

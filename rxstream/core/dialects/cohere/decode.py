@@ -91,6 +91,8 @@ class CohereDecoder(DialectDecoder):
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done.
@@ -110,19 +112,17 @@ class CohereDecoder(DialectDecoder):
         loads = self._loads
         calls = self._calls
         feed = self.feed
+        pairs = self._pairs
         # Only `feed` changes the state (it raises when it does) or ends the stream.
         usual = self._state == "open" and not self._done
         for item in items:
-            if type(item) is tuple:
-                event, data = item
-                frame = None
-            elif type(item) is SSEFrame:
+            if type(item) is SSEFrame:
                 event, data = item.event, item.data
-                frame = item
+            elif pairs and type(item) is tuple:
+                event, data = item  # a frame, from the parser fused in front
             else:
-                out += feed(item)  # not a frame: `feed` says what is wrong
-                continue
-            if usual:
+                event, data = None, ""  # not a frame: `feed` says what is wrong
+            if usual and event is not None:
                 if typed is not None:
                     try:
                         value: Any = decode(data)
@@ -185,7 +185,7 @@ class CohereDecoder(DialectDecoder):
                                     self._gave_answer = True
                                     out.append(_text(text, 0))
                                 continue
-            out += feed(SSEFrame(data, event) if frame is None else frame)
+            out += feed(item if event is None or type(item) is not tuple else SSEFrame(data, event))
             if self._done:
                 return
 
@@ -197,7 +197,10 @@ class CohereDecoder(DialectDecoder):
         nothing of a frame but its event and its data. Only while nothing
         was fed; returns whether the decoder takes them from now on.
         """
-        return self._items == 0 and self._state == "open" and not self._done
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame:

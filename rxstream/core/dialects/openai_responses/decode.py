@@ -157,6 +157,8 @@ class ResponsesDecoder(DialectDecoder):
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("openai_responses")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -203,88 +205,103 @@ class ResponsesDecoder(DialectDecoder):
         filled = self._filled
         calls = self._calls
         feed = self.feed
+        pairs = self._pairs
         # Only `feed` changes the state (it raises when it does) or ends the stream.
         usual = self._state == "open" and not self._done
-        for item in items:
-            if type(item) is tuple:
-                event, data = item
-                frame = None
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-                frame = item
-            else:
-                out += feed(item)  # not a frame: `feed` says what is wrong
-                continue
-            if usual:
-                if typed is not None:
-                    try:
-                        value: Any = decode(data)
-                    except (ValueError, TypeError):
-                        value = None  # not a usual event: the general path reads it
-                    kind = type(value)
-                    if value is not None and (event == "message" or event == names[kind]):
-                        text = value.delta
-                        if kind is text_type:
-                            if not value.logprobs:  # else their Metadata, on the general path
-                                self._items += 1
-                                self._answered = True
-                                filled.add((value.output_index, _CONTENT, value.content_index))
+        # The counter and the flags live in locals between two frames that take `feed`.
+        count, answered, gave = self._items, self._answered, self._gave_answer
+        # The text part the last text delta of this call was in (already in `filled`).
+        last: tuple[object, object] = (None, None)
+        try:
+            for item in items:
+                if type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                elif pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
+                else:
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None:
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if value is not None and (event == "message" or event == names[kind]):
+                            text = value.delta
+                            if kind is text_type:
+                                if not value.logprobs:  # else their Metadata, on the general path
+                                    count += 1
+                                    answered = True
+                                    part = (value.output_index, value.content_index)
+                                    if part != last:
+                                        filled.add((part[0], _CONTENT, part[1]))
+                                        last = part
+                                    if text:
+                                        gave = True
+                                    out.append(_text_delta(text, 0))
+                                    continue
+                            elif kind is arguments_type:
+                                call = calls.get(value.output_index)
+                                if call is not None:  # else `_call_at` says what is wrong
+                                    count += 1
+                                    answered = gave = True
+                                    call.streamed = True
+                                    out.append(ToolCallDelta(call.index, text))
+                                    continue
+                            else:
+                                count += 1
+                                answered = True
+                                if kind is summary_type:
+                                    filled.add((value.output_index, _SUMMARY, value.summary_index))
+                                else:
+                                    filled.add((value.output_index, _CONTENT, value.content_index))
                                 if text:
-                                    self._gave_answer = True
+                                    gave = True
+                                if kind is refusal_type:
+                                    out.append(RefusalDelta(text))
+                                else:
+                                    out.append(ReasoningDelta(text))
+                                continue
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if (
+                            type(value) is dict
+                            and value.get("type") == _TEXT_DELTA
+                            and (event == "message" or event == _TEXT_DELTA)
+                        ):
+                            text = value.get("delta")
+                            oi = value.get("output_index")
+                            ci = value.get("content_index", 0)
+                            if (
+                                type(text) is str
+                                and type(oi) is int
+                                and type(ci) is int
+                                and not value.get("logprobs")
+                            ):
+                                count += 1
+                                answered = True
+                                if (oi, ci) != last:
+                                    filled.add((oi, _CONTENT, ci))
+                                    last = (oi, ci)
+                                if text:
+                                    gave = True
                                 out.append(_text_delta(text, 0))
                                 continue
-                        elif kind is arguments_type:
-                            call = calls.get(value.output_index)
-                            if call is not None:  # else `_call_at` says what is wrong
-                                self._items += 1
-                                self._answered = True
-                                call.streamed = True
-                                self._gave_answer = True
-                                out.append(ToolCallDelta(call.index, text))
-                                continue
-                        else:
-                            self._items += 1
-                            self._answered = True
-                            if kind is summary_type:
-                                filled.add((value.output_index, _SUMMARY, value.summary_index))
-                            else:
-                                filled.add((value.output_index, _CONTENT, value.content_index))
-                            if text:
-                                self._gave_answer = True
-                            if kind is refusal_type:
-                                out.append(RefusalDelta(text))
-                            else:
-                                out.append(ReasoningDelta(text))
-                            continue
-                else:
-                    try:
-                        value = loads(data)
-                    except Exception:
-                        value = None
-                    if (
-                        type(value) is dict
-                        and value.get("type") == _TEXT_DELTA
-                        and (event == "message" or event == _TEXT_DELTA)
-                    ):
-                        text = value.get("delta")
-                        oi = value.get("output_index")
-                        ci = value.get("content_index", 0)
-                        if (
-                            type(text) is str
-                            and type(oi) is int
-                            and type(ci) is int
-                            and not value.get("logprobs")
-                        ):
-                            self._items += 1
-                            self._answered = True
-                            filled.add((oi, _CONTENT, ci))
-                            if text:
-                                self._gave_answer = True
-                            out.append(_text_delta(text, 0))
-                            continue
-            out += feed(SSEFrame(data, event) if frame is None else frame)
-            if self._done:
-                return
+                self._items, self._answered, self._gave_answer = count, answered, gave
+                try:
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
+                finally:
+                    count, answered, gave = self._items, self._answered, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._answered, self._gave_answer = count, answered, gave
 
     def _take_pairs(self) -> bool:
         """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
@@ -294,7 +311,10 @@ class ResponsesDecoder(DialectDecoder):
         nothing of a frame but its event and its data. Only while nothing
         was fed; returns whether the decoder takes them from now on.
         """
-        return self._items == 0 and self._state == "open" and not self._done
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
