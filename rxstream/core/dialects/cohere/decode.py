@@ -115,79 +115,92 @@ class CohereDecoder(DialectDecoder):
         pairs = self._pairs
         # Only `feed` changes the state (it raises when it does) or ends the stream.
         usual = self._state == "open" and not self._done
-        for item in items:
-            if type(item) is SSEFrame:
-                event, data = item.event, item.data
-            elif pairs and type(item) is tuple:
-                event, data = item  # a frame, from the parser fused in front
-            else:
-                event, data = None, ""  # not a frame: `feed` says what is wrong
-            if usual and event is not None:
-                if typed is not None:
-                    try:
-                        value: Any = decode(data)
-                    except (ValueError, TypeError):
-                        value = None  # not a usual event: the general path reads it
-                    kind = type(value)
-                    if kind is content_type:
-                        if event == "message" or event == "content-delta":
-                            content = value.delta.message.content
-                            text, thinking = content.text, content.thinking
-                            # As `_content`: a null text is wrong unless thinking is there.
-                            if text is not None or thinking is None:
-                                if text is not None:
-                                    self._items += 1
-                                    self._answered = True
-                                    if text:
-                                        self._gave_answer = True
-                                        out.append(_text(text, 0))
+        # The counter and the flags live in locals between two frames that take `feed`.
+        count, answered, gave = self._items, self._answered, self._gave_answer
+        try:
+            for item in items:
+                if type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                elif pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
+                else:
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None:
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if kind is content_type:
+                            if event == "message" or event == "content-delta":
+                                content = value.delta.message.content
+                                text, thinking = content.text, content.thinking
+                                # As `_content`: a null text is wrong unless thinking is there.
+                                if text is not None or thinking is None:
+                                    if text is not None:
+                                        count += 1
+                                        answered = True
+                                        if text:
+                                            gave = True
+                                            out.append(_text(text, 0))
+                                        if thinking:
+                                            gave = True
+                                            out.append(ReasoningDelta(thinking))
+                                        continue
+                                else:
+                                    count += 1
+                                    answered = True
                                     if thinking:
-                                        self._gave_answer = True
+                                        gave = True
                                         out.append(ReasoningDelta(thinking))
                                     continue
-                            else:
-                                self._items += 1
-                                self._answered = True
-                                if thinking:
-                                    self._gave_answer = True
-                                    out.append(ReasoningDelta(thinking))
+                        elif kind is call_type:
+                            index = calls.get(0 if value.index is None else value.index)
+                            if index is not None and (
+                                event == "message" or event == "tool-call-delta"
+                            ):
+                                count += 1
+                                arguments = value.delta.message.tool_calls.function.arguments
+                                if arguments:
+                                    gave = True
+                                    out.append(ToolCallDelta(index, arguments))
                                 continue
-                    elif kind is call_type:
-                        index = calls.get(0 if value.index is None else value.index)
-                        if index is not None and (event == "message" or event == "tool-call-delta"):
-                            self._items += 1
-                            arguments = value.delta.message.tool_calls.function.arguments
-                            if arguments:
-                                self._gave_answer = True
-                                out.append(ToolCallDelta(index, arguments))
-                            continue
-                else:
-                    try:
-                        value = loads(data)
-                    except Exception:
-                        value = None
-                    if (
-                        type(value) is dict
-                        and value.get("type") == "content-delta"
-                        and (event == "message" or event == "content-delta")
-                        and "logprobs" not in value
-                    ):
-                        # As `_decode`'s inline case: a plain text piece.
-                        delta = value.get("delta")
-                        message = delta.get("message") if type(delta) is dict else None
-                        content = message.get("content") if type(message) is dict else None
-                        if type(content) is dict and len(content) == 1:
-                            text = content.get("text")
-                            if type(text) is str:
-                                self._items += 1
-                                self._answered = True
-                                if text:
-                                    self._gave_answer = True
-                                    out.append(_text(text, 0))
-                                continue
-            out += feed(item if event is None or type(item) is not tuple else SSEFrame(data, event))
-            if self._done:
-                return
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if (
+                            type(value) is dict
+                            and value.get("type") == "content-delta"
+                            and (event == "message" or event == "content-delta")
+                            and "logprobs" not in value
+                        ):
+                            # As `_decode`'s inline case: a plain text piece.
+                            delta = value.get("delta")
+                            message = delta.get("message") if type(delta) is dict else None
+                            content = message.get("content") if type(message) is dict else None
+                            if type(content) is dict and len(content) == 1:
+                                text = content.get("text")
+                                if type(text) is str:
+                                    count += 1
+                                    answered = True
+                                    if text:
+                                        gave = True
+                                        out.append(_text(text, 0))
+                                    continue
+                self._items, self._answered, self._gave_answer = count, answered, gave
+                try:
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
+                finally:
+                    count, answered, gave = self._items, self._answered, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._answered, self._gave_answer = count, answered, gave
 
     def _take_pairs(self) -> bool:
         """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
