@@ -161,7 +161,9 @@ class SSEParser(MachineBase):
             # The three kinds of line a chat stream is made of, `data: ...`,
             # `event: ...` and blank, take the inline path; any other line
             # takes `feed`.
-            one = self._one
+            # The event being built lives in locals (`one`, `event`), and in
+            # the parser's fields only around a call of `feed`.
+            one, event, more = self._one, self._event, self._more
             strings = self._strings
             pairs = self._pairs
             for line in lines:
@@ -170,36 +172,35 @@ class SSEParser(MachineBase):
                         if one is None:
                             one = line[6:]
                         else:
-                            self._more.append(line[6:])
+                            more.append(line[6:])
                     elif line[:7] == "event: ":
-                        self._event = line[7:]
+                        event = line[7:]
                     else:
-                        self._one = one
+                        self._one, self._event = one, event
                         out += self.feed(line)
-                        one = self._one
+                        one, event = self._one, self._event
                 elif line != "":
                     # Falsy, yet no blank line: None, b"", ...
                     raise wrong_input(line, self.operator, Stage.LINES)
                 elif one is not None:
                     # A blank line after data: `_dispatch`, inline.
-                    more = self._more
                     if more:
                         text = "\n".join([one, *more])
                         more.clear()
                     else:
                         text = one
                     one = None
-                    event = self._event
                     if not event and strings:
                         out.append(text)  # type: ignore[arg-type]
                     elif pairs:
-                        self._event = ""
                         out.append((event or "message", text))  # type: ignore[arg-type]
+                        event = ""
                     else:
-                        self._event = ""
                         out.append(_frame(text, event or "message", self._id, self._retry))
+                        event = ""
                 else:
-                    self._event = ""
+                    event = ""
+            self._event = event
             self._one = one
         except BaseException:
             self._fail(line)

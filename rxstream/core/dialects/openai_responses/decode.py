@@ -214,10 +214,10 @@ class ResponsesDecoder(DialectDecoder):
         last: tuple[object, object] = (None, None)
         try:
             for item in items:
-                if type(item) is SSEFrame:
-                    event, data = item.event, item.data
-                elif pairs and type(item) is tuple:
+                if pairs and type(item) is tuple:
                     event, data = item  # a frame, from the parser fused in front
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
                 else:
                     event, data = None, ""  # not a frame: `feed` says what is wrong
                 if usual and event is not None:
