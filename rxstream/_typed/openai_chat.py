@@ -19,15 +19,12 @@ refuses) is left to the general path, whose items and errors then count.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
 
 from .._fast import constructor
 from ..models import Delta, Finish, ReasoningDelta, RefusalDelta, TextDelta, ToolCallDelta
-
-if TYPE_CHECKING:
-    from ..core.dialects.openai_chat.reader import ChunkReader
 
 __all__ = ["ChunkFeeder"]
 
@@ -89,6 +86,14 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _decode = msgspec.json.Decoder(_Chunk).decode
+
+
+class ChunkReader(Protocol):
+    """The state of the openai-chat `ChunkReader` the typed reading keeps up to date."""
+
+    seen: set[int]
+    finished: dict[int, str]
+    roles: dict[int, str]
 
 
 class ChunkFeeder:
