@@ -8,7 +8,14 @@ what comes out (items, errors and their messages, `done`, disposal):
   where a pair in `_pairs()` knows a shortcut: `SSEParser` hands the data of a
   `"message"` frame to the decoder below as a bare `str` (no `SSEFrame`
   built), and `ChunkDecoder` gives the deltas itself when a `DeltaDecoder` is
-  below it (each chunk read once);
+  below it (each chunk read once); in front of the anthropic,
+  openai-responses and cohere decoders, the parser hands every frame over as
+  an `(event, data)` tuple, and the `DeltaDecoder` the delta operators put in
+  front of their machine is left out behind those decoders (they give
+  deltas only);
+- **typed decoding**: `typed(dialect)` gives a decoder its dialect's module
+  of `rxstream._typed` (msgspec Structs for the usual events, the `fast`
+  extra);
 - **the shared reader**: fused that way, the chunk decoder reads the chunks
   with the delta decoder's `ChunkReader`, which a message accumulator behind
   it may share;

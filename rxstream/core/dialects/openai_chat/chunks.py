@@ -32,7 +32,10 @@ Invariants:
 - One JSON decode per frame and one pass over the decoded chunk. With the
   `fast` extra installed (msgspec) that decode is msgspec's; whatever msgspec
   refuses is decoded again by the standard library, which gives the answer (or
-  the error message), so the results are the same either way.
+  the error message), so the results are the same either way. Giving deltas,
+  the decoder reads the usual chunks with msgspec types instead
+  (`rxstream._typed.openai_chat`); a chunk they do not describe takes the
+  path above.
 
 Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
 as its compatible providers actually send it (the recordings in tests/data:
