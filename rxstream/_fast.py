@@ -9,7 +9,15 @@ what comes out (items, errors and their messages, `done`, disposal):
   `"message"` frame to the decoder below as a bare `str` (no `SSEFrame`
   built), and `ChunkDecoder` gives the deltas itself when a `DeltaDecoder` is
   below it (each chunk read once); a `TokenCounter` takes the chunks through
-  the `DeltaDecoder` in front of it itself, so deltas skip the decoder;
+  the `DeltaDecoder` in front of it itself, so deltas skip the decoder; in
+  front of the anthropic, openai-responses and cohere decoders, the parser
+  hands every frame over as an `(event, data)` tuple; and behind a decoder
+  that gives deltas only (every dialect's but the chat chunk decoder's), the
+  `DeltaDecoder` the delta operators put in front of their machine is left
+  out;
+- **typed decoding**: `typed(dialect)` gives a decoder its dialect's module
+  of `rxstream._typed` (msgspec Structs for the usual events, the `fast`
+  extra);
 - **the shared reader**: fused that way, the chunk decoder reads the chunks
   with the delta decoder's `ChunkReader`, which a message accumulator behind
   it may share;
@@ -468,11 +476,14 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     Imported on first use: the machines themselves import this module.
     """
     from .core.dialects import AutoDecoder
+    from .core.dialects.anthropic.decode import AnthropicDecoder
     from .core.dialects.bedrock.decode import BedrockDecoder
+    from .core.dialects.cohere.decode import CohereDecoder
     from .core.dialects.gemini.decode import GeminiDecoder
     from .core.dialects.ollama.decode import OllamaDecoder
     from .core.dialects.openai_chat.chunks import ChatFrameDecoder
     from .core.dialects.openai_chat.deltas import DeltaDecoder
+    from .core.dialects.openai_responses.decode import ResponsesDecoder
     from .core.message import MessageAccumulator
     from .core.sse import SSEParser
     from .core.tokens import TokenCounter
@@ -530,23 +541,35 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
             return None
         return Chained(decoder, below)
 
-    def deltas_through(decoder: Any, below: Chained) -> Chained | None:
-        # A decoder that gives deltas only, in front of the delta decoder that
-        # the operators over the accumulators put before their machine: that
-        # one would pass each delta through unchanged (and read no chunk).
-        upper, lower = below.parts
-        if type(upper) is not DeltaDecoder or not upper.pristine:
+    def pairs(parser: SSEParser, below: Any) -> Chained | None:
+        # The parser hands each frame over as an (event, data) tuple: the
+        # decoders below read nothing else of a frame.
+        if not (parser._can_hand_strings() and below._take_pairs()):
             return None
-        return Chained(decoder, lower)
+        parser._hand_pairs()
+        return Chained(parser, below)
+
+    def passed(decoder: Any, below: Any) -> Any:
+        # A dialect decoder gives deltas only, which the delta decoder in
+        # front of a machine that takes deltas passes on as they are: left out.
+        if type(below) is DeltaDecoder:
+            return decoder if below.pristine else None
+        if type(below) is Chained:
+            upper, lower = below.parts
+            if type(upper) is DeltaDecoder and upper.pristine:
+                return fuse_pair(decoder, lower) or Chained(decoder, lower)
+        return None
 
     takes_strings = (ChatFrameDecoder, AutoDecoder, GeminiDecoder)
-    gives_deltas = (GeminiDecoder, OllamaDecoder, BedrockDecoder)
+    takes_pairs = (AnthropicDecoder, CohereDecoder, ResponsesDecoder)
+    gives_deltas = (*takes_pairs, GeminiDecoder, OllamaDecoder, BedrockDecoder)
     return (
         (SSEParser, takes_strings, strings),
+        (SSEParser, takes_pairs, pairs),
+        (gives_deltas, (DeltaDecoder, Chained), passed),
         (ChatFrameDecoder, DeltaDecoder, deltas),
         (ChatFrameDecoder, MessageAccumulator, accumulate),
         (ChatFrameDecoder, Chained, adapter),
         (ChatFrameDecoder, TokenCounter, counted),
         (DeltaDecoder, TokenCounter, count),
-        (gives_deltas, Chained, deltas_through),
     )

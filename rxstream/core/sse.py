@@ -70,7 +70,7 @@ class SSEParser(MachineBase):
     [SSEFrame(data='tail', event='message', id=None, retry=None)]
     """
 
-    __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_retry", "_strings")
+    __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_pairs", "_retry", "_strings")
     operator = "rs.sse_frames()"
 
     def __init__(self) -> None:
@@ -88,6 +88,8 @@ class SSEParser(MachineBase):
         self._fresh = True
         # Give the data of a "message" frame as a plain str (`_hand_strings`).
         self._strings = False
+        # Give every frame as an (event, data) tuple (`_hand_pairs`).
+        self._pairs = False
 
     def feed(self, line: str) -> list[SSEFrame]:
         """Take one line (without its terminator) and return the frame it dispatches.
@@ -159,41 +161,46 @@ class SSEParser(MachineBase):
             # The three kinds of line a chat stream is made of, `data: ...`,
             # `event: ...` and blank, take the inline path; any other line
             # takes `feed`.
-            one = self._one
+            # The event being built lives in locals (`one`, `event`), and in
+            # the parser's fields only around a call of `feed`.
+            one, event, more = self._one, self._event, self._more
             strings = self._strings
+            pairs = self._pairs
             for line in lines:
                 if line:
                     if line[:6] == "data: ":
                         if one is None:
                             one = line[6:]
                         else:
-                            self._more.append(line[6:])
+                            more.append(line[6:])
                     elif line[:7] == "event: " and type(line) is not Unterminated:
-                        self._event = line[7:]
+                        event = line[7:]
                     else:
-                        self._one = one
+                        self._one, self._event = one, event
                         out += self.feed(line)
-                        one = self._one
+                        one, event = self._one, self._event
                 elif line != "":
                     # Falsy, yet no blank line: None, b"", ...
                     raise wrong_input(line, self.operator, Stage.LINES)
                 elif one is not None:
                     # A blank line after data: `_dispatch`, inline.
-                    more = self._more
                     if more:
                         text = "\n".join([one, *more])
                         more.clear()
                     else:
                         text = one
                     one = None
-                    event = self._event
                     if not event and strings:
                         out.append(text)  # type: ignore[arg-type]
+                    elif pairs:
+                        out.append((event or "message", text))  # type: ignore[arg-type]
+                        event = ""
                     else:
-                        self._event = ""
                         out.append(_frame(text, event or "message", self._id, self._retry))
+                        event = ""
                 else:
-                    self._event = ""
+                    event = ""
+            self._event = event
             self._one = one
         except BaseException:
             self._fail(line)
@@ -202,6 +209,16 @@ class SSEParser(MachineBase):
     def _can_hand_strings(self) -> bool:
         """Fast-path hook (`rxstream._fast`): whether `_hand_strings` may still be set."""
         return self._fresh and self._state is OPEN and self._one is None
+
+    def _hand_pairs(self) -> None:
+        """Fast-path hook (`rxstream._fast`): give each frame as a bare `(event, data)` tuple.
+
+        Set before any input, when the decoder below reads nothing of a frame
+        but its event and its data (it takes the tuple as that frame, and
+        builds the frame itself where it needs one). The last frame, which no
+        blank line ended, still goes whole (see `close`).
+        """
+        self._pairs = True
 
     def _hand_strings(self) -> None:
         """Fast-path hook (`rxstream._fast`): give the data of a `"message"` frame as a bare `str`.
@@ -249,6 +266,7 @@ class SSEParser(MachineBase):
         self._closing()
         self._fresh = True
         self._strings = False
+        self._pairs = False
         return [
             _frame(
                 (Cut if type(frame.event) is Unterminated else Unterminated)(frame.data),
@@ -273,6 +291,8 @@ class SSEParser(MachineBase):
             text = one
         if not event and self._strings:
             return [text]  # type: ignore[list-item]
+        if self._pairs:
+            return [(event or "message", text)]  # type: ignore[list-item]
         return [_frame(text, event or "message", self._id, self._retry)]
 
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -131,6 +131,10 @@ class AnthropicDecoder(DialectDecoder):
         self._message_id: str | None = None  # its message id
         self._start_reason: str | None = None  # a stop_reason message_start set
         self._finished = False  # a Finish was given
+        # The typed decoding of the usual events (the `fast` extra), or None.
+        self._typed: Any = typed("anthropic")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
         self._handlers = {
             "content_block_delta": self._delta,
             "content_block_start": self._start,
@@ -146,56 +150,148 @@ class AnthropicDecoder(DialectDecoder):
         """`out += feed(item)` for each item in turn, stopping once done.
 
         The deltas of text, thinking and client tool arguments (nearly all a
-        stream holds) are decoded inline, the JSON read once; anything else,
+        stream holds) are decoded inline, the JSON read once (with the
+        `fast` extra, into the typed module's msgspec types); anything else,
         and anything unusual about those, takes `feed`, which checks it all.
+        An `(event, data)` tuple is a frame from the SSE parser fused in
+        front (`_take_pairs`); the frame is built only for `feed`. The
+        counters live in locals between two frames that take `feed`.
         """
+        typed: Any = self._typed
+        if typed is not None:
+            decode = typed.decode
+            block_delta, ping = typed.BlockDelta, typed.Ping
+            text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
         loads = self._loads
         text_blocks = self._text
         blocks = self._blocks
         feed = self.feed
-        for item in items:
-            if type(item) is SSEFrame and self._state == "open" and item.event != "error":
+        pairs = self._pairs
+        # Only `feed` changes the state, and it raises when it does.
+        usual = self._state == "open"
+        count, chars, answered = self._items, self._chars, self._gave_answer
+        try:
+            for item in items:
+                if pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None and event != "error":
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if kind is block_delta:
+                            delta = value.delta
+                            index = value.index
+                            kind = type(delta)
+                            if kind is text_type:
+                                if index in text_blocks:
+                                    count += 1
+                                    piece = delta.text
+                                    if piece:
+                                        chars += len(piece)
+                                        answered = True
+                                        out.append(_text(piece, 0))
+                                    continue
+                            elif kind is thinking_type:
+                                block = blocks.get(index)
+                                if block is not None and block.kind == _THINKING:
+                                    count += 1
+                                    piece = delta.thinking
+                                    if piece:
+                                        block.parts.append(piece)
+                                        answered = True
+                                        out.append(_reasoning(piece, 0))
+                                    continue
+                            elif kind is json_type:
+                                block = blocks.get(index)
+                                if block is not None and block.kind == _TOOL:
+                                    count += 1
+                                    piece = delta.partial_json
+                                    if piece:
+                                        block.args = True
+                                        answered = True
+                                        out.append(ToolCallDelta(block.tool, piece))
+                                    continue
+                        elif kind is ping:
+                            count += 1
+                            continue
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if type(value) is dict and value.get("type") == "content_block_delta":
+                            delta = value.get("delta")
+                            index = value.get("index")
+                            if type(delta) is dict and type(index) is int:
+                                name = delta.get("type")
+                                if name == "text_delta":
+                                    piece = delta.get("text")
+                                    if type(piece) is str and index in text_blocks:
+                                        count += 1
+                                        if piece:
+                                            chars += len(piece)
+                                            answered = True
+                                            out.append(_text(piece, 0))
+                                        continue
+                                elif name == "thinking_delta":
+                                    piece = delta.get("thinking")
+                                    block = blocks.get(index)
+                                    if (
+                                        type(piece) is str
+                                        and block is not None
+                                        and block.kind == _THINKING
+                                    ):
+                                        count += 1
+                                        if piece:
+                                            block.parts.append(piece)
+                                            answered = True
+                                            out.append(_reasoning(piece, 0))
+                                        continue
+                                elif name == "input_json_delta":
+                                    piece = delta.get("partial_json")
+                                    block = blocks.get(index)
+                                    if (
+                                        type(piece) is str
+                                        and block is not None
+                                        and block.kind == _TOOL
+                                    ):
+                                        count += 1
+                                        if piece:
+                                            block.args = True
+                                            answered = True
+                                            out.append(ToolCallDelta(block.tool, piece))
+                                        continue
+                self._items, self._chars, self._gave_answer = count, chars, answered
                 try:
-                    value = loads(item.data)
-                except Exception:
-                    value = None
-                if type(value) is dict and value.get("type") == "content_block_delta":
-                    delta = value.get("delta")
-                    index = value.get("index")
-                    if type(delta) is dict and type(index) is int:
-                        kind = delta.get("type")
-                        if kind == "text_delta":
-                            piece = delta.get("text")
-                            if type(piece) is str and index in text_blocks:
-                                self._items += 1
-                                if piece:
-                                    self._chars += len(piece)
-                                    self._gave_answer = True
-                                    out.append(_text(piece, 0))
-                                continue
-                        elif kind == "thinking_delta":
-                            piece = delta.get("thinking")
-                            block = blocks.get(index)
-                            if type(piece) is str and block is not None and block.kind == _THINKING:
-                                self._items += 1
-                                if piece:
-                                    block.parts.append(piece)
-                                    self._gave_answer = True
-                                    out.append(_reasoning(piece, 0))
-                                continue
-                        elif kind == "input_json_delta":
-                            piece = delta.get("partial_json")
-                            block = blocks.get(index)
-                            if type(piece) is str and block is not None and block.kind == _TOOL:
-                                self._items += 1
-                                if piece:
-                                    block.args = True
-                                    self._gave_answer = True
-                                    out.append(ToolCallDelta(block.tool, piece))
-                                continue
-            out += feed(item)
-            if self._done:
-                return
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
+                finally:
+                    count, chars, answered = self._items, self._chars, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._chars, self._gave_answer = count, chars, answered
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     # -- one frame -------------------------------------------------------------------
 

@@ -6,10 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -89,6 +89,131 @@ class CohereDecoder(DialectDecoder):
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
+        # The typed decoding of the usual deltas (the `fast` extra), or None.
+        self._typed: Any = typed("cohere")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done.
+
+        Plain text deltas (nearly all a stream holds) are read inline, the
+        JSON decoded once; with the `fast` extra, content and tool-call
+        deltas are decoded into the typed module's msgspec types. What they
+        say is applied here, as `_decode` would; anything else, and anything
+        unusual about those, takes `feed`, which checks it all. An `(event,
+        data)` tuple is a frame from the SSE parser fused in front
+        (`_take_pairs`); the frame is built only for `feed`.
+        """
+        typed: Any = self._typed
+        if typed is not None:
+            decode = typed.decode
+            content_type, call_type = typed.ContentDelta, typed.CallDelta
+        loads = self._loads
+        calls = self._calls
+        feed = self.feed
+        pairs = self._pairs
+        # Only `feed` changes the state (it raises when it does) or ends the stream.
+        usual = self._state == "open" and not self._done
+        # The counter and the flags live in locals between two frames that take `feed`.
+        count, answered, gave = self._items, self._answered, self._gave_answer
+        try:
+            for item in items:
+                if pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None:
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if kind is content_type:
+                            if event == "message" or event == "content-delta":
+                                content = value.delta.message.content
+                                text, thinking = content.text, content.thinking
+                                # As `_content`: a null text is wrong unless thinking is there.
+                                if text is not None or thinking is None:
+                                    if text is not None:
+                                        count += 1
+                                        answered = True
+                                        if text:
+                                            gave = True
+                                            out.append(_text(text, 0))
+                                        if thinking:
+                                            gave = True
+                                            out.append(ReasoningDelta(thinking))
+                                        continue
+                                else:
+                                    count += 1
+                                    answered = True
+                                    if thinking:
+                                        gave = True
+                                        out.append(ReasoningDelta(thinking))
+                                    continue
+                        elif kind is call_type:
+                            index = calls.get(0 if value.index is None else value.index)
+                            if index is not None and (
+                                event == "message" or event == "tool-call-delta"
+                            ):
+                                count += 1
+                                arguments = value.delta.message.tool_calls.function.arguments
+                                if arguments:
+                                    gave = True
+                                    out.append(ToolCallDelta(index, arguments))
+                                continue
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if (
+                            type(value) is dict
+                            and value.get("type") == "content-delta"
+                            and (event == "message" or event == "content-delta")
+                            and "logprobs" not in value
+                        ):
+                            # As `_decode`'s inline case: a plain text piece.
+                            delta = value.get("delta")
+                            message = delta.get("message") if type(delta) is dict else None
+                            content = message.get("content") if type(message) is dict else None
+                            if type(content) is dict and len(content) == 1:
+                                text = content.get("text")
+                                if type(text) is str:
+                                    count += 1
+                                    answered = True
+                                    if text:
+                                        gave = True
+                                        out.append(_text(text, 0))
+                                    continue
+                self._items, self._answered, self._gave_answer = count, answered, gave
+                try:
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
+                finally:
+                    count, answered, gave = self._items, self._answered, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._answered, self._gave_answer = count, answered, gave
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame:

@@ -32,7 +32,10 @@ Invariants:
 - One JSON decode per frame and one pass over the decoded chunk. With the
   `fast` extra installed (msgspec) that decode is msgspec's; whatever msgspec
   refuses is decoded again by the standard library, which gives the answer (or
-  the error message), so the results are the same either way.
+  the error message), so the results are the same either way. Giving deltas,
+  the decoder reads the usual chunks with msgspec types instead
+  (`rxstream._typed.openai_chat`); a chunk they do not describe takes the
+  path above.
 
 Spec: the OpenAI Chat Completions streaming format (`chat.completion.chunk`),
 as its compatible providers actually send it (the recordings in tests/data:
@@ -44,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, loaders
+from ...._fast import constructor, loaders, typed
 from ....errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -99,6 +102,7 @@ class ChatFrameDecoder(MachineBase):
         "_skip",
         "_skipped",
         "_strings",
+        "_typed",
     )
     operator = "rs.decode_chunks()"
     #: The dialect `MalformedChunkError` names (None: a plain "malformed chunk").
@@ -130,6 +134,8 @@ class ChatFrameDecoder(MachineBase):
         self._answered = False
         first, standard = loaders()
         self._loads = first or standard
+        # The typed decoding of the usual chunks (the `fast` extra), or None.
+        self._typed = typed("openai_chat")
 
     @property
     def done(self) -> bool:
@@ -166,6 +172,11 @@ class ChatFrameDecoder(MachineBase):
         count = self._count
         answered = self._answered
         gives_answer = _shared.gives_answer
+        # The typed reading (msgspec Structs) of the chunks it describes, when
+        # deltas are given; any other chunk takes the general path below.
+        feed_typed = None
+        if deltas and self._typed is not None:
+            feed_typed = self._typed.ChunkFeeder(self._reader).feed
         mark = len(out)
         data = ""
         frame: object = None
@@ -185,6 +196,15 @@ class ChatFrameDecoder(MachineBase):
                         if cut is not None:
                             raise cut from event_error(data, event)
                         raise event_error(data, event)
+                if feed_typed is not None:
+                    mark = len(out)
+                    if feed_typed(data, out):
+                        if not answered:
+                            answered = gives_answer(out[mark:])
+                        if not count:
+                            self._first = data
+                        count += 1
+                        continue
                 try:
                     value = loads(data)
                 except (ValueError, TypeError):

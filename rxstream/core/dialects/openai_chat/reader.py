@@ -96,6 +96,9 @@ _INTEGER = "an integer or null"
 _OBJECT = "an object or null"
 _ARRAY = "an array or null"
 
+#: The chunk-level fields read after the choices (one test tells a chunk without them).
+_CHUNK_FIELDS = frozenset({"search_results", "citations", "usage", "x_groq"})
+
 #: The reason of the `MalformedChunkError` for JSON nested past Python's recursion limit.
 TOO_DEEP = "JSON nested deeper than the decoder allows"
 
@@ -164,6 +167,7 @@ class ChunkReader:
         # read once and checked with one `type(x) is ...` test, and messages
         # are built only on the way to an error.
         choices = raw.get("choices")
+        seen = self.seen
         if choices is not None:
             if type(choices) is not list:
                 raise ShapeError("choices", _ARRAY, choices)
@@ -180,9 +184,18 @@ class ChunkReader:
                     n = 0
                 else:
                     raise ShapeError(f"choices[{i}].index", _INTEGER, index)
-                self.seen.add(n)
+                if n not in seen:
+                    seen.add(n)
                 delta = choice.get("delta")
-                if type(delta) is dict:
+                if (
+                    type(delta) is dict
+                    and len(delta) == 1
+                    and type(content := delta.get("content")) is str
+                ):
+                    # The usual delta: one piece of text, and nothing else to read.
+                    if content:
+                        out.append(_text(content, n))
+                elif type(delta) is dict:
                     # One pass over the fields the delta has (one or two, as a rule)
                     # costs less than a lookup of each of the eight it might have.
                     content = reasoning = other = details = refusal = calls = legacy = None
@@ -317,6 +330,8 @@ class ChunkReader:
                         # The legacy function_call ends in a tool call like any other.
                         norm = "tool_calls" if reason == "function_call" else reason
                         out.append(Finish(norm, n, reason))
+        if _CHUNK_FIELDS.isdisjoint(raw):
+            return choices is not None  # the usual chunk: no sources, no usage
         sources = raw.get("search_results")
         cited = raw.get("citations")
         if sources is not None or cited is not None:

@@ -5,11 +5,11 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ...._fast import constructor
+from ...._fast import constructor, typed
 from ....errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -105,6 +105,8 @@ _NOTHING = frozenset({"keepalive", "response.keep_alive"})
 
 _CONTENT, _SUMMARY = "content_index", "summary_index"
 
+_TEXT_DELTA = "response.output_text.delta"
+
 
 class _Unexpected(Exception):
     """An event that does not fit the stream so far (reported as malformed)."""
@@ -153,6 +155,10 @@ class ResponsesDecoder(DialectDecoder):
         self._calls: dict[int, _Call] = {}  # client calls by output_index
         self._finished: dict[int, str | None] = {}  # output indexes whose item is done: its id
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
+        # The typed decoding of the usual deltas (the `fast` extra), or None.
+        self._typed: Any = typed("openai_responses")
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -176,6 +182,139 @@ class ResponsesDecoder(DialectDecoder):
             "response.failed": self._failed,
             "error": self._error,
         }
+
+    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
+        """`out += feed(item)` for each item in turn, stopping once done.
+
+        The answer's text deltas (nearly all a stream holds) are read inline,
+        the JSON decoded once; with the `fast` extra also the deltas of
+        reasoning, refusals and function-call arguments, decoded into the
+        typed module's msgspec types. What they say is applied here, as
+        their handlers would; anything else, and anything unusual about
+        those, takes `feed`, which checks it all. An `(event, data)` tuple is
+        a frame from the SSE parser fused in front (`_take_pairs`); the frame
+        is built only for `feed`.
+        """
+        typed: Any = self._typed
+        if typed is not None:
+            decode = typed.decode
+            text_type, arguments_type = typed.Text, typed.Arguments
+            summary_type, refusal_type = typed.Summary, typed.Refusal
+            names = _typed_names(typed)
+        loads = self._loads
+        filled = self._filled
+        calls = self._calls
+        feed = self.feed
+        pairs = self._pairs
+        # Only `feed` changes the state (it raises when it does) or ends the stream.
+        usual = self._state == "open" and not self._done
+        # The counter and the flags live in locals between two frames that take `feed`.
+        count, answered, gave = self._items, self._answered, self._gave_answer
+        # The text part the last text delta of this call was in (already in `filled`).
+        last: tuple[object, object] = (None, None)
+        try:
+            for item in items:
+                if pairs and type(item) is tuple:
+                    event, data = item  # a frame, from the parser fused in front
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    event, data = None, ""  # not a frame: `feed` says what is wrong
+                if usual and event is not None:
+                    if typed is not None:
+                        try:
+                            value: Any = decode(data)
+                        except (ValueError, TypeError):
+                            value = None  # not a usual event: the general path reads it
+                        kind = type(value)
+                        if value is not None and (event == "message" or event == names[kind]):
+                            text = value.delta
+                            if kind is text_type:
+                                if not value.logprobs:  # else their Metadata, on the general path
+                                    count += 1
+                                    answered = True
+                                    part = (value.output_index, value.content_index)
+                                    if part != last:
+                                        filled.add((part[0], _CONTENT, part[1]))
+                                        last = part
+                                    if text:
+                                        gave = True
+                                    out.append(_text_delta(text, 0))
+                                    continue
+                            elif kind is arguments_type:
+                                call = calls.get(value.output_index)
+                                if call is not None:  # else `_call_at` says what is wrong
+                                    count += 1
+                                    answered = gave = True
+                                    call.streamed = True
+                                    out.append(ToolCallDelta(call.index, text))
+                                    continue
+                            else:
+                                count += 1
+                                answered = True
+                                if kind is summary_type:
+                                    filled.add((value.output_index, _SUMMARY, value.summary_index))
+                                else:
+                                    filled.add((value.output_index, _CONTENT, value.content_index))
+                                if text:
+                                    gave = True
+                                if kind is refusal_type:
+                                    out.append(RefusalDelta(text))
+                                else:
+                                    out.append(ReasoningDelta(text))
+                                continue
+                    else:
+                        try:
+                            value = loads(data)
+                        except Exception:
+                            value = None
+                        if (
+                            type(value) is dict
+                            and value.get("type") == _TEXT_DELTA
+                            and (event == "message" or event == _TEXT_DELTA)
+                        ):
+                            text = value.get("delta")
+                            oi = value.get("output_index")
+                            ci = value.get("content_index", 0)
+                            if (
+                                type(text) is str
+                                and type(oi) is int
+                                and type(ci) is int
+                                and not value.get("logprobs")
+                            ):
+                                count += 1
+                                answered = True
+                                if (oi, ci) != last:
+                                    filled.add((oi, _CONTENT, ci))
+                                    last = (oi, ci)
+                                if text:
+                                    gave = True
+                                out.append(_text_delta(text, 0))
+                                continue
+                self._items, self._answered, self._gave_answer = count, answered, gave
+                try:
+                    out += feed(
+                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
+                    )
+                finally:
+                    count, answered, gave = self._items, self._answered, self._gave_answer
+                if self._done:
+                    return
+        finally:
+            self._items, self._answered, self._gave_answer = count, answered, gave
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it: the decoder reads
+        nothing of a frame but its event and its data. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
+        """
+        if self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
@@ -570,3 +709,11 @@ def _foreign(frame: SSEFrame) -> str:
     if name is not None and name != ResponsesDecoder.dialect:
         return f"an event of the {name} dialect"
     return "an object of no known dialect"
+
+
+def _typed_names(typed: Any) -> dict[type, str]:
+    """The event name of each typed event class (its tag)."""
+    return {
+        kind: kind.__struct_config__.tag
+        for kind in (typed.Text, typed.Summary, typed.Reasoning, typed.Refusal, typed.Arguments)
+    }

@@ -1,0 +1,167 @@
+"""Typed decoding of the `"openai-chat"` dialect's usual chunks (the `fast` extra).
+
+Input: the JSON text of one chunk (a `"message"` frame's data). Output: the
+chunk's deltas, appended to a list, and the `ChunkReader`'s state (choices
+seen and finished, roles) updated, exactly as `ChunkReader.read` does for the
+same chunk; or False, with nothing appended or changed, for a chunk these
+types do not describe, which the decoder then reads on its general path.
+
+What the types describe is the chunk nearly every token of a stream comes
+in: `choices` of `delta`s with string `content`, `role`, `reasoning_content`,
+`reasoning` or `refusal` and `tool_calls` whose `function` has string `name`
+and `arguments`; a string `finish_reason`; no usage. Fields the reader never
+reads (`id`, `model`, `logprobs`, ...) are declared as `msgspec.Raw`, so
+they are checked as JSON but not built. Anything else (an unknown field,
+`usage`, an `error`, content parts, annotations, a wrong type, JSON msgspec
+refuses) is left to the general path, whose items and errors then count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import msgspec
+
+from .._fast import constructor
+from ..models import Delta, Finish, ReasoningDelta, RefusalDelta, TextDelta, ToolCallDelta
+
+__all__ = ["ChunkFeeder"]
+
+_text: Callable[[str, int], TextDelta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+_tool_call: Callable[[int | None, str, str | None, str | None, int], ToolCallDelta] = constructor(
+    ToolCallDelta
+)
+_finish: Callable[[str, int, str], Finish] = constructor(Finish)
+
+#: The value of a field the reader never reads, when it is absent.
+_ABSENT = msgspec.Raw(b"null")
+
+
+class _Function(msgspec.Struct, forbid_unknown_fields=True):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCall(msgspec.Struct, forbid_unknown_fields=True):
+    index: int | None = None
+    id: str | None = None
+    type: str | None = None
+    function: _Function | None = None
+
+
+class _Delta(msgspec.Struct, forbid_unknown_fields=True):
+    content: str | None = None
+    role: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    refusal: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+    channel: msgspec.Raw = _ABSENT
+
+
+class _Choice(msgspec.Struct, forbid_unknown_fields=True):
+    index: int | None = None
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+    logprobs: msgspec.Raw = _ABSENT
+    content_filter_results: msgspec.Raw = _ABSENT
+    matched_stop: msgspec.Raw = _ABSENT
+    native_finish_reason: msgspec.Raw = _ABSENT
+
+
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
+    choices: list[_Choice] | None = None
+    id: msgspec.Raw = _ABSENT
+    object: msgspec.Raw = _ABSENT
+    created: msgspec.Raw = _ABSENT
+    model: msgspec.Raw = _ABSENT
+    system_fingerprint: msgspec.Raw = _ABSENT
+    service_tier: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+    provider: msgspec.Raw = _ABSENT
+    # A usage object takes the general path (its `Usage` keeps the object as `raw`).
+    usage: None = None
+
+
+_decode = msgspec.json.Decoder(_Chunk).decode
+
+
+class ChunkReader(Protocol):
+    """The state of the openai-chat `ChunkReader` the typed reading keeps up to date."""
+
+    seen: set[int]
+    finished: dict[int, str]
+    roles: dict[int, str]
+
+
+class ChunkFeeder:
+    """The typed reading of one stream's chunks, into the state of its `ChunkReader`.
+
+    `feed(data, out)` is `ChunkReader.read(json.loads(data), out)` for the
+    chunks the types describe, and False (nothing done) for any other.
+    """
+
+    __slots__ = ("_finished", "_roles", "_seen")
+
+    def __init__(self, reader: ChunkReader) -> None:
+        self._seen = reader.seen
+        self._finished = reader.finished
+        self._roles = reader.roles
+
+    def feed(self, data: str, out: list[Delta]) -> bool:
+        """Append the deltas of the chunk `data` holds; False when the general path must read it."""
+        try:
+            chunk = _decode(data)
+        except (msgspec.DecodeError, TypeError):
+            # Not a chunk these types describe (or a `str` subclass msgspec refuses).
+            return False
+        choices = chunk.choices
+        if choices is None:
+            return False  # maybe an error report in disguise: the general path tells
+        for choice in choices:
+            index = choice.index
+            n = 0 if index is None else index
+            self._seen.add(n)
+            delta = choice.delta
+            if delta is not None:
+                role = delta.role
+                if role and n not in self._roles:
+                    self._roles[n] = role
+                reasoning = delta.reasoning_content or delta.reasoning
+                content = delta.content
+                if content:
+                    if reasoning:
+                        out.append(_reasoning(reasoning, n))
+                        reasoning = None
+                    out.append(_text(content, n))
+                if reasoning:
+                    out.append(_reasoning(reasoning, n))
+                refusal = delta.refusal
+                if refusal:
+                    out.append(RefusalDelta(refusal, n))
+                calls = delta.tool_calls
+                if calls is not None:
+                    for call in calls:
+                        function = call.function
+                        if function is None:
+                            out.append(_tool_call(call.index, "", call.id or None, None, n))
+                        else:
+                            arguments = function.arguments
+                            out.append(
+                                _tool_call(
+                                    call.index,
+                                    "" if arguments is None else arguments,
+                                    call.id or None,
+                                    function.name or None,
+                                    n,
+                                )
+                            )
+            reason = choice.finish_reason
+            if reason and self._finished.get(n) != reason:
+                self._finished[n] = reason
+                # The legacy function_call ends in a tool call like any other.
+                norm = "tool_calls" if reason == "function_call" else reason
+                out.append(_finish(norm, n, reason))
+        return True

@@ -1,0 +1,110 @@
+"""Typed decoding of the `"openai-responses"` dialect's usual events (the `fast` extra).
+
+Input: the JSON text of one frame's data. Output: the event as one of the
+msgspec types below, by its `type` (a tagged union), or a `ValueError` (a
+`msgspec.DecodeError`; a `TypeError` for the `str` subclass of a last, cut
+event) for anything they do not describe, which the decoder then reads on
+its general path.
+
+The types describe the deltas nearly every frame of a stream carries: the
+answer's text (`response.output_text.delta`), reasoning summaries and text,
+refusals, and a function call's arguments, each with its string `delta` and
+integer indexes. The fields the decoder does not read (`item_id`,
+`sequence_number`, `obfuscation`) are declared as `msgspec.Raw`, checked as
+JSON but not built. An unknown field, another event, a wrong type, logprobs
+that are not empty (they become `Metadata`, on the general path) or JSON
+msgspec refuses go to the general path, whose items and errors then count.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["Arguments", "Reasoning", "Refusal", "Summary", "Text", "decode"]
+
+#: The value of a field the decoder never reads, when it is absent.
+_ABSENT = msgspec.Raw(b"null")
+
+
+class Text(
+    msgspec.Struct,
+    tag="response.output_text.delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+):
+    """A piece of the answer's text."""
+
+    delta: str
+    output_index: int
+    content_index: int = 0
+    logprobs: list[msgspec.Raw] | None = None
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+class Summary(
+    msgspec.Struct,
+    tag="response.reasoning_summary_text.delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+):
+    """A piece of a reasoning summary."""
+
+    delta: str
+    output_index: int
+    summary_index: int = 0
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+class Reasoning(
+    msgspec.Struct,
+    tag="response.reasoning_text.delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+):
+    """A piece of reasoning text."""
+
+    delta: str
+    output_index: int
+    content_index: int = 0
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+class Refusal(
+    msgspec.Struct,
+    tag="response.refusal.delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+):
+    """A piece of a refusal."""
+
+    delta: str
+    output_index: int
+    content_index: int = 0
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+class Arguments(
+    msgspec.Struct,
+    tag="response.function_call_arguments.delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+):
+    """A fragment of a function call's arguments."""
+
+    delta: str
+    output_index: int
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+#: The event of one frame's data, typed (raises `ValueError` or `TypeError` for any other).
+decode = msgspec.json.Decoder(Text | Summary | Reasoning | Refusal | Arguments).decode

@@ -1,0 +1,215 @@
+"""The `"openai-chat"` typed path: the usual chunks read by msgspec types, all else as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rxstream as rs
+import rxstream._fast as fast
+from rxstream.core.dialects.openai_chat.reader import ChunkReader
+
+from ._equivalence import (
+    assert_same,
+    assert_same_decoding,
+    cut,
+    damaged,
+    mutation_streams,
+    pipelines,
+    recordings,
+)
+
+pytest.importorskip("msgspec")
+typed: Any = fast.typed("openai_chat")
+
+DIALECT = "openai-chat"
+FILES = recordings(DIALECT)
+
+
+def test_the_typed_module_is_used_with_msgspec() -> None:
+    assert typed is not None
+    assert fast.typed("openai_chat") is typed
+
+
+def read_both(raw: str) -> tuple[bool, list[Any], ChunkReader, list[Any], ChunkReader]:
+    """(whether the typed path took it, its deltas and reader; the general reader's)."""
+    typed_reader, typed_out = ChunkReader(), list[Any]()
+    handled = typed.ChunkFeeder(typed_reader).feed(raw, typed_out)
+    reader, out = ChunkReader(), list[Any]()
+    reader.read(json.loads(raw), out)
+    return handled, typed_out, typed_reader, out, reader
+
+
+def state(reader: ChunkReader) -> tuple[Any, ...]:
+    return reader.seen, reader.finished, reader.roles, reader.usage
+
+
+def choice(delta: Any = None, **fields: Any) -> dict[str, Any]:
+    return {"index": 0, "delta": delta, **fields}
+
+
+TAKEN = {
+    "text": {"choices": [choice({"content": "Hi"})]},
+    "role and empty text": {"choices": [choice({"role": "assistant", "content": ""})]},
+    "the usual OpenAI chunk": {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "system_fingerprint": None,
+        "service_tier": "default",
+        "obfuscation": "x",
+        "usage": None,
+        "choices": [choice({"content": "a"}, finish_reason=None, logprobs=None)],
+    },
+    "reasoning_content": {"choices": [choice({"reasoning_content": "think"})]},
+    "reasoning": {"choices": [choice({"reasoning": "think", "content": None})]},
+    "both reasoning fields": {"choices": [choice({"reasoning_content": "", "reasoning": "r"})]},
+    "reasoning then text": {"choices": [choice({"reasoning_content": "r", "content": "t"})]},
+    "refusal": {"choices": [choice({"refusal": "no"})]},
+    "a tool call start": {
+        "choices": [
+            choice(
+                {
+                    "tool_calls": [
+                        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+                    ]
+                }
+            )
+        ]
+    },
+    "tool call arguments": {
+        "choices": [choice({"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]})]
+    },
+    "an empty tool id and name": {
+        "choices": [
+            choice(
+                {"tool_calls": [{"index": 1, "id": "", "function": {"name": "", "arguments": ""}}]}
+            )
+        ]
+    },
+    "a tool call without function": {"choices": [choice({"tool_calls": [{"index": 0}]})]},
+    "finish": {"choices": [choice({}, finish_reason="stop")]},
+    "function_call finish": {"choices": [choice(None, finish_reason="function_call")]},
+    "empty finish": {"choices": [choice({}, finish_reason="")]},
+    "no delta": {"choices": [{"index": 2}]},
+    "null index": {"choices": [{"index": None, "delta": {"content": "x"}}]},
+    "two choices": {"choices": [choice({"content": "a"}), {"index": 1, "delta": {"content": "b"}}]},
+    "empty choices": {"choices": []},
+    "a big index": {"choices": [{"index": 2**70, "delta": {"content": "x"}}]},
+    "ignored fields": {
+        "choices": [
+            choice(
+                {"content": "x", "channel": "final"},
+                content_filter_results={"hate": {}},
+                matched_stop=None,
+                native_finish_reason=None,
+                logprobs={"content": []},
+            )
+        ],
+        "provider": "p",
+    },
+}
+
+LEFT = {
+    "usage": {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+    "no choices": {"id": "x"},
+    "an error": {"error": {"message": "boom"}},
+    "an error type": {"type": "error", "message": "boom"},
+    "an unknown field": {"choices": [choice({"content": "x"})], "novel": 1},
+    "an unknown delta field": {"choices": [choice({"content": "x", "audio": {}})]},
+    "content parts": {"choices": [choice({"content": [{"type": "text", "text": "x"}]})]},
+    "legacy text": {"choices": [{"index": 0, "text": "x"}]},
+    "arguments as an object": {
+        "choices": [choice({"tool_calls": [{"index": 0, "function": {"arguments": {"a": 1}}}]})]
+    },
+    "a float index": {"choices": [{"index": 1.0, "delta": {"content": "x"}}]},
+    "a bool index": {"choices": [{"index": True, "delta": {"content": "x"}}]},
+    "a number for text": {"choices": [choice({"content": 1})]},
+    "x_groq": {"choices": [], "x_groq": {"usage": {"prompt_tokens": 1}}},
+    "citations": {"choices": [choice({"content": "x"})], "citations": ["https://a"]},
+    "annotations": {"choices": [choice({"content": "x", "annotations": []})]},
+}
+
+
+@pytest.mark.parametrize("chunk", TAKEN.values(), ids=TAKEN.keys())
+def test_the_typed_path_reads_the_usual_chunks_as_the_reader_does(chunk: Any) -> None:
+    handled, typed_out, typed_reader, out, reader = read_both(json.dumps(chunk))
+    assert handled
+    assert repr(typed_out) == repr(out)
+    assert state(typed_reader) == state(reader)
+
+
+@pytest.mark.parametrize("chunk", LEFT.values(), ids=LEFT.keys())
+def test_what_the_types_do_not_know_goes_to_the_general_path(chunk: Any) -> None:
+    reader, out = ChunkReader(), list[Any]()
+    assert not typed.ChunkFeeder(reader).feed(json.dumps(chunk), out)
+    assert out == []
+    assert state(reader) == state(ChunkReader())
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"choices": [{"delta": {"content": "a", "content": "b"}}]}',  # the last one counts
+        '{"choices": [{"delta": {"content": "a"}}], "choices": []}',
+        '{"choices": [{"delta": {"content": "\\ud800"}}]}',  # a lone surrogate
+        '{"choices": [{"delta": {"content": "\\ud83d\\ude00"}}]}',
+        '{"choices": [{"delta": {"content": "x"}}], "created": NaN}',
+        '{"choices": [{"delta": {"content": "x"}}], "created": 1e400}',
+        '{"choices": [{"delta": {"content": "x"}, "index": -0}]}',
+        ' {"choices": [{"delta": {"content": ""}, "finish_reason": "stop"}]} ',
+        '{"choices": [{"delta": {"content": "x"}}]}x',
+        '{"choices": [{"delta": {"content": "x"}}',
+        '{"choices": [{"delta": {"content": "x"}}]}\x00',
+        "[DONE]",
+        "",
+        "[]",
+        "null",
+    ],
+)
+@pytest.mark.parametrize("skip", [False, True])
+def test_edge_cases_give_the_same_deltas_and_errors(data: str, skip: bool) -> None:
+    frames = [rs.SSEFrame(data), rs.SSEFrame('{"choices": [{"finish_reason": "stop"}]}')]
+    for at_once in (False, True):
+        assert_same_decoding(DIALECT, frames, at_once=at_once, skip=skip)
+
+
+def test_a_wrong_type_anywhere_gives_the_same_error_both_ways() -> None:
+    count = 0
+    for k, (_, stream) in enumerate(mutation_streams(DIALECT)):
+        assert_same_decoding(DIALECT, stream, at_once=bool(k % 2))
+        count += 1
+    assert count > 100
+
+
+CASES = [
+    pytest.param(path, name, id=f"{path.parent.name}/{path.name}:{name}")
+    for path in FILES
+    for name in pipelines(DIALECT)
+]
+
+
+@pytest.mark.parametrize(("path", "name"), CASES)
+def test_whole_recordings_agree(path: Path, name: str) -> None:
+    assert_same([path.read_bytes()], pipelines(DIALECT)[name])
+
+
+@pytest.mark.parametrize(("path", "name"), CASES)
+@settings(max_examples=6, deadline=None)
+@given(
+    points=st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=12),
+    damage=st.sampled_from(["none", "truncate", "flip"]),
+    where=st.integers(min_value=0, max_value=1 << 20),
+    bit=st.integers(min_value=0, max_value=7),
+)
+def test_cut_and_damaged_recordings_agree(
+    path: Path, name: str, points: list[int], damage: str, where: int, bit: int
+) -> None:
+    body = damaged(path.read_bytes(), damage, where, bit)
+    assert_same(cut(body, points), pipelines(DIALECT)[name])
