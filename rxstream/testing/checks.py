@@ -555,8 +555,8 @@ def _expected(kind: str, value: JSON, key: str | None = None) -> str:
 
 def _ui_invalid(value: JSON, problem: str, path: str | None = None) -> Rejection:
     shown = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    if len(shown) > 200:
-        shown = shown[:200] + "..."
+    if len(shown) > 60:  # the problem after it must fit any excerpt of the message
+        shown = shown[:60] + "..."
     where = f" (at {path})" if path else ""
     return Rejection(
         f"Type validation failed: Value: {shown}.\nError message: {problem}{where}",

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from rxstream.cli._app import EXIT_ERROR
+from rxstream.cli._app import EXIT_ERROR, SERVED
 from rxstream.cli._wire import TIMING_SUFFIX, WIRE, Recording, sniff
 from rxstream.core import wire as codec
-from rxstream.cli._app import SERVED
 from rxstream.core.dialects import renderer
 from rxstream.core.eventstream import encode_message
 from rxstream.core.message import MessageAccumulator
