@@ -45,7 +45,8 @@ roles), the request passes. `stream` is not checked: no provider refuses a
 non-streaming request at these paths, and the server's own rule (it answers
 streams only, except OpenAI chat completions) stays as it was. Messages are
 the providers' wording where known (OpenAI, Anthropic, Gemini, Bedrock,
-Ollama); Cohere's are close paraphrases in its `invalid request: ...` form.
+Ollama); Cohere's are close paraphrases in its `invalid request: ...` form
+(see `_cohere`).
 """
 
 from __future__ import annotations
@@ -400,6 +401,13 @@ def _count_parts(content: dict[str, Any], key: str) -> int:
 _COHERE_ROLES = ("system", "user", "assistant", "tool")
 
 
+# The shape and status are Cohere's: a 400 whose body is `{"message": ...}`, which the
+# cohere SDK (7.x) raises as `cohere.BadRequestError` with that body (its generated
+# v2 client maps 400, 401, 403, 404, 422, 429, 498, 499, 500, 501, 503 and 504 to
+# their error classes, each taking any JSON body). The wording is paraphrased: neither
+# the SDK (its error classes, docstrings and types hold no message text) nor anything
+# else installed quotes Cohere's own validation messages, so only the `invalid
+# request: ` prefix its API uses is kept, and each message says plainly what is wrong.
 def _cohere(body: dict[str, Any]) -> Rejection | None:
     if "model" not in body:
         return Rejection("invalid request: model must be specified")

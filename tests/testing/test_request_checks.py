@@ -486,3 +486,17 @@ def test_the_boto3_sdk_passes() -> None:
         finally:
             client.close()
     assert text == "Hello, world!"
+
+
+def test_the_cohere_sdk_raises_its_bad_request_error_with_the_message() -> None:
+    cohere = pytest.importorskip("cohere")
+    with FakeLLMServer() as server:
+        root = f"http://127.0.0.1:{server.port}"
+        with (
+            cohere.ClientV2(api_key="k", base_url=root, max_retries=0) as client,
+            pytest.raises(cohere.BadRequestError) as caught,
+        ):
+            for _ in client.chat_stream(model="command-a-03-2025", messages=[]):
+                pass
+    assert caught.value.status_code == 400
+    assert caught.value.body == {"message": "invalid request: messages must be a non-empty list"}
