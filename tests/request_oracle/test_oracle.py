@@ -309,7 +309,6 @@ def _anthropic_sdk_content(m: Message) -> list[JSONObject]:
 @pytest.mark.parametrize("case", ["plain", "tools", "round"])
 def test_anthropic(case: str) -> None:
     anthropic = pytest.importorskip("anthropic")
-    from anthropic._constants import ANTHROPIC_API_VERSION
 
     redacted, turn = _anthropic_turns()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Weather in Paris?")]
@@ -362,9 +361,10 @@ def test_anthropic(case: str) -> None:
         tools=[WEATHER] if tools else None,
         max_tokens=2048,
         reasoning=1024,
-        # The SDK's version, so the headers compare; rxstream's default is 2023-06-01
-        # (deliberately: the SDK's newer version refuses `temperature`).
-        anthropic_version=ANTHROPIC_API_VERSION,
+        # The version the SDK sent, so the headers compare (whichever SDK release this
+        # is); rxstream's default is 2023-06-01 (deliberately: the current SDK's newer
+        # version refuses `temperature`).
+        anthropic_version=theirs.headers["anthropic-version"],
         api_key=KEY,
         base_url="http://127.0.0.1",
     )
