@@ -40,6 +40,7 @@ __all__ = [
     "Ask",
     "Request",
     "build",
+    "build_ui_chat",
     "join_url",
     "missing_key",
     "ollama_host",
@@ -345,3 +346,30 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
         key_name,
         http,
     )
+
+
+def build_ui_chat(ask: Ask, *, base_url: str) -> Request:
+    """The request `useChat` (the AI SDK's `DefaultChatTransport`) sends for `ask`'s prompt.
+
+    `POST {base_url}/api/chat` with the transport's body: the chat `id`, the
+    conversation as UI messages (`{"id", "role", "parts"}`; a system message
+    first when `ask` has one), and `"trigger": "submit-message"`. No key: an
+    AI SDK backend is the application's own server. For `rxstream demo
+    --dialect ai-sdk`, whose fake server answers it in the UI message stream.
+
+    >>> r = build_ui_chat(Ask("Hi"), base_url="http://127.0.0.1:8080")
+    >>> r.url, r.body["trigger"], r.body["messages"][0]["parts"]
+    ('http://127.0.0.1:8080/api/chat', 'submit-message', [{'type': 'text', 'text': 'Hi'}])
+    """
+    import httpx
+
+    turns = [("system", ask.system)] if ask.system else []
+    turns.append(("user", ask.prompt))
+    messages = [
+        {"id": f"{role}-1", "role": role, "parts": [{"type": "text", "text": text}]}
+        for role, text in turns
+    ]
+    body = {"id": "rxstream-chat", "messages": messages, "trigger": "submit-message"}
+    url = join_url(base_url, "/api/chat")
+    http = httpx.Request("POST", url, json=body)
+    return Request("ai-sdk", url, {}, body, ask.model or "", base_url, "sse", None, http)

@@ -37,13 +37,13 @@ from reactivex import operators as ops
 from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
-from ..core.dialects import DIALECTS, WireKind
+from ..core.dialects import AI_SDK, DIALECTS, WireKind
 from ..io import Handle, multicast, sync_source
 from ..io.credentials import Credentials, shown_url
 from ..io.requests import ENDPOINTS
 from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
-from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, join_url, missing_key
+from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, build_ui_chat, join_url, missing_key
 from ._errors import describe, recording_problem
 from ._hints import install_hint
 from ._tokens import offline_encoding
@@ -62,6 +62,11 @@ __all__ = [
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # as a shell reports a command killed by SIGPIPE
+
+#: The dialects `demo`, `fake-server` and `replay` take: the providers' and the AI SDK's
+#: UI message stream (what `FakeLLMServer` serves, `rxstream.testing.server.SERVED`,
+#: written out here so that parsing the arguments does not import the test kit).
+SERVED = (*DIALECTS, AI_SDK)
 
 # How long to let the log see the end of the body after the dialect's end marker.
 _LOG_GRACE = 0.5
@@ -283,7 +288,10 @@ def _demo(args: argparse.Namespace) -> int:
         root = f"http://127.0.0.1:{server.port}"
         base = f"{root}/v1" if api.startswith("openai") else root
         ask = Ask(PROMPT, model="fake-demo-model")
-        request = build(api, ask, base_url=base, env={})  # no key from the environment
+        if api == AI_SDK:  # asked as useChat asks the application's chat API
+            request = build_ui_chat(ask, base_url=root)
+        else:
+            request = build(api, ask, base_url=base, env={})  # no key from the environment
         title = "rxstream demo: a scripted answer from a local FakeLLMServer (no network, no key)"
         if args.dialect is not None:  # asked for: say what is served where
             title += f"\n{api}: POST {request.url.removeprefix(root)}"
@@ -469,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rxstream",
         description=(
             "Stream LLM answers through rxstream's Rx pipeline, in any provider's dialect "
-            f"({', '.join(DIALECTS)})."
+            f"({', '.join(DIALECTS)}) and the AI SDK's UI message stream ({AI_SDK})."
         ),
     )
     parser.add_argument("--version", action="version", version=f"rxstream {__version__}")
@@ -487,14 +495,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--dialect",
-        choices=DIALECTS,
+        choices=SERVED,
         metavar="NAME",
         help=(
-            f"the dialect to serve and read: {', '.join(DIALECTS)} (default: openai-chat); "
+            f"the dialect to serve and read: {', '.join(SERVED)} (default: openai-chat; "
+            f"{AI_SDK}: the AI SDK's UI message stream, asked as useChat asks); "
             "the title then says which path it is served at"
         ),
     )
-    _deprecated_alias(demo, "--api", "--dialect", choices=DIALECTS)
+    _deprecated_alias(demo, "--api", "--dialect", choices=SERVED)
     demo.add_argument("--log", metavar="FILE", help=log_help)
     demo.add_argument(
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
@@ -513,11 +522,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fake.add_argument(
         "--dialect",
-        choices=tuple(ENDPOINTS),
+        choices=(*ENDPOINTS, AI_SDK),
         metavar="NAME",
         help=(
-            f"print only this dialect's variables: {', '.join(ENDPOINTS)} "
-            "(default: every dialect's)"
+            f"print only this dialect's variables: {', '.join(ENDPOINTS)}, or {AI_SDK} for the "
+            "URL of useChat's chat API (default: every dialect's)"
         ),
     )
     fake.add_argument(
@@ -551,10 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--dialect",
-        choices=("auto", *DIALECTS),
+        choices=("auto", *SERVED),
         default="auto",
         metavar="NAME",
-        help=f"read the file as this dialect: auto, {', '.join(DIALECTS)} (default: %(default)s)",
+        help=f"read the file as this dialect: auto, {', '.join(SERVED)} (default: %(default)s)",
     )
     replay.add_argument("--json", action="store_true", help="print one JSON object per delta")
     replay.add_argument(

@@ -5,7 +5,10 @@ format (see `rxstream.testing.server`), every request with the answer `rxstream
 demo` streams (reasoning, text, two parallel tool calls, usage). The command
 prints the base URL, then the environment variables that point each official
 SDK and `rs.request` at it (the variables `rxstream.io.requests.ENDPOINTS`
-reads) and fake keys, so a docs block runs against it unchanged.
+reads) and fake keys, so a docs block runs against it unchanged. It answers
+the AI SDK's `useChat` too (`"ai-sdk"`, at `/api/chat`, which it shares with
+Ollama: the body tells them apart); `--dialect ai-sdk` prints the URL to give
+its `DefaultChatTransport`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import time
 from typing import IO
 
+from ..core.dialects import AI_SDK
 from ..io.requests import ENDPOINTS
 from ..testing.server import FakeLLMServer
 from ._demo import demo_scenario
@@ -52,10 +56,17 @@ def banner(origin: str, dialect: str | None) -> str:
         f"rxstream fake-server: listening on {origin}",
         f"answering {served} with a scripted answer (reasoning, text, two parallel tool "
         "calls, usage); any key is accepted",
-        "point the official SDKs and rs.request / rs.chat at it with:",
-        *(f"  export {name}={value}" for name, value in environment(origin, dialect)),
-        "Ctrl-C stops it.",
     ]
+    variables = environment(origin, dialect)
+    if variables:
+        lines.append("point the official SDKs and rs.request / rs.chat at it with:")
+        lines += [f"  export {name}={value}" for name, value in variables]
+    if dialect == AI_SDK:  # an application's own API: no SDK variable points at it
+        lines += [
+            "point the AI SDK's useChat at it with:",
+            f'  new DefaultChatTransport({{ api: "{origin}/api/chat" }})',
+        ]
+    lines.append("Ctrl-C stops it.")
     return "\n".join(lines)
 
 

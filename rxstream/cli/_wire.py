@@ -62,6 +62,7 @@ WIRE: dict[str, WireKind] = {
     "cohere": "sse",
     "ollama": "ndjson",
     "bedrock": "eventstream",
+    "ai-sdk": "sse",
 }
 
 #: The wire kinds in words.

@@ -31,6 +31,12 @@ What is checked, per dialect:
 - `"bedrock"`: `messages` a non-empty list starting with a user turn; each
   `role` `user`/`assistant`; each `content` present; every `toolUse`
   answered by a `toolResult` in the next message (when there is one).
+- `"ai-sdk"` (what `useChat`'s `DefaultChatTransport` posts to `/api/chat`):
+  `messages` present, a non-empty list of UI messages, each an object with a
+  string `id`, a `role` `system`/`user`/`assistant` and a `parts` list, as
+  the `ai` package's `validateUIMessages` (6.x) requires; the messages are
+  its own (the error's `name` as the type), as a backend that validates with
+  it and answers 400 with the error says them.
 
 Kept honest: only what the real provider rejects is refused; where the
 provider's behaviour is not known for sure (an empty Responses `input` list,
@@ -39,12 +45,14 @@ roles), the request passes. `stream` is not checked: no provider refuses a
 non-streaming request at these paths, and the server's own rule (it answers
 streams only, except OpenAI chat completions) stays as it was. Messages are
 the providers' wording where known (OpenAI, Anthropic, Gemini, Bedrock,
-Ollama); Cohere's are close paraphrases in its `invalid request: ...` form.
+Ollama); Cohere's are close paraphrases in its `invalid request: ...` form
+(see `_cohere`).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -114,6 +122,13 @@ def minimal_body(dialect: str, text: str = "hi", *, model: str = "fake-model") -
         "cohere": {"model": model, "stream": True, "messages": chat},
         "ollama": {"model": model, "messages": chat},
         "bedrock": {"messages": [{"role": "user", "content": [{"text": text}]}]},
+        "ai-sdk": {
+            "id": "chat-1",
+            "messages": [
+                {"id": "user-1", "role": "user", "parts": [{"type": "text", "text": text}]}
+            ],
+            "trigger": "submit-message",
+        },
     }
     if dialect not in bodies:
         raise ValueError(f"no request body for dialect {dialect!r}; known: {', '.join(bodies)}")
@@ -386,6 +401,13 @@ def _count_parts(content: dict[str, Any], key: str) -> int:
 _COHERE_ROLES = ("system", "user", "assistant", "tool")
 
 
+# The shape and status are Cohere's: a 400 whose body is `{"message": ...}`, which the
+# cohere SDK (7.x) raises as `cohere.BadRequestError` with that body (its generated
+# v2 client maps 400, 401, 403, 404, 422, 429, 498, 499, 500, 501, 503 and 504 to
+# their error classes, each taking any JSON body). The wording is paraphrased: neither
+# the SDK (its error classes, docstrings and types hold no message text) nor anything
+# else installed quotes Cohere's own validation messages, so only the `invalid
+# request: ` prefix its API uses is kept, and each message says plainly what is wrong.
 def _cohere(body: dict[str, Any]) -> Rejection | None:
     if "model" not in body:
         return Rejection("invalid request: model must be specified")
@@ -493,6 +515,76 @@ def _bedrock_ids(content: JSON, kind: str) -> list[Any]:
     ]
 
 
+# --------------------------------------------------------------------------- AI SDK
+
+# The wording is the `ai` package's (6.x): `validateUIMessages` throws
+# `AI_InvalidArgumentError` for absent messages and `AI_TypeValidationError`
+# ("Type validation failed: Value: <the messages as JSON>.\nError message: ...")
+# for the rest, with the messages of its zod schema (`uiMessagesSchema`); here the
+# first problem only, with its path, where the package lists zod's issues as JSON.
+_UI_ROLES = ("system", "user", "assistant")
+
+
+def _ai_sdk(body: dict[str, Any]) -> Rejection | None:
+    messages = body.get("messages")
+    if messages is None:
+        return Rejection(
+            "Invalid argument for parameter messages: messages parameter must be provided",
+            type="AI_InvalidArgumentError",
+        )
+    if not isinstance(messages, list):
+        return _ui_invalid(messages, _expected("array", messages))
+    if not messages:
+        return _ui_invalid(messages, "Messages array must not be empty")
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            return _ui_invalid(messages, _expected("object", message), where)
+        if not isinstance(message.get("id"), str):
+            return _ui_invalid(messages, _expected("string", message, "id"), f"{where}.id")
+        if message.get("role") not in _UI_ROLES:
+            return _ui_invalid(
+                messages,
+                'Invalid option: expected one of "system"|"user"|"assistant"',
+                f"{where}.role",
+            )
+        if not isinstance(message.get("parts"), list):
+            return _ui_invalid(messages, _expected("array", message, "parts"), f"{where}.parts")
+    return None
+
+
+def _expected(kind: str, value: JSON, key: str | None = None) -> str:
+    """zod's words for a value (or `value[key]`, `undefined` when absent) not of `kind`."""
+    if key is None:
+        return f"Invalid input: expected {kind}, received {_js_kind(value)}"
+    got = _js_kind(value.get(key), missing=key not in value)
+    return f"Invalid input: expected {kind}, received {got}"
+
+
+def _ui_invalid(value: JSON, problem: str, path: str | None = None) -> Rejection:
+    shown = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if len(shown) > 60:  # the problem after it must fit any excerpt of the message
+        shown = shown[:60] + "..."
+    where = f" (at {path})" if path else ""
+    return Rejection(
+        f"Type validation failed: Value: {shown}.\nError message: {problem}{where}",
+        type="AI_TypeValidationError",
+    )
+
+
+def _js_kind(value: JSON, missing: bool = False) -> str:
+    """What zod calls a JSON value's kind (`undefined` for a missing field)."""
+    if value is None:
+        return "undefined" if missing else "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -522,4 +614,5 @@ _CHECKERS: dict[str, Callable[[dict[str, Any]], Rejection | None]] = {
     "cohere": _cohere,
     "ollama": _ollama,
     "bedrock": _bedrock,
+    "ai-sdk": _ai_sdk,
 }

@@ -13,7 +13,15 @@ streaming endpoint at its real path, in that provider's wire format:
 | `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` | `"gemini"` |
 | `POST /v2/chat` | `"cohere"` |
 | `POST /api/chat` | `"ollama"` (NDJSON) |
+| `POST /api/chat`, the body `useChat` sends | `"ai-sdk"` (the AI SDK's UI message stream) |
 | `POST /model/{id}/converse-stream` | `"bedrock"` (AWS event stream) |
+
+Ollama and the AI SDK's `DefaultChatTransport` share `/api/chat`: the body
+tells them apart (see `route`). An `"ai-sdk"` answer carries the header
+`x-vercel-ai-ui-message-stream: v1`, a new `messageId` in its `start` chunk
+per request (`msg-fake-N`), keep-alives as SSE comments, and `data: [DONE]`
+at its end; `GET /api/chat/{id}/stream` (the AI SDK's resume) answers 204,
+nothing to resume.
 
     with FakeLLMServer(Scenario.text("Hel", "lo")) as server:
         rs.from_request(client, "POST", server.url, json={"stream": True, ...})
@@ -63,7 +71,8 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import parse_qsl, urlsplit
 
 from ..core import DeltaDecoder, dialects
-from ..core.dialects import Wire
+from ..core.dialects import AI_SDK, DIALECTS, Wire
+from ..core.dialects.ai_sdk import HEADERS as AI_SDK_HEADERS
 from ..core.provider_errors import provider_error
 from ..core.sse import comment_lines, event_lines, event_text
 from ..errors import ProviderError
@@ -72,6 +81,7 @@ from . import builders
 from .checks import Rejection, check_request
 
 __all__ = [
+    "SERVED",
     "Chunk",
     "Comment",
     "Disconnect",
@@ -96,6 +106,14 @@ JSON: TypeAlias = Any
 #: The id and creation time of the chunks `Scenario.text` sends.
 FAKE_ID = "chatcmpl-fake"
 FAKE_CREATED = 1_700_000_000
+
+#: Every dialect the server answers in: the provider dialects, then the AI SDK's UI
+#: message stream. A tuple of its own, because `rxstream.core.dialects.DIALECTS` means
+#: "the providers' dialects" wherever it is used (the conformance matrix with each
+#: provider's SDK, the renderer and request-builder tables, the benchmarks), and the
+#: AI SDK's stream is what a backend writes for `useChat`, no provider's: it has no
+#: `rs.request` builder and no official Python client.
+SERVED = (*DIALECTS, AI_SDK)
 
 #: The longest any single step may wait (a guard against a test hanging forever).
 MAX_WAIT = 30.0
@@ -718,6 +736,7 @@ class FakeLLMServer:
             "cohere": "/v2/chat",
             "ollama": "/api/chat",
             "bedrock": f"/model/{model}/converse-stream",
+            AI_SDK: "/api/chat",  # told from Ollama's by the body (see `route`)
         }
         if dialect not in paths:
             raise ValueError(f"unknown dialect {dialect!r}; one of {', '.join(paths)}")
@@ -783,13 +802,14 @@ class FakeLLMServer:
             self._requests.append(request)
             self._lock.notify_all()
 
-    def _next_scenario(self, request: RecordedRequest) -> Scenario:
+    def _next_scenario(self, request: RecordedRequest) -> tuple[Scenario, int]:
+        """The scenario that answers `request`, and the number of the request (from 1)."""
         with self._lock:
             self._requests.append(request)
             scenario = self._scenarios[min(self._served, len(self._scenarios) - 1)]
             self._served += 1
             self._lock.notify_all()
-            return scenario
+            return scenario, len(self._requests)
 
     def _note(self, *, disconnect: bool) -> None:
         with self._lock:
@@ -844,6 +864,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_scripted(self.owner._script)
             return
         self._read_body()
+        if _RESUME.fullmatch(self.path.split("?", 1)[0]):
+            # The AI SDK's resume (`useChat({resume: true})` on page load): no answer of
+            # this server runs on after its request, so there is never one to resume.
+            self._send_bytes(204, b"", "text/plain", {})
+            return
         self._send_json(404, {"error": {"message": f"no route {self.path!r}", "type": "not_found"}})
 
     def do_POST(self) -> None:
@@ -857,7 +882,7 @@ class _Handler(BaseHTTPRequestHandler):
             decoded = None
         headers = {key.lower(): value for key, value in self.headers.items()}
         request = RecordedRequest(self.command, self.path, headers, body, decoded)
-        dialect = route(self.path)
+        dialect = route(self.path, decoded)
         if dialect is None:
             self._send_json(404, {"error": {"message": f"no route {self.path!r}"}})
             return
@@ -866,8 +891,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._record(request)  # the provider refuses before any scenario plays
             self._send_rejection(dialect, rejection)
             return
-        scenario = self.owner._next_scenario(request)
-        player = _Player(dialect)
+        scenario, number = self.owner._next_scenario(request)
+        player = _Player(dialect, number)
         try:
             if scenario.http_error is not None:
                 error = scenario.http_error
@@ -1015,6 +1040,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(scenario.status)
             self.send_header("Content-Type", scenario.content_type or player.content_type)
             self.send_header("Cache-Control", "no-cache")
+            for name, value in player.headers.items():
+                self.send_header(name, value)
             if chunked:
                 self.send_header("Transfer-Encoding", "chunked")
             else:
@@ -1154,17 +1181,45 @@ _ROUTES = (
 )
 
 
-def route(path: str) -> str | None:
-    """The dialect a request path asks for, or None.
+#: The AI SDK's resume path (`GET {api}/{chatId}/stream`, `DefaultChatTransport`'s default).
+_RESUME = re.compile(r"/api/chat/[^/]+/stream")
+
+
+def route(path: str, body: JSON = None) -> str | None:
+    """The dialect a request path (and, at `/api/chat`, its decoded JSON body) asks for, or None.
+
+    `/api/chat` is Ollama's path and the AI SDK's default (`DefaultChatTransport`
+    posts `{"id", "messages": [UIMessage...], "trigger", ...}` there): a body
+    without `"model"` (which Ollama requires) that carries the AI SDK's
+    `"trigger"` or chat `"id"`, or messages made of `"parts"`, is `"ai-sdk"`;
+    any other body (none included) is Ollama's.
 
     >>> route("/v1/messages"), route("/v1beta/models/m:streamGenerateContent?alt=sse")
     ('anthropic', 'gemini')
+    >>> route("/api/chat", {"model": "llama3.2", "messages": []})
+    'ollama'
+    >>> route("/api/chat", {"id": "chat-1", "messages": [], "trigger": "submit-message"})
+    'ai-sdk'
     """
     bare = path.split("?", 1)[0].rstrip("/")
     for pattern, dialect in _ROUTES:
         if pattern.fullmatch(bare):
+            if dialect == "ollama" and _ui_chat(body):
+                return AI_SDK
             return dialect
     return None
+
+
+def _ui_chat(body: JSON) -> bool:
+    """Whether an `/api/chat` body is what the AI SDK's chat transport sends."""
+    if not isinstance(body, dict) or "model" in body:
+        return False
+    if "trigger" in body or "id" in body:
+        return True
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(message, dict) and "parts" in message for message in messages
+    )
 
 
 def _streaming(dialect: str, request: RecordedRequest) -> bool:
@@ -1173,8 +1228,8 @@ def _streaming(dialect: str, request: RecordedRequest) -> bool:
         return "alt=sse" in request.path
     if dialect == "ollama":
         return body.get("stream", True) is not False  # Ollama streams unless told not to
-    if dialect == "bedrock":
-        return True  # the converse-stream path always streams
+    if dialect in ("bedrock", AI_SDK):
+        return True  # the converse-stream path and the AI SDK's chat transport always stream
     return body.get("stream") is True
 
 
@@ -1193,9 +1248,16 @@ class _Player:
     rendered like `Say` steps, so every scenario plays in every dialect.
     """
 
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, number: int = 1) -> None:
         self.dialect = dialect
-        self._renderer = dialects.renderer(dialect)
+        #: Response headers the dialect's clients look for (beside the content type).
+        self.headers: Mapping[str, str] = {}
+        if dialect == AI_SDK:
+            # A new messageId per answer: the client keys its UI messages by it.
+            self._renderer = dialects.renderer(dialect, id=f"msg-fake-{number}")
+            self.headers = AI_SDK_HEADERS
+        else:
+            self._renderer = dialects.renderer(dialect)
         self.wire: str = self._renderer.wire
         self.content_type = _CONTENT_TYPES[self.wire]
         self._literal = dialect == "openai-chat"

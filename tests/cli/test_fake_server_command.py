@@ -142,3 +142,28 @@ def test_the_output_on_the_cli_page_is_the_commands() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     [shown] = re.findall(r"```console\n\$ rxstream fake-server --port 8080\n(.*?)```", page, re.S)
     assert shown == banner("http://127.0.0.1:8080", None) + "\n"
+
+
+def test_ai_sdk_prints_the_chat_api_for_use_chat() -> None:
+    text = banner("http://127.0.0.1:8080", "ai-sdk")
+    assert "ai-sdk's streaming path" in text
+    assert 'new DefaultChatTransport({ api: "http://127.0.0.1:8080/api/chat" })' in text
+    assert exported(text) == {}
+    assert "DefaultChatTransport" not in banner("http://127.0.0.1:8080", "ollama")
+
+
+def test_the_command_answers_use_chat_at_its_path() -> None:
+    port = free_port()
+    with fake_server("--dialect", "ai-sdk", "--port", str(port), "--delay", "0") as (process, _):
+        url = f"http://127.0.0.1:{port}/api/chat"
+        with httpx.Client() as client:
+            deltas = rs.from_request(client, "POST", url, json=minimal_body("ai-sdk")).pipe(
+                rs.sse_frames(), rs.decode("ai-sdk")
+            )
+            message = deltas.pipe(rs.accumulate_message()).run()
+            refused = client.post(url, json={"id": "chat-1", "trigger": "submit-message"})
+        assert message.content == "Let me check the weather in Paris and Tokyo for you."
+        assert [(c.name, c.arguments) for c in message.tool_calls][:1] == CALLS
+        assert refused.status_code == 400
+        assert "messages parameter must be provided" in refused.json()["error"]["message"]
+        assert stop(process)[0] == 0

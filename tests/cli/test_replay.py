@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from rxstream.cli._app import EXIT_ERROR
+from rxstream.cli._app import EXIT_ERROR, SERVED
 from rxstream.cli._wire import TIMING_SUFFIX, WIRE, Recording, sniff
 from rxstream.core import wire as codec
-from rxstream.core.dialects import DIALECTS, renderer
+from rxstream.core.dialects import renderer
 from rxstream.core.eventstream import encode_message
 from rxstream.core.message import MessageAccumulator
 from rxstream.models import Delta, Message, TextDelta
@@ -274,7 +274,7 @@ def test_replay_help_names_the_kinds_and_dialects(
         "AWS event stream",
         "FILE.timing",
         "auto",
-        *DIALECTS,
+        *SERVED,
     ):
         assert needle in text
 
@@ -283,7 +283,7 @@ def test_replay_help_names_the_kinds_and_dialects(
 
 
 def test_the_wire_of_each_dialect_is_its_renderers() -> None:
-    assert {name: renderer(name).wire for name in DIALECTS} == WIRE
+    assert {name: renderer(name).wire for name in SERVED} == WIRE
 
 
 @pytest.mark.parametrize(
@@ -370,7 +370,7 @@ def answer_lines(done: Done) -> list[str]:
 
 def test_the_demo_is_the_same_answer_in_every_dialect(rxstream: Run) -> None:
     answers: dict[str, list[str]] = {}
-    for api in DIALECTS:
+    for api in SERVED:
         done = rxstream("demo", "--delay", "0", "--dialect", api)
         assert done.code == 0, (api, done.err)
         assert done.err == ""
@@ -388,7 +388,7 @@ def test_the_demo_is_the_same_answer_in_every_dialect(rxstream: Run) -> None:
     assert all(lines == first for lines in answers.values()), answers
 
 
-@pytest.mark.parametrize("api", DIALECTS)
+@pytest.mark.parametrize("api", SERVED)
 def test_every_dialect_logs_what_replay_reads_back(rxstream: Run, tmp_path: Path, api: str) -> None:
     log = tmp_path / f"demo-{api}.log"
     demo = rxstream("demo", "--delay", "0", "--dialect", api, "--log", str(log))
@@ -550,3 +550,10 @@ def test_a_chat_log_over_ndjson_replays_the_same(rxstream: Run, tmp_path: Path) 
     replay = rxstream("replay", str(log), "--json", "--fast")
     texts = [item.text for item in deltas_of(replay) if isinstance(item, TextDelta)]
     assert "".join(texts) == "Hello"
+
+
+def test_the_cli_serves_what_the_fake_server_serves() -> None:
+    from rxstream.core.dialects import DIALECTS
+    from rxstream.testing.server import SERVED as SERVER_SERVED
+
+    assert SERVED == SERVER_SERVED == (*DIALECTS, "ai-sdk")

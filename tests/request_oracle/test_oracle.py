@@ -174,6 +174,44 @@ def _responses_turn() -> Message:
     )
 
 
+def _output_item(m: Message, kind: str) -> JSONObject:
+    """The one output item of `kind` in the final response the turn's recording ended with."""
+    (item,) = [i for i in m.metadata["response"]["output"] if i["type"] == kind]
+    assert isinstance(item, dict)
+    return item
+
+
+def test_responses_calls_go_back_with_their_item_id_and_status() -> None:
+    m = _responses_turn()
+    (call,) = m.tool_calls
+    item = _output_item(m, "function_call")
+    assert item["id"].startswith("fc_")
+    assert m.metadata["function_call_item_ids"] == {call.id: item["id"]}
+    request = rs.request(
+        "openai-responses",
+        model="gpt-5-mini",
+        messages=[_user("Capital of France?"), m],
+        api_key=KEY,
+        base_url="http://127.0.0.1/v1",
+    )
+    sent = [i for i in json.loads(request.content)["input"] if i.get("type") == "function_call"]
+    assert sent == [item]
+    # A call that came from elsewhere (a dict, another dialect) has no item id: none is made up.
+    plain = rs.request(
+        "openai-responses",
+        model="gpt-5-mini",
+        messages=[
+            _user("Capital of France?"),
+            Message(content="", tool_calls=(ToolCall(0, call.id, call.name, call.arguments),)),
+        ],
+        api_key=KEY,
+        base_url="http://127.0.0.1/v1",
+    )
+    (bare,) = [i for i in json.loads(plain.content)["input"] if i.get("type") == "function_call"]
+    assert "id" not in bare
+    assert "status" not in bare
+
+
 @pytest.mark.parametrize("case", ["plain", "tools", "round"])
 def test_openai_responses(case: str) -> None:
     openai = pytest.importorskip("openai")
@@ -194,12 +232,9 @@ def test_openai_responses(case: str) -> None:
                 "role": "assistant",
                 "content": [{"type": "output_text", "text": m.content}],
             },
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-            },
+            # The call item as the response's output holds it (its own `fc_` id and status),
+            # which is how an SDK user sends it back (`input += response.output`).
+            _output_item(m, "function_call"),
             {"type": "function_call_output", "call_id": call.id, "output": "Paris"},
         ]
     tools = case != "plain"
@@ -274,7 +309,6 @@ def _anthropic_sdk_content(m: Message) -> list[JSONObject]:
 @pytest.mark.parametrize("case", ["plain", "tools", "round"])
 def test_anthropic(case: str) -> None:
     anthropic = pytest.importorskip("anthropic")
-    from anthropic._constants import ANTHROPIC_API_VERSION
 
     redacted, turn = _anthropic_turns()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Weather in Paris?")]
@@ -327,9 +361,10 @@ def test_anthropic(case: str) -> None:
         tools=[WEATHER] if tools else None,
         max_tokens=2048,
         reasoning=1024,
-        # The SDK's version, so the headers compare; rxstream's default is 2023-06-01
-        # (deliberately: the SDK's newer version refuses `temperature`).
-        anthropic_version=ANTHROPIC_API_VERSION,
+        # The version the SDK sent, so the headers compare (whichever SDK release this
+        # is); rxstream's default is 2023-06-01 (deliberately: the current SDK's newer
+        # version refuses `temperature`).
+        anthropic_version=theirs.headers["anthropic-version"],
         api_key=KEY,
         base_url="http://127.0.0.1",
     )

@@ -13,12 +13,13 @@ import reactivex
 import rxstream as rs
 from rxstream.core.dialects import DIALECTS
 from rxstream.testing.checks import check_request, minimal_body
-from rxstream.testing.server import FakeLLMServer, Scenario
+from rxstream.testing.server import SERVED, FakeLLMServer, Scenario
 
 from ..request_oracle.recordings import message as recorded_message
 from ..sources.helpers import Outcome, run
 
-CHAT = [d for d in DIALECTS if d != "ai-sdk"]
+CHAT = list(DIALECTS)
+UI_USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
 USER = {"role": "user", "content": "hi"}
 CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 TOOL_CALL_TURN = {"role": "assistant", "content": None, "tool_calls": [CALL]}
@@ -134,6 +135,23 @@ BROKEN: list[tuple[str, str, Any, str]] = [
                                                         "input": {}}}]},
         {"role": "user", "content": [{"text": "and?"}]},
     ]}, "Expected toolResult blocks at messages.2.content for the following Ids: tu_1"),
+    # The AI SDK's chat transport (the words of the `ai` package's validateUIMessages)
+    ("ai-sdk-no-messages", "ai-sdk", without(valid("ai-sdk"), "messages"),
+     "Invalid argument for parameter messages: messages parameter must be provided"),
+    ("ai-sdk-messages-null", "ai-sdk", valid("ai-sdk", messages=None),
+     "messages parameter must be provided"),
+    ("ai-sdk-messages-not-list", "ai-sdk", valid("ai-sdk", messages="hi"),
+     'Type validation failed: Value: "hi".\nError message: Invalid input: expected array, '
+     "received string"),
+    ("ai-sdk-empty", "ai-sdk", valid("ai-sdk", messages=[]), "Messages array must not be empty"),
+    ("ai-sdk-not-an-object", "ai-sdk", valid("ai-sdk", messages=[3]),
+     "Invalid input: expected object, received number (at messages[0])"),
+    ("ai-sdk-no-id", "ai-sdk", valid("ai-sdk", messages=[without(UI_USER, "id")]),
+     "Invalid input: expected string, received undefined (at messages[0].id)"),
+    ("ai-sdk-role", "ai-sdk", valid("ai-sdk", messages=[{**UI_USER, "role": "tool"}]),
+     'Invalid option: expected one of "system"|"user"|"assistant" (at messages[0].role)'),
+    ("ai-sdk-no-parts", "ai-sdk", valid("ai-sdk", messages=[UI_USER, without(UI_USER, "parts")]),
+     "Invalid input: expected array, received undefined (at messages[1].parts)"),
 ]  # fmt: skip
 
 # (dialect, body the provider takes although it looks odd)
@@ -156,6 +174,9 @@ LENIENT: list[tuple[str, str, Any]] = [
     ("ollama-any-role", "ollama", {"model": "m", "messages": [{"role": "bot", "content": "x"}]}),
     ("cohere-answered-call", "cohere",
      valid("cohere", messages=[USER, TOOL_CALL_TURN, TOOL_RESULT])),
+    ("ai-sdk-regenerate", "ai-sdk",
+     valid("ai-sdk", trigger="regenerate-message", messageId="m1", extra={"any": "field"})),
+    ("ai-sdk-messages-only", "ai-sdk", {"messages": [UI_USER]}),
 ]  # fmt: skip
 
 
@@ -189,7 +210,7 @@ def answered(outcome: Outcome) -> str:
 # ----------------------------------------------------------------------------- the table
 
 
-@pytest.mark.parametrize("dialect", CHAT)
+@pytest.mark.parametrize("dialect", SERVED)
 def test_a_valid_request_is_answered(dialect: str) -> None:
     with FakeLLMServer() as server:
         assert answered(send(server, dialect, minimal_body(dialect))) == "Hello, world!"
@@ -246,6 +267,10 @@ def test_the_error_body_has_the_providers_shape(dialect: str, body: Any, expecte
                 assert error["__type"] == "ValidationException"
         case "ollama":
             assert error == {"error": expected}
+        case "ai-sdk":
+            assert set(error["error"]) == {"message", "type"}
+            assert error["error"]["type"] in ("AI_InvalidArgumentError", "AI_TypeValidationError")
+            assert expected in error["error"]["message"]
 
 
 def test_openai_names_the_offending_parameter() -> None:
@@ -461,3 +486,17 @@ def test_the_boto3_sdk_passes() -> None:
         finally:
             client.close()
     assert text == "Hello, world!"
+
+
+def test_the_cohere_sdk_raises_its_bad_request_error_with_the_message() -> None:
+    cohere = pytest.importorskip("cohere")
+    with FakeLLMServer() as server:
+        root = f"http://127.0.0.1:{server.port}"
+        with (
+            cohere.ClientV2(api_key="k", base_url=root, max_retries=0) as client,
+            pytest.raises(cohere.BadRequestError) as caught,
+        ):
+            for _ in client.chat_stream(model="command-a-03-2025", messages=[]):
+                pass
+    assert caught.value.status_code == 400
+    assert caught.value.body == {"message": "invalid request: messages must be a non-empty list"}

@@ -12,9 +12,10 @@ import reactivex
 from reactivex import Observable
 
 import rxstream as rs
-from rxstream.core.dialects import DIALECTS
 from rxstream.testing.builders import text_chunk
+from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import (
+    SERVED,
     Chunk,
     Disconnect,
     Done,
@@ -39,11 +40,12 @@ _MODULES = {
     "cohere": "cohere",
     "ollama": "ollama",
     "bedrock": "bedrock",
+    "ai-sdk": "ai_sdk",
 }
 # Every dialect whose module is in the tree (all of them once issue 11 is complete).
 AVAILABLE = [
     d
-    for d in DIALECTS
+    for d in SERVED
     if importlib.util.find_spec(f"rxstream.core.dialects.{_MODULES[d]}") is not None
 ]
 
@@ -60,6 +62,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "cohere": {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     "ollama": {"model": "m", "messages": []},
     "bedrock": {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+    "ai-sdk": minimal_body("ai-sdk"),
 }
 
 
@@ -111,6 +114,51 @@ def message(server: FakeLLMServer, dialect: str) -> rs.Message:
 )
 def test_routes(path: str, dialect: str | None) -> None:
     assert route(path) == dialect
+
+
+UI_USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "dialect"),
+    [
+        (minimal_body("ai-sdk"), "ai-sdk"),
+        ({"id": "chat-1", "trigger": "submit-message"}, "ai-sdk"),  # no messages: still useChat's
+        ({"messages": [UI_USER]}, "ai-sdk"),
+        (minimal_body("ollama"), "ollama"),
+        ({"model": "m", "id": "x", "trigger": "submit-message"}, "ollama"),  # Ollama needs model
+        ({"messages": [{"role": "user", "content": "hi"}]}, "ollama"),
+        ({}, "ollama"),
+        (None, "ollama"),
+        ([UI_USER], "ollama"),
+    ],
+)
+def test_the_body_tells_the_ai_sdk_from_ollama_at_api_chat(body: Any, dialect: str) -> None:
+    assert route("/api/chat", body) == dialect
+    assert route("/v1/messages", body) == "anthropic"
+
+
+def test_every_ai_sdk_answer_has_its_own_message_id_and_the_protocol_header() -> None:
+    with FakeLLMServer(Scenario.text("Hi")) as server, httpx.Client() as client:
+        answers = [client.post(server.url_for("ai-sdk"), json=BODIES["ai-sdk"]) for _ in "ab"]
+        ollama = client.post(server.url_for("ollama"), json=BODIES["ollama"])
+    starts = [answer.text.split("\n", 1)[0] for answer in answers]
+    assert starts == [
+        'data: {"type":"start","messageId":"msg-fake-1"}',
+        'data: {"type":"start","messageId":"msg-fake-2"}',
+    ]
+    assert all(a.headers["x-vercel-ai-ui-message-stream"] == "v1" for a in answers)
+    assert all(a.text.endswith("data: [DONE]\n\n") for a in answers)
+    assert "x-vercel-ai-ui-message-stream" not in ollama.headers
+    assert ollama.headers["content-type"] == "application/x-ndjson"
+
+
+def test_the_ai_sdk_resume_path_has_nothing_to_resume() -> None:
+    with FakeLLMServer() as server, httpx.Client() as client:
+        resumed = client.get(f"http://127.0.0.1:{server.port}/api/chat/chat-1/stream")
+        other = client.get(f"http://127.0.0.1:{server.port}/api/chat/chat-1/other")
+    assert (resumed.status_code, resumed.content) == (204, b"")
+    assert other.status_code == 404
 
 
 @pytest.mark.parametrize("dialect", AVAILABLE)
@@ -227,8 +275,11 @@ def test_a_stall_meets_timeouts(dialect: str) -> None:
     assert server.wait_for_disconnect(2.0)
 
 
-# Bedrock's converse-stream path streams whatever the body says, as the real one does.
-@pytest.mark.parametrize("dialect", [d for d in AVAILABLE if d not in ("openai-chat", "bedrock")])
+# Bedrock's converse-stream path streams whatever the body says, as the real one does, and
+# the AI SDK's chat transport always asks for a stream (its body has no "stream").
+@pytest.mark.parametrize(
+    "dialect", [d for d in AVAILABLE if d not in ("openai-chat", "bedrock", "ai-sdk")]
+)
 def test_non_streaming_requests_are_refused_in_the_providers_shape(dialect: str) -> None:
     body = {**BODIES[dialect], "stream": False}
     url = FakeLLMServer.url_for

@@ -419,7 +419,10 @@ def test_detect_leaves_chat_chunks_with_a_type_to_their_dialect() -> None:
 def test_registry() -> None:
     assert isinstance(decoder("ai-sdk"), AISDKDecoder)
     assert isinstance(renderer("ai-sdk"), AISDKRenderer)
-    assert http_error(500, "boom") == ("text/plain; charset=utf-8", b"boom")
+    assert http_error(500, "boom") == ("application/json", b'{"error":{"message":"boom"}}')
+    assert http_error(429, "slow", type="rate_limit_error", code=429)[1] == (
+        b'{"error":{"message":"slow","type":"rate_limit_error","code":429}}'
+    )
 
 
 # --------------------------------------------------------------------------- rendering

@@ -49,7 +49,10 @@ Mapping (what each event becomes):
   comes from `response.usage` (`input_tokens`, `output_tokens` with reasoning
   in them, `reasoning_tokens`, `cached_tokens`).
 - `Metadata`: `id` and `model` (from `response.created`, again at the end),
-  the whole terminal `response` object, Azure's `content_filters`, output
+  the whole terminal `response` object, `function_call_item_ids` (each
+  `function_call` item's own `fc_...` id by its `call_id`, which
+  `ToolCall.id` is: `rs.request("openai-responses", ...)` sends a decoded
+  turn's calls back with them), Azure's `content_filters`, output
   items of other kinds (`shell_call_output`, ...) under `items`,
   partial images under `partial_images`, and events of `response.*` types
   this module does not know under `events` (OpenAI adds event types often).

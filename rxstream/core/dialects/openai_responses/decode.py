@@ -52,7 +52,11 @@ from .fields import (
     _usage,
 )
 
-__all__ = ["ResponsesDecoder"]
+__all__ = ["CALL_ITEM_IDS", "ResponsesDecoder"]
+
+#: The terminal `Metadata` key of the function_call items' own ids (`fc_...`) by
+#: `call_id`, which `Message.metadata` keeps and the request renderer sends back.
+CALL_ITEM_IDS = "function_call_item_ids"
 
 #: The deltas of the hot path, built the cheap way (every field, positionally).
 _text_delta: Callable[[str, int], TextDelta] = constructor(TextDelta)
@@ -159,6 +163,8 @@ class ResponsesDecoder(DialectDecoder):
         self._typed: Any = typed("openai_responses")
         # Take `(event, data)` tuples as frames (set by `_take_pairs`).
         self._pairs = False
+        # function_call items' own ids (`fc_...`) by their call_id, sent back with the call.
+        self._item_ids: dict[str, str] = {}
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -483,6 +489,7 @@ class ResponsesDecoder(DialectDecoder):
 
     def _begin_call(self, oi: int, item: JSONObject, kind: str, path: str) -> list[Delta]:
         call_id = opt_str(item, "call_id", path) or opt_str(item, "id", path)
+        self._keep_item_id(item, kind, path)
         name = opt_str(item, "name", path) or None
         arguments = opt_str(item, _CLIENT_CALLS[kind], path)
         call = self._calls[oi] = _Call(len(self._calls), name, bool(arguments))
@@ -492,6 +499,7 @@ class ResponsesDecoder(DialectDecoder):
         call = self._calls.get(oi)
         if call is None:
             return self._begin_call(oi, item, kind, path)
+        self._keep_item_id(item, kind, path)
         out: list[Delta] = []
         name = opt_str(item, "name", path)
         if call.name is None and name:
@@ -503,6 +511,14 @@ class ResponsesDecoder(DialectDecoder):
             if arguments:
                 out.append(ToolCallDelta(call.index, arguments))
         return out
+
+    def _keep_item_id(self, item: JSONObject, kind: str, path: str) -> None:
+        """Note a function_call item's own id under its call_id (the last word wins)."""
+        if kind != "function_call":
+            return
+        call_id, item_id = opt_str(item, "call_id", path), opt_str(item, "id", path)
+        if call_id and item_id:
+            self._item_ids[call_id] = item_id
 
     # -- items ----------------------------------------------------------------------
 
@@ -620,6 +636,8 @@ class ResponsesDecoder(DialectDecoder):
                 out += self._item_done(oi, item, f"response.output[{i}]")
             elif item.get("type") == "reasoning":
                 self._reasoning[oi] = item
+            elif item.get("type") == "function_call":
+                self._keep_item_id(item, "function_call", f"response.output[{i}]")
         for i in sorted(self._reasoning):
             item = self._reasoning[i]
             path = f"response.output[{i}]"
@@ -639,6 +657,8 @@ class ResponsesDecoder(DialectDecoder):
         filters = opt_list(response, "content_filters", "response")
         if filters is not None:
             meta["content_filters"] = filters
+        if self._item_ids:
+            meta[CALL_ITEM_IDS] = dict(self._item_ids)
         out.append(Metadata(meta))
         status = opt_str(response, "status", "response")
         if payload["type"] == "response.incomplete":

@@ -13,8 +13,12 @@ Rules:
   whose state is a Responses reasoning item (and any compaction item) as the
   item it came as (its `id`, `status` and `encrypted_content` kept), text as
   an assistant `message` item with `output_text`, each client tool call as a
-  `function_call` item (`call_id`, `name`, `arguments`; rxstream's `ToolCall`
-  does not keep the item's own `fc_` id, which the API does not require);
+  `function_call` item (`call_id`, `name`, `arguments`; for a `Message`
+  decoded from a Responses stream also the item's own `fc_...` `id` and
+  `"status": "completed"`, as the item came: the decoder keeps the ids in
+  `Message.metadata["function_call_item_ids"]`, by `call_id`, since
+  `ToolCall` has no field for them; a call from a dict or another dialect
+  has no item id and goes without both);
   reasoning without such state (from another dialect) is not sent, since
   Responses takes no foreign reasoning;
 - a tool result is a `function_call_output` item;
@@ -51,6 +55,7 @@ from ..chat_input import (
     read_input,
     unknown_option,
 )
+from .decode import CALL_ITEM_IDS
 
 __all__ = ["render_request"]
 
@@ -80,7 +85,22 @@ def _user_part(part: JSONObject) -> JSONObject:
     return part
 
 
-def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
+def _item_ids(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, str]:
+    """The `fc_...` ids of the function_call items the decoded `Message`s came with, by call_id."""
+    found: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, Message):
+            ids = message.metadata.get(CALL_ITEM_IDS)
+            if isinstance(ids, dict):
+                found.update(
+                    (call, item)
+                    for call, item in ids.items()
+                    if isinstance(call, str) and isinstance(item, str)
+                )
+    return found
+
+
+def _assistant(blocks: Iterable[object], item_ids: Mapping[str, str]) -> list[JSONObject]:
     items: list[JSONObject] = []
     for block in blocks:
         if isinstance(block, ReasoningBlock):
@@ -100,14 +120,17 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
                     }
                 )
         elif isinstance(block, ToolCall):
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": block.id,
-                    "name": block.name,
-                    "arguments": block.arguments,
-                }
-            )
+            call: JSONObject = {
+                "type": "function_call",
+                "call_id": block.id,
+                "name": block.name,
+                "arguments": block.arguments,
+            }
+            item_id = item_ids.get(block.id) if block.id is not None else None
+            if item_id is not None:
+                # As the item came (the API keeps items sent back by their id and status).
+                call = {"id": item_id, **call, "status": "completed"}
+            items.append(call)
     return items
 
 
@@ -126,7 +149,9 @@ def render_request(
     >>> render_request("gpt-5", [{"role": "user", "content": "Hi"}]).body["input"]
     [{'role': 'user', 'content': 'Hi'}]
     """
+    messages = list(messages)  # read twice: once here, once for the item ids
     chat = read_input(model, messages, tools, options)
+    item_ids = _item_ids(messages)
     opts = chat.options
     instructions: list[str] = []
     items: list[JSONObject] = []
@@ -143,7 +168,7 @@ def render_request(
                 else:
                     items.append({"role": "user", "content": [_user_part(p) for p in parts]})
             case Assistant(blocks=blocks):
-                items.extend(_assistant(blocks))
+                items.extend(_assistant(blocks, item_ids))
             case ToolResult(call_id=call_id, content=content):
                 items.append(
                     {"type": "function_call_output", "call_id": call_id, "output": content}
