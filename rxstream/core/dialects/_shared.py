@@ -11,6 +11,7 @@ standard library has the last word on anything they refuse).
 from __future__ import annotations
 
 import json
+import json.decoder
 from collections.abc import Callable, Iterable
 
 from ..._fast import enabled, loaders, scan_loads
@@ -33,9 +34,62 @@ __all__ = [
     "json_kind",
     "load_json",
     "load_with",
+    "reread",
+    "skeleton",
     "stdlib_loads",
     "truncation",
 ]
+
+#: What `json.loads` reads a JSON string with (the C one where there is one).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def skeleton(data: str, key: str, value: str) -> tuple[str, str] | None:
+    """The JSON text around the string `value` of `key` in `data`, when `data` says so beyond doubt.
+
+    `data` is an object just read whole, whose `key` held the non-empty string
+    `value`. A later text made of the same prefix and suffix around another
+    JSON string is the same object but for that string, so `reread` gives the
+    string without reading the rest. Only when it is beyond doubt: `data` is a
+    plain `str` (not a cut last event), holds `"key"` once, and has no escape
+    outside the string (so no key spelled two ways), and the string there
+    reads back as `value`. Else None.
+
+    >>> skeleton('{"a":1,"text":"hi"}', "text", "hi")
+    ('{"a":1,"text":"', '}')
+    >>> reread('{"a":1,"text":"yo"}', '{"a":1,"text":"', '}')
+    'yo'
+    """
+    quoted = f'"{key}"'
+    if not value or type(data) is not str or data.count(quoted) != 1:
+        return None
+    at = data.index(quoted) + len(quoted)
+    at += len(data) - at - len(data[at:].lstrip(" \t\r\n"))
+    if data[at : at + 1] != ":":
+        return None
+    at += 1
+    at += len(data) - at - len(data[at:].lstrip(" \t\r\n"))
+    if data[at : at + 1] != '"':
+        return None
+    try:
+        read, end = _scanstring(data, at + 1)
+    except ValueError:
+        return None
+    prefix, suffix = data[: at + 1], data[end:]
+    if read != value or "\\" in prefix or "\\" in suffix:
+        return None
+    return prefix, suffix
+
+
+def reread(data: object, prefix: str, suffix: str) -> str | None:
+    """The string between a `skeleton`'s prefix and suffix, if `data` is made of them, else None."""
+    if type(data) is not str or not (data.startswith(prefix) and data.endswith(suffix)):
+        return None
+    try:
+        text, end = _scanstring(data, len(prefix))
+    except ValueError:
+        return None
+    return text if end == len(data) - len(suffix) else None
 
 
 def stdlib_loads(data: str) -> JSON:

@@ -38,6 +38,7 @@ from .._base import (
     opt_object,
     opt_str,
 )
+from .._shared import reread, skeleton
 from .fields import (
     _check_usage,
     _citation,
@@ -170,6 +171,11 @@ class AnthropicDecoder(DialectDecoder):
         # Only `feed` changes the state, and it raises when it does.
         usual = self._state == "open"
         count, chars, answered = self._items, self._chars, self._gave_answer
+        # The standard library's shortcut (msgspec reads a whole event faster): a text
+        # delta just read whole, as the JSON around its text (`_shared.skeleton`); the
+        # next one made of the same is read by its text alone. Only `feed` changes what
+        # it stood for (the open blocks), so it is forgotten there.
+        around: tuple[str, str] | None = None
         try:
             for item in items:
                 if pairs and type(item) is tuple:
@@ -179,6 +185,15 @@ class AnthropicDecoder(DialectDecoder):
                 else:
                     event, data = None, ""  # not a frame: `feed` says what is wrong
                 if usual and event is not None and event != "error":
+                    if around is not None:
+                        piece = reread(data, *around)
+                        if piece is not None:
+                            count += 1
+                            if piece:
+                                chars += len(piece)
+                                answered = True
+                                out.append(_text(piece, 0))
+                            continue
                     if typed is not None:
                         try:
                             value: Any = decode(data)
@@ -239,6 +254,8 @@ class AnthropicDecoder(DialectDecoder):
                                             chars += len(piece)
                                             answered = True
                                             out.append(_text(piece, 0))
+                                            if around is None:
+                                                around = skeleton(data, "text", piece)
                                         continue
                                 elif name == "thinking_delta":
                                     piece = delta.get("thinking")
@@ -269,6 +286,7 @@ class AnthropicDecoder(DialectDecoder):
                                             out.append(ToolCallDelta(block.tool, piece))
                                         continue
                 self._items, self._chars, self._gave_answer = count, chars, answered
+                around = None
                 try:
                     out += feed(
                         item if event is None or type(item) is not tuple else SSEFrame(data, event)

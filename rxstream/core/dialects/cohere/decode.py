@@ -38,6 +38,7 @@ from .._base import (
     opt_str,
     usage,
 )
+from .._shared import reread, skeleton
 
 __all__ = ["CohereDecoder"]
 
@@ -117,6 +118,10 @@ class CohereDecoder(DialectDecoder):
         usual = self._state == "open" and not self._done
         # The counter and the flags live in locals between two frames that take `feed`.
         count, answered, gave = self._items, self._answered, self._gave_answer
+        # The standard library's shortcut (msgspec reads a whole event faster): a plain
+        # text piece just read whole, as the JSON around its text (`_shared.skeleton`);
+        # the next one made of the same is read by its text alone. Forgotten at `feed`.
+        around: tuple[str, str] | None = None
         try:
             for item in items:
                 if pairs and type(item) is tuple:
@@ -126,6 +131,15 @@ class CohereDecoder(DialectDecoder):
                 else:
                     event, data = None, ""  # not a frame: `feed` says what is wrong
                 if usual and event is not None:
+                    if around is not None and (event == "message" or event == "content-delta"):
+                        text = reread(data, *around)
+                        if text is not None:
+                            count += 1
+                            answered = True
+                            if text:
+                                gave = True
+                                out.append(_text(text, 0))
+                            continue
                     if typed is not None:
                         try:
                             value: Any = decode(data)
@@ -189,8 +203,11 @@ class CohereDecoder(DialectDecoder):
                                     if text:
                                         gave = True
                                         out.append(_text(text, 0))
+                                        if around is None:
+                                            around = skeleton(data, "text", text)
                                     continue
                 self._items, self._answered, self._gave_answer = count, answered, gave
+                around = None
                 try:
                     out += feed(
                         item if event is None or type(item) is not tuple else SSEFrame(data, event)

@@ -24,6 +24,7 @@ from ....models import (
     ToolCallDelta,
 )
 from ...provider_errors import provider_error
+from .. import _shared
 from .._base import (
     CONTENT_FILTER,
     DialectDecoder,
@@ -362,23 +363,10 @@ class GeminiDecoder(DialectDecoder):
         string (so no key spelled in two ways, no key twice unseen), the key
         `"text"` once, and the string there is the text read.
         """
-        if not text or item.count('"text"') != 1:
+        around = _shared.skeleton(item, "text", text)
+        if around is None:
             return None
-        at = item.index('"text"') + 6
-        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
-        if item[at : at + 1] != ":":
-            return None
-        at += 1
-        at += len(item) - at - len(item[at:].lstrip(" \t\r\n"))
-        if item[at : at + 1] != '"':
-            return None
-        try:
-            read, end = scanstring(item, at + 1)
-        except ValueError:
-            return None
-        prefix, suffix = item[: at + 1], item[end:]
-        if read != text or "\\" in prefix or "\\" in suffix:
-            return None
+        prefix, suffix = around
         return (prefix, suffix, state, choice, thought)
 
     def _one(self, item: Any, chunk: Any) -> list[Delta]:
