@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import rxstream as rs
 import rxstream._fast as fast
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
 
 from ._equivalence import (
-    assert_same,
     assert_same_decoding,
-    cut,
-    damaged,
-    mutation_streams,
-    pipelines,
-    recordings,
 )
 
 pytest.importorskip("msgspec")
 typed: Any = fast.typed("openai_chat")
 
 DIALECT = "openai-chat"
-FILES = recordings(DIALECT)
 
 
 def test_the_typed_module_is_used_with_msgspec() -> None:
@@ -178,38 +168,3 @@ def test_edge_cases_give_the_same_deltas_and_errors(data: str, skip: bool) -> No
     frames = [rs.SSEFrame(data), rs.SSEFrame('{"choices": [{"finish_reason": "stop"}]}')]
     for at_once in (False, True):
         assert_same_decoding(DIALECT, frames, at_once=at_once, skip=skip)
-
-
-def test_a_wrong_type_anywhere_gives_the_same_error_both_ways() -> None:
-    count = 0
-    for k, (_, stream) in enumerate(mutation_streams(DIALECT)):
-        assert_same_decoding(DIALECT, stream, at_once=bool(k % 2))
-        count += 1
-    assert count > 100
-
-
-CASES = [
-    pytest.param(path, name, id=f"{path.parent.name}/{path.name}:{name}")
-    for path in FILES
-    for name in pipelines(DIALECT)
-]
-
-
-@pytest.mark.parametrize(("path", "name"), CASES)
-def test_whole_recordings_agree(path: Path, name: str) -> None:
-    assert_same([path.read_bytes()], pipelines(DIALECT)[name])
-
-
-@pytest.mark.parametrize(("path", "name"), CASES)
-@settings(max_examples=6, deadline=None)
-@given(
-    points=st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=12),
-    damage=st.sampled_from(["none", "truncate", "flip"]),
-    where=st.integers(min_value=0, max_value=1 << 20),
-    bit=st.integers(min_value=0, max_value=7),
-)
-def test_cut_and_damaged_recordings_agree(
-    path: Path, name: str, points: list[int], damage: str, where: int, bit: int
-) -> None:
-    body = damaged(path.read_bytes(), damage, where, bit)
-    assert_same(cut(body, points), pipelines(DIALECT)[name])
