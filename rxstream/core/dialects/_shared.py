@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import json.decoder
+import re
 from collections.abc import Callable, Iterable
+from itertools import pairwise
 
 from ..._fast import enabled, loaders, scan_loads
 from ...errors import TruncatedStreamError
@@ -29,6 +31,7 @@ from ..lines import Cut, cut_short
 __all__ = [
     "NO_ANSWER",
     "ShapeError",
+    "Template",
     "dumps",
     "gives_answer",
     "json_kind",
@@ -90,6 +93,134 @@ def reread(data: object, prefix: str, suffix: str) -> str | None:
     except ValueError:
         return None
     return text if end == len(data) - len(suffix) else None
+
+
+#: A JSON integer at a place in a text (greedy: what follows is not a digit).
+_integer = re.compile(r"-?(?:0|[1-9][0-9]*)").match
+
+# The kinds of a `Template`'s holes.
+_TEXT, _STRING, _INTEGER = 0, 1, 2
+
+
+class Template:
+    """The JSON text of one event, with holes where the later events of its kind differ.
+
+    Where `skeleton` allows one string to change, a template also allows the
+    fields the reader ignores but a provider changes on every event (a
+    `sequence_number`, an `obfuscation` padding, a `created` time) to hold
+    other values of their kind. It is learnt (`learn`) only beyond doubt, from
+    an object just read whole; `read` then gives the string of a later event
+    made of the same text around other values, and `json.loads` of that event
+    is the learnt object with that string and those values in their fields:
+    nothing else can differ, so whatever the reader made of the learnt object
+    it makes of the later one, but for the string.
+
+    >>> free = {"n": int, "pad": str}
+    >>> around = Template.learn('{"n":1,"text":"hi","pad":"x"}', "text", "hi", free)
+    >>> around.read('{"n":2,"text":"yo","pad":"xyz"}')
+    'yo'
+    >>> around.read('{"n":2.5,"text":"yo","pad":"xyz"}') is None
+    True
+    """
+
+    __slots__ = ("head", "steps")
+
+    def __init__(self, head: str, steps: tuple[tuple[int, str], ...]) -> None:
+        self.head = head  # the text before the first hole (a string hole: with its quote)
+        self.steps = steps  # each hole's kind, and the text after it up to the next one
+
+    @classmethod
+    def learn(
+        cls, data: object, key: str, value: str, free: dict[str, type] | None = None
+    ) -> Template | None:
+        """The template of `data`, whose `key` held the non-empty string `value`, if beyond doubt.
+
+        `free` names the fields that may hold another value of their kind
+        (`int` or `str`) in a later event; each that `data` has becomes a
+        hole. Beyond doubt means: `data` is a plain `str` (not a cut last
+        event); `"key"` and each free field it has are written once, as keys
+        whose values are of their kind (an integer, not a number with a
+        fraction; a string); no escape outside the holes (so no key spelled
+        two ways); and the string at `key` reads back as `value`. Else None.
+        """
+        if not value or type(data) is not str:
+            return None
+        fields = [(key, _TEXT)]
+        for name, type_ in (free or {}).items():
+            fields.append((name, _INTEGER if type_ is int else _STRING))
+        holes: list[tuple[int, int, int]] = []
+        for name, kind in fields:
+            quoted = f'"{name}"'
+            found = data.count(quoted)
+            if found == 0 and kind != _TEXT:
+                continue  # a free field this event does not have: none later either
+            if found != 1:
+                return None
+            at = _after_blanks(data, data.index(quoted) + len(quoted))
+            if data[at : at + 1] != ":":
+                return None
+            at = _after_blanks(data, at + 1)
+            if kind == _INTEGER:
+                number = _integer(data, at)
+                if number is None:
+                    return None
+                end = number.end()
+                if data[end : end + 1] in (".", "e", "E"):
+                    return None  # a number with a fraction or an exponent
+            else:
+                if data[at : at + 1] != '"':
+                    return None
+                at += 1
+                try:
+                    read, end = _scanstring(data, at)
+                except ValueError:
+                    return None
+                if kind == _TEXT and read != value:
+                    return None
+            holes.append((at, end, kind))
+        holes.sort()
+        texts = [data[: holes[0][0]]]
+        steps: list[tuple[int, str]] = []
+        for i, (_, end, kind) in enumerate(holes):
+            after = data[end : holes[i + 1][0]] if i + 1 < len(holes) else data[end:]
+            texts.append(after)
+            steps.append((kind, after))
+        if any("\\" in text for text in texts) or any(
+            end > start for (_, end, _), (start, _, _) in pairwise(holes)
+        ):
+            return None
+        return cls(texts[0], tuple(steps))
+
+    def read(self, data: object) -> str | None:
+        """The string at the template's key in `data` if `data` fills the template in, else None."""
+        if type(data) is not str or not data.startswith(self.head):
+            return None
+        at = len(self.head)
+        text = None
+        try:
+            for kind, after in self.steps:
+                if kind == _INTEGER:
+                    number = _integer(data, at)
+                    if number is None:
+                        return None
+                    at = number.end()
+                elif kind == _TEXT:
+                    text, at = _scanstring(data, at)
+                else:
+                    at = _scanstring(data, at)[1]
+                if not data.startswith(after, at):
+                    return None
+                at += len(after)
+        except ValueError:  # not a JSON string there
+            return None
+        return text if at == len(data) else None
+
+
+def _after_blanks(data: str, at: int) -> int:
+    """The place of the first character at or after `at` that is not JSON whitespace."""
+    while data[at : at + 1] in (" ", "\t", "\r", "\n"):
+        at += 1
+    return at
 
 
 def stdlib_loads(data: str) -> JSON:

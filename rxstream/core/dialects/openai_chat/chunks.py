@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, loaders, typed
+from ...._fast import constructor, enabled, loaders, typed
 from ....errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -55,12 +55,12 @@ from ....errors import (
     TruncatedStreamError,
     excerpt,
 )
-from ....models import JSON, ChatChunk, JSONObject, SSEFrame
+from ....models import JSON, ChatChunk, Delta, JSONObject, ReasoningDelta, SSEFrame, TextDelta
 from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed
-from .._shared import ShapeError, json_kind, truncation
+from .._shared import ShapeError, Template, json_kind, truncation
 from .reader import TOO_DEEP, ChunkReader
 
 __all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
@@ -68,6 +68,14 @@ __all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
 _DONE = "[DONE]"
 
 _chunk: Callable[[JSONObject], ChatChunk] = constructor(ChatChunk)
+
+#: The fields of a chunk that may change from one to the next without the
+#: reader noticing (it reads neither), and their kinds: the holes of a learnt
+#: chunk's `Template`, beside its text.
+_FREE = {"created": int, "obfuscation": str}
+
+_text: Callable[[str, int], Delta] = constructor(TextDelta)
+_reasoning: Callable[[str, int], Delta] = constructor(ReasoningDelta)
 
 # What `_not_json` returns for data that carries no chunk ([DONE], blanks, a skipped frame).
 _HANDLED: JSON = object()
@@ -92,11 +100,13 @@ class ChatFrameDecoder(MachineBase):
 
     __slots__ = (
         "_answered",
+        "_around",
         "_blank",
         "_count",
         "_deltas",
         "_done",
         "_first",
+        "_learns",
         "_loads",
         "_reader",
         "_skip",
@@ -136,6 +146,12 @@ class ChatFrameDecoder(MachineBase):
         self._loads = first or standard
         # The typed decoding of the usual chunks (the `fast` extra), or None.
         self._typed = typed("openai_chat")
+        # The last chunk that gave one text (or reasoning) delta, as a `Template`,
+        # with the delta it stood for: a later chunk made of the same JSON but for
+        # that text (and the free fields) gives the same delta with its text.
+        self._around: tuple[Template, Callable[[str, int], Delta], int] | None = None
+        # Templates learnt so far; -1: never (the fast paths were off at the start).
+        self._learns = 0 if enabled() else -1
 
     @property
     def done(self) -> bool:
@@ -177,6 +193,8 @@ class ChatFrameDecoder(MachineBase):
         feed_typed = None
         if deltas and self._typed is not None:
             feed_typed = self._typed.ChunkFeeder(self._reader).feed
+        around = self._around if deltas else None
+        learn = deltas and self._learns >= 0
         mark = len(out)
         data = ""
         frame: object = None
@@ -196,6 +214,14 @@ class ChatFrameDecoder(MachineBase):
                         if cut is not None:
                             raise cut from event_error(data, event)
                         raise event_error(data, event)
+                if around is not None:
+                    text = around[0].read(data)
+                    if text:
+                        # The learnt chunk but for its text: the reader would give the
+                        # same delta with this text (and no other, as it did before).
+                        out.append(around[1](text, around[2]))
+                        count += 1
+                        continue
                 if feed_typed is not None:
                     mark = len(out)
                     if feed_typed(data, out):
@@ -204,6 +230,8 @@ class ChatFrameDecoder(MachineBase):
                         if not count:
                             self._first = data
                         count += 1
+                        if learn and len(out) == mark + 1:
+                            around = self._learn(data, out[mark], count) or around
                         continue
                 try:
                     value = loads(data)
@@ -232,6 +260,8 @@ class ChatFrameDecoder(MachineBase):
                         raise _error(value, data, event)
                     if not answered:
                         answered = gives_answer(out[mark:])
+                    if learn and len(out) == mark + 1:
+                        around = self._learn(data, out[mark], count + 1) or around
                 else:
                     if not read(value, scratch) and value.get("type") == "error":
                         raise _error(value, data, event)
@@ -277,6 +307,35 @@ class ChatFrameDecoder(MachineBase):
         finally:
             self._count = count
             self._answered = answered
+            if deltas:
+                self._around = around
+
+    def _learn(
+        self, data: str, delta: Delta, count: int
+    ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
+        """The template of a chunk just read whole that gave one `delta`, or None.
+
+        Only for a text or reasoning delta, and at most a few times unless the
+        templates learnt pay (four, then one per sixteen chunks): a stream whose
+        chunks never repeat their JSON costs next to nothing more.
+        """
+        # The fields the delta's text may come from (a reasoning delta's from
+        # `reasoning_content`, or else from `reasoning`), and how to build another.
+        keys: tuple[str, ...]
+        if type(delta) is TextDelta:
+            keys, make = ("content",), _text
+        elif type(delta) is ReasoningDelta:
+            keys, make = ("reasoning_content", "reasoning"), _reasoning
+        else:
+            return None
+        if self._learns >= 4 and count < 16 * self._learns:
+            return None
+        self._learns += 1
+        for key in keys:
+            template = Template.learn(data, key, delta.text, _FREE)
+            if template is not None:
+                return template, make, delta.choice
+        return None
 
     def _check_end(self) -> None:
         """`close()`'s work: end the input, checking that the stream did not stop half-way."""

@@ -1,0 +1,227 @@
+"""`_shared.Template`: an event read by its text alone reads what `json.loads` reads.
+
+OpenAI chat (and Responses) events repeat the last one's JSON but for their
+text and a few fields the reader ignores (`created`, `sequence_number`, an
+`obfuscation` padding). A `Template` learnt from an event read whole reads a
+later one by its text alone. These tests pin the rule: a template is learnt
+only beyond doubt, and a later text either fills it in (then `json.loads` of
+it is the learnt object with other values in the holes, and the text read is
+exactly json's) or is refused (and read whole by the caller).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import reactivex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rxstream as rs
+from rxstream.core import fast_paths
+from rxstream.core.dialects import _shared
+from rxstream.core.dialects._shared import Template
+from rxstream.core.lines import Cut, Unterminated
+
+FREE: dict[str, type] = {"n": int, "pad": str}
+LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'
+
+
+@pytest.mark.parametrize(
+    ("data", "value", "learnt"),
+    [
+        (LEARNT, "hi", True),
+        ('{"text" : "hi" , "n" :\t-3}', "hi", True),  # blanks, a negative integer
+        ('{"pad":"","text":"hi"}', "hi", True),  # a free field before the text, no `n`
+        ('{"text":"h\\u00e9"}', "hé", True),  # an escape inside the text is fine
+        # Not beyond doubt: the key twice, a free field twice, an escape outside the
+        # holes, a number with a fraction or an exponent where an integer was
+        # promised, a free string that is not one, no string at the key, the
+        # string read is not the value, an empty value, a cut last event.
+        ('{"text":"hi","t":{"text":"x"}}', "hi", False),
+        ('{"n":1,"text":"hi","m":{"n":2}}', "hi", False),
+        ('{"\\u006e":1,"text":"hi"}', "hi", False),
+        ('{"n":1.5,"text":"hi"}', "hi", False),
+        ('{"n":1e3,"text":"hi"}', "hi", False),
+        ('{"n":"1","text":"hi"}', "hi", False),
+        ('{"pad":3,"text":"hi"}', "hi", False),
+        ('{"text":1}', "1", False),
+        ('{"text":"hi"}', "ho", False),
+        ('{"text":""}', "", False),
+        (Unterminated('{"text":"hi"}'), "hi", False),
+        (Cut('{"text":"hi"}'), "hi", False),
+    ],
+)
+def test_a_template_is_learnt_only_beyond_doubt(data: str, value: str, learnt: bool) -> None:
+    template = Template.learn(data, "text", value, FREE)
+    assert (template is not None) == learnt
+    if template is not None:
+        assert template.read(data) == value  # it reads what it was learnt from
+
+
+@pytest.mark.parametrize(
+    ("later", "expected"),
+    [
+        ('{"n":8,"a":[1,{"b":null}],"text":"yo","pad":"xyz"}', "yo"),
+        ('{"n":-12345678901234567890,"a":[1,{"b":null}],"text":"","pad":""}', ""),
+        ('{"n":7,"a":[1,{"b":null}],"text":"a\\"b\\\\c\\u00e9\\n","pad":"q\\"x"}', 'a"b\\cé\n'),
+        # Refused: another value elsewhere, a number that is not an integer, a
+        # leading zero, a free string that is not one, a control character or a
+        # bad escape (json refuses them too), blanks that were not there, a cut.
+        ('{"n":7,"a":[2,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":7.0,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":7e1,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":07,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":-,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"yo","pad":null}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"y\x01","pad":"xy"}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"y\\x","pad":"xy"}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"yo","pad":"xy"} ', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"yo","pad":"xy","c":1}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"yo', None),
+        (Unterminated('{"n":8,"a":[1,{"b":null}],"text":"yo","pad":"xyz"}'), None),
+    ],
+)
+def test_read_gives_the_string_json_gives_or_none(later: str, expected: str | None) -> None:
+    template = Template.learn(LEARNT, "text", "hi", FREE)
+    assert template is not None
+    assert template.read(later) == expected
+
+
+def _without_holes(value: Any) -> Any:
+    return {k: v for k, v in value.items() if k not in ("text", "n", "pad")}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text(min_size=1),
+    n=st.integers(),
+    pad=st.text(),
+    cut=st.tuples(st.integers(0, 200), st.integers(0, 200)),
+    insert=st.text(alphabet='{}[]":,0123456789.eE-+ \\nultrxyzabc', max_size=6),
+    ascii=st.booleans(),
+)
+def test_whatever_a_template_reads_json_reads_the_same(
+    text: str, n: int, pad: str, cut: tuple[int, int], insert: str, ascii: bool
+) -> None:
+    """Any edit of a learnt text: read gives None, or exactly what json.loads gives."""
+    obj = {"n": 1, "a": [1, {"b": None}], "text": "seed", "pad": "p", "z": "end"}
+    learnt = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    template = Template.learn(learnt, "text", "seed", FREE)
+    assert template is not None
+    later = json.dumps(
+        {**obj, "text": text, "n": n, "pad": pad}, ensure_ascii=ascii, separators=(",", ":")
+    )
+    assert template.read(later) == text  # every value of the holes' kinds fills them in
+    start, stop = sorted(cut)
+    edited = later[:start] + insert + later[stop:]
+    read = template.read(edited)
+    if read is not None:
+        value = json.loads(edited)  # never refused by json when the template took it
+        assert value["text"] == read
+        assert type(value["n"]) is int
+        assert type(value["pad"]) is str
+        assert _without_holes(value) == _without_holes(obj)
+
+
+# -- the openai-chat decoder ---------------------------------------------------------------
+
+CHUNK = (
+    '{"id":"c","object":"chat.completion.chunk","created":%s,"model":"m",'
+    '"choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}],'
+    '"usage":null,"obfuscation":"%s"}'
+)
+REASONING = (
+    '{"id":"c","created":1,"choices":[{"index":0,"delta":{"content":null,'
+    '"reasoning_content":"%s"},"finish_reason":null}]}'
+)
+END = (
+    'data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    'data: {"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,'
+    '"total_tokens":3}}\n\ndata: [DONE]\n\n'
+)
+
+
+def _chat(body: str, *, typed: bool) -> tuple[list[Any], list[str]]:
+    import rxstream._fast as fast
+
+    saved = fast.msgspec_loads
+    if not typed:
+        fast.msgspec_loads = None
+    items: list[Any] = []
+    errors: list[str] = []
+    try:
+        reactivex.of(body.encode()).pipe(
+            rs.lines(), rs.sse_frames(), rs.decode("openai-chat")
+        ).subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
+    finally:
+        fast.msgspec_loads = saved
+    return items, errors
+
+
+def _frames(*datas: str) -> str:
+    return "".join(f"data: {d}\n\n" for d in datas)
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        CHUNK % (1, "b", "xyz"),
+        CHUNK % (2, "b", ""),  # another time, another padding
+        CHUNK % (1, "", "x"),  # an empty text: read whole (it gives no delta)
+        CHUNK % (1, 'q\\"uote\\n', "x"),
+        CHUNK % ("1.5", "b", "x"),  # not an integer: read whole (the reader ignores it)
+        (CHUNK % (1, "b", "x")).replace('"finish_reason":null', '"finish_reason":"stop"'),
+        (CHUNK % (1, "b", "x")).replace('"index":0', '"index":1'),
+        (CHUNK % (1, "b", "x")).replace('"usage":null', '"usage":{"prompt_tokens":"1"}'),
+        (CHUNK % (1, "b", "x")).replace('"content":"b"', '"content":5'),
+        (CHUNK % (1, "b", "x")).replace('"content":"b"', '"content":"b","content":"c"'),
+        (CHUNK % (1, "b", "x")).replace('"content":"b"', '"content":"b","role":"assistant"'),
+        CHUNK % (1, "b", "x") + " ",
+        (CHUNK % (1, "b", "x"))[:-10],  # cut: malformed
+        REASONING % "think",
+    ],
+)
+def test_openai_chat_reads_the_same_with_and_without_the_shortcut(later: str) -> None:
+    body = _frames(CHUNK % (1, "a", "x"), later, CHUNK % (3, "c", "xy")) + END
+    with_shortcut = _chat(body, typed=False)
+    previous = fast_paths(False)
+    try:
+        plain = _chat(body, typed=False)
+    finally:
+        fast_paths(previous)
+    assert with_shortcut == plain
+    assert with_shortcut == _chat(body, typed=True)
+    assert with_shortcut[0]  # it decoded something
+
+
+def test_openai_chat_reasoning_reads_the_same_with_and_without_the_shortcut() -> None:
+    body = _frames(*(REASONING % w for w in ("a", "b", "", "c")), CHUNK % (1, "d", "x")) + END
+    with_shortcut = _chat(body, typed=False)
+    previous = fast_paths(False)
+    try:
+        plain = _chat(body, typed=False)
+    finally:
+        fast_paths(previous)
+    assert with_shortcut == plain
+    assert [type(d).__name__ for d in with_shortcut[0][:3]] == ["ReasoningDelta"] * 3
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_openai_chat_takes_the_shortcut(monkeypatch: pytest.MonkeyPatch, typed: bool) -> None:
+    read: list[str | None] = []
+    original = Template.read
+
+    def counted(self: Template, data: object) -> str | None:
+        read.append(original(self, data))
+        return read[-1]
+
+    monkeypatch.setattr(_shared.Template, "read", counted)
+    body = _frames(*(CHUNK % (i, w, "o" * i) for i, w in enumerate("abcd"))) + END
+    items, errors = _chat(body, typed=typed)
+    assert errors == []
+    # The first chunk was read whole and taught the template; the finish chunk is no match.
+    assert read[:4] == ["b", "c", "d", None]
+    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
