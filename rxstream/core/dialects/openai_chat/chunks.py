@@ -193,8 +193,10 @@ class ChatFrameDecoder(MachineBase):
         feed_typed = None
         if deltas and self._typed is not None:
             feed_typed = self._typed.ChunkFeeder(self._reader).feed
-        around = self._around if deltas else None
-        learn = deltas and self._learns >= 0
+        # The standard library's shortcut (msgspec reads a whole chunk faster): the
+        # template of the last chunk that gave one text or reasoning delta.
+        around = self._around if deltas and feed_typed is None else None
+        learn = deltas and feed_typed is None and self._learns >= 0
         mark = len(out)
         data = ""
         frame: object = None
@@ -230,8 +232,6 @@ class ChatFrameDecoder(MachineBase):
                         if not count:
                             self._first = data
                         count += 1
-                        if learn and len(out) == mark + 1:
-                            around = self._learn(data, out[mark], count) or around
                         continue
                 try:
                     value = loads(data)
@@ -307,7 +307,7 @@ class ChatFrameDecoder(MachineBase):
         finally:
             self._count = count
             self._answered = answered
-            if deltas:
+            if learn:
                 self._around = around
 
     def _learn(
