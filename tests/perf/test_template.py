@@ -209,6 +209,83 @@ def test_openai_chat_reasoning_reads_the_same_with_and_without_the_shortcut() ->
     assert [type(d).__name__ for d in with_shortcut[0][:3]] == ["ReasoningDelta"] * 3
 
 
+def _chunk(text: str, finish: str | None = None, usage: int | None = None) -> str:
+    return json.dumps(
+        {
+            "id": "c",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+            "usage": None
+            if usage is None
+            else {"prompt_tokens": 1, "completion_tokens": usage, "total_tokens": 1 + usage},
+        },
+        separators=(",", ":"),
+    )
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        # A repeated finish gives no Finish, so its chunk teaches a template; another
+        # finish between makes the learnt one give a Finish again.
+        [_chunk("a", "stop"), _chunk("b", "stop"), _chunk("", "length"), _chunk("c", "stop")],
+        # Usage is emitted when it changes: the learnt usage after another one is new again.
+        [_chunk("a", None, 1), _chunk("b", None, 1), _chunk("", None, 2), _chunk("c", None, 1)],
+        [_chunk("a", None, 1), _chunk("b", None, 1), _chunk("c", None, 2), _chunk("d", None, 1)],
+    ],
+)
+def test_openai_chat_forgets_a_template_when_the_reader_state_changes(chunks: list[str]) -> None:
+    body = _frames(*chunks) + END
+    with_shortcut = _chat(body, typed=False)
+    previous = fast_paths(False)
+    try:
+        plain = _chat(body, typed=False)
+    finally:
+        fast_paths(previous)
+    assert with_shortcut == plain
+    assert with_shortcut == _chat(body, typed=True)
+    assert sum(isinstance(d, (rs.Finish, rs.Usage)) for d in plain[0]) >= 3
+
+
+_CHUNKS = st.builds(
+    lambda text, key, finish, usage, created, pad, index: json.dumps(
+        {
+            "id": "c",
+            "created": created,
+            "choices": [
+                {"index": index, "delta": {key: text}, "finish_reason": finish},
+            ],
+            "usage": None
+            if usage is None
+            else {"prompt_tokens": 1, "completion_tokens": usage, "total_tokens": 1 + usage},
+            "obfuscation": pad,
+        },
+        separators=(",", ":"),
+    ),
+    st.sampled_from(["a", "b", "", 'q"\\', None]),
+    st.sampled_from(["content"] * 4 + ["reasoning_content", "reasoning", "refusal"]),
+    st.sampled_from([None, "stop", "length"]),
+    st.sampled_from([None, 1, 2]),
+    st.sampled_from([0, 1, 1.5]),
+    st.sampled_from(["", "xy"]),
+    st.sampled_from([0] * 4 + [1]),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(chunks=st.lists(_CHUNKS, min_size=1, max_size=12))
+def test_openai_chat_reads_any_chunks_the_same_with_and_without_the_shortcut(
+    chunks: list[str],
+) -> None:
+    body = _frames(*chunks) + "data: [DONE]\n\n"
+    with_shortcut = _chat(body, typed=False)
+    previous = fast_paths(False)
+    try:
+        plain = _chat(body, typed=False)
+    finally:
+        fast_paths(previous)
+    assert with_shortcut == plain
+
+
 @pytest.mark.parametrize("typed", [False, True])
 def test_openai_chat_takes_the_shortcut_on_the_standard_library(
     monkeypatch: pytest.MonkeyPatch, typed: bool
@@ -224,9 +301,10 @@ def test_openai_chat_takes_the_shortcut_on_the_standard_library(
     body = _frames(*(CHUNK % (i, w, "o" * i) for i, w in enumerate("abcd"))) + END
     items, errors = _chat(body, typed=typed)
     assert errors == []
-    # The first chunk was read whole and taught the template; the finish, usage and
-    # [DONE] frames are no match. msgspec reads whole chunks faster: with it, no template.
-    assert read == ([] if typed else ["b", "c", "d", None, None, None])
+    # The first chunk was read whole and taught the template; the finish chunk is no
+    # match, and changes the reader's state: the template is forgotten. msgspec reads
+    # whole chunks faster: with it, no template.
+    assert read == ([] if typed else ["b", "c", "d", None])
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
 
 
@@ -339,3 +417,45 @@ def test_openai_responses_takes_the_shortcut_on_the_standard_library(
     assert errors == []
     assert read == ([] if typed else ["b", "c", "d"])
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
+
+
+_EVENTS = st.builds(
+    lambda kind, seq, oi, text, logprobs, pad, named: (
+        kind if named else "message",
+        json.dumps(
+            {
+                "type": kind,
+                "sequence_number": seq,
+                "item_id": "msg_0",
+                "output_index": oi,
+                "content_index": 0,
+                "delta": text,
+                "logprobs": logprobs,
+                "obfuscation": pad,
+            },
+            separators=(",", ":"),
+        ),
+    ),
+    st.sampled_from([TEXT] * 4 + ["response.refusal.delta", "response.output_text.done"]),
+    st.sampled_from([1, 2, 2.5]),
+    st.sampled_from([0] * 4 + [1]),
+    st.sampled_from(["a", "b", "", 'q"\\', None]),
+    st.sampled_from([[], [], None, [{"token": "a"}]]),
+    st.sampled_from(["", "xy"]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(events=st.lists(_EVENTS, min_size=1, max_size=10))
+def test_openai_responses_reads_any_events_the_same_with_and_without_the_shortcut(
+    events: list[tuple[str, str]],
+) -> None:
+    body = _responses_body(*events)
+    with_shortcut = _responses(body, typed=False)
+    previous = fast_paths(False)
+    try:
+        plain = _responses(body, typed=False)
+    finally:
+        fast_paths(previous)
+    assert with_shortcut == plain

@@ -55,7 +55,17 @@ from ....errors import (
     TruncatedStreamError,
     excerpt,
 )
-from ....models import JSON, ChatChunk, Delta, JSONObject, ReasoningDelta, SSEFrame, TextDelta
+from ....models import (
+    JSON,
+    ChatChunk,
+    Delta,
+    JSONObject,
+    ReasoningDelta,
+    RefusalDelta,
+    SSEFrame,
+    TextDelta,
+    ToolCallDelta,
+)
 from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
@@ -73,6 +83,10 @@ _chunk: Callable[[JSONObject], ChatChunk] = constructor(ChatChunk)
 #: reader noticing (it reads neither), and their kinds: the holes of a learnt
 #: chunk's `Template`, beside its text.
 _FREE = {"created": int, "obfuscation": str}
+
+#: The deltas whose coming leaves the reader's state as it was (a finish, a
+#: usage or a source changes what a later chunk gives: the last ones seen).
+_PLAIN = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta})
 
 _text: Callable[[str, int], Delta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], Delta] = constructor(ReasoningDelta)
@@ -260,8 +274,15 @@ class ChatFrameDecoder(MachineBase):
                         raise _error(value, data, event)
                     if not answered:
                         answered = gives_answer(out[mark:])
-                    if learn and len(out) == mark + 1:
-                        around = self._learn(data, out[mark], count + 1) or around
+                    if learn and len(out) > mark:
+                        if len(out) == mark + 1 and type(out[mark]) in _PLAIN:
+                            around = self._learn(data, out[mark], count + 1) or around
+                        elif around is not None and not all(
+                            type(delta) in _PLAIN for delta in out[mark:]
+                        ):
+                            # A finish, a usage, a source: the reader's state changed,
+                            # and the learnt chunk might now read otherwise.
+                            around = None
                 else:
                     if not read(value, scratch) and value.get("type") == "error":
                         raise _error(value, data, event)
