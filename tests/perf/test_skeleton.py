@@ -10,17 +10,16 @@ made of the skeleton around one JSON string (then its string is exactly what
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-import rxstream._fast as fast
 from rxstream.core.dialects._shared import reread, skeleton
 from rxstream.core.lines import Cut, Unterminated
+
+from ._ways import decoded, same_every_way
 
 EVENT = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%s"}}'
 
@@ -81,21 +80,6 @@ def test_reread_agrees_with_json_loads(first: str, second: str) -> None:
             assert not later.startswith(around[0])
 
 
-def _anthropic(body: bytes, *, typed: bool) -> tuple[list[Any], list[str]]:
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
-    items: list[Any] = []
-    errors: list[str] = []
-    try:
-        reactivex.of(body).pipe(rs.lines(), rs.sse_frames(), rs.decode("anthropic")).subscribe(
-            items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
-        )
-    finally:
-        fast.msgspec_loads = saved
-    return items, errors
-
-
 START = (
     b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
     b'"role":"assistant","model":"c","content":[],"stop_reason":null,"usage":{"input_tokens":1,'
@@ -126,14 +110,7 @@ def _delta(data: str) -> bytes:
 )
 def test_anthropic_reads_the_same_with_and_without_the_shortcut(later: str) -> None:
     body = START + _delta(EVENT % "a") + _delta(later) + _delta(EVENT % "c") + END
-    with_shortcut = _anthropic(body, typed=False)
-    fast.fast_paths(False)
-    try:
-        plain = _anthropic(body, typed=False)
-    finally:
-        fast.fast_paths(True)
-    assert with_shortcut == plain
-    assert with_shortcut == _anthropic(body, typed=True)
+    same_every_way("anthropic", body)
 
 
 def test_anthropic_takes_the_shortcut_on_the_standard_library(
@@ -149,7 +126,7 @@ def test_anthropic_takes_the_shortcut_on_the_standard_library(
 
     monkeypatch.setattr(decode, "reread", counted)
     body = START + b"".join(_delta(EVENT % w) for w in "abcd") + END
-    items, errors = _anthropic(body, typed=False)
+    items, errors = decoded("anthropic", body, typed=False)
     assert errors == []
     # The first delta was read whole and taught the skeleton; the stop event is no match.
     assert read == ["b", "c", "d", None]
@@ -168,21 +145,6 @@ COHERE_END = (
     b'event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"COMPLETE",'
     b'"usage":{"tokens":{"input_tokens":1,"output_tokens":2}}}}\n\n'
 )
-
-
-def _cohere(body: bytes, *, typed: bool) -> tuple[list[Any], list[str]]:
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
-    items: list[Any] = []
-    errors: list[str] = []
-    try:
-        reactivex.of(body).pipe(rs.lines(), rs.sse_frames(), rs.decode("cohere")).subscribe(
-            items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
-        )
-    finally:
-        fast.msgspec_loads = saved
-    return items, errors
 
 
 @pytest.mark.parametrize(
@@ -207,12 +169,5 @@ def test_cohere_reads_the_same_with_and_without_the_shortcut(event: str, later: 
         + frame("content-delta", COHERE % "c")
         + COHERE_END
     )
-    with_shortcut = _cohere(body, typed=False)
-    fast.fast_paths(False)
-    try:
-        plain = _cohere(body, typed=False)
-    finally:
-        fast.fast_paths(True)
-    assert with_shortcut == plain
-    assert with_shortcut == _cohere(body, typed=True)
-    assert with_shortcut[0]  # it decoded something
+    items, _ = same_every_way("cohere", body)
+    assert items  # it decoded something

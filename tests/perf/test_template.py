@@ -15,15 +15,15 @@ import json
 from typing import Any
 
 import pytest
-import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core import fast_paths
 from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
+
+from ._ways import decoded, same_every_way
 
 FREE: dict[str, type] = {"n": int, "pad": str}
 LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'
@@ -126,6 +126,20 @@ def test_whatever_a_template_reads_json_reads_the_same(
         assert _without_holes(value) == _without_holes(obj)
 
 
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """What every `Template.read` of the test gives, in turn."""
+    read: list[str | None] = []
+    original = Template.read
+
+    def counted(self: Template, data: object) -> str | None:
+        read.append(original(self, data))
+        return read[-1]
+
+    monkeypatch.setattr(_shared.Template, "read", counted)
+    return read
+
+
 # -- the openai-chat decoder ---------------------------------------------------------------
 
 CHUNK = (
@@ -142,23 +156,6 @@ END = (
     'data: {"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,'
     '"total_tokens":3}}\n\ndata: [DONE]\n\n'
 )
-
-
-def _chat(body: str, *, typed: bool) -> tuple[list[Any], list[str]]:
-    import rxstream._fast as fast
-
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
-    items: list[Any] = []
-    errors: list[str] = []
-    try:
-        reactivex.of(body.encode()).pipe(
-            rs.lines(), rs.sse_frames(), rs.decode("openai-chat")
-        ).subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
-    finally:
-        fast.msgspec_loads = saved
-    return items, errors
 
 
 def _frames(*datas: str) -> str:
@@ -186,27 +183,14 @@ def _frames(*datas: str) -> str:
 )
 def test_openai_chat_reads_the_same_with_and_without_the_shortcut(later: str) -> None:
     body = _frames(CHUNK % (1, "a", "x"), later, CHUNK % (3, "c", "xy")) + END
-    with_shortcut = _chat(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _chat(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
-    assert with_shortcut == _chat(body, typed=True)
+    with_shortcut = same_every_way("openai-chat", body)
     assert with_shortcut[0]  # it decoded something
 
 
 def test_openai_chat_reasoning_reads_the_same_with_and_without_the_shortcut() -> None:
     body = _frames(*(REASONING % w for w in ("a", "b", "", "c")), CHUNK % (1, "d", "x")) + END
-    with_shortcut = _chat(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _chat(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
-    assert [type(d).__name__ for d in with_shortcut[0][:3]] == ["ReasoningDelta"] * 3
+    items, _ = same_every_way("openai-chat", body)
+    assert [type(d).__name__ for d in items[:3]] == ["ReasoningDelta"] * 3
 
 
 def _chunk(text: str, finish: str | None = None, usage: int | None = None) -> str:
@@ -235,15 +219,8 @@ def _chunk(text: str, finish: str | None = None, usage: int | None = None) -> st
 )
 def test_openai_chat_forgets_a_template_when_the_reader_state_changes(chunks: list[str]) -> None:
     body = _frames(*chunks) + END
-    with_shortcut = _chat(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _chat(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
-    assert with_shortcut == _chat(body, typed=True)
-    assert sum(isinstance(d, (rs.Finish, rs.Usage)) for d in plain[0]) >= 3
+    items, _ = same_every_way("openai-chat", body)
+    assert sum(isinstance(d, (rs.Finish, rs.Usage)) for d in items) >= 3
 
 
 _CHUNKS = st.builds(
@@ -277,34 +254,20 @@ def test_openai_chat_reads_any_chunks_the_same_with_and_without_the_shortcut(
     chunks: list[str],
 ) -> None:
     body = _frames(*chunks) + "data: [DONE]\n\n"
-    with_shortcut = _chat(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _chat(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
+    same_every_way("openai-chat", body)
 
 
 @pytest.mark.parametrize("typed", [False, True])
 def test_openai_chat_takes_the_shortcut_on_the_standard_library(
-    monkeypatch: pytest.MonkeyPatch, typed: bool
+    reads: list[str | None], typed: bool
 ) -> None:
-    read: list[str | None] = []
-    original = Template.read
-
-    def counted(self: Template, data: object) -> str | None:
-        read.append(original(self, data))
-        return read[-1]
-
-    monkeypatch.setattr(_shared.Template, "read", counted)
     body = _frames(*(CHUNK % (i, w, "o" * i) for i, w in enumerate("abcd"))) + END
-    items, errors = _chat(body, typed=typed)
+    items, errors = decoded("openai-chat", body, typed=typed)
     assert errors == []
     # The first chunk was read whole and taught the template; the finish chunk is no
     # match, and changes the reader's state: the template is forgotten. msgspec reads
     # whole chunks faster: with it, no template.
-    assert read == ([] if typed else ["b", "c", "d", None])
+    assert reads == ([] if typed else ["b", "c", "d", None])
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
 
 
@@ -347,23 +310,6 @@ def _responses_body(*events: tuple[str, str]) -> str:
     return "".join(frame(*e) for e in [*start, *events, *end])
 
 
-def _responses(body: str, *, typed: bool) -> tuple[list[Any], list[str]]:
-    import rxstream._fast as fast
-
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
-    items: list[Any] = []
-    errors: list[str] = []
-    try:
-        reactivex.of(body.encode()).pipe(
-            rs.lines(), rs.sse_frames(), rs.decode("openai-responses")
-        ).subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
-    finally:
-        fast.msgspec_loads = saved
-    return items, errors
-
-
 TEXT = "response.output_text.delta"
 
 
@@ -389,33 +335,18 @@ def test_openai_responses_reads_the_same_with_and_without_the_shortcut(
     body = _responses_body(
         (TEXT, DELTA % (2, "a", "x")), (event, later), (TEXT, DELTA % (4, "c", "xy"))
     )
-    with_shortcut = _responses(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _responses(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
-    assert with_shortcut == _responses(body, typed=True)
+    with_shortcut = same_every_way("openai-responses", body)
     assert with_shortcut[0]  # it decoded something
 
 
 @pytest.mark.parametrize("typed", [False, True])
 def test_openai_responses_takes_the_shortcut_on_the_standard_library(
-    monkeypatch: pytest.MonkeyPatch, typed: bool
+    reads: list[str | None], typed: bool
 ) -> None:
-    read: list[str | None] = []
-    original = Template.read
-
-    def counted(self: Template, data: object) -> str | None:
-        read.append(original(self, data))
-        return read[-1]
-
-    monkeypatch.setattr(_shared.Template, "read", counted)
     body = _responses_body(*((TEXT, DELTA % (i + 2, w, "o" * i)) for i, w in enumerate("abcd")))
-    items, errors = _responses(body, typed=typed)
+    items, errors = decoded("openai-responses", body, typed=typed)
     assert errors == []
-    assert read == ([] if typed else ["b", "c", "d"])
+    assert reads == ([] if typed else ["b", "c", "d"])
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
 
 
@@ -452,10 +383,4 @@ def test_openai_responses_reads_any_events_the_same_with_and_without_the_shortcu
     events: list[tuple[str, str]],
 ) -> None:
     body = _responses_body(*events)
-    with_shortcut = _responses(body, typed=False)
-    previous = fast_paths(False)
-    try:
-        plain = _responses(body, typed=False)
-    finally:
-        fast_paths(previous)
-    assert with_shortcut == plain
+    same_every_way("openai-responses", body)

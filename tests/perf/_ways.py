@@ -1,0 +1,50 @@
+"""One stream decoded the ways a shortcut must agree with: shortcut on, fast paths off, msgspec.
+
+The "same event but its text" shortcuts (`_shared.skeleton`, `_shared.Template`)
+run on the standard library only; a stream read with them must give what it
+gives with every fast path off (`fast_paths(False)`) and what the `fast`
+extra's typed decoding gives: the same items, the same error (type and
+message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reactivex
+
+import rxstream as rs
+import rxstream._fast as fast
+
+Outcome = tuple[list[Any], list[str]]
+
+
+def decoded(dialect: str, body: str | bytes, *, typed: bool) -> Outcome:
+    """The items and the errors (`"Type: message"`) of `lines, sse_frames, decode(dialect)`."""
+    saved = fast.msgspec_loads
+    if not typed:
+        fast.msgspec_loads = None
+    items: list[Any] = []
+    errors: list[str] = []
+    data = body.encode() if isinstance(body, str) else body
+    try:
+        reactivex.of(data).pipe(rs.lines(), rs.sse_frames(), rs.decode(dialect)).subscribe(
+            items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
+        )
+    finally:
+        fast.msgspec_loads = saved
+    return items, errors
+
+
+def same_every_way(dialect: str, body: str | bytes, *, typed: bool = True) -> Outcome:
+    """The standard library's outcome, asserted equal to the plain and (`typed`) msgspec ones."""
+    with_shortcut = decoded(dialect, body, typed=False)
+    previous = fast.fast_paths(False)
+    try:
+        plain = decoded(dialect, body, typed=False)
+    finally:
+        fast.fast_paths(previous)
+    assert with_shortcut == plain
+    if typed:
+        assert with_shortcut == decoded(dialect, body, typed=True)
+    return with_shortcut
