@@ -223,23 +223,42 @@ def test_openai_chat_forgets_a_template_when_the_reader_state_changes(chunks: li
     assert sum(isinstance(d, (rs.Finish, rs.Usage)) for d in items) >= 3
 
 
-_CHUNKS = st.builds(
-    lambda text, key, finish, usage, created, pad, index: json.dumps(
+def _any_chunk(
+    text: str | None,
+    key: str,
+    finish: str | None,
+    usage: int | None,
+    created: float,
+    pad: str,
+    choice: int,
+) -> str:
+    delta: dict[str, Any] = {key: text}
+    if key.startswith("tool_calls"):  # a fragment of call 0 or 1, with an id or without
+        call = {"index": int(key[-1]), "function": {"arguments": text}}
+        delta = {"tool_calls": [{**call, "id": "c1", "type": "function"} if pad else call]}
+    return json.dumps(
         {
             "id": "c",
             "created": created,
-            "choices": [
-                {"index": index, "delta": {key: text}, "finish_reason": finish},
-            ],
+            "choices": [{"index": choice, "delta": delta, "finish_reason": finish}],
             "usage": None
             if usage is None
             else {"prompt_tokens": 1, "completion_tokens": usage, "total_tokens": 1 + usage},
             "obfuscation": pad,
         },
         separators=(",", ":"),
-    ),
+    )
+
+
+_CHUNKS = st.builds(
+    _any_chunk,
     st.sampled_from(["a", "b", "", 'q"\\', None]),
-    st.sampled_from(["content"] * 4 + ["reasoning_content", "reasoning", "refusal"]),
+    st.sampled_from(
+        ["content"] * 4
+        + ["reasoning_content", "reasoning", "refusal"]
+        + ["tool_calls0"] * 2
+        + ["tool_calls1"]
+    ),
     st.sampled_from([None, "stop", "length"]),
     st.sampled_from([None, 1, 2]),
     st.sampled_from([0, 1, 1.5]),

@@ -90,6 +90,9 @@ _PLAIN = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta})
 
 _text: Callable[[str, int], Delta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], Delta] = constructor(ReasoningDelta)
+_tool_call: Callable[[int | None, str, str | None, str | None, int], Delta] = constructor(
+    ToolCallDelta
+)
 
 # What `_not_json` returns for data that carries no chunk ([DONE], blanks, a skipped frame).
 _HANDLED: JSON = object()
@@ -160,9 +163,10 @@ class ChatFrameDecoder(MachineBase):
         self._loads = first or standard
         # The typed decoding of the usual chunks (the `fast` extra), or None.
         self._typed = typed("openai_chat")
-        # The last chunk that gave one text (or reasoning) delta, as a `Template`,
-        # with the delta it stood for: a later chunk made of the same JSON but for
-        # that text (and the free fields) gives the same delta with its text.
+        # The last chunk that gave one text, reasoning or tool-call delta, as a
+        # `Template`, with how to build that delta and its choice: a later chunk made
+        # of the same JSON but for that text (and the free fields) gives the same
+        # delta with its text.
         self._around: tuple[Template, Callable[[str, int], Delta], int] | None = None
         # Templates learnt so far; -1: never (the fast paths were off at the start).
         self._learns = 0 if enabled() else -1
@@ -336,24 +340,27 @@ class ChatFrameDecoder(MachineBase):
     ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
         """The template of a chunk just read whole that gave one `delta`, or None.
 
-        Only for a text or reasoning delta, and at most a few times unless the
-        templates learnt pay (four, then one per sixteen chunks): a stream whose
-        chunks never repeat their JSON costs next to nothing more.
+        Only for a text, reasoning or tool-call delta, and at most a few times
+        unless the templates learnt pay (four, then one per sixteen chunks): a
+        stream whose chunks never repeat their JSON costs next to nothing more.
         """
         # The fields the delta's text may come from (a reasoning delta's from
         # `reasoning_content`, or else from `reasoning`), and how to build another.
         keys: tuple[str, ...]
+        make: Callable[[str, int], Delta]
         if type(delta) is TextDelta:
-            keys, make = ("content",), _text
+            keys, make, text = ("content",), _text, delta.text
         elif type(delta) is ReasoningDelta:
-            keys, make = ("reasoning_content", "reasoning"), _reasoning
+            keys, make, text = ("reasoning_content", "reasoning"), _reasoning, delta.text
+        elif type(delta) is ToolCallDelta:
+            keys, make, text = ("arguments",), _fragment(delta), delta.arguments
         else:
             return None
         if self._learns >= 4 and count < 16 * self._learns:
             return None
         self._learns += 1
         for key in keys:
-            template = Template.learn(data, key, delta.text, _FREE)
+            template = Template.learn(data, key, text, _FREE)
             if template is not None:
                 return template, make, delta.choice
         return None
@@ -555,3 +562,13 @@ class ChunkDecoder(ChatFrameDecoder):
 def _error(value: JSONObject, data: str, event: str) -> ProviderError:
     # The caller saw an error shape.
     return provider_error(value, data=data, event=event)
+
+
+def _fragment(delta: ToolCallDelta) -> Callable[[str, int], Delta]:
+    """How to build a tool-call delta like `delta` but for its arguments (and its choice)."""
+    index, id, name = delta.index, delta.id, delta.name
+
+    def fragment(arguments: str, choice: int) -> Delta:
+        return _tool_call(index, arguments, id, name, choice)
+
+    return fragment
