@@ -216,6 +216,7 @@ class ResponsesDecoder(DialectDecoder):
             text_type, arguments_type = typed.Text, typed.Arguments
             summary_type, refusal_type = typed.Summary, typed.Refusal
             names = _typed_names(typed)
+            text_tag = names[text_type]
         loads = self._loads
         filled = self._filled
         calls = self._calls
@@ -226,7 +227,8 @@ class ResponsesDecoder(DialectDecoder):
         # The counter and the flags live in locals between two frames that take `feed`.
         count, answered, gave = self._items, self._answered, self._gave_answer
         # The text part the last text delta of this call was in (already in `filled`).
-        last: tuple[object, object] = (None, None)
+        last_oi: object = None
+        last_ci: object = None
         # The standard library's shortcut (msgspec reads a whole event faster): the
         # template of the last text delta read inline (see `_learn`); what it stood
         # for (a text delta of a part already in `filled`) no event changes.
@@ -256,21 +258,24 @@ class ResponsesDecoder(DialectDecoder):
                         except (ValueError, TypeError):
                             value = None  # not a usual event: the general path reads it
                         kind = type(value)
-                        if value is not None and (event == "message" or event == names[kind]):
+                        if kind is text_type:
+                            # The usual event, first: its logprobs (their Metadata) and
+                            # another event name take the general path.
+                            if (event == text_tag or event == "message") and not value.logprobs:
+                                count += 1
+                                answered = True
+                                oi, ci = value.output_index, value.content_index
+                                if oi != last_oi or ci != last_ci:
+                                    filled.add((oi, _CONTENT, ci))
+                                    last_oi, last_ci = oi, ci
+                                text = value.delta
+                                if text:
+                                    gave = True
+                                out.append(_text_delta(text, 0))
+                                continue
+                        elif value is not None and (event == "message" or event == names[kind]):
                             text = value.delta
-                            if kind is text_type:
-                                if not value.logprobs:  # else their Metadata, on the general path
-                                    count += 1
-                                    answered = True
-                                    part = (value.output_index, value.content_index)
-                                    if part != last:
-                                        filled.add((part[0], _CONTENT, part[1]))
-                                        last = part
-                                    if text:
-                                        gave = True
-                                    out.append(_text_delta(text, 0))
-                                    continue
-                            elif kind is arguments_type:
+                            if kind is arguments_type:
                                 call = calls.get(value.output_index)
                                 if call is not None:  # else `_call_at` says what is wrong
                                     count += 1
@@ -313,9 +318,9 @@ class ResponsesDecoder(DialectDecoder):
                             ):
                                 count += 1
                                 answered = True
-                                if (oi, ci) != last:
+                                if oi != last_oi or ci != last_ci:
                                     filled.add((oi, _CONTENT, ci))
-                                    last = (oi, ci)
+                                    last_oi, last_ci = oi, ci
                                 if text:
                                     gave = True
                                     if learn:
