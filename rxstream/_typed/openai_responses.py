@@ -26,84 +26,43 @@ __all__ = ["Arguments", "Reasoning", "Refusal", "Summary", "Text", "decode"]
 _ABSENT = msgspec.Raw(b"null")
 
 
-class Text(
-    msgspec.Struct,
-    tag="response.output_text.delta",
-    tag_field="type",
-    forbid_unknown_fields=True,
-):
+class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    """What every delta event has: its piece of text, its output item, and fields not read."""
+
+    delta: str
+    output_index: int
+    item_id: msgspec.Raw = _ABSENT
+    sequence_number: msgspec.Raw = _ABSENT
+    obfuscation: msgspec.Raw = _ABSENT
+
+
+class Text(_Delta, tag="response.output_text.delta"):
     """A piece of the answer's text."""
 
-    delta: str
-    output_index: int
     content_index: int = 0
     logprobs: list[msgspec.Raw] | None = None
-    item_id: msgspec.Raw = _ABSENT
-    sequence_number: msgspec.Raw = _ABSENT
-    obfuscation: msgspec.Raw = _ABSENT
 
 
-class Summary(
-    msgspec.Struct,
-    tag="response.reasoning_summary_text.delta",
-    tag_field="type",
-    forbid_unknown_fields=True,
-):
+class Summary(_Delta, tag="response.reasoning_summary_text.delta"):
     """A piece of a reasoning summary."""
 
-    delta: str
-    output_index: int
     summary_index: int = 0
-    item_id: msgspec.Raw = _ABSENT
-    sequence_number: msgspec.Raw = _ABSENT
-    obfuscation: msgspec.Raw = _ABSENT
 
 
-class Reasoning(
-    msgspec.Struct,
-    tag="response.reasoning_text.delta",
-    tag_field="type",
-    forbid_unknown_fields=True,
-):
+class Reasoning(_Delta, tag="response.reasoning_text.delta"):
     """A piece of reasoning text."""
 
-    delta: str
-    output_index: int
     content_index: int = 0
-    item_id: msgspec.Raw = _ABSENT
-    sequence_number: msgspec.Raw = _ABSENT
-    obfuscation: msgspec.Raw = _ABSENT
 
 
-class Refusal(
-    msgspec.Struct,
-    tag="response.refusal.delta",
-    tag_field="type",
-    forbid_unknown_fields=True,
-):
+class Refusal(_Delta, tag="response.refusal.delta"):
     """A piece of a refusal."""
 
-    delta: str
-    output_index: int
     content_index: int = 0
-    item_id: msgspec.Raw = _ABSENT
-    sequence_number: msgspec.Raw = _ABSENT
-    obfuscation: msgspec.Raw = _ABSENT
 
 
-class Arguments(
-    msgspec.Struct,
-    tag="response.function_call_arguments.delta",
-    tag_field="type",
-    forbid_unknown_fields=True,
-):
+class Arguments(_Delta, tag="response.function_call_arguments.delta"):
     """A fragment of a function call's arguments."""
-
-    delta: str
-    output_index: int
-    item_id: msgspec.Raw = _ABSENT
-    sequence_number: msgspec.Raw = _ABSENT
-    obfuscation: msgspec.Raw = _ABSENT
 
 
 #: The event of one frame's data, typed (raises `ValueError` or `TypeError` for any other).
