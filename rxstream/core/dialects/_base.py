@@ -182,6 +182,8 @@ class DialectDecoder:
     #: Whether a complete stream must hold an answer (False for rxstream's own
     #: format, which carries whatever a pipeline held, possibly nothing).
     answer_required: ClassVar[bool] = True
+    #: Whether `feed_all` takes `(event, data)` tuples as frames (see `_take_pairs`).
+    takes_pairs: ClassVar[bool] = False
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -194,6 +196,8 @@ class DialectDecoder:
         # the end marker without one is `EmptyStreamError` (where one is required).
         self._gave_answer = not self.answer_required
         self._items = 0
+        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        self._pairs = False
         # The JSON loaders of the fast paths, read when the decoder is built.
         first, standard = loaders()
         self._fast: Callable[[str], JSON] | None = first
@@ -287,6 +291,20 @@ class DialectDecoder:
         except Exception:
             self._state = "failed"
             raise
+
+    def _take_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+
+        For an `SSEParser` fused in front, which then hands each frame over
+        that way, without building an `SSEFrame` for it, to a decoder that
+        reads nothing of a frame but its event and its data (`takes_pairs`).
+        Only while nothing was fed; returns whether the decoder takes them
+        from now on.
+        """
+        if not self.takes_pairs or self._items or self._state != "open" or self._done:
+            return False
+        self._pairs = True
+        return True
 
     # -- for subclasses ------------------------------------------------------------
 

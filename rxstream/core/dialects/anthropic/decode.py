@@ -119,6 +119,7 @@ class AnthropicDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "anthropic"
     end_marker: ClassVar[str] = "message_stop"
+    takes_pairs: ClassVar[bool] = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -134,8 +135,6 @@ class AnthropicDecoder(DialectDecoder):
         self._finished = False  # a Finish was given
         # The typed decoding of the usual events (the `fast` extra), or None.
         self._typed: Any = typed("anthropic")
-        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
-        self._pairs = False
         self._handlers = {
             "content_block_delta": self._delta,
             "content_block_start": self._start,
@@ -297,19 +296,6 @@ class AnthropicDecoder(DialectDecoder):
                     return
         finally:
             self._items, self._chars, self._gave_answer = count, chars, answered
-
-    def _take_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
-
-        For an `SSEParser` fused in front, which then hands each frame over
-        that way, without building an `SSEFrame` for it: the decoder reads
-        nothing of a frame but its event and its data. Only while nothing
-        was fed; returns whether the decoder takes them from now on.
-        """
-        if self._items or self._state != "open" or self._done:
-            return False
-        self._pairs = True
-        return True
 
     # -- one frame -------------------------------------------------------------------
 

@@ -86,14 +86,13 @@ class CohereDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "cohere"
     end_marker: ClassVar[str] = "message-end"
+    takes_pairs: ClassVar[bool] = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
-        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
-        self._pairs = False
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done.
@@ -218,19 +217,6 @@ class CohereDecoder(DialectDecoder):
                     return
         finally:
             self._items, self._answered, self._gave_answer = count, answered, gave
-
-    def _take_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
-
-        For an `SSEParser` fused in front, which then hands each frame over
-        that way, without building an `SSEFrame` for it: the decoder reads
-        nothing of a frame but its event and its data. Only while nothing
-        was fed; returns whether the decoder takes them from now on.
-        """
-        if self._items or self._state != "open" or self._done:
-            return False
-        self._pairs = True
-        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame:

@@ -154,6 +154,7 @@ class ResponsesDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "openai-responses"
     end_marker: ClassVar[str] = "response.completed"
+    takes_pairs: ClassVar[bool] = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -165,8 +166,6 @@ class ResponsesDecoder(DialectDecoder):
         self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("openai_responses")
-        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
-        self._pairs = False
         # function_call items' own ids (`fc_...`) by their call_id, sent back with the call.
         self._item_ids: dict[str, str] = {}
         # The last text delta read inline, as a `Template`: a later event made of
@@ -352,19 +351,6 @@ class ResponsesDecoder(DialectDecoder):
             return None
         self._learns += 1
         return Template.learn(data, "delta", text, _FREE)
-
-    def _take_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
-
-        For an `SSEParser` fused in front, which then hands each frame over
-        that way, without building an `SSEFrame` for it: the decoder reads
-        nothing of a frame but its event and its data. Only while nothing
-        was fed; returns whether the decoder takes them from now on.
-        """
-        if self._items or self._state != "open" or self._done:
-            return False
-        self._pairs = True
-        return True
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         if type(frame) is not SSEFrame and not isinstance(frame, SSEFrame):
