@@ -19,32 +19,39 @@ import rxstream._fast as fast
 Outcome = tuple[list[Any], list[str]]
 
 
-def decoded(dialect: str, body: str | bytes, *, typed: bool) -> Outcome:
-    """The items and the errors (`"Type: message"`) of `lines, sse_frames, decode(dialect)`."""
+def decoded(dialect: str, body: str | bytes, *, typed: bool, size: int = 0) -> Outcome:
+    """The items and the errors (`"Type: message"`) of `lines, sse_frames, decode(dialect)`.
+
+    `size`: the body is cut into reads of that many bytes (0: one read).
+    """
     saved = fast.msgspec_loads
     if not typed:
         fast.msgspec_loads = None
     items: list[Any] = []
     errors: list[str] = []
     data = body.encode() if isinstance(body, str) else body
+    reads = [data[i : i + size] for i in range(0, len(data), size)] if size else [data]
     try:
-        reactivex.of(data).pipe(rs.lines(), rs.sse_frames(), rs.decode(dialect)).subscribe(
-            items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
+        pipeline = reactivex.from_iterable(reads).pipe(
+            rs.lines(), rs.sse_frames(), rs.decode(dialect)
         )
+        pipeline.subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
     finally:
         fast.msgspec_loads = saved
     return items, errors
 
 
-def same_every_way(dialect: str, body: str | bytes, *, typed: bool = True) -> Outcome:
+def same_every_way(
+    dialect: str, body: str | bytes, *, typed: bool = True, size: int = 0
+) -> Outcome:
     """The standard library's outcome, asserted equal to the plain and (`typed`) msgspec ones."""
-    with_shortcut = decoded(dialect, body, typed=False)
+    with_shortcut = decoded(dialect, body, typed=False, size=size)
     previous = fast.fast_paths(False)
     try:
-        plain = decoded(dialect, body, typed=False)
+        plain = decoded(dialect, body, typed=False, size=size)
     finally:
         fast.fast_paths(previous)
     assert with_shortcut == plain
     if typed:
-        assert with_shortcut == decoded(dialect, body, typed=True)
+        assert with_shortcut == decoded(dialect, body, typed=True, size=size)
     return with_shortcut

@@ -403,3 +403,60 @@ def test_openai_responses_reads_any_events_the_same_with_and_without_the_shortcu
 ) -> None:
     body = _responses_body(*events)
     same_every_way("openai-responses", body)
+
+
+# -- gemini: the usage counts every chunk carries --------------------------------------------
+
+GEMINI = (
+    '{"candidates": [{"content": {"parts": [{"text": "%s"}],"role": "model"},"index": 0}],'
+    '"usageMetadata": {"promptTokenCount": 3,"candidatesTokenCount": %s,"totalTokenCount": %s},'
+    '"modelVersion": "m","responseId": "r"}'
+)
+GEMINI_END = (
+    '{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},'
+    '"finishReason": "STOP","index": 0}],"modelVersion": "m","responseId": "r"}'
+)
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        GEMINI % ("b", 2, 5),
+        GEMINI % ("b", 20, 23),  # other counts: the last ones are the usage
+        GEMINI % ("", 2, 5),
+        GEMINI % ('q\\"uote\\u00e9', 2, 5),
+        GEMINI % ("b", "2.0", 5),  # not an integer: read whole
+        GEMINI % ("b", -1, 5),
+        GEMINI % ("b", '"2"', 5),  # a string count: the general path says what it makes of it
+        (GEMINI % ("b", 2, 5)).replace('"promptTokenCount": 3,', ""),
+        (GEMINI % ("b", 2, 5)).replace('"text": "b"}', '"text": "b", "thought": true}'),
+        (GEMINI % ("b", 2, 5)).replace('"index": 0}]', '"index": 0, "finishReason": "STOP"}]'),
+        (GEMINI % ("b", 2, 5)).replace('"responseId": "r"', '"responseId": "s"'),
+        GEMINI_END,
+        (GEMINI % ("b", 2, 5))[:-3],
+    ],
+)
+@pytest.mark.parametrize("size", [0, 7, 300])
+def test_gemini_reads_the_same_with_and_without_the_shortcut(later: str, size: int) -> None:
+    chunks = [GEMINI % ("a", 1, 4), GEMINI % ("x", 2, 5), later, GEMINI % ("c", 9, 12), GEMINI_END]
+    body = _frames(*chunks)
+    items, _ = same_every_way("gemini", body, size=size)
+    assert items  # it decoded something
+
+
+@pytest.mark.parametrize("size", [0, 50, 400])
+def test_gemini_usage_is_the_last_chunks_counts(size: int) -> None:
+    body = _frames(*(GEMINI % (w, i, 3 + i) for i, w in enumerate("abcdef", 1)), GEMINI_END)
+    items, errors = same_every_way("gemini", body, size=size)
+    assert errors == []
+    [usage] = [d for d in items if isinstance(d, rs.Usage)]
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (3, 6, 9)
+
+
+def test_gemini_takes_the_shortcut_when_the_counts_change(reads: list[str | None]) -> None:
+    body = _frames(*(GEMINI % (w, i, 3 + i) for i, w in enumerate("abcd", 1)), GEMINI_END)
+    items, errors = decoded("gemini", body, typed=False)
+    assert errors == []
+    # The first chunk is read whole (no answer yet), the second teaches the template.
+    assert reads == ["c", "d", None]
+    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"

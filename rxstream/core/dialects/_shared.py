@@ -15,6 +15,7 @@ import json.decoder
 import re
 from collections.abc import Callable, Iterable
 from itertools import pairwise
+from typing import Any
 
 from ..._fast import enabled, loaders, scan_loads
 from ...errors import TruncatedStreamError
@@ -95,8 +96,9 @@ def reread(data: object, prefix: str, suffix: str) -> str | None:
     return text if end == len(data) - len(suffix) else None
 
 
-#: A JSON integer at a place in a text (greedy: what follows is not a digit).
-_integer = re.compile(r"-?(?:0|[1-9][0-9]*)").match
+#: A JSON integer (greedy: what follows is not a digit).
+_INTEGER_PATTERN = r"-?(?:0|[1-9][0-9]*)"
+_integer = re.compile(_INTEGER_PATTERN).match
 
 # The kinds of a `Template`'s holes.
 _TEXT, _STRING, _INTEGER = 0, 1, 2
@@ -125,9 +127,23 @@ class Template:
 
     __slots__ = ("head", "steps")
 
-    def __init__(self, head: str, steps: tuple[tuple[int, str], ...]) -> None:
+    def __init__(self, head: str, holes: list[tuple[int, str]]) -> None:
         self.head = head  # the text before the first hole (a string hole: with its quote)
-        self.steps = steps  # each hole's kind, and the text after it up to the next one
+        # Each string hole's kind and the text after it up to the next hole (and its
+        # length); a run of integer holes and the texts after each, as one pattern.
+        steps: list[tuple[int, Any, int]] = []
+        run = ""
+        for kind, after in holes:
+            if kind == _INTEGER:
+                run += _INTEGER_PATTERN + re.escape(after)
+                continue
+            if run:
+                steps.append((_INTEGER, re.compile(run).match, 0))
+                run = ""
+            steps.append((kind, after, len(after)))
+        if run:
+            steps.append((_INTEGER, re.compile(run).match, 0))
+        self.steps = tuple(steps)
 
     @classmethod
     def learn(
@@ -189,7 +205,7 @@ class Template:
             end > start for (_, end, _), (start, _, _) in pairwise(holes)
         ):
             return None
-        return cls(texts[0], tuple(steps))
+        return cls(texts[0], steps)
 
     def read(self, data: object) -> str | None:
         """The string at the template's key in `data` if `data` fills the template in, else None."""
@@ -198,19 +214,20 @@ class Template:
         at = len(self.head)
         text = None
         try:
-            for kind, after in self.steps:
-                if kind == _INTEGER:
-                    number = _integer(data, at)
-                    if number is None:
-                        return None
-                    at = number.end()
-                elif kind == _TEXT:
+            for kind, after, size in self.steps:
+                if kind == _TEXT:
                     text, at = _scanstring(data, at)
-                else:
+                elif kind == _STRING:
                     at = _scanstring(data, at)[1]
+                else:  # integers, and the texts after them: one match
+                    run = after(data, at)
+                    if run is None:
+                        return None
+                    at = run.end()
+                    continue
                 if not data.startswith(after, at):
                     return None
-                at += len(after)
+                at += size
         except ValueError:  # not a JSON string there
             return None
         return text if at == len(data) else None

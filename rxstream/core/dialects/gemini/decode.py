@@ -37,7 +37,7 @@ from .._base import (
     opt_str,
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
-from .._shared import dumps
+from .._shared import Template, dumps
 from .citations import _citations
 from .fields import finish_reason, server_parts, usage_of
 
@@ -82,7 +82,22 @@ _Frame = SSEFrame | str
 #: A chunk `feed_all` did not try to read typed.
 _UNREAD = object()
 #: The keys of the usual chunk (`feed_all`), of its candidate.
-_IDS_AND_CANDIDATES = frozenset({"candidates", "modelVersion", "responseId", "createTime"})
+_IDS_AND_CANDIDATES = frozenset(
+    {"candidates", "usageMetadata", "modelVersion", "responseId", "createTime"}
+)
+#: The counts of `usageMetadata` that change from chunk to chunk (Gemini sends the
+#: counts so far with every chunk): the holes of a learnt chunk's `Template`.
+_COUNTS: dict[str, type] = dict.fromkeys(
+    (
+        "promptTokenCount",
+        "candidatesTokenCount",
+        "totalTokenCount",
+        "thoughtsTokenCount",
+        "cachedContentTokenCount",
+        "toolUsePromptTokenCount",
+    ),
+    int,
+)
 _CONTENT_AND_INDEX = frozenset({"content", "index"})
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
@@ -128,9 +143,10 @@ class _Candidate:
 
 
 #: A chunk but for its one part's text (see `GeminiDecoder._learn`): the JSON
-#: text before and after that string, the candidate's state and index, and
-#: whether the part is a thought.
-_Skeleton = tuple[str, str, _Candidate, int, bool]
+#: text before and after that string (or, where its usage counts change too,
+#: a `Template` of it), the candidate's state and index, and whether the part
+#: is a thought.
+_Skeleton = tuple[str, str, Template | None, _Candidate, int, bool]
 
 
 class GeminiDecoder(DialectDecoder):
@@ -163,6 +179,10 @@ class GeminiDecoder(DialectDecoder):
         self._last_path = ""
         self._last_segments: list[str | int] = []
         self._strings = False  # take a str as a "message" frame's data (see _take_strings)
+        # The last usual chunk `feed_all` read, learnt (see `_learn`); None once
+        # any other chunk was read (what it stood for may have changed).
+        self._skeleton: _Skeleton | None = None
+        self._learns = 0  # skeletons learnt (see `_learn`)
         # The typed decoding of the `fast` extra (rxstream._typed.gemini), or None.
         module = typed("gemini")
         self._read: Callable[[str], Any] | None = None if module is None else module.decode
@@ -184,12 +204,15 @@ class GeminiDecoder(DialectDecoder):
 
         Fused behind the SSE parser (bare strings), after the first answer,
         the usual chunk (one candidate going on with one text or thought part,
-        the same ids as before, no usage) is read inline, in one of three ways:
+        the same ids as before, the usage counts so far) is read inline, in one
+        of three ways:
 
         - the chunk is the last such chunk but for its text (the same bytes
-          before and after one JSON string, see `_learn`): only that string
-          is read (`json.decoder.scanstring`, what `json.loads` reads strings
-          with);
+          before and after one JSON string, see `_learn`) and its usage
+          counts: only that string is read (`json.decoder.scanstring`, what
+          `json.loads` reads strings with), and the last such chunk's usage
+          is read whole when it is needed (before any other chunk, and when
+          the call ends);
         - decoded into the typed `rxstream._typed.gemini` types;
         - decoded to dicts (the standard library), each rule checked inline.
 
@@ -204,28 +227,40 @@ class GeminiDecoder(DialectDecoder):
         count = self._items
         answered = self._gave_answer
         ids = (self._id, self._model, self._created)
-        skeleton: _Skeleton | None = None
+        skeleton = self._skeleton
+        # The last chunk read by its text alone whose usage counts are holes: its
+        # `usageMetadata` is the decoder's usage, read when it is needed.
+        counted: str | None = None
         try:
             for item in items:
                 count += 1
                 chunk: Any = _UNREAD
                 if answered and type(item) is str:
                     if skeleton is not None:
-                        prefix, suffix, state, choice, thought = skeleton
-                        if item.startswith(prefix) and item.endswith(suffix) and not state.finished:
+                        prefix, suffix, template, state, choice, thought = skeleton
+                        text = None
+                        if template is not None:
+                            text = template.read(item)
+                        elif item.startswith(prefix) and item.endswith(suffix):
                             try:
                                 text, end = scanstring(item, len(prefix))
                             except ValueError:
                                 end = -1
-                            if end == len(item) - len(suffix):
-                                state.pending = None
-                                if text:
-                                    if thought:
-                                        append(reasoning_delta(text, choice))
-                                    else:
-                                        state.texts.append(text)
-                                        append(text_delta(text, choice))
-                                continue
+                            if end != len(item) - len(suffix):
+                                text = None
+                        if text is not None and not state.finished:
+                            state.pending = None
+                            if text:
+                                if thought:
+                                    append(reasoning_delta(text, choice))
+                                else:
+                                    state.texts.append(text)
+                                    append(text_delta(text, choice))
+                            if template is not None:
+                                counted = item
+                            continue
+                    if counted is not None:
+                        self._usage, counted = self._counts(counted), None
                     if read is not None:
                         try:
                             chunk = read(item)
@@ -234,7 +269,7 @@ class GeminiDecoder(DialectDecoder):
                         else:
                             found = self._usual_typed(chunk, ids, out)
                             if found is not None:
-                                skeleton = self._learn(item, *found) or skeleton
+                                skeleton = self._learn(item, count, *found) or skeleton
                                 continue
                     else:
                         try:
@@ -244,10 +279,12 @@ class GeminiDecoder(DialectDecoder):
                         if type(data) is dict:
                             found = self._usual_dict(data, ids, out)
                             if found is not None:
-                                skeleton = self._learn(item, *found) or skeleton
+                                skeleton = self._learn(item, count, *found) or skeleton
                                 continue
                 self._items = count
                 skeleton = None  # what it stood for may have changed
+                if counted is not None:
+                    self._usage, counted = self._counts(counted), None
                 out += self._one(item, chunk)
                 if self._done:
                     return
@@ -255,6 +292,15 @@ class GeminiDecoder(DialectDecoder):
                 ids = (self._id, self._model, self._created)
         finally:
             self._items = count
+            self._skeleton = skeleton
+            if counted is not None:
+                self._usage = self._counts(counted)
+
+    def _counts(self, item: str) -> JSONObject:
+        """The `usageMetadata` of a chunk a template read (so: an object with counts)."""
+        chunk: Any = self._loads(item)
+        counts: JSONObject = chunk["usageMetadata"]
+        return counts
 
     def _usual_typed(
         self, chunk: Any, ids: tuple[JSON, JSON, JSON], out: list[Delta]
@@ -293,14 +339,12 @@ class GeminiDecoder(DialectDecoder):
             if len(content.parts) == 1:
                 found = (state, choice, content.parts[0].text, content.parts[0].thought)
         counts = chunk.usage_metadata
-        if counts is not None:
-            if (
-                "totalTokenCount" in counts
-                or "promptTokenCount" in counts
-                or "candidatesTokenCount" in counts
-            ):
-                self._usage = counts
-            return (state, choice, "", False)  # no skeleton: the counts are no constant
+        if counts is not None and (
+            "totalTokenCount" in counts
+            or "promptTokenCount" in counts
+            or "candidatesTokenCount" in counts
+        ):
+            self._usage = counts
         return found
 
     def _usual_dict(
@@ -316,6 +360,9 @@ class GeminiDecoder(DialectDecoder):
             return None
         candidates = chunk.get("candidates")
         if type(candidates) is not list or len(candidates) != 1:
+            return None
+        counts = chunk.get("usageMetadata")
+        if counts is not None and type(counts) is not dict:
             return None
         candidate = candidates[0]
         if type(candidate) is not dict or not _CONTENT_AND_INDEX.issuperset(candidate):
@@ -349,25 +396,43 @@ class GeminiDecoder(DialectDecoder):
             else:
                 state.texts.append(text)
                 out.append(_text(text, choice))
+        if counts is not None and (
+            "totalTokenCount" in counts
+            or "promptTokenCount" in counts
+            or "candidatesTokenCount" in counts
+        ):
+            self._usage = counts
         return (state, choice, text, thought)
 
     def _learn(
-        self, item: str, state: _Candidate, choice: int, text: str, thought: bool
+        self, item: str, count: int, state: _Candidate, choice: int, text: str, thought: bool
     ) -> _Skeleton | None:
-        """The chunk `item` (just read: its one part holds `text`) as a skeleton, or None.
+        """The chunk `item` (item number `count`, its one part holding `text`) learnt, or None.
 
         A skeleton is the text before and after the part's JSON string: a
         later chunk made of the same two around another JSON string is the
         same chunk with another text, so `feed_all` reads only that string.
         Only for a chunk that says so beyond doubt: no escape outside the
         string (so no key spelled in two ways, no key twice unseen), the key
-        `"text"` once, and the string there is the text read.
+        `"text"` once, and the string there is the text read. A chunk with
+        usage counts is learnt as a `Template` whose holes are the counts
+        (each written once, an integer): a later chunk may hold other ones.
+        At most four times, then once per sixteen items, unless they pay: a
+        stream whose chunks never repeat their JSON costs next to nothing more.
         """
+        if not text or (self._learns >= 4 and count < 16 * self._learns):
+            return None
+        self._learns += 1
+        if "usageMetadata" in item:
+            template = Template.learn(item, "text", text, _COUNTS)
+            if template is None:
+                return None
+            return ("", "", template, state, choice, thought)
         around = _shared.skeleton(item, "text", text)
         if around is None:
             return None
         prefix, suffix = around
-        return (prefix, suffix, state, choice, thought)
+        return (prefix, suffix, None, state, choice, thought)
 
     def _one(self, item: Any, chunk: Any) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
@@ -395,6 +460,7 @@ class GeminiDecoder(DialectDecoder):
         return got
 
     def _decode(self, frame: _Frame) -> list[Delta]:
+        self._skeleton = None  # what it stood for may change
         if type(frame) is SSEFrame:
             data, event = frame.data, frame.event
         elif self._strings and type(frame) is str:
