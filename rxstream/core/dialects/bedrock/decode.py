@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...._fast import constructor, typed
+from ...._fast import constructor, enabled, typed
 from ....errors import ProviderError, excerpt
 from ....models import (
     JSON,
@@ -41,6 +41,7 @@ from .._base import (
     opt_str,
     usage,
 )
+from .._shared import Template
 
 __all__ = ["FINISH_REASONS", "BedrockDecoder"]
 
@@ -66,6 +67,14 @@ _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 #: No text (a delta of another kind), where the typed decoding is not there to say so.
 _UNSET = object()
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
+
+#: The field of an event that changes on every event without the decoder
+#: reading it (a padding of random length), and its kind: the hole of a learnt
+#: delta's `Template`, beside its text.
+_FREE: dict[str, type] = {"p": str}
+
+# What a learnt delta stood for: a text, a reasoning text or a tool call's input fragment.
+_TEXT, _REASONING, _INPUT = 0, 1, 2
 
 
 @dataclass(slots=True)
@@ -127,13 +136,23 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         self._unset: object = _UNSET
         if module is not None:
             self._read, self._unset = module.block_delta, module.UNSET
+        # The last contentBlockDelta that gave one delta (a text, a reasoning text or
+        # a tool call's input), as a `Template`, with what it stood for (`_TEXT`, ...)
+        # and its content block: a later payload made of the same JSON but for that
+        # text (and the padding `p`) stands for the same with its text. The standard
+        # library's shortcut only (msgspec reads a whole payload faster).
+        self._around: tuple[Template, int, int] | None = None
+        # Templates learnt so far; -1: never (typed decoding, or the fast paths off).
+        self._learns = 0 if enabled() and module is None else -1
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
 
         The usual event (a text `contentBlockDelta`, after the first answer
-        and before `messageStop`) is read inline, typed or as a dict; every
-        other item takes `_one`, as `feed` would.
+        and before `messageStop`) is read inline, typed or as a dict (on the
+        standard library, a delta that repeats the JSON of the last one that
+        gave one delta by its text alone: see `_learn`); every other item
+        takes `_one`, as `feed` would.
         """
         if self._state != "open" or self._done:
             super().feed_all(items, out)  # which refuses them, as the lifecycle says
@@ -143,6 +162,10 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         # What only `_one` changes, kept in locals in between.
         count = self._items
         hot = self._gave_answer and not self._stopped
+        around = self._around
+        learn = self._learns >= 0
+        # A delta read as a dict inline that `_one` reads again: its text and object.
+        whole: tuple[str, JSONObject] | None = None
         try:
             for item in items:
                 count += 1
@@ -158,9 +181,19 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
                             except ValueError:  # not an event the types know: `_one` reads it
                                 text = unset
                         else:
+                            payload = item.payload.decode("utf-8", "replace")
+                            if around is not None:
+                                text = around[0].read(payload)
+                                if text is not None:
+                                    # The learnt delta but for its text (and padding).
+                                    if around[1] == _TEXT:
+                                        append(text_delta(text, 0))
+                                        continue
+                                    if self._again(around[1], around[2], text, out):
+                                        continue
                             # `_object` and `_block_delta`'s rules for a text delta, inline.
                             try:
-                                data = loads(item.payload.decode("utf-8", "replace"))
+                                data = loads(payload)
                             except (ValueError, TypeError, RecursionError):
                                 data = None
                             text = unset
@@ -170,16 +203,87 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
                                     text = delta.get("text", unset)
                                     if type(text) is not str:
                                         text = unset
+                                    elif text and learn:
+                                        around = (
+                                            self._learn(payload, _TEXT, index, text, count)
+                                            or around
+                                        )
+                                if text is unset:
+                                    whole = payload, data
                         if text is not unset:
                             append(text_delta(text, 0))
                             continue
                 self._items = count
-                out += self._one(item)
+                got = self._one(item)
+                out += got
                 if self._done:
                     return
+                if whole is not None:
+                    if learn and len(got) == 1:
+                        around = self._learn_other(*whole, got[0], count) or around
+                    whole = None
                 hot = self._gave_answer and not self._stopped
         finally:
             self._items = count
+            self._around = around
+
+    def _learn_other(
+        self, payload: str, data: JSONObject, delta: Delta, count: int
+    ) -> tuple[Template, int, int] | None:
+        """`_learn` for a reasoning or tool input delta `_one` read whole from `data`."""
+        index = data["contentBlockIndex"]
+        if type(delta) is ReasoningDelta:
+            reasoning = data["delta"]["reasoningContent"]
+            # A signature (or redacted content) is state of the block besides the text.
+            if "signature" in reasoning or "redactedContent" in reasoning:
+                return None
+            return self._learn(payload, _REASONING, index, delta.text, count)
+        if type(delta) is ToolCallDelta:
+            return self._learn(payload, _INPUT, index, delta.arguments, count)
+        return None
+
+    def _learn(
+        self, payload: str, kind: int, index: int, text: str, count: int
+    ) -> tuple[Template, int, int] | None:
+        """The template of a delta for block `index` just read whole that gave one delta, or None.
+
+        `kind` says what the delta stood for (a text, a reasoning text or a
+        tool call's input fragment: `text`). The decoder reads nothing of such
+        a delta but its block and the delta's object, so a payload that
+        repeats this one's JSON but for that text and the padding `p` stands
+        for the same with its text (`_again`). At most a few times unless the
+        templates learnt pay (four, then one per sixteen events): a stream
+        whose events never repeat their JSON costs next to nothing more.
+        """
+        if self._learns >= 4 and count < 16 * self._learns:
+            return None
+        self._learns += 1
+        key = "input" if kind == _INPUT else "text"
+        template = Template.learn(payload, key, text, _FREE)
+        return None if template is None else (template, kind, index)
+
+    def _again(self, kind: int, index: int, text: str, out: list[Delta]) -> bool:
+        """`_block_delta`'s work for a reasoning or tool input delta like the learnt one.
+
+        False (before anything changed) where the block at `index` is no
+        longer of its kind: the general path says what is wrong.
+        """
+        block = self._blocks.get(index)
+        if kind == _REASONING:
+            if block is None:
+                block = self._blocks[index] = _Block("reasoning")
+            elif block.kind != "reasoning":
+                return False
+            block.parts.append(text)
+            out.append(_reasoning(text, 0))
+            return True
+        if block is None or block.kind not in ("tool", "server_tool"):
+            return False
+        if text:
+            block.parts.append(text)
+            if block.kind == "tool":
+                out.append(ToolCallDelta(block.index, text))
+        return True
 
     def _one(self, item: Any) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`)."""

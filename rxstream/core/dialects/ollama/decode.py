@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, typed
+from ...._fast import constructor, enabled, typed
 from ....models import (
     JSON,
     Delta,
@@ -34,6 +34,7 @@ from .._base import (
     opt_str,
     usage,
 )
+from .._shared import Template
 
 __all__ = ["COUNTS", "DURATIONS", "OllamaDecoder"]
 
@@ -62,6 +63,11 @@ _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 #: No content sent, where the typed decoding is not there to say so.
 _UNSET = object()
+
+#: The field of a line that changes on every line while the decoder reads it
+#: only on the last one (`done: true`, which a template never matches), and
+#: its kind: the hole of a learnt line's `Template`, beside its text.
+_FREE: dict[str, type] = {"created_at": str}
 
 
 class OllamaDecoder(DialectDecoder):
@@ -94,13 +100,22 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         self._unset: object = _UNSET
         if module is not None:
             self._read, self._unset = module.decode, module.UNSET
+        # The last line that gave one text (or thinking) delta, as a `Template`, with
+        # how to make that delta: a later line made of the same JSON but for that
+        # text (and `created_at`) gives the same delta with its text. The standard
+        # library's shortcut only (msgspec reads a whole line faster).
+        self._around: tuple[Template, Callable[[str, int], Delta]] | None = None
+        # Templates learnt so far; -1: never (typed decoding, or the fast paths off).
+        self._learns = 0 if enabled() and module is None else -1
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
 
         The usual line (a message of content and thinking, `done: false`,
-        after the first answer) is read inline, typed or as a dict; every
-        other item takes `_one`, as `feed` would.
+        after the first answer) is read inline, typed or as a dict (on the
+        standard library, by its text alone where it repeats the JSON of the
+        last line that gave one delta: see `_learn`); every other item takes
+        `_one`, as `feed` would.
         """
         if self._state != "open" or self._done:
             super().feed_all(items, out)  # which refuses them, as the lifecycle says
@@ -110,6 +125,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         # What only `_one` changes, kept in locals in between.
         count = self._items
         hot = self._gave_answer
+        around = self._around
+        learn = self._learns >= 0
         try:
             for item in items:
                 count += 1
@@ -129,6 +146,14 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
                                     append(text_delta(content, 0))
                                 continue
                     else:
+                        if around is not None:
+                            text = around[0].read(item)
+                            if text is not None:
+                                # The learnt line but for its text (and created_at): the
+                                # decoder gives the same delta with this text (none for "").
+                                if text:
+                                    append(around[1](text, 0))
+                                continue
                         # `_decode`'s rules for a line of plain content, inline.
                         try:
                             data = loads(item)
@@ -148,16 +173,48 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
                                 if type(content) is str:
                                     if content:
                                         append(text_delta(content, 0))
+                                        if learn:
+                                            around = self._learn(item, out[-1], count) or around
                                     continue
                                 if content is unset:
                                     continue
                 self._items = count
-                out += self._one(item)
+                got = self._one(item)
+                out += got
                 if self._done:
                     return
+                if learn and len(got) == 1:
+                    around = self._learn(item, got[0], count) or around
                 hot = self._gave_answer
         finally:
             self._items = count
+            self._around = around
+
+    def _learn(
+        self, line: str, delta: Delta, count: int
+    ) -> tuple[Template, Callable[[str, int], Delta]] | None:
+        """The template of a line just read whole that gave one `delta` (and nothing else), or None.
+
+        Only for a text or reasoning delta (from `content` or `thinking`).
+        The decoder reads nothing of a line before the last but its message
+        (`created_at` and `model` only on the `done: true` line), so a line
+        that repeats this one's JSON but for the delta's text and `created_at`
+        gives the same delta with its text. At most a few times unless the
+        templates learnt pay (four, then one per sixteen lines): a stream whose
+        lines never repeat their JSON costs next to nothing more.
+        """
+        make: Callable[[str, int], Delta]
+        if type(delta) is TextDelta:
+            key, make = "content", _text
+        elif type(delta) is ReasoningDelta:
+            key, make = "thinking", _reasoning
+        else:
+            return None
+        if self._learns >= 4 and count < 16 * self._learns:
+            return None
+        self._learns += 1
+        template = Template.learn(line, key, delta.text, _FREE)
+        return None if template is None else (template, make)
 
     def _one(self, item: Any) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`)."""
