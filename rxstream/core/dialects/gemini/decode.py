@@ -228,6 +228,8 @@ class GeminiDecoder(DialectDecoder):
         answered = self._gave_answer
         ids = (self._id, self._model, self._created)
         skeleton = self._skeleton
+        if skeleton is not None:
+            prefix, suffix, template, state, choice, thought = skeleton
         # The last chunk read by its text alone whose usage counts are holes: its
         # `usageMetadata` is the decoder's usage, read when it is needed.
         counted: str | None = None
@@ -237,7 +239,6 @@ class GeminiDecoder(DialectDecoder):
                 chunk: Any = _UNREAD
                 if answered and type(item) is str:
                     if skeleton is not None:
-                        prefix, suffix, template, state, choice, thought = skeleton
                         text = None
                         if template is not None:
                             text = template.read(item)
@@ -269,7 +270,10 @@ class GeminiDecoder(DialectDecoder):
                         else:
                             found = self._usual_typed(chunk, ids, out)
                             if found is not None:
-                                skeleton = self._learn(item, count, *found) or skeleton
+                                learnt = self._learn(item, count, *found)
+                                if learnt is not None:
+                                    skeleton = learnt
+                                    prefix, suffix, template, state, choice, thought = learnt
                                 continue
                     else:
                         try:
@@ -279,7 +283,10 @@ class GeminiDecoder(DialectDecoder):
                         if type(data) is dict:
                             found = self._usual_dict(data, ids, out)
                             if found is not None:
-                                skeleton = self._learn(item, count, *found) or skeleton
+                                learnt = self._learn(item, count, *found)
+                                if learnt is not None:
+                                    skeleton = learnt
+                                    prefix, suffix, template, state, choice, thought = learnt
                                 continue
                 self._items = count
                 skeleton = None  # what it stood for may have changed
