@@ -15,7 +15,6 @@ import json.decoder
 import re
 from collections.abc import Callable, Iterable
 from itertools import pairwise
-from typing import Any
 
 from ..._fast import enabled, loaders, scan_loads
 from ...errors import TruncatedStreamError
@@ -97,11 +96,18 @@ def reread(data: object, prefix: str, suffix: str) -> str | None:
 
 
 #: A JSON integer (greedy: what follows is not a digit).
-_INTEGER_PATTERN = r"-?(?:0|[1-9][0-9]*)"
-_integer = re.compile(_INTEGER_PATTERN).match
+_integer = re.compile(r"-?(?:0|[1-9][0-9]*)").match
 
-# The kinds of a `Template`'s holes.
+# The kinds of a `Template`'s holes, and the pattern of each free one: a JSON
+# integer, a JSON string (what `json.loads` takes: no control character, only
+# its escapes).
 _TEXT, _STRING, _INTEGER = 0, 1, 2
+_PATTERNS = {
+    _INTEGER: r"-?(?:0|[1-9][0-9]*)",
+    # (Runs of plain characters, then each escape and the run after it: no group
+    # per character, which is many times faster on a string of any length.)
+    _STRING: r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"',
+}
 
 
 class Template:
@@ -109,13 +115,13 @@ class Template:
 
     Where `skeleton` allows one string to change, a template also allows the
     fields the reader ignores but a provider changes on every event (a
-    `sequence_number`, an `obfuscation` padding, a `created` time) to hold
-    other values of their kind. It is learnt (`learn`) only beyond doubt, from
-    an object just read whole; `read` then gives the string of a later event
-    made of the same text around other values, and `json.loads` of that event
-    is the learnt object with that string and those values in their fields:
-    nothing else can differ, so whatever the reader made of the learnt object
-    it makes of the later one, but for the string.
+    `sequence_number`, an `obfuscation` padding, a `created` time, the usage
+    counts so far) to hold other values of their kind. It is learnt (`learn`)
+    only beyond doubt, from an object just read whole; `read` then gives the
+    string of a later event made of the same text around other values, and
+    `json.loads` of that event is the learnt object with that string and those
+    values in their fields: nothing else can differ, so whatever the reader
+    made of the learnt object it makes of the later one, but for the string.
 
     >>> free = {"n": int, "pad": str}
     >>> around = Template.learn('{"n":1,"text":"hi","pad":"x"}', "text", "hi", free)
@@ -125,25 +131,25 @@ class Template:
     True
     """
 
-    __slots__ = ("head", "steps")
+    __slots__ = ("_after", "_before", "_head", "_size", "_tail")
 
-    def __init__(self, head: str, holes: list[tuple[int, str]]) -> None:
-        self.head = head  # the text before the first hole (a string hole: with its quote)
-        # Each string hole's kind and the text after it up to the next hole (and its
-        # length); a run of integer holes and the texts after each, as one pattern.
-        steps: list[tuple[int, Any, int]] = []
-        run = ""
-        for kind, after in holes:
-            if kind == _INTEGER:
-                run += _INTEGER_PATTERN + re.escape(after)
-                continue
-            if run:
-                steps.append((_INTEGER, re.compile(run).match, 0))
-                run = ""
-            steps.append((kind, after, len(after)))
-        if run:
-            steps.append((_INTEGER, re.compile(run).match, 0))
-        self.steps = tuple(steps)
+    def __init__(self, before: list[tuple[str, int]], after: list[tuple[int, str]]) -> None:
+        # The text up to the string's opening quote: the fixed texts and the free
+        # holes between them (`before`: each text and the hole after it, the last
+        # one the string's), and after its closing quote (`after`: each hole and
+        # the text after it, the first hole the string's). Text without holes is
+        # compared as it is; with holes, one compiled pattern reads it.
+        self._head = before[0][0] if len(before) == 1 else ""
+        self._before = None
+        if len(before) > 1:
+            pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in before)
+            self._before = re.compile(pattern).match
+        self._tail = after[0][1] if len(after) == 1 else ""
+        self._size = len(self._tail)
+        self._after = None
+        if len(after) > 1:
+            pattern = "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in after)
+            self._after = re.compile(pattern).fullmatch
 
     @classmethod
     def learn(
@@ -186,51 +192,56 @@ class Template:
             else:
                 if data[at : at + 1] != '"':
                     return None
-                at += 1
                 try:
-                    read, end = _scanstring(data, at)
+                    read, end = _scanstring(data, at + 1)
                 except ValueError:
                     return None
-                if kind == _TEXT and read != value:
-                    return None
+                if kind == _TEXT:
+                    if read != value:
+                        return None
+                    at += 1  # the string's text, from after its quote (to after the closing one)
             holes.append((at, end, kind))
         holes.sort()
-        texts = [data[: holes[0][0]]]
-        steps: list[tuple[int, str]] = []
-        for i, (_, end, kind) in enumerate(holes):
-            after = data[end : holes[i + 1][0]] if i + 1 < len(holes) else data[end:]
-            texts.append(after)
-            steps.append((kind, after))
-        if any("\\" in text for text in texts) or any(
-            end > start for (_, end, _), (start, _, _) in pairwise(holes)
-        ):
+        if any(end > start for (_, end, _), (start, _, _) in pairwise(holes)):
             return None
-        return cls(texts[0], steps)
+        # Each hole with the fixed text before it, and the text after the last one.
+        texts: list[tuple[str, int]] = []
+        at = 0
+        for start, end, kind in holes:
+            texts.append((data[at:start], kind))
+            at = end
+        rest = data[at:]
+        if "\\" in rest or any("\\" in text for text, _ in texts):
+            return None
+        split = next(i for i, (_, kind) in enumerate(texts) if kind == _TEXT)
+        before = texts[: split + 1]
+        after = [(kind, text) for (_, kind), (text, _) in pairwise(texts[split:])]
+        after.append((texts[-1][1], rest))
+        return cls(before, after)
 
     def read(self, data: object) -> str | None:
         """The string at the template's key in `data` if `data` fills the template in, else None."""
-        if type(data) is not str or not data.startswith(self.head):
+        if type(data) is not str:
             return None
-        at = len(self.head)
-        text = None
+        if self._before is None:
+            if not data.startswith(self._head):
+                return None
+            at = len(self._head)
+        else:
+            front = self._before(data)
+            if front is None:
+                return None
+            at = front.end()
         try:
-            for kind, after, size in self.steps:
-                if kind == _TEXT:
-                    text, at = _scanstring(data, at)
-                elif kind == _STRING:
-                    at = _scanstring(data, at)[1]
-                else:  # integers, and the texts after them: one match
-                    run = after(data, at)
-                    if run is None:
-                        return None
-                    at = run.end()
-                    continue
-                if not data.startswith(after, at):
-                    return None
-                at += size
+            text, at = _scanstring(data, at)
         except ValueError:  # not a JSON string there
             return None
-        return text if at == len(data) else None
+        if self._after is None:
+            if len(data) - at != self._size or not data.endswith(self._tail):
+                return None
+        elif self._after(data, at) is None:
+            return None
+        return text
 
 
 def _after_blanks(data: str, at: int) -> int:
