@@ -5,10 +5,11 @@ lists (SSE dialects `lines, sse_frames, decode(d)`, Ollama `lines,
 decode("ollama")`, Bedrock `eventstream_frames, decode("bedrock")`, each also
 with `decode()` detecting the dialect, and openai-chat's long spelling
 `lines, sse_frames, decode_chunks, deltas, accumulate_message`), whole, cut at
-random, truncated and with a byte flipped, once with `fast_paths(True)` and
-once with `fast_paths(False)`. The two runs must agree on every item (by value
-and by `repr`, which tells -0.0 from 0.0), on the error (type and message) and
-on completion.
+random, truncated and with a byte flipped, with `fast_paths(True)` (with the
+`fast` extra's msgspec, and without it: the standard library's shortcuts) and
+with `fast_paths(False)`. The runs must agree on every item (by value and by
+`repr`, which tells -0.0 from 0.0), on the error (type and message) and on
+completion.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 from reactivex import Observable
 
 import rxstream as rs
+import rxstream._fast as _fast
 from rxstream._fast import ENV_VAR, constructor, enabled
 from rxstream.core import DeltaDecoder, dialects, fast_paths
 from rxstream.core.message import MessageAccumulator
@@ -116,19 +118,32 @@ CASES = [
 ]
 
 
-def outcome(pieces: list[bytes], pipeline: Pipeline, *, on: bool) -> tuple[Any, ...]:
-    """What one run gives: the items, their repr, the error (type, message), completion."""
+def outcome(
+    pieces: list[bytes], pipeline: Pipeline, *, on: bool, stdlib: bool = False
+) -> tuple[Any, ...]:
+    """What one run gives: the items, their repr, the error (type, message), completion.
+
+    `stdlib`: with the fast paths on but without msgspec (the `fast` extra), as
+    on an install without it: the standard library's own shortcuts run (the
+    direct JSON scanner, the repeated-event templates), not the typed decoding.
+    """
     items: list[Any] = []
     errors: list[tuple[str, str]] = []
     completed: list[bool] = []
+    saved = _fast.msgspec_loads
+    if stdlib:
+        _fast.msgspec_loads = None  # read by each decoder as it is built
     with switched(on):
         # Operators and their machines are built under the switch.
         source: Observable[Any] = reactivex.from_iterable(pieces)
-        source.pipe(*pipeline()).subscribe(
-            items.append,
-            lambda exc: errors.append((type(exc).__name__, str(exc))),
-            lambda: completed.append(True),
-        )
+        try:
+            source.pipe(*pipeline()).subscribe(
+                items.append,
+                lambda exc: errors.append((type(exc).__name__, str(exc))),
+                lambda: completed.append(True),
+            )
+        finally:
+            _fast.msgspec_loads = saved
     return items, repr(items), errors, completed
 
 
@@ -136,6 +151,7 @@ def assert_same(pieces: list[bytes], pipeline: Pipeline) -> tuple[Any, ...]:
     fast = outcome(pieces, pipeline, on=True)
     plain = outcome(pieces, pipeline, on=False)
     assert fast == plain
+    assert outcome(pieces, pipeline, on=True, stdlib=True) == plain
     assert bool(fast[2]) != bool(fast[3])  # it ended one way or the other
     return fast
 
@@ -152,7 +168,7 @@ def test_whole_recordings_agree(path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize(("path", "name"), CASES)
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(
     points=st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=12),
     damage=st.sampled_from(["none", "truncate", "flip"]),
