@@ -116,6 +116,10 @@ _CACHE_ENTRIES = 65_536
 _CACHE_SPLIT_CHARS = 32
 _CACHE_SPLITS = 32_768
 
+# Fragments up to this length take the hot path (`_PieceTextCount.add`); streams
+# send a few characters at a time.
+_HOT_CHARS = 32
+
 
 class TiktokenEncoding(Protocol):
     """The part of `tiktoken.Encoding` the counter uses."""
@@ -410,6 +414,28 @@ class _Splits(dict[str, _Split]):
         self._counts = counts
 
     def __missing__(self, text: str) -> _Split:
+        if len(text) > _CACHE_SPLIT_CHARS:
+            return self._read(text)  # one pass of the regular expression; not kept
+        cut = text.rfind(" ", 1)
+        while cut > 0 and text[cut - 1].isspace():
+            cut = text.rfind(" ", 1, cut)
+        split: _Split
+        if cut > 0:
+            # A space after a non-space: the text before it splits alone, and so
+            # (by the same rule) does each stretch between two such spaces. A
+            # fragment of several words is read word by word, words seen before.
+            before = self[text[:cut]]
+            settle, tail, open_count = self[text[cut:]]
+            split = (before[0] + before[2] + settle, tail, open_count)
+        else:
+            split = self._read(text)
+        if len(self) >= _CACHE_SPLITS:
+            self.clear()
+        self[text] = split
+        return split
+
+    def _read(self, text: str) -> _Split:
+        """How `text` splits, by the regular expression."""
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
         counts = self._counts
         # All but the last two pieces settle; so does the last but one when the
@@ -440,10 +466,6 @@ class _Splits(dict[str, _Split]):
             settle = sum(map(counts.__getitem__, pieces[:-keep]))
             del pieces[:-keep]
             split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
-        if len(text) <= _CACHE_SPLIT_CHARS:
-            if len(self) >= _CACHE_SPLITS:
-                self.clear()
-            self[text] = split
         return split
 
 
@@ -517,23 +539,28 @@ class _PieceTextCount:
         self._plain = True  # none of the three above: `add` may take its hot path
 
     def add(self, fragment: str) -> int:
-        if self._plain and fragment.isascii():
-            # The hot path: a short tail, nothing carried, no fallback; the split
-            # of a short text is usually one seen before.
+        if self._plain and len(fragment) <= _HOT_CHARS and fragment.isascii():
+            # The hot path (`TokenCounter.feed_all` runs a copy inline): a short
+            # tail, nothing carried, no fallback. The text splits alone before
+            # the fragment's first space after a non-space: the tail is looked
+            # up with the fragment's start (or its count stands when the
+            # fragment starts there), then the rest of the fragment alone, so
+            # the texts looked up are few and often seen before.
             tail = self._tail
-            text = tail + fragment
-            if len(text) <= TAIL_LIMIT:
-                splits = self._splits
-                settled = self._settled
-                cut = text.rfind(" ", 1)
-                if cut > 0 and not text[cut - 1].isspace():
-                    if cut == len(tail):
-                        settled += self._open
-                    else:
-                        settle, _, open_count = splits[text[:cut]]
-                        settled += settle + open_count
-                    text = text[cut:]
-                settle, self._tail, open_count = splits[text]
+            splits = self._splits
+            settled = self._settled
+            space = fragment.find(" ")
+            if space == 0 and not tail[-1:].isspace():
+                settled += self._open
+                key = fragment
+            elif space > 0 and not fragment[space - 1].isspace():
+                before = splits[tail + fragment[:space]]
+                settled += before[0] + before[2]
+                key = fragment[space:]
+            else:
+                key = tail + fragment
+            if len(key) <= TAIL_LIMIT:
+                settle, self._tail, open_count = splits[key]
                 self._open = open_count
                 settled = self._settled = settled + settle
                 return settled + open_count
@@ -1085,9 +1112,39 @@ class TokenCounter(MachineBase):
                 n = item.choice
                 choice = choices.get(n) or self._choice(n)
                 text = choice.text
-                count = text.add(fragment)
-                if text.long or choice.estimated:
-                    _mark_long(choice, text)
+                if (
+                    type(text) is _PieceTextCount
+                    and text._plain
+                    and len(fragment) <= _HOT_CHARS
+                    and fragment.isascii()
+                ):
+                    # `_PieceTextCount.add`'s hot path, inline (see there).
+                    tail = text._tail
+                    splits = text._splits
+                    settled = text._settled
+                    space = fragment.find(" ")
+                    if space == 0 and not tail[-1:].isspace():
+                        settled += text._open
+                        key = fragment
+                    elif space > 0 and not fragment[space - 1].isspace():
+                        before = splits[tail + fragment[:space]]
+                        settled += before[0] + before[2]
+                        key = fragment[space:]
+                    else:
+                        key = tail + fragment
+                    if len(key) <= TAIL_LIMIT:
+                        settle, text._tail, count = splits[key]
+                        text._open = count
+                        settled = text._settled = settled + settle
+                        count += settled
+                    else:
+                        count = text.add(fragment)
+                        if text.long or choice.estimated:
+                            _mark_long(choice, text)
+                else:
+                    count = text.add(fragment)
+                    if text.long or choice.estimated:
+                        _mark_long(choice, text)
                 last = choice.last
                 if count != choice.text_n or last is None:
                     choice.text_n = count
