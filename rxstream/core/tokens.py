@@ -389,18 +389,20 @@ class _PieceCounts(dict[str, int]):
 _Split: TypeAlias = tuple[int, str, int]
 
 
-class _Splits(dict[str, _Split]):
+class _Splits:
     """How each short text splits (a `_Split`), computed on first sight.
 
     What a text's tail plus a fragment becomes, computed on first sight and
-    remembered for texts up to `_CACHE_SPLIT_CHARS` long: streams repeat the
-    same short texts (a word and what follows it) over and over, and a lookup
-    costs a tenth of a regular-expression split. The split is a function of
-    the text alone, so what is remembered is what would be computed. When
-    full, it starts again empty, so it follows what streams send now.
+    remembered in `known` for texts up to `_CACHE_SPLIT_CHARS` long: streams
+    repeat the same short texts (a word and what follows it) over and over,
+    and a lookup costs a tenth of a regular-expression split. The split is a
+    function of the text alone, so what is remembered is what would be
+    computed. When full, it starts again empty, so it follows what streams
+    send now. `known.get(text) or read(text)` is the split of any text (a
+    plain dict's `get`: the hot path looks up one or two texts per fragment).
     """
 
-    __slots__ = ("_ascii_findall", "_counts", "_findall")
+    __slots__ = ("_ascii_findall", "_counts", "_findall", "known")
 
     def __init__(
         self,
@@ -408,14 +410,23 @@ class _Splits(dict[str, _Split]):
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
     ) -> None:
-        super().__init__()
+        self.known: dict[str, _Split] = {}
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
 
-    def __missing__(self, text: str) -> _Split:
+    def __getitem__(self, text: str) -> _Split:
+        return self.known.get(text) or self.read(text)
+
+    def clear(self) -> None:
+        """Forget every remembered split."""
+        self.known.clear()
+
+    def read(self, text: str) -> _Split:
+        """The split of a text not remembered (`known`); remembered from now on if short."""
         if len(text) > _CACHE_SPLIT_CHARS:
             return self._read(text)  # one pass of the regular expression; not kept
+        known = self.known
         cut = text.rfind(" ", 1)
         while cut > 0 and text[cut - 1].isspace():
             cut = text.rfind(" ", 1, cut)
@@ -424,14 +435,16 @@ class _Splits(dict[str, _Split]):
             # A space after a non-space: the text before it splits alone, and so
             # (by the same rule) does each stretch between two such spaces. A
             # fragment of several words is read word by word, words seen before.
-            before = self[text[:cut]]
-            settle, tail, open_count = self[text[cut:]]
+            head = text[:cut]
+            before = known.get(head) or self.read(head)
+            rest = text[cut:]
+            settle, tail, open_count = known.get(rest) or self.read(rest)
             split = (before[0] + before[2] + settle, tail, open_count)
         else:
             split = self._read(text)
-        if len(self) >= _CACHE_SPLITS:
-            self.clear()
-        self[text] = split
+        if len(known) >= _CACHE_SPLITS:
+            known.clear()
+        known[text] = split
         return split
 
     def _read(self, text: str) -> _Split:
@@ -497,6 +510,7 @@ class _PieceTextCount:
         "_encode",
         "_fallback",
         "_findall",
+        "_known",
         "_next_split",
         "_open",
         "_parts",
@@ -519,6 +533,7 @@ class _PieceTextCount:
         encode: Callable[[str], Sequence[object]],
     ) -> None:
         self._splits = splits
+        self._known = splits.known
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
@@ -539,28 +554,30 @@ class _PieceTextCount:
         self._plain = True  # none of the three above: `add` may take its hot path
 
     def add(self, fragment: str) -> int:
-        if self._plain and len(fragment) <= _HOT_CHARS and fragment.isascii():
+        if self._plain and len(fragment) <= _HOT_CHARS and _nothing_to_repair(fragment):
             # The hot path (`TokenCounter.feed_all` runs a copy inline): a short
-            # tail, nothing carried, no fallback. The text splits alone before
+            # tail, nothing carried, no fallback, a fragment with nothing to
+            # repair. The text splits alone before
             # the fragment's first space after a non-space: the tail is looked
             # up with the fragment's start (or its count stands when the
             # fragment starts there), then the rest of the fragment alone, so
             # the texts looked up are few and often seen before.
             tail = self._tail
-            splits = self._splits
+            known = self._known
             settled = self._settled
             space = fragment.find(" ")
             if space == 0 and not tail[-1:].isspace():
                 settled += self._open
                 key = fragment
             elif space > 0 and not fragment[space - 1].isspace():
-                before = splits[tail + fragment[:space]]
+                key = tail + fragment[:space]
+                before = known.get(key) or self._splits.read(key)
                 settled += before[0] + before[2]
                 key = fragment[space:]
             else:
                 key = tail + fragment
             if len(key) <= TAIL_LIMIT:
-                settle, self._tail, open_count = splits[key]
+                settle, self._tail, open_count = known.get(key) or self._splits.read(key)
                 self._open = open_count
                 settled = self._settled = settled + settle
                 return settled + open_count
@@ -710,6 +727,16 @@ class _PieceTextCount:
 
 
 _ASCII = frozenset(map(chr, range(128)))
+
+
+def _nothing_to_repair(fragment: str) -> bool:
+    """Whether `fragment` holds neither a surrogate nor a character unknown to this Python.
+
+    (What `_PieceTextCount._clean` repairs or hands over.) Printable text
+    holds neither: both are of Unicode's class "Other", as are controls and
+    format characters, which are rarer and take the general path.
+    """
+    return fragment.isascii() or fragment.isprintable()
 
 
 def _is_utf8(text: str) -> bool:
@@ -1116,24 +1143,25 @@ class TokenCounter(MachineBase):
                     type(text) is _PieceTextCount
                     and text._plain
                     and len(fragment) <= _HOT_CHARS
-                    and fragment.isascii()
+                    and (fragment.isascii() or fragment.isprintable())  # `_nothing_to_repair`
                 ):
                     # `_PieceTextCount.add`'s hot path, inline (see there).
                     tail = text._tail
-                    splits = text._splits
+                    known = text._known
                     settled = text._settled
                     space = fragment.find(" ")
                     if space == 0 and not tail[-1:].isspace():
                         settled += text._open
                         key = fragment
                     elif space > 0 and not fragment[space - 1].isspace():
-                        before = splits[tail + fragment[:space]]
+                        key = tail + fragment[:space]
+                        before = known.get(key) or text._splits.read(key)
                         settled += before[0] + before[2]
                         key = fragment[space:]
                     else:
                         key = tail + fragment
                     if len(key) <= TAIL_LIMIT:
-                        settle, text._tail, count = splits[key]
+                        settle, text._tail, count = known.get(key) or text._splits.read(key)
                         text._open = count
                         settled = text._settled = settled + settle
                         count += settled
