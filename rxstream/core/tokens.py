@@ -485,6 +485,8 @@ class _Splits:
 class _TextCount(Protocol):
     #: True while the running count estimates a long unsettled tail.
     long: bool
+    #: True when `add` may take the hot path: a `_PieceTextCount` in its usual state.
+    _plain: bool
 
     def add(self, fragment: str) -> int: ...  # pragma: no cover
 
@@ -786,6 +788,8 @@ class _BoundaryTextCount:
         "_tail_len",
         "long",
     )
+
+    _plain = False  # never takes `_PieceTextCount`'s hot path
 
     def __init__(self, encode: Callable[[str], Sequence[object]], *, settled: int = 0) -> None:
         self._encode = encode
@@ -1140,30 +1144,30 @@ class TokenCounter(MachineBase):
                 choice = choices.get(n) or self._choice(n)
                 text = choice.text
                 if (
-                    type(text) is _PieceTextCount
-                    and text._plain
+                    text._plain
                     and len(fragment) <= _HOT_CHARS
                     and (fragment.isascii() or fragment.isprintable())  # `_nothing_to_repair`
                 ):
                     # `_PieceTextCount.add`'s hot path, inline (see there).
-                    tail = text._tail
-                    known = text._known
-                    settled = text._settled
+                    hot: _PieceTextCount = text  # type: ignore[assignment]  # only it is _plain
+                    tail = hot._tail
+                    known = hot._known
+                    settled = hot._settled
                     space = fragment.find(" ")
                     if space == 0 and not tail[-1:].isspace():
-                        settled += text._open
+                        settled += hot._open
                         key = fragment
                     elif space > 0 and not fragment[space - 1].isspace():
                         key = tail + fragment[:space]
-                        before = known.get(key) or text._splits.read(key)
+                        before = known.get(key) or hot._splits.read(key)
                         settled += before[0] + before[2]
                         key = fragment[space:]
                     else:
                         key = tail + fragment
                     if len(key) <= TAIL_LIMIT:
-                        settle, text._tail, count = known.get(key) or text._splits.read(key)
-                        text._open = count
-                        settled = text._settled = settled + settle
+                        settle, hot._tail, count = known.get(key) or hot._splits.read(key)
+                        hot._open = count
+                        settled = hot._settled = settled + settle
                         count += settled
                     else:
                         count = text.add(fragment)
