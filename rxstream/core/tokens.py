@@ -17,9 +17,14 @@ Invariants:
   keeps the count of its settled pieces plus a tail of the last two, and only
   the tail is split and counted again; text before a space that follows a
   non-space splits the same on its own, so it settles at once, and the tail
-  is then one piece. How a short text (a tail and a fragment) splits is
-  remembered per encoding, bounded: streams send the same few words again
-  and again, and a lookup costs a fraction of a regular-expression split.
+  is then one piece. How a short text splits is remembered per encoding,
+  bounded: streams send the same few words again and again, and a lookup
+  costs a fraction of a regular-expression split. A short fragment is cut
+  at its first such space: the tail with the fragment's start is looked up
+  (or, when the fragment starts there, the tail's count stands), then the
+  rest of the fragment alone; a remembered text with such spaces is made of
+  the splits of its words. So the texts looked up are few and mostly seen
+  before, and a fragment costs one or two dictionary lookups.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
   Text that runs on longer without a break (CJK without punctuation, base64,
@@ -116,8 +121,8 @@ _CACHE_ENTRIES = 65_536
 _CACHE_SPLIT_CHARS = 32
 _CACHE_SPLITS = 32_768
 
-# Fragments up to this length take the hot path (`_PieceTextCount.add`); streams
-# send a few characters at a time.
+# Fragments up to this length take the hot path of `_PieceTextCount.add` (streams send
+# a few characters at a time; `TokenCounter.feed_all` tries it on any fragment).
 _HOT_CHARS = 32
 
 
@@ -558,12 +563,12 @@ class _PieceTextCount:
     def add(self, fragment: str) -> int:
         if self._plain and len(fragment) <= _HOT_CHARS and _nothing_to_repair(fragment):
             # The hot path (`TokenCounter.feed_all` runs a copy inline): a short
-            # tail, nothing carried, no fallback, a fragment with nothing to
-            # repair. The text splits alone before
-            # the fragment's first space after a non-space: the tail is looked
-            # up with the fragment's start (or its count stands when the
-            # fragment starts there), then the rest of the fragment alone, so
-            # the texts looked up are few and often seen before.
+            # tail, nothing carried, no fallback, a short fragment with nothing
+            # to repair. The text splits alone before the fragment's first
+            # space after a non-space: the tail is looked up with the
+            # fragment's start (or its count stands when the fragment starts
+            # there), then the rest of the fragment alone, so the texts looked
+            # up are few and often seen before.
             tail = self._tail
             known = self._known
             settled = self._settled
@@ -1143,12 +1148,12 @@ class TokenCounter(MachineBase):
                 n = item.choice
                 choice = choices.get(n) or self._choice(n)
                 text = choice.text
-                if (
-                    text._plain
-                    and len(fragment) <= _HOT_CHARS
-                    and (fragment.isascii() or fragment.isprintable())  # `_nothing_to_repair`
-                ):
-                    # `_PieceTextCount.add`'s hot path, inline (see there).
+                if text._plain and (fragment.isascii() or fragment.isprintable()):
+                    # `_PieceTextCount.add`'s hot path, inline (see there), but for
+                    # fragments of any length: a long one ends up past `TAIL_LIMIT`
+                    # and goes to `add` (having cost at most a lookup of the text
+                    # before its first space after a non-space), which keeps the
+                    # short ones from paying for a length check.
                     hot: _PieceTextCount = text  # type: ignore[assignment]  # only it is _plain
                     tail = hot._tail
                     known = hot._known
