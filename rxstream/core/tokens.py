@@ -17,9 +17,14 @@ Invariants:
   keeps the count of its settled pieces plus a tail of the last two, and only
   the tail is split and counted again; text before a space that follows a
   non-space splits the same on its own, so it settles at once, and the tail
-  is then one piece. How a short text (a tail and a fragment) splits is
-  remembered per encoding, bounded: streams send the same few words again
-  and again, and a lookup costs a fraction of a regular-expression split.
+  is then one piece. How a short text splits is remembered per encoding,
+  bounded: streams send the same few words again and again, and a lookup
+  costs a fraction of a regular-expression split. A short fragment is cut
+  at its first such space: the tail with the fragment's start is looked up
+  (or, when the fragment starts there, the tail's count stands), then the
+  rest of the fragment alone; a remembered text with such spaces is made of
+  the splits of its words. So the texts looked up are few and mostly seen
+  before, and a fragment costs one or two dictionary lookups.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
   Text that runs on longer without a break (CJK without punctuation, base64,
@@ -115,6 +120,10 @@ _CACHE_ENTRIES = 65_536
 # many at most (a few megabytes per encoding).
 _CACHE_SPLIT_CHARS = 32
 _CACHE_SPLITS = 32_768
+
+# Fragments up to this length take the hot path of `_PieceTextCount.add` (streams send
+# a few characters at a time; `TokenCounter.feed_all` tries it on any fragment).
+_HOT_CHARS = 32
 
 
 class TiktokenEncoding(Protocol):
@@ -385,18 +394,20 @@ class _PieceCounts(dict[str, int]):
 _Split: TypeAlias = tuple[int, str, int]
 
 
-class _Splits(dict[str, _Split]):
+class _Splits:
     """How each short text splits (a `_Split`), computed on first sight.
 
     What a text's tail plus a fragment becomes, computed on first sight and
-    remembered for texts up to `_CACHE_SPLIT_CHARS` long: streams repeat the
-    same short texts (a word and what follows it) over and over, and a lookup
-    costs a tenth of a regular-expression split. The split is a function of
-    the text alone, so what is remembered is what would be computed. When
-    full, it starts again empty, so it follows what streams send now.
+    remembered in `known` for texts up to `_CACHE_SPLIT_CHARS` long: streams
+    repeat the same short texts (a word and what follows it) over and over,
+    and a lookup costs a tenth of a regular-expression split. The split is a
+    function of the text alone, so what is remembered is what would be
+    computed. When full, it starts again empty, so it follows what streams
+    send now. `known.get(text) or read(text)` is the split of any text (a
+    plain dict's `get`: the hot path looks up one or two texts per fragment).
     """
 
-    __slots__ = ("_ascii_findall", "_counts", "_findall")
+    __slots__ = ("_ascii_findall", "_counts", "_findall", "known")
 
     def __init__(
         self,
@@ -404,12 +415,45 @@ class _Splits(dict[str, _Split]):
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
     ) -> None:
-        super().__init__()
+        self.known: dict[str, _Split] = {}
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
 
-    def __missing__(self, text: str) -> _Split:
+    def __getitem__(self, text: str) -> _Split:
+        return self.known.get(text) or self.read(text)
+
+    def clear(self) -> None:
+        """Forget every remembered split."""
+        self.known.clear()
+
+    def read(self, text: str) -> _Split:
+        """The split of a text not remembered (`known`); remembered from now on if short."""
+        if len(text) > _CACHE_SPLIT_CHARS:
+            return self._read(text)  # one pass of the regular expression; not kept
+        known = self.known
+        cut = text.rfind(" ", 1)
+        while cut > 0 and text[cut - 1].isspace():
+            cut = text.rfind(" ", 1, cut)
+        split: _Split
+        if cut > 0:
+            # A space after a non-space: the text before it splits alone, and so
+            # (by the same rule) does each stretch between two such spaces. A
+            # fragment of several words is read word by word, words seen before.
+            head = text[:cut]
+            before = known.get(head) or self.read(head)
+            rest = text[cut:]
+            settle, tail, open_count = known.get(rest) or self.read(rest)
+            split = (before[0] + before[2] + settle, tail, open_count)
+        else:
+            split = self._read(text)
+        if len(known) >= _CACHE_SPLITS:
+            known.clear()
+        known[text] = split
+        return split
+
+    def _read(self, text: str) -> _Split:
+        """How `text` splits, by the regular expression."""
         pieces = (self._ascii_findall if text.isascii() else self._findall)(text)
         counts = self._counts
         # All but the last two pieces settle; so does the last but one when the
@@ -440,16 +484,14 @@ class _Splits(dict[str, _Split]):
             settle = sum(map(counts.__getitem__, pieces[:-keep]))
             del pieces[:-keep]
             split = (settle, "".join(pieces), sum(map(counts.__getitem__, pieces)))
-        if len(text) <= _CACHE_SPLIT_CHARS:
-            if len(self) >= _CACHE_SPLITS:
-                self.clear()
-            self[text] = split
         return split
 
 
 class _TextCount(Protocol):
     #: True while the running count estimates a long unsettled tail.
     long: bool
+    #: True when `add` may take the hot path: a `_PieceTextCount` in its usual state.
+    _plain: bool
 
     def add(self, fragment: str) -> int: ...  # pragma: no cover
 
@@ -475,6 +517,7 @@ class _PieceTextCount:
         "_encode",
         "_fallback",
         "_findall",
+        "_known",
         "_next_split",
         "_open",
         "_parts",
@@ -497,6 +540,7 @@ class _PieceTextCount:
         encode: Callable[[str], Sequence[object]],
     ) -> None:
         self._splits = splits
+        self._known = splits.known
         self._findall = findall
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
@@ -517,23 +561,30 @@ class _PieceTextCount:
         self._plain = True  # none of the three above: `add` may take its hot path
 
     def add(self, fragment: str) -> int:
-        if self._plain and fragment.isascii():
-            # The hot path: a short tail, nothing carried, no fallback; the split
-            # of a short text is usually one seen before.
+        if self._plain and len(fragment) <= _HOT_CHARS and _nothing_to_repair(fragment):
+            # The hot path (`TokenCounter.feed_all` runs a copy inline): a short
+            # tail, nothing carried, no fallback, a short fragment with nothing
+            # to repair. The text splits alone before the fragment's first
+            # space after a non-space: the tail is looked up with the
+            # fragment's start (or its count stands when the fragment starts
+            # there), then the rest of the fragment alone, so the texts looked
+            # up are few and often seen before.
             tail = self._tail
-            text = tail + fragment
-            if len(text) <= TAIL_LIMIT:
-                splits = self._splits
-                settled = self._settled
-                cut = text.rfind(" ", 1)
-                if cut > 0 and not text[cut - 1].isspace():
-                    if cut == len(tail):
-                        settled += self._open
-                    else:
-                        settle, _, open_count = splits[text[:cut]]
-                        settled += settle + open_count
-                    text = text[cut:]
-                settle, self._tail, open_count = splits[text]
+            known = self._known
+            settled = self._settled
+            space = fragment.find(" ")
+            if space == 0 and not tail[-1:].isspace():
+                settled += self._open
+                key = fragment
+            elif space > 0 and not fragment[space - 1].isspace():
+                key = tail + fragment[:space]
+                before = known.get(key) or self._splits.read(key)
+                settled += before[0] + before[2]
+                key = fragment[space:]
+            else:
+                key = tail + fragment
+            if len(key) <= TAIL_LIMIT:
+                settle, self._tail, open_count = known.get(key) or self._splits.read(key)
                 self._open = open_count
                 settled = self._settled = settled + settle
                 return settled + open_count
@@ -685,6 +736,16 @@ class _PieceTextCount:
 _ASCII = frozenset(map(chr, range(128)))
 
 
+def _nothing_to_repair(fragment: str) -> bool:
+    """Whether `fragment` holds neither a surrogate nor a character unknown to this Python.
+
+    (What `_PieceTextCount._clean` repairs or hands over.) Printable text
+    holds neither: both are of Unicode's class "Other", as are controls and
+    format characters, which are rarer and take the general path.
+    """
+    return fragment.isascii() or fragment.isprintable()
+
+
 def _is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -732,6 +793,8 @@ class _BoundaryTextCount:
         "_tail_len",
         "long",
     )
+
+    _plain = False  # never takes `_PieceTextCount`'s hot path
 
     def __init__(self, encode: Callable[[str], Sequence[object]], *, settled: int = 0) -> None:
         self._encode = encode
@@ -1085,9 +1148,40 @@ class TokenCounter(MachineBase):
                 n = item.choice
                 choice = choices.get(n) or self._choice(n)
                 text = choice.text
-                count = text.add(fragment)
-                if text.long or choice.estimated:
-                    _mark_long(choice, text)
+                if text._plain and (fragment.isascii() or fragment.isprintable()):
+                    # `_PieceTextCount.add`'s hot path, inline (see there), but for
+                    # fragments of any length: a long one ends up past `TAIL_LIMIT`
+                    # and goes to `add` (having cost at most a lookup of the text
+                    # before its first space after a non-space), which keeps the
+                    # short ones from paying for a length check.
+                    hot: _PieceTextCount = text  # type: ignore[assignment]  # only it is _plain
+                    tail = hot._tail
+                    known = hot._known
+                    settled = hot._settled
+                    space = fragment.find(" ")
+                    if space == 0 and not tail[-1:].isspace():
+                        settled += hot._open
+                        key = fragment
+                    elif space > 0 and not fragment[space - 1].isspace():
+                        key = tail + fragment[:space]
+                        before = known.get(key) or hot._splits.read(key)
+                        settled += before[0] + before[2]
+                        key = fragment[space:]
+                    else:
+                        key = tail + fragment
+                    if len(key) <= TAIL_LIMIT:
+                        settle, hot._tail, count = known.get(key) or hot._splits.read(key)
+                        hot._open = count
+                        settled = hot._settled = settled + settle
+                        count += settled
+                    else:
+                        count = text.add(fragment)
+                        if text.long or choice.estimated:
+                            _mark_long(choice, text)
+                else:
+                    count = text.add(fragment)
+                    if text.long or choice.estimated:
+                        _mark_long(choice, text)
                 last = choice.last
                 if count != choice.text_n or last is None:
                     choice.text_n = count

@@ -806,3 +806,97 @@ def test_the_ascii_split_covers_every_short_ascii_text() -> None:
 )
 def test_a_pattern_the_ascii_split_cannot_follow_keeps_the_regex_split(pattern: str) -> None:
     assert tokens_module._ascii_findall(regex, pattern) is None
+
+
+# -- the hot path: short fragments, looked up from their first space after a non-space -------
+
+# Prose, code, CJK, emoji, digits, case changes (o200k splits "camelCase"), contractions and
+# whitespace runs, glued at random and cut into the few characters a stream sends at a time.
+MIXED_ATOMS = [
+    " the", " International", "HTTPServer", "camelCase", "iPhone", " JSON's", "don't", "'LL",
+    " 12345", "2024", "3.14", "-7", "中文", "日本語です", " 東京", "😀", "👍🏽", " café", "e\u0301",
+    "ǅ", "ʰ", " ", "   ", "\t", "\n", "\n\n", "\r\n", "  \n ", "!", "...", " (", "]",
+    '{"a": [1, 2]}', "def f(x):", "    return x", "\u00a0", "<|endoftext|>",
+]  # fmt: skip
+mixed_texts = st.lists(st.sampled_from(MIXED_ATOMS) | st.text(max_size=3), max_size=24).map("".join)
+
+HOT_ENCODINGS = [
+    pytest.param(O200K, id="o200k"),
+    pytest.param(CL100K, id="cl100k"),
+    pytest.param(R50K_TINY, id="r50k-pattern"),
+    pytest.param(O200K_TINY, id="o200k-pattern"),
+]
+
+
+def cut_into(text: str, sizes: Sequence[int]) -> list[str]:
+    """`text` in fragments of the given sizes, taken in turn."""
+    fragments: list[str] = []
+    i = 0
+    while i < len(text):
+        size = sizes[len(fragments) % len(sizes)]
+        fragments.append(text[i : i + size])
+        i += size
+    return fragments
+
+
+@pytest.mark.parametrize("encoding", HOT_ENCODINGS)
+@settings(max_examples=150, deadline=None)
+@given(
+    text=mixed_texts.filter(no_surrogates),
+    sizes=st.lists(st.integers(1, 8), min_size=1, max_size=12),
+)
+def test_short_fragments_of_mixed_text_count_as_one_encode(
+    encoding: tiktoken.Encoding, text: str, sizes: list[int]
+) -> None:
+    # Answer text takes the hot path inline in `feed_all`, reasoning the same one in
+    # `add`; the second counter meets the splits the first one left remembered.
+    fragments = cut_into(text, sizes)
+    for _ in range(2):
+        counter = TokenCounter(encoding)
+        so_far = ""
+        for fragment in fragments:
+            so_far += fragment
+            exact = len(encoding.encode_ordinary(so_far))
+            [by_text] = counter.feed(TextDelta(fragment))
+            [by_add] = counter.feed(ReasoningDelta(fragment))
+            assert (by_text.text, by_add.reasoning) == (exact, exact), repr(so_far)
+        [final] = counter.close()
+        whole = len(encoding.encode_ordinary(text))
+        assert (final.text, final.reasoning, final.estimated) == (whole, whole, False)
+
+
+def fresh_splits(encoding: tiktoken.Encoding) -> Any:
+    """An empty memory of splits for `encoding` (not the one its counters share)."""
+    splitters = tokens_module._splitters(encoding._pat_str)
+    assert splitters is not None
+    counts = tokens_module._PieceCounts(encoding._encode_single_piece)
+    return tokens_module._Splits(*splitters, counts)
+
+
+@pytest.mark.parametrize("encoding", HOT_ENCODINGS)
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(mixed_texts.filter(no_surrogates), min_size=1, max_size=6))
+def test_a_split_made_of_the_words_splits_is_the_regex_split(
+    encoding: tiktoken.Encoding, texts: list[str]
+) -> None:
+    # A short text with spaces after non-spaces is split word by word from what is
+    # remembered: the very split one pass of the regular expression gives.
+    splits = fresh_splits(encoding)
+    for text in texts:
+        for end in range(1, len(text) + 1):
+            assert splits.read(text[:end]) == splits._read(text[:end]), repr(text[:end])
+
+
+def test_printable_non_ascii_fragments_stay_on_the_hot_path() -> None:
+    counter = TokenCounter(O200K)
+    fragments = [" 東京", "は", "😀 ", "café", " ok"]
+    for fragment in fragments:
+        counter.feed(TextDelta(fragment))
+    text = counter._choices[0].text
+    assert text._plain  # nothing was carried or handed over
+    # what needs repair still leaves it: a lone surrogate half, a character too new
+    for repair in ("\ud83d", NEW_CHAR):
+        other = TokenCounter(O200K)
+        other.feed(TextDelta(" ok" + repair))
+        assert not other._choices[0].text._plain
+    assert counter.close()[0].text == len(O200K.encode_ordinary("".join(fragments)))
