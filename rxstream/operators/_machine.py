@@ -80,17 +80,21 @@ class _Run:
         if self._stopped:
             return
         out: list[Any] = []
-        error: Exception | None = None
+        machine = self._machine
         try:
-            self._machine.feed_all((item,), out)
+            machine.feed_all((item,), out)
         except Exception as exc:
-            error = exc
-        self._emit(out)
-        if self._stopped:
-            return  # the observer disposed meanwhile
-        if error is not None:
-            self._fail(error)
-        elif self._machine.done:
+            self._emit(out)
+            if not self._stopped:  # else the observer disposed meanwhile
+                self._fail(exc)
+            return
+        # `_emit`, inline: this runs for every item of every operator.
+        on_next = self._observer.on_next
+        for value in out:
+            if self._stopped:
+                return  # the observer disposed meanwhile
+            on_next(value)
+        if not self._stopped and machine.done:
             # The input's end marker (the chunk decoder at [DONE]): the
             # machines below it were closed by the chain; release the source.
             self.stop()
