@@ -96,7 +96,10 @@ def reread(data: object, prefix: str, suffix: str) -> str | None:
 
 
 #: A JSON integer at a place in a text (greedy: what follows is not a digit).
-_integer = re.compile(r"-?(?:0|[1-9][0-9]*)").match
+# An integer of a `Template`'s hole: at most 640 digits, as `json.loads` refuses
+# an integer longer than `sys.get_int_max_str_digits()` (640 at the least), so a
+# longer one must take the whole reading (and its error).
+_integer = re.compile(r"-?(?:0|[1-9][0-9]{0,639})(?![0-9])").match
 
 # The kinds of a `Template`'s holes.
 _TEXT, _STRING, _INTEGER = 0, 1, 2
