@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -35,6 +36,11 @@ Pipeline = Callable[[], list[Any]]
 
 DONE = "data: [DONE]\n\n"
 HUGE = "1" * 5000  # more digits than `json.loads` takes (sys.get_int_max_str_digits)
+
+
+def _huge(body: str) -> bool:
+    """Whether `body` has an integer json refuses (msgspec skips it: see the xfail below)."""
+    return re.search("[0-9]{4301}", body) is not None
 
 
 def _frames(*datas: str, event: str | None = None) -> str:
@@ -373,7 +379,7 @@ def _assert_same(body: str, points: list[int], pipelines: dict[str, Pipeline]) -
         plain = _outcome(pieces, pipeline, on=False)
         assert bool(plain[2]) != bool(plain[3])  # it ended one way or the other
         assert _outcome(pieces, pipeline, on=True, typed=False) == plain
-        if HUGE not in body:
+        if not _huge(body):
             assert _outcome(pieces, pipeline, on=True) == plain
 
 
@@ -467,9 +473,7 @@ def test_openai_responses_any_mutation_reads_the_same_every_way(
     body: str, points: list[int]
 ) -> None:
     # (msgspec skips a huge integer json refuses: see the xfail above.)
-    same_every_way(
-        "openai-responses", body.encode("utf-8", "surrogatepass"), typed=HUGE not in body
-    )
+    same_every_way("openai-responses", body.encode("utf-8", "surrogatepass"), typed=not _huge(body))
     _assert_same(body, points, RESPONSES_PIPELINES)
 
 
