@@ -142,7 +142,11 @@ CHAT_ATTACKS = {
         _chat("c", created="true"),
         _chat("d", created="null"),
         _chat("e", created="01"),
+        _chat("f", created="NaN"),
+        _chat("g", created="-Infinity"),
+        _chat("h", created="9" * 641),
     ],
+    "created learnt from NaN": [_chat("hi", created="NaN"), _chat("yo", created="NaN")],
     "blanks around": [_chat("hi"), " " + _chat("yo"), _chat("yo") + "\t", _chat("yo") + "\r"],
     "a BOM": [_chat("hi"), "\ufeff" + _chat("yo")],
     "an empty text, then more": [_chat("hi"), _chat(""), _chat("yo")],
@@ -260,6 +264,17 @@ RESPONSES_ATTACKS = {
             "response.output_text.delta",
             '{"type":"response.output_text.delta","type":"x",' + DELTA[1:] % ("1", "yo", "x"),
         ),
+    ],
+    "the delta in a duplicate key": [
+        _delta("hi"),
+        ("message", DELTA[:-1] % ("1", "yo", "x") + ',"delta":"zz"}'),
+        ("message", DELTA[:-1] % ("1", "yo", "x") + ',"delta":3}'),
+    ],
+    "sequence_number NaN, beyond 640 digits": [
+        _delta("hi"),
+        _delta("a", "NaN"),
+        _delta("b", "9" * 641),
+        _delta("c", "9" * 640),
     ],
 }
 
