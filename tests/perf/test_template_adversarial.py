@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,11 @@ Pipeline = Callable[[], list[Any]]
 
 DONE = "data: [DONE]\n\n"
 HUGE = "1" * 5000  # more digits than `json.loads` takes (sys.get_int_max_str_digits)
+# (A Python run with that limit raised or lifted takes it: the tests that need
+# json to refuse it are skipped then.)
+refused = pytest.mark.skipif(
+    not 0 < sys.get_int_max_str_digits() < len(HUGE), reason="json takes any integer here"
+)
 
 
 def _huge(body: str) -> bool:
@@ -113,13 +119,14 @@ def test_openai_chat_reads_the_text_the_reader_reads_not_an_equal_string() -> No
     assert [d.text for d in items] == ["hi", "hi"]
 
 
+@refused
 def test_openai_chat_a_huge_created_is_the_malformed_chunk_json_says() -> None:
     body = _frames(*CHAT_REGRESSIONS["created beyond json's digits"]) + DONE
     items, errors = decoded("openai-chat", body, typed=False)
     assert items == [rs.TextDelta("hi", 0)]
     assert len(errors) == 1
     assert errors[0].startswith("MalformedChunkError")
-    assert "4300 digits" in errors[0]
+    assert "digits" in errors[0]
 
 
 # -- openai-chat: attacks that found nothing (kept as protection) --------------------------
@@ -285,6 +292,7 @@ def test_openai_responses_attacks(events: list[tuple[str, str]]) -> None:
     same_every_way("openai-responses", _responses(*events), typed=typed)
 
 
+@refused
 @pytest.mark.xfail(
     strict=True,
     reason="msgspec skips an integer of more digits than json.loads takes, in a field it "
@@ -306,12 +314,13 @@ def test_msgspec_reads_a_huge_integer_as_the_standard_library_does(dialect: str,
     assert decoded(dialect, body, typed=True) == plain
 
 
+@refused
 def test_openai_responses_a_huge_sequence_number_is_the_error_json_says() -> None:
     body = _responses(*RESPONSES_ATTACKS["sequence_number beyond json's digits"])
     items, errors = decoded("openai-responses", body, typed=False)
     assert [d.text for d in items if isinstance(d, rs.TextDelta)] == ["hi"]
     assert len(errors) == 1
-    assert "4300 digits" in errors[0]
+    assert "digits" in errors[0]
 
 
 def test_a_template_takes_no_integer_json_would_refuse() -> None:
