@@ -142,8 +142,8 @@ class Template:
         (`int` or `str`) in a later event; each that `data` has becomes a
         hole. Beyond doubt means: `data` is a plain `str` (not a cut last
         event); `"key"` and each free field it has are written once, as keys
-        whose values are of their kind (an integer, not a number with a
-        fraction; a string); no escape outside the holes (so no key spelled
+        whose values are of their kind (an integer of at most 640 digits,
+        not a number with a fraction; a string); no escape outside the holes (so no key spelled
         two ways); and the string at `key` reads back as `value`. Else None.
         """
         if not value or type(data) is not str:
