@@ -95,15 +95,18 @@ def reread(data: object, prefix: str, suffix: str) -> str | None:
     return text if end == len(data) - len(suffix) else None
 
 
-#: A JSON integer (greedy: what follows is not a digit).
-_integer = re.compile(r"-?(?:0|[1-9][0-9]*)").match
+#: A JSON integer of a `Template`'s hole: at most 640 digits, as `json.loads`
+#: refuses an integer longer than `sys.get_int_max_str_digits()` (640 at the
+#: least), so a longer one must take the whole reading (and its error).
+_INTEGER_PATTERN = r"-?(?:0|[1-9][0-9]{0,639})(?![0-9])"
+_integer = re.compile(_INTEGER_PATTERN).match
 
 # The kinds of a `Template`'s holes, and the pattern of each free one: a JSON
 # integer, a JSON string (what `json.loads` takes: no control character, only
 # its escapes).
 _TEXT, _STRING, _INTEGER = 0, 1, 2
 _PATTERNS = {
-    _INTEGER: r"-?(?:0|[1-9][0-9]*)",
+    _INTEGER: _INTEGER_PATTERN,
     # (Runs of plain characters, then each escape and the run after it: no group
     # per character, which is many times faster on a string of any length.)
     _STRING: r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"',
@@ -161,8 +164,8 @@ class Template:
         (`int` or `str`) in a later event; each that `data` has becomes a
         hole. Beyond doubt means: `data` is a plain `str` (not a cut last
         event); `"key"` and each free field it has are written once, as keys
-        whose values are of their kind (an integer, not a number with a
-        fraction; a string); no escape outside the holes (so no key spelled
+        whose values are of their kind (an integer of at most 640 digits,
+        not a number with a fraction; a string); no escape outside the holes (so no key spelled
         two ways); and the string at `key` reads back as `value`. Else None.
         """
         if not value or type(data) is not str:

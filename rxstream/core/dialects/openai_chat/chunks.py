@@ -88,6 +88,11 @@ _FREE = {"created": int, "obfuscation": str}
 #: usage or a source changes what a later chunk gives: the last ones seen).
 _PLAIN = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta})
 
+# The field of a tool-call delta's arguments: read from the only `"arguments"`
+# key a template allows, it can be nowhere else (a string equal to them elsewhere
+# would be under another key).
+_ARGUMENTS = ("arguments",)
+
 _text: Callable[[str, int], Delta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], Delta] = constructor(ReasoningDelta)
 _tool_call: Callable[[int | None, str, str | None, str | None, int], Delta] = constructor(
@@ -280,7 +285,7 @@ class ChatFrameDecoder(MachineBase):
                         answered = gives_answer(out[mark:])
                     if learn and len(out) > mark:
                         if len(out) == mark + 1 and type(out[mark]) in _PLAIN:
-                            around = self._learn(data, out[mark], count + 1) or around
+                            around = self._learn(data, value, out[mark], count + 1) or around
                         elif around is not None and not all(
                             type(delta) in _PLAIN for delta in out[mark:]
                         ):
@@ -336,7 +341,7 @@ class ChatFrameDecoder(MachineBase):
                 self._around = around
 
     def _learn(
-        self, data: str, delta: Delta, count: int
+        self, data: str, value: JSONObject, delta: Delta, count: int
     ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
         """The template of a chunk just read whole that gave one `delta`, or None.
 
@@ -353,13 +358,17 @@ class ChatFrameDecoder(MachineBase):
         elif type(delta) is ReasoningDelta:
             keys, make, text = ("reasoning_content", "reasoning"), _reasoning, delta.text
         elif type(delta) is ToolCallDelta:
-            keys, make, text = ("arguments",), _fragment(delta), delta.arguments
+            keys, make, text = _ARGUMENTS, _fragment(delta), delta.arguments
         else:
             return None
         if self._learns >= 4 and count < 16 * self._learns:
             return None
         self._learns += 1
         for key in keys:
+            if keys is not _ARGUMENTS and not _read_from(value, key, text):
+                # The same string elsewhere (a legacy `text` with a `content` beside
+                # it, a duplicate key json drops): the hole is not what the reader read.
+                continue
             template = Template.learn(data, key, text, _FREE)
             if template is not None:
                 return template, make, delta.choice
@@ -562,6 +571,25 @@ class ChunkDecoder(ChatFrameDecoder):
 def _error(value: JSONObject, data: str, event: str) -> ProviderError:
     # The caller saw an error shape.
     return provider_error(value, data=data, event=event)
+
+
+def _read_from(value: JSONObject, key: str, text: str) -> bool:
+    """Whether the reader read `text` from a choice's `delta.<key>` in `value` (a chunk read whole).
+
+    A template's hole must be the string the reader read: a string equal to
+    it at another place (a key json drops for a duplicate, a legacy `text`
+    with a `content` beside it, a top-level `reasoning`) would read otherwise.
+    A `reasoning` field is read only when `reasoning_content` is empty.
+    """
+    for choice in value.get("choices") or ():
+        delta = choice.get("delta") if type(choice) is dict else None
+        if (
+            type(delta) is dict
+            and delta.get(key) == text
+            and (key != "reasoning" or not delta.get("reasoning_content"))
+        ):
+            return True
+    return False
 
 
 def _fragment(delta: ToolCallDelta) -> Callable[[str, int], Delta]:
