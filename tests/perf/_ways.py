@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import reactivex
 
 import rxstream as rs
 import rxstream._fast as fast
+from rxstream.core.dialects import _shared
 
 Outcome = tuple[list[Any], list[str]]
 
@@ -55,3 +57,16 @@ def same_every_way(
     if typed:
         assert with_shortcut == decoded(dialect, body, typed=True, size=size)
     return with_shortcut
+
+
+def template_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """What every `Template.read` gives from now on, in order (to see the shortcut taken)."""
+    read: list[str | None] = []
+    original = _shared.Template.read
+
+    def counted(self: _shared.Template, data: object) -> str | None:
+        read.append(original(self, data))
+        return read[-1]
+
+    monkeypatch.setattr(_shared.Template, "read", counted)
+    return read

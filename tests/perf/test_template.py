@@ -19,11 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
 
-from ._ways import decoded, same_every_way
+from ._ways import decoded, same_every_way, template_reads
 
 FREE: dict[str, type] = {"n": int, "pad": str}
 LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'
@@ -129,15 +128,7 @@ def test_whatever_a_template_reads_json_reads_the_same(
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     """What every `Template.read` of the test gives, in turn."""
-    read: list[str | None] = []
-    original = Template.read
-
-    def counted(self: Template, data: object) -> str | None:
-        read.append(original(self, data))
-        return read[-1]
-
-    monkeypatch.setattr(_shared.Template, "read", counted)
-    return read
+    return template_reads(monkeypatch)
 
 
 # -- the openai-chat decoder ---------------------------------------------------------------

@@ -21,9 +21,9 @@ import reactivex
 
 import rxstream as rs
 from rxstream.core import fast_paths
-from rxstream.core.dialects import _shared
-from rxstream.core.dialects._shared import Template
 from rxstream.core.eventstream import encode_message
+
+from ._ways import template_reads
 
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]
@@ -68,19 +68,6 @@ def _three_ways(
     assert [repr(i) for i in with_shortcut[0]] == [repr(i) for i in plain[0]]
     assert with_shortcut == _run(pieces, front, decode, typed=True)
     return with_shortcut
-
-
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
-    """What every `Template.read` returns from now on, in order."""
-    read: list[str | None] = []
-    original = Template.read
-
-    def counted(self: Template, data: object) -> str | None:
-        read.append(original(self, data))
-        return read[-1]
-
-    monkeypatch.setattr(_shared.Template, "read", counted)
-    return read
 
 
 # -- ollama ----------------------------------------------------------------------------------
@@ -164,7 +151,7 @@ def _ndjson(*lines: str, last: bool = True) -> bytes:
 def test_ollama_reads_the_same_with_and_without_the_shortcut(
     monkeypatch: pytest.MonkeyPatch, later: str, on_malformed: OnMalformed
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     body = _ndjson(LINE % ("1", "a"), LINE % ("2", "c"), later, LINE % ("4", "d"), DONE)
     whole = _three_ways(body, rs.lines, _ollama(on_malformed))
     assert whole[0]  # it decoded something
@@ -202,7 +189,7 @@ def test_ollama_thinking_reads_the_same_with_and_without_the_shortcut() -> None:
 def test_ollama_the_recordings_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     from pathlib import Path
 
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     for path in sorted((Path(__file__).parents[1] / "data" / "ollama").glob("*.ndjson")):
         items, errors = _three_ways(path.read_bytes(), rs.lines, _ollama("raise"))
         assert errors == []
@@ -215,7 +202,7 @@ def test_ollama_the_recordings_read_the_same(monkeypatch: pytest.MonkeyPatch) ->
 def test_ollama_takes_the_shortcut_on_the_standard_library(
     monkeypatch: pytest.MonkeyPatch, typed: bool
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     body = _ndjson(*(LINE % (i * 1000, w) for i, w in enumerate("abcd")), DONE)
     items, errors = _run([body], rs.lines, _ollama("raise"), typed=typed)
     assert errors == []
@@ -226,7 +213,7 @@ def test_ollama_takes_the_shortcut_on_the_standard_library(
 
 
 def test_ollama_takes_no_shortcut_with_the_fast_paths_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     body = _ndjson(*(LINE % (i, w) for i, w in enumerate("abcd")), DONE)
     previous = fast_paths(False)
     try:
@@ -320,7 +307,7 @@ def _bedrock(on_malformed: OnMalformed) -> Callable[[], Any]:
 def test_bedrock_reads_the_same_with_and_without_the_shortcut(
     monkeypatch: pytest.MonkeyPatch, name: str, later: str | bytes, on_malformed: OnMalformed
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     kind = "exception" if name == "exception" else "event"
     body = (
         START
@@ -479,7 +466,7 @@ def test_bedrock_the_recording_reads_the_same() -> None:
 def test_bedrock_takes_the_shortcut_on_the_standard_library(
     monkeypatch: pytest.MonkeyPatch, typed: bool
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     texts = [_text(w, "p" * (i + 1)) for i, w in enumerate("abcde")]
     body = START + b"".join(_event(DELTA, t) for t in texts) + _end()
     items, errors = _run([body], rs.eventstream_frames, _bedrock("raise"), typed=typed)
@@ -493,7 +480,7 @@ def test_bedrock_takes_the_shortcut_on_the_standard_library(
 def test_bedrock_takes_the_shortcut_for_reasoning_and_tool_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     events = [
         (DELTA, _reasoning("a", "x")),
         (DELTA, _reasoning("b", "xy")),
@@ -522,7 +509,7 @@ def test_bedrock_takes_the_shortcut_for_reasoning_and_tool_input(
 def test_bedrock_reasoning_after_an_answer_takes_the_shortcut(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    read = _counted(monkeypatch)
+    read = template_reads(monkeypatch)
     events = [
         (DELTA, _text("Hi", index=0)),
         ("contentBlockStop", '{"contentBlockIndex":0}'),
