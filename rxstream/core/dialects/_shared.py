@@ -30,6 +30,7 @@ from ..lines import Cut, cut_short
 
 __all__ = [
     "NO_ANSWER",
+    "Budget",
     "ShapeError",
     "Template",
     "dumps",
@@ -63,25 +64,10 @@ def skeleton(data: str, key: str, value: str) -> tuple[str, str] | None:
     >>> reread('{"a":1,"text":"yo"}', '{"a":1,"text":"', '}')
     'yo'
     """
-    quoted = f'"{key}"'
-    if not value or type(data) is not str or data.count(quoted) != 1:
+    template = Template.learn(data, key, value)
+    if template is None:
         return None
-    at = data.index(quoted) + len(quoted)
-    at += len(data) - at - len(data[at:].lstrip(" \t\r\n"))
-    if data[at : at + 1] != ":":
-        return None
-    at += 1
-    at += len(data) - at - len(data[at:].lstrip(" \t\r\n"))
-    if data[at : at + 1] != '"':
-        return None
-    try:
-        read, end = _scanstring(data, at + 1)
-    except ValueError:
-        return None
-    prefix, suffix = data[: at + 1], data[end:]
-    if read != value or "\\" in prefix or "\\" in suffix:
-        return None
-    return prefix, suffix
+    return template.around
 
 
 def reread(data: object, prefix: str, suffix: str) -> str | None:
@@ -222,6 +208,13 @@ class Template:
         after.append((texts[-1][1], rest))
         return cls(before, after)
 
+    @property
+    def around(self) -> tuple[str, str]:
+        """A template without free holes as `skeleton`'s (prefix, suffix); else `ValueError`."""
+        if self._before is not None or self._after is not None:
+            raise ValueError("this template has free holes: no fixed prefix and suffix")
+        return self._head, self._tail
+
     def read(self, data: object) -> str | None:
         """The string at the template's key in `data` if `data` fills the template in, else None."""
         if type(data) is not str:
@@ -245,6 +238,26 @@ class Template:
         elif self._after(data, at) is None:
             return None
         return text
+
+
+class Budget:
+    """How often a decoder learns a `Template`: four times, then once per sixteen items.
+
+    Learning costs about a whole reading of the event; a stream whose events
+    never repeat their JSON (so no template pays) costs next to nothing more.
+    """
+
+    __slots__ = ("learnt",)
+
+    def __init__(self) -> None:
+        self.learnt = 0
+
+    def take(self, count: int) -> bool:
+        """Whether the `count`th item may teach a template (and if so, count it)."""
+        if self.learnt >= 4 and count < 16 * self.learnt:
+            return False
+        self.learnt += 1
+        return True
 
 
 def _after_blanks(data: str, at: int) -> int:

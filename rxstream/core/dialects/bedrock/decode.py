@@ -41,7 +41,7 @@ from .._base import (
     opt_str,
     usage,
 )
-from .._shared import Template
+from .._shared import Budget, Template
 
 __all__ = ["FINISH_REASONS", "BedrockDecoder"]
 
@@ -142,8 +142,8 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         # text (and the padding `p`) stands for the same with its text. The standard
         # library's shortcut only (msgspec reads a whole payload faster).
         self._around: tuple[Template, int, int] | None = None
-        # Templates learnt so far; -1: never (typed decoding, or the fast paths off).
-        self._learns = 0 if enabled() and module is None else -1
+        # How often templates are learnt; None: never (typed decoding, or the fast paths off).
+        self._budget = Budget() if enabled() and module is None else None
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
@@ -163,7 +163,7 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         count = self._items
         hot = self._gave_answer and not self._stopped
         around = self._around
-        learn = self._learns >= 0
+        learn = self._budget is not None
         # A delta read as a dict inline that `_one` reads again: its text and object.
         whole: tuple[str, JSONObject] | None = None
         try:
@@ -251,13 +251,10 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         tool call's input fragment: `text`). The decoder reads nothing of such
         a delta but its block and the delta's object, so a payload that
         repeats this one's JSON but for that text and the padding `p` stands
-        for the same with its text (`_again`). At most a few times unless the
-        templates learnt pay (four, then one per sixteen events): a stream
-        whose events never repeat their JSON costs next to nothing more.
+        for the same with its text (`_again`). As often as the `Budget` allows.
         """
-        if self._learns >= 4 and count < 16 * self._learns:
+        if self._budget is None or not self._budget.take(count):
             return None
-        self._learns += 1
         key = "input" if kind == _INPUT else "text"
         template = Template.learn(payload, key, text, _FREE)
         return None if template is None else (template, kind, index)

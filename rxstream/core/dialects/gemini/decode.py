@@ -5,7 +5,6 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-import json.decoder
 import math
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -24,7 +23,6 @@ from ....models import (
     ToolCallDelta,
 )
 from ...provider_errors import provider_error
-from .. import _shared
 from .._base import (
     CONTENT_FILTER,
     DialectDecoder,
@@ -37,7 +35,7 @@ from .._base import (
     opt_str,
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
-from .._shared import Template, dumps
+from .._shared import Budget, Template, dumps
 from .citations import _citations
 from .fields import finish_reason, server_parts, usage_of
 
@@ -85,6 +83,8 @@ _UNREAD = object()
 _IDS_AND_CANDIDATES = frozenset(
     {"candidates", "usageMetadata", "modelVersion", "responseId", "createTime"}
 )
+#: The counts that make a `usageMetadata` the stream's usage (another object is left alone).
+_USAGE_COUNTS = frozenset({"totalTokenCount", "promptTokenCount", "candidatesTokenCount"})
 #: The counts of `usageMetadata` that change from chunk to chunk (Gemini sends the
 #: counts so far with every chunk): the holes of a learnt chunk's `Template`.
 _COUNTS: dict[str, type] = dict.fromkeys(
@@ -101,9 +101,6 @@ _COUNTS: dict[str, type] = dict.fromkeys(
 _CONTENT_AND_INDEX = frozenset({"content", "index"})
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
-#: How `json.loads` reads a JSON string: (the text after the opening quote, its index) ->
-#: (the string, the index after its closing quote); `ValueError` for a broken one.
-scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
 
 
@@ -142,11 +139,10 @@ class _Candidate:
         self.safety: JSON = None  # the last safetyRatings
 
 
-#: A chunk but for its one part's text (see `GeminiDecoder._learn`): the JSON
-#: text before and after that string (or, where its usage counts change too,
-#: a `Template` of it), the candidate's state and index, and whether the part
-#: is a thought.
-_Skeleton = tuple[str, str, Template | None, _Candidate, int, bool]
+#: A chunk but for its one part's text (see `GeminiDecoder._learn`): its
+#: `Template`, whether its usage counts are holes, the candidate's state and
+#: index, and whether the part is a thought.
+_Skeleton = tuple[Template, bool, _Candidate, int, bool]
 
 
 class GeminiDecoder(DialectDecoder):
@@ -182,7 +178,7 @@ class GeminiDecoder(DialectDecoder):
         # The last usual chunk `feed_all` read, learnt (see `_learn`); None once
         # any other chunk was read (what it stood for may have changed).
         self._skeleton: _Skeleton | None = None
-        self._learns = 0  # skeletons learnt (see `_learn`)
+        self._budget = Budget()  # how often chunks are learnt (see `_learn`)
         # The typed decoding of the `fast` extra (rxstream._typed.gemini), or None.
         module = typed("gemini")
         self._read: Callable[[str], Any] | None = None if module is None else module.decode
@@ -207,12 +203,11 @@ class GeminiDecoder(DialectDecoder):
         the same ids as before, the usage counts so far) is read inline, in one
         of three ways:
 
-        - the chunk is the last such chunk but for its text (the same bytes
-          before and after one JSON string, see `_learn`) and its usage
-          counts: only that string is read (`json.decoder.scanstring`, what
-          `json.loads` reads strings with), and the last such chunk's usage
-          is read whole when it is needed (before any other chunk, and when
-          the call ends);
+        - the chunk is the last such chunk but for its text and its usage
+          counts (a `Template`, see `_learn`): only that string is read
+          (`json.decoder.scanstring`, what `json.loads` reads strings with),
+          and the last such chunk's usage is read whole when it is needed
+          (before any other chunk, and when the call ends);
         - decoded into the typed `rxstream._typed.gemini` types;
         - decoded to dicts (the standard library), each rule checked inline.
 
@@ -229,7 +224,7 @@ class GeminiDecoder(DialectDecoder):
         ids = (self._id, self._model, self._created)
         skeleton = self._skeleton
         if skeleton is not None:
-            prefix, suffix, template, state, choice, thought = skeleton
+            template, counts, state, choice, thought = skeleton
         # The last chunk read by its text alone whose usage counts are holes: its
         # `usageMetadata` is the decoder's usage, read when it is needed.
         counted: str | None = None
@@ -239,16 +234,7 @@ class GeminiDecoder(DialectDecoder):
                 chunk: Any = _UNREAD
                 if answered and type(item) is str:
                     if skeleton is not None:
-                        text = None
-                        if template is not None:
-                            text = template.read(item)
-                        elif item.startswith(prefix) and item.endswith(suffix):
-                            try:
-                                text, end = scanstring(item, len(prefix))
-                            except ValueError:
-                                end = -1
-                            if end != len(item) - len(suffix):
-                                text = None
+                        text = template.read(item)
                         if text is not None and not state.finished:
                             state.pending = None
                             if text:
@@ -257,7 +243,7 @@ class GeminiDecoder(DialectDecoder):
                                 else:
                                     state.texts.append(text)
                                     append(text_delta(text, choice))
-                            if template is not None:
+                            if counts:
                                 counted = item
                             continue
                     if counted is not None:
@@ -273,7 +259,7 @@ class GeminiDecoder(DialectDecoder):
                                 learnt = self._learn(item, count, *found)
                                 if learnt is not None:
                                     skeleton = learnt
-                                    prefix, suffix, template, state, choice, thought = learnt
+                                    template, counts, state, choice, thought = learnt
                                 continue
                     else:
                         try:
@@ -286,7 +272,7 @@ class GeminiDecoder(DialectDecoder):
                                 learnt = self._learn(item, count, *found)
                                 if learnt is not None:
                                     skeleton = learnt
-                                    prefix, suffix, template, state, choice, thought = learnt
+                                    template, counts, state, choice, thought = learnt
                                 continue
                 self._items = count
                 skeleton = None  # what it stood for may have changed
@@ -346,11 +332,7 @@ class GeminiDecoder(DialectDecoder):
             if len(content.parts) == 1:
                 found = (state, choice, content.parts[0].text, content.parts[0].thought)
         counts = chunk.usage_metadata
-        if counts is not None and (
-            "totalTokenCount" in counts
-            or "promptTokenCount" in counts
-            or "candidatesTokenCount" in counts
-        ):
+        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
             self._usage = counts
         return found
 
@@ -403,11 +385,7 @@ class GeminiDecoder(DialectDecoder):
             else:
                 state.texts.append(text)
                 out.append(_text(text, choice))
-        if counts is not None and (
-            "totalTokenCount" in counts
-            or "promptTokenCount" in counts
-            or "candidatesTokenCount" in counts
-        ):
+        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
             self._usage = counts
         return (state, choice, text, thought)
 
@@ -416,30 +394,21 @@ class GeminiDecoder(DialectDecoder):
     ) -> _Skeleton | None:
         """The chunk `item` (item number `count`, its one part holding `text`) learnt, or None.
 
-        A skeleton is the text before and after the part's JSON string: a
-        later chunk made of the same two around another JSON string is the
-        same chunk with another text, so `feed_all` reads only that string.
-        Only for a chunk that says so beyond doubt: no escape outside the
-        string (so no key spelled in two ways, no key twice unseen), the key
-        `"text"` once, and the string there is the text read. A chunk with
-        usage counts is learnt as a `Template` whose holes are the counts
-        (each written once, an integer): a later chunk may hold other ones.
-        At most four times, then once per sixteen items, unless they pay: a
-        stream whose chunks never repeat their JSON costs next to nothing more.
+        A chunk is learnt as a `Template` of the part's JSON string, whose
+        holes are the usage counts it has (each written once, an integer): a
+        later chunk made of the same text around another string and other
+        counts is the same chunk with another text, so `feed_all` reads only
+        that string. Only for a chunk that says so beyond doubt: no escape
+        outside the string (so no key spelled in two ways, no key twice
+        unseen), the key `"text"` once, and the string there is the text read.
+        As often as the `Budget` allows.
         """
-        if not text or (self._learns >= 4 and count < 16 * self._learns):
+        if not text or not self._budget.take(count):
             return None
-        self._learns += 1
-        if "usageMetadata" in item:
-            template = Template.learn(item, "text", text, _COUNTS)
-            if template is None:
-                return None
-            return ("", "", template, state, choice, thought)
-        around = _shared.skeleton(item, "text", text)
-        if around is None:
+        template = Template.learn(item, "text", text, _COUNTS)
+        if template is None:
             return None
-        prefix, suffix = around
-        return (prefix, suffix, None, state, choice, thought)
+        return (template, "usageMetadata" in item, state, choice, thought)
 
     def _one(self, item: Any, chunk: Any) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
@@ -513,11 +482,7 @@ class GeminiDecoder(DialectDecoder):
         if counts is not None:
             if type(counts) is not dict:
                 raise ShapeError("usageMetadata", "an object", counts)
-            if (
-                "totalTokenCount" in counts
-                or "promptTokenCount" in counts
-                or "candidatesTokenCount" in counts
-            ):
+            if not _USAGE_COUNTS.isdisjoint(counts):
                 self._usage = counts
         if (
             chunk.get("responseId") != self._id
@@ -580,11 +545,7 @@ class GeminiDecoder(DialectDecoder):
             if reason is not None:
                 self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
         counts = chunk.usage_metadata
-        if counts is not None and (
-            "totalTokenCount" in counts
-            or "promptTokenCount" in counts
-            or "candidatesTokenCount" in counts
-        ):
+        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
             self._usage = counts
         rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
         if rid != self._id or model != self._model or created != self._created:

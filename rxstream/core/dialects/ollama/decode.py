@@ -34,7 +34,7 @@ from .._base import (
     opt_str,
     usage,
 )
-from .._shared import Template
+from .._shared import Budget, Template
 
 __all__ = ["COUNTS", "DURATIONS", "OllamaDecoder"]
 
@@ -105,8 +105,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         # text (and `created_at`) gives the same delta with its text. The standard
         # library's shortcut only (msgspec reads a whole line faster).
         self._around: tuple[Template, Callable[[str, int], Delta]] | None = None
-        # Templates learnt so far; -1: never (typed decoding, or the fast paths off).
-        self._learns = 0 if enabled() and module is None else -1
+        # How often templates are learnt; None: never (typed decoding, or the fast paths off).
+        self._budget = Budget() if enabled() and module is None else None
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
@@ -126,7 +126,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         count = self._items
         hot = self._gave_answer
         around = self._around
-        learn = self._learns >= 0
+        learn = self._budget is not None
         try:
             for item in items:
                 count += 1
@@ -199,9 +199,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         The decoder reads nothing of a line before the last but its message
         (`created_at` and `model` only on the `done: true` line), so a line
         that repeats this one's JSON but for the delta's text and `created_at`
-        gives the same delta with its text. At most a few times unless the
-        templates learnt pay (four, then one per sixteen lines): a stream whose
-        lines never repeat their JSON costs next to nothing more.
+        gives the same delta with its text. As often as the `Budget` allows.
         """
         make: Callable[[str, int], Delta]
         if type(delta) is TextDelta:
@@ -210,9 +208,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             key, make = "thinking", _reasoning
         else:
             return None
-        if self._learns >= 4 and count < 16 * self._learns:
+        if self._budget is None or not self._budget.take(count):
             return None
-        self._learns += 1
         template = Template.learn(line, key, delta.text, _FREE)
         return None if template is None else (template, make)
 

@@ -70,7 +70,7 @@ from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed
-from .._shared import ShapeError, Template, json_kind, truncation
+from .._shared import Budget, ShapeError, Template, json_kind, truncation
 from .reader import TOO_DEEP, ChunkReader
 
 __all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
@@ -124,11 +124,11 @@ class ChatFrameDecoder(MachineBase):
         "_answered",
         "_around",
         "_blank",
+        "_budget",
         "_count",
         "_deltas",
         "_done",
         "_first",
-        "_learns",
         "_loads",
         "_reader",
         "_skip",
@@ -173,8 +173,8 @@ class ChatFrameDecoder(MachineBase):
         # of the same JSON but for that text (and the free fields) gives the same
         # delta with its text.
         self._around: tuple[Template, Callable[[str, int], Delta], int] | None = None
-        # Templates learnt so far; -1: never (the fast paths were off at the start).
-        self._learns = 0 if enabled() else -1
+        # How often templates are learnt; None: never (the fast paths were off at the start).
+        self._budget = Budget() if enabled() else None
 
     @property
     def done(self) -> bool:
@@ -219,7 +219,7 @@ class ChatFrameDecoder(MachineBase):
         # The standard library's shortcut (msgspec reads a whole chunk faster): the
         # template of the last chunk that gave one text or reasoning delta.
         around = self._around if deltas and feed_typed is None else None
-        learn = deltas and feed_typed is None and self._learns >= 0
+        learn = deltas and feed_typed is None and self._budget is not None
         mark = len(out)
         data = ""
         frame: object = None
@@ -345,9 +345,8 @@ class ChatFrameDecoder(MachineBase):
     ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
         """The template of a chunk just read whole that gave one `delta`, or None.
 
-        Only for a text, reasoning or tool-call delta, and at most a few times
-        unless the templates learnt pay (four, then one per sixteen chunks): a
-        stream whose chunks never repeat their JSON costs next to nothing more.
+        Only for a text, reasoning or tool-call delta, and as often as the
+        `Budget` allows.
         """
         # The fields the delta's text may come from (a reasoning delta's from
         # `reasoning_content`, or else from `reasoning`), and how to build another.
@@ -361,9 +360,8 @@ class ChatFrameDecoder(MachineBase):
             keys, make, text = _ARGUMENTS, _fragment(delta), delta.arguments
         else:
             return None
-        if self._learns >= 4 and count < 16 * self._learns:
+        if self._budget is None or not self._budget.take(count):
             return None
-        self._learns += 1
         for key in keys:
             if keys is not _ARGUMENTS and not _read_from(value, key, text):
                 # The same string elsewhere (a legacy `text` with a `content` beside

@@ -37,7 +37,7 @@ from .._base import (
     opt_object,
     opt_str,
 )
-from .._shared import Template, dumps
+from .._shared import Budget, Template, dumps
 from .fields import (
     _ITEM_KEYS,
     _citation,
@@ -171,8 +171,8 @@ class ResponsesDecoder(DialectDecoder):
         # The last text delta read inline, as a `Template`: a later event made of
         # the same JSON but for its text (and the free fields) is read by its text.
         self._around: Template | None = None
-        # Templates learnt so far; -1: never (the fast paths were off at the start).
-        self._learns = 0 if enabled() else -1
+        # How often templates are learnt; None: never (the fast paths were off at the start).
+        self._budget = Budget() if enabled() else None
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -232,7 +232,7 @@ class ResponsesDecoder(DialectDecoder):
         # template of the last text delta read inline (see `_learn`); what it stood
         # for (a text delta of a part already in `filled`) no event changes.
         around = self._around if typed is None else None
-        learn = typed is None and self._learns >= 0
+        learn = typed is None and self._budget is not None
         try:
             for item in items:
                 if pairs and type(item) is tuple:
@@ -343,13 +343,10 @@ class ResponsesDecoder(DialectDecoder):
     def _learn(self, data: str, text: str, count: int) -> Template | None:
         """The template of a text delta event just read inline (its text not empty), or None.
 
-        At most a few times unless the templates learnt pay (four, then one
-        per sixteen events): a stream whose events never repeat their JSON
-        costs next to nothing more.
+        As often as the `Budget` allows.
         """
-        if self._learns >= 4 and count < 16 * self._learns:
+        if self._budget is None or not self._budget.take(count):
             return None
-        self._learns += 1
         return Template.learn(data, "delta", text, _FREE)
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
