@@ -9,6 +9,8 @@ message).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,25 +23,32 @@ from rxstream.core.dialects import _shared
 Outcome = tuple[list[Any], list[str]]
 
 
+@contextmanager
+def typed_path(on: bool) -> Iterator[None]:
+    """The `fast` extra's typed decoding on (msgspec), or off (the standard library's path)."""
+    saved = fast.msgspec_loads
+    if not on:
+        fast.msgspec_loads = None  # read by each decoder as it is built
+    try:
+        yield
+    finally:
+        fast.msgspec_loads = saved
+
+
 def decoded(dialect: str, body: str | bytes, *, typed: bool, size: int = 0) -> Outcome:
     """The items and the errors (`"Type: message"`) of `lines, sse_frames, decode(dialect)`.
 
     `size`: the body is cut into reads of that many bytes (0: one read).
     """
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
     items: list[Any] = []
     errors: list[str] = []
     data = body.encode() if isinstance(body, str) else body
     reads = [data[i : i + size] for i in range(0, len(data), size)] if size else [data]
-    try:
+    with typed_path(typed):
         pipeline = reactivex.from_iterable(reads).pipe(
             rs.lines(), rs.sse_frames(), rs.decode(dialect)
         )
         pipeline.subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
-    finally:
-        fast.msgspec_loads = saved
     return items, errors
 
 

@@ -12,8 +12,7 @@ off and the typed (msgspec) decoding give the same items and the same errors.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal
 
 import pytest
@@ -23,30 +22,16 @@ import rxstream as rs
 from rxstream.core import fast_paths
 from rxstream.core.eventstream import encode_message
 
-from ._ways import template_reads
+from ._ways import template_reads, typed_path
 
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]
 
 
-@contextmanager
-def _typed(on: bool) -> Iterator[None]:
-    """The `fast` extra's typed decoding on (msgspec) or off (the standard library)."""
-    import rxstream._fast as fast
-
-    saved = fast.msgspec_loads
-    if not on:
-        fast.msgspec_loads = None
-    try:
-        yield
-    finally:
-        fast.msgspec_loads = saved
-
-
 def _run(pieces: list[bytes], front: Callable[[], Any], decode: Any, *, typed: bool) -> Outcome:
     items: list[Any] = []
     errors: list[str] = []
-    with _typed(typed):
+    with typed_path(typed):
         reactivex.from_iterable(pieces).pipe(front(), decode()).subscribe(
             items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
         )
