@@ -66,6 +66,11 @@ def test_a_template_is_learnt_only_beyond_doubt(data: str, value: str, learnt: b
         ('{"n":8,"a":[1,{"b":null}],"text":"yo","pad":"xyz"}', "yo"),
         ('{"n":-12345678901234567890,"a":[1,{"b":null}],"text":"","pad":""}', ""),
         ('{"n":7,"a":[1,{"b":null}],"text":"a\\"b\\\\c\\u00e9\\n","pad":"q\\"x"}', 'a"b\\cé\n'),
+        (
+            '{"n":-0,"a":[1,{"b":null}],"text":"\x7f\U0001f600 \u2028","pad":"\U0001f600"}',
+            "\x7f\U0001f600 \u2028",
+        ),
+        ('{"n":0,"a":[1,{"b":null}],"text":"\\ud83d\\ude00\\/","pad":"\\u0000"}', "\U0001f600/"),
         # Refused: another value elsewhere, a number that is not an integer, a
         # leading zero, a free string that is not one, a control character or a
         # bad escape (json refuses them too), blanks that were not there, a cut.
@@ -73,6 +78,11 @@ def test_a_template_is_learnt_only_beyond_doubt(data: str, value: str, learnt: b
         ('{"n":7.0,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
         ('{"n":7e1,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
         ('{"n":07,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":-07,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":00,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":+7,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"y\\u12g4","pad":"xy"}', None),
+        ('{"n":7,"a":[1,{"b":null}],"text":"y"o","pad":"xy"}', None),
         ('{"n":-,"a":[1,{"b":null}],"text":"yo","pad":"xy"}', None),
         ('{"n":7,"a":[1,{"b":null}],"text":"yo","pad":null}', None),
         ('{"n":7,"a":[1,{"b":null}],"text":"y\x01","pad":"xy"}', None),

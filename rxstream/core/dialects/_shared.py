@@ -91,11 +91,16 @@ _integer = re.compile(_INTEGER_PATTERN).match
 # integer, a JSON string (what `json.loads` takes: no control character, only
 # its escapes).
 _TEXT, _STRING, _INTEGER = 0, 1, 2
+# A JSON string's text, between its quotes (what `scanstring` reads): runs of
+# plain characters, then each escape and the run after it (no group per
+# character, which is many times faster on a string of any length).
+_STRING_TEXT = r'([^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*)'
 _PATTERNS = {
-    _INTEGER: _INTEGER_PATTERN,
-    # (Runs of plain characters, then each escape and the run after it: no group
-    # per character, which is many times faster on a string of any length.)
-    _STRING: r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"',
+    # In a template a fixed text always follows an integer hole (the JSON after a
+    # number), so the pattern need not look past its last digit; a leading zero
+    # before another digit is no JSON number.
+    _INTEGER: r"-?(?!0[0-9])[0-9]{1,640}",
+    _STRING: '"' + _STRING_TEXT.replace("(", "(?:", 1) + '"',
 }
 
 
@@ -120,25 +125,23 @@ class Template:
     True
     """
 
-    __slots__ = ("_after", "_before", "_head", "_size", "_tail")
+    __slots__ = ("_holes", "_match", "_prefix", "_suffix")
 
     def __init__(self, before: list[tuple[str, int]], after: list[tuple[int, str]]) -> None:
         # The text up to the string's opening quote: the fixed texts and the free
         # holes between them (`before`: each text and the hole after it, the last
         # one the string's), and after its closing quote (`after`: each hole and
-        # the text after it, the first hole the string's). Text without holes is
-        # compared as it is; with holes, one compiled pattern reads it.
-        self._head = before[0][0] if len(before) == 1 else ""
-        self._before = None
-        if len(before) > 1:
-            pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in before)
-            self._before = re.compile(pattern).match
-        self._tail = after[0][1] if len(after) == 1 else ""
-        self._size = len(self._tail)
-        self._after = None
-        if len(after) > 1:
-            pattern = "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in after)
-            self._after = re.compile(pattern).fullmatch
+        # the text after it, the first hole the string's). One compiled pattern
+        # reads the whole event: a regular expression compares fixed text faster
+        # than a `startswith` and an `endswith` call, and the string's text is
+        # taken as it stands unless it has an escape (then `scanstring` reads it).
+        pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in before)
+        pattern += _STRING_TEXT + '"'
+        pattern += "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in after)
+        self._match = re.compile(pattern).fullmatch
+        self._holes = len(before) + len(after) > 2
+        # The fixed text before and after the string (`around`, when there are no free holes).
+        self._prefix, self._suffix = before[0][0], after[-1][1]
 
     @classmethod
     def learn(
@@ -211,32 +214,20 @@ class Template:
     @property
     def around(self) -> tuple[str, str]:
         """A template without free holes as `skeleton`'s (prefix, suffix); else `ValueError`."""
-        if self._before is not None or self._after is not None:
+        if self._holes:
             raise ValueError("this template has free holes: no fixed prefix and suffix")
-        return self._head, self._tail
+        return self._prefix, self._suffix
 
     def read(self, data: object) -> str | None:
         """The string at the template's key in `data` if `data` fills the template in, else None."""
         if type(data) is not str:
             return None
-        if self._before is None:
-            if not data.startswith(self._head):
-                return None
-            at = len(self._head)
-        else:
-            front = self._before(data)
-            if front is None:
-                return None
-            at = front.end()
-        try:
-            text, at = _scanstring(data, at)
-        except ValueError:  # not a JSON string there
+        found = self._match(data)
+        if found is None:
             return None
-        if self._after is None:
-            if len(data) - at != self._size or not data.endswith(self._tail):
-                return None
-        elif self._after(data, at) is None:
-            return None
+        text: str = found[1]
+        if "\\" in text:
+            return _scanstring(data, found.start(1))[0]
         return text
 
 
