@@ -484,6 +484,7 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     from .core.dialects.openai_chat.chunks import ChatFrameDecoder
     from .core.dialects.openai_chat.deltas import DeltaDecoder
     from .core.dialects.openai_responses.decode import ResponsesDecoder
+    from .core.eventstream import EventStreamParser
     from .core.message import MessageAccumulator
     from .core.sse import SSEParser
     from .core.tokens import TokenCounter
@@ -549,6 +550,15 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
         parser._hand_pairs()
         return Chained(parser, below)
 
+    def messages(parser: EventStreamParser, below: BedrockDecoder) -> Chained | None:
+        # The parser hands each message over as a (headers, payload) tuple: the
+        # decoder below reads nothing else of a message, and builds one where
+        # it needs one.
+        if not (parser._can_hand_pairs() and below._take_pairs()):
+            return None
+        parser._hand_pairs()
+        return Chained(parser, below)
+
     def passed(decoder: Any, below: Any) -> Any:
         # A dialect decoder gives deltas only, which the delta decoder in
         # front of a machine that takes deltas passes on as they are: left out.
@@ -566,6 +576,7 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     return (
         (SSEParser, takes_strings, strings),
         (SSEParser, takes_pairs, pairs),
+        (EventStreamParser, BedrockDecoder, messages),
         (gives_deltas, (DeltaDecoder, Chained), passed),
         (ChatFrameDecoder, DeltaDecoder, deltas),
         (ChatFrameDecoder, MessageAccumulator, accumulate),

@@ -133,7 +133,7 @@ class EventStreamParser:
     []
     """
 
-    __slots__ = ("_buf", "_error", "_known", "_limit", "_need", "_offset", "_state")
+    __slots__ = ("_buf", "_error", "_known", "_limit", "_need", "_offset", "_pairs", "_state")
 
     @deprecated_arguments(renamed={"limit": "frame_limit"})
     def __init__(self, *, frame_limit: int = DEFAULT_LIMIT) -> None:
@@ -153,6 +153,8 @@ class EventStreamParser:
         self._error: MalformedChunkError | None = None
         # Header blocks already parsed, by their bytes.
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        # Give each message as a bare `(headers, payload)` tuple (`_hand_pairs`).
+        self._pairs = False
         self._state = "open"
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[EventStreamMessage]:
@@ -247,6 +249,20 @@ class EventStreamParser:
             raise TruncatedStreamError(f"{where}: {left} of its 12 prelude bytes arrived")
         raise TruncatedStreamError(f"{where}: {left} of its {self._need} bytes arrived")
 
+    def _can_hand_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): whether `_hand_pairs` may still be set."""
+        return self._state == "open" and not self._offset and not self._buf
+
+    def _hand_pairs(self) -> None:
+        """Fast-path hook (`rxstream._fast`): give each message as a bare `(headers, payload)` tuple.
+
+        Set before any input, when the decoder below reads nothing of a
+        message but its headers and its payload, and changes neither (it
+        builds the message itself where it needs one). The headers of a
+        header block seen before are the very dict given before, not a copy.
+        """
+        self._pairs = True
+
     def _check_open(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
@@ -262,6 +278,7 @@ class EventStreamParser:
         append = out.append
         limit = min(self._limit, 2**32)
         known = self._known
+        pairs = self._pairs
         need = self._need  # the first message's prelude may be checked already
         while end - pos >= 12:
             total, headers_length, prelude_crc = prelude(data, pos)
@@ -299,7 +316,10 @@ class EventStreamParser:
                         known[raw] = headers
             else:
                 headers = self._headers(data, pos, start, body)
-            append(message(headers.copy(), data[body:stop]))
+            if pairs:
+                append((headers, data[body:stop]))  # type: ignore[arg-type]
+            else:
+                append(message(headers.copy(), data[body:stop]))
             pos += total
         self._need = 0
         return pos

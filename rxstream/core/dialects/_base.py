@@ -182,7 +182,8 @@ class DialectDecoder:
     #: Whether a complete stream must hold an answer (False for rxstream's own
     #: format, which carries whatever a pipeline held, possibly nothing).
     answer_required: ClassVar[bool] = True
-    #: Whether `feed_all` takes `(event, data)` tuples as frames (see `_take_pairs`).
+    #: Whether `feed_all` takes `(event, data)` tuples as frames (see `_take_pairs`;
+    #: Bedrock's, which reads event-stream messages: `(headers, payload)` tuples).
     takes_pairs: ClassVar[bool] = False
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
@@ -297,7 +298,9 @@ class DialectDecoder:
 
         For an `SSEParser` fused in front, which then hands each frame over
         that way, without building an `SSEFrame` for it, to a decoder that
-        reads nothing of a frame but its event and its data (`takes_pairs`).
+        reads nothing of a frame but its event and its data (`takes_pairs`);
+        for an `EventStreamParser` in front of the Bedrock decoder, each
+        message as its `(headers, payload)`.
         Only while nothing was fed; returns whether the decoder takes them
         from now on.
         """

@@ -144,6 +144,12 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         self._around: tuple[Template, int, int] | None = None
         # How often templates are learnt; None: never (typed decoding, or the fast paths off).
         self._budget = Budget() if enabled() and module is None else None
+        # The headers of the content deltas from the parser fused in front (`feed_all`).
+        self._delta_headers: object = None
+
+    #: With an `EventStreamParser` fused in front (`_take_pairs`), `feed_all`
+    #: takes a `(headers, payload)` tuple as the message it stands for.
+    takes_pairs: ClassVar[bool] = True
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
@@ -152,10 +158,16 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         and before `messageStop`) is read inline, typed or as a dict (on the
         standard library, a delta that repeats the JSON of the last one that
         gave one delta by its text alone: see `_learn`); every other item
-        takes `_one`, as `feed` would.
+        takes `_one`, as `feed` would. A `(headers, payload)` tuple is a
+        message from the parser fused in front (`_take_pairs`), whose headers
+        are the very dict of every message with the same header block: one
+        found to be a content delta's is known by its identity from then on.
+        The message is built only for `_one`.
         """
+        pairs = self._pairs
         if self._state != "open" or self._done:
-            super().feed_all(items, out)  # which refuses them, as the lifecycle says
+            # `feed` refuses them, as the lifecycle says.
+            super().feed_all(map(_message, items) if pairs else items, out)
             return
         read, loads, unset = self._read, self._loads, self._unset
         text_delta, append = _text, out.append
@@ -164,24 +176,41 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         hot = self._gave_answer and not self._stopped
         around = self._around
         learn = self._budget is not None
+        # The header dict of the parser's content deltas, known by its identity.
+        deltas = self._delta_headers
         # A delta read as a dict inline that `_one` reads again: its text and object.
         whole: tuple[str, JSONObject] | None = None
         try:
             for item in items:
                 count += 1
-                if hot and type(item) is EventStreamMessage:
-                    headers = item.headers
-                    if (
-                        headers.get(":event-type") == "contentBlockDelta"
-                        and headers.get(":message-type", "event") == "event"
-                    ):
+                if hot:
+                    if pairs and type(item) is tuple:
+                        headers, payload = item
+                        if headers is not deltas:
+                            if (
+                                headers.get(":event-type") != "contentBlockDelta"
+                                or headers.get(":message-type", "event") != "event"
+                            ):
+                                headers = None
+                            else:
+                                deltas = headers
+                    elif type(item) is EventStreamMessage:
+                        headers, payload = item.headers, item.payload
+                        if (
+                            headers.get(":event-type") != "contentBlockDelta"
+                            or headers.get(":message-type", "event") != "event"
+                        ):
+                            headers = None
+                    else:
+                        headers = None
+                    if headers is not None:
                         if read is not None:
                             try:
-                                text = read(item.payload).delta.text
+                                text = read(payload).delta.text
                             except ValueError:  # not an event the types know: `_one` reads it
                                 text = unset
                         else:
-                            payload = item.payload.decode("utf-8", "replace")
+                            payload = payload.decode("utf-8", "replace")
                             if around is not None:
                                 text = around[0].read(payload)
                                 if text is not None:
@@ -214,7 +243,7 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
                             append(text_delta(text, 0))
                             continue
                 self._items = count
-                got = self._one(item)
+                got = self._one(_message(item) if pairs else item)
                 out += got
                 if self._done:
                     return
@@ -226,6 +255,7 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         finally:
             self._items = count
             self._around = around
+            self._delta_headers = deltas
 
     def _learn_other(
         self, payload: str, data: JSONObject, delta: Delta, count: int
@@ -588,6 +618,18 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         if data is None:
             return []
         return [Metadata({"events": [{"event": name, "data": _unpadded(data)}]})]
+
+
+def _message(item: Any) -> Any:
+    """The message a `(headers, payload)` tuple from the fused parser stands for; else the item.
+
+    The headers are copied: the parser gives the same dict for every message
+    with the same header block, and the message is the caller's to keep.
+    """
+    if type(item) is tuple:
+        headers, payload = item
+        return EventStreamMessage(dict(headers), payload)
+    return item
 
 
 def _index(data: JSONObject) -> int:
