@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import msgspec
 
+from . import decoder
+
 __all__ = ["CallDelta", "ContentDelta", "decode"]
 
 #: The value of a field the decoder never reads, when it is absent.
@@ -74,4 +76,4 @@ class CallDelta(
 
 
 #: The event of one frame's data, typed (raises `ValueError` or `TypeError` for any other).
-decode = msgspec.json.Decoder(ContentDelta | CallDelta).decode
+decode = decoder(ContentDelta | CallDelta)

@@ -25,6 +25,7 @@ import msgspec
 
 from .._fast import constructor
 from ..models import Delta, Finish, ReasoningDelta, RefusalDelta, TextDelta, ToolCallDelta
+from . import decoder
 
 __all__ = ["ChunkFeeder"]
 
@@ -85,7 +86,7 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
     usage: None = None
 
 
-_decode = msgspec.json.Decoder(_Chunk).decode
+_decode = decoder(_Chunk)
 
 
 class ChunkReader(Protocol):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import msgspec
 
+from . import decoder
+
 __all__ = ["Arguments", "Reasoning", "Refusal", "Summary", "Text", "decode"]
 
 #: The value of a field the decoder never reads, when it is absent.
@@ -66,4 +68,4 @@ class Arguments(_Delta, tag="response.function_call_arguments.delta"):
 
 
 #: The event of one frame's data, typed (raises `ValueError` or `TypeError` for any other).
-decode = msgspec.json.Decoder(Text | Summary | Reasoning | Refusal | Arguments).decode
+decode = decoder(Text | Summary | Reasoning | Refusal | Arguments)

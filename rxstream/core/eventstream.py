@@ -254,7 +254,7 @@ class EventStreamParser:
         return self._state == "open" and not self._offset and not self._buf
 
     def _hand_pairs(self) -> None:
-        """Fast-path hook (`rxstream._fast`): give each message as a bare `(headers, payload)` tuple.
+        """Fast-path hook (`rxstream._fast`): give each message as a `(headers, payload)` tuple.
 
         Set before any input, when the decoder below reads nothing of a
         message but its headers and its payload, and changes neither (it

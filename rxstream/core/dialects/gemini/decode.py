@@ -206,8 +206,9 @@ class GeminiDecoder(DialectDecoder):
         - the chunk is the last such chunk but for its text and its usage
           counts (a `Template`, see `_learn`): one compiled pattern checks
           the chunk and gives that string (read with `json.decoder.scanstring`,
-          what `json.loads` reads strings with, where it has an escape), and the last such chunk's usage is read whole when it is needed
-          (before any other chunk, and when the call ends);
+          what `json.loads` reads strings with, where it has an escape), and
+          the last such chunk's usage is read whole when it is needed (before
+          any other chunk, and when the call ends);
         - decoded into the typed `rxstream._typed.gemini` types;
         - decoded to dicts (the standard library), each rule checked inline.
 
