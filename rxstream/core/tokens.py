@@ -514,6 +514,7 @@ class _PieceTextCount:
         "_ascii_findall",
         "_carry",
         "_counts",
+        "_cuts",
         "_encode",
         "_fallback",
         "_findall",
@@ -538,6 +539,7 @@ class _PieceTextCount:
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
+        cuts: re.Pattern[str],
     ) -> None:
         self._splits = splits
         self._known = splits.known
@@ -545,6 +547,7 @@ class _PieceTextCount:
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
         self._encode = encode
+        self._cuts = cuts  # the boundaries the pattern has (`_reversed_cuts`)
         self._settled = 0
         self._tail = ""
         self._open = 0
@@ -603,7 +606,7 @@ class _PieceTextCount:
         if self.long:
             # Re-split once the tail has doubled, or at once when a boundary ends the run.
             parts = self._parts
-            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            ends = _last_boundary(parts[-1][-1:] + fragment, 1, self._cuts) > 0
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
@@ -639,10 +642,11 @@ class _PieceTextCount:
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
 
-        Text up to its last space after a non-space (searched for from
-        `searched` on) settles in one encode; the pieces after it as usual.
+        Text up to its last boundary (a space after a non-space, or where the
+        pattern's `_cuts` say, searched for from `searched` on) settles in one
+        encode; the pieces after it (mostly a few characters) as usual.
         """
-        cut = _last_boundary(text, searched)
+        cut = _last_boundary(text, searched, self._cuts)
         if cut > 0:
             self._settled += len(self._encode(text[:cut]))
             text = text[cut:]
@@ -764,12 +768,50 @@ def _is_utf8(text: str) -> bool:
 # tiktoken does, U+001C-U+001F, which only skips a boundary: safe.)
 _REVERSED_BOUNDARY = re.compile(r" (?=\S)")
 
+# The published patterns know more such places between two ASCII characters (a
+# letter, a digit, or punctuation: `_PUNCT`, with `'` apart): a digit's piece holds
+# only digits and a letter's no digit, so a change between digits and letters or
+# punctuation is a piece boundary, and so is a letter followed by punctuation other
+# than `'` ("it's" is one o200k piece). Not punctuation then a letter: "+abc" is one
+# piece (but for r50k). o200k also cuts before a capital that follows a small
+# letter ("camelCase" is "camel", "Case"). On each side of such a place the text
+# splits the same alone, whatever comes before or after (tests/core/test_tokens_cuts.py
+# checks it exhaustively on short texts and on every pair of ASCII characters), so
+# base64, identifiers and numbers settle up to their last few characters in one
+# encode. Written, as above, for reversed text: the character after the place, then
+# (looked ahead) the one before it. Other patterns keep `_REVERSED_BOUNDARY`.
+_PUNCT = r"!-/:-@\[-`{-~"  # ASCII punctuation (with `'`)
+_PUNCT_NOT_QUOTE = r"!-&(-/:-@\[-`{-~"  # ... without `'`
+_CLASS_CUTS = (
+    r" (?=\S)"
+    rf"|[A-Za-z{_PUNCT}](?=[0-9])"  # a digit, then a letter or punctuation
+    rf"|[0-9](?=[A-Za-z{_PUNCT}])"  # a letter or punctuation, then a digit
+    rf"|[{_PUNCT_NOT_QUOTE}](?=[A-Za-z])"  # a letter, then punctuation other than '
+)
+_R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+_REVERSED_CUTS: dict[str, re.Pattern[str]] = {
+    _R50K_PAT: re.compile(_CLASS_CUTS),  # also p50k's
+    _CL100K_PAT: re.compile(_CLASS_CUTS),
+    _O200K_PAT: re.compile(_CLASS_CUTS + r"|[A-Z](?=[a-z])"),  # a small letter, then a capital
+}
 
-def _last_boundary(text: str, start: int) -> int:
-    """The last index `i >= max(start, 1)` of a space after a non-space in `text`, or -1."""
+
+def _last_boundary(
+    text: str, start: int, reversed_cuts: re.Pattern[str] = _REVERSED_BOUNDARY
+) -> int:
+    """The last index `i >= max(start, 1)` of a boundary in `text`, or -1.
+
+    A space after a non-space, or what else `reversed_cuts` (read on the text
+    reversed) finds between `text[i - 1]` and `text[i]`.
+    """
     low = max(start, 1) - 1
-    match = _REVERSED_BOUNDARY.search(text[: low - 1 if low else None : -1])
+    match = reversed_cuts.search(text[: low - 1 if low else None : -1])
     return -1 if match is None else len(text) - 1 - match.start()
+
+
+def _reversed_cuts(pattern: str) -> re.Pattern[str]:
+    """The boundaries to search for (in reversed text) under a tiktoken pattern."""
+    return _REVERSED_CUTS.get(pattern, _REVERSED_BOUNDARY)
 
 
 class _BoundaryTextCount:
@@ -959,9 +1001,10 @@ def _text_count_factory(
     findall, ascii_findall = splitters
     counts = _PieceCounts(encode_piece)
     splits = _Splits(findall, ascii_findall, counts)
+    cuts = _reversed_cuts(enc._pat_str)
 
     def factory() -> _TextCount:
-        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary)
+        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary, cuts)
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory
