@@ -539,7 +539,7 @@ class _PieceTextCount:
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
-        cuts: re.Pattern[str],
+        cuts: tuple[re.Pattern[str], ...],
     ) -> None:
         self._splits = splits
         self._known = splits.known
@@ -597,7 +597,7 @@ class _PieceTextCount:
 
     def _add(self, fragment: str) -> int:
         """Any fragment: surrogates, unknown characters, long tails."""
-        if self._carry or not fragment.isascii():
+        if self._carry or not _nothing_to_repair(fragment):
             fragment = self._clean(fragment)
             if self._fallback is not None:
                 return self._fallback_add(fragment)
@@ -745,9 +745,15 @@ def _nothing_to_repair(fragment: str) -> bool:
 
     (What `_PieceTextCount._clean` repairs or hands over.) Printable text
     holds neither: both are of Unicode's class "Other", as are controls and
-    format characters, which are rarer and take the general path.
+    format characters; line breaks and tabs, the controls text is full of,
+    are set aside first (three copies of a large fragment cost a fraction
+    of what `_clean` reads it for), the rest take the general path.
     """
-    return fragment.isascii() or fragment.isprintable()
+    return (
+        fragment.isascii()
+        or fragment.isprintable()
+        or fragment.replace("\n", "").replace("\r", "").replace("\t", "").isprintable()
+    )
 
 
 def _is_utf8(text: str) -> bool:
@@ -764,9 +770,10 @@ def _is_utf8(text: str) -> bool:
 # texts). Tokenizers that pre-split at whitespace the same way count the two sides
 # independently. (Not a line start: r50k splits "\n\nHi" as "\n", "\n", "Hi" but
 # "\n\n" alone as one piece.) Searched for backwards: in reversed text, a space
-# followed by a non-space. (`re` reads a few more characters as space than
-# tiktoken does, U+001C-U+001F, which only skips a boundary: safe.)
-_REVERSED_BOUNDARY = re.compile(r" (?=\S)")
+# followed by a non-space; the match ends right after the non-space. (`re` reads a
+# few more characters as space than tiktoken does, U+001C-U+001F, which only skips
+# a boundary: safe.)
+_REVERSED_BOUNDARY = re.compile(r" \S")
 
 # The published patterns know more such places between two ASCII characters (a
 # letter, a digit, or punctuation: `_PUNCT`, with `'` apart): a digit's piece holds
@@ -778,40 +785,67 @@ _REVERSED_BOUNDARY = re.compile(r" (?=\S)")
 # splits the same alone, whatever comes before or after (tests/core/test_tokens_cuts.py
 # checks it exhaustively on short texts and on every pair of ASCII characters), so
 # base64, identifiers and numbers settle up to their last few characters in one
-# encode. Written, as above, for reversed text: the character after the place, then
-# (looked ahead) the one before it. Other patterns keep `_REVERSED_BOUNDARY`.
+# encode.
+#
+# Searched for as above, in reversed text, one search per kind of place, each
+# starting with one set of characters (which `re` skips through quickly: a few ns
+# a character of a run with no such place) and ending right after the character
+# before the place. Digits lead both searches of digit changes: the place before a
+# letter or punctuation is found at its digit, with a look back, and ends a
+# character earlier than the other, so it comes first.
 _PUNCT = r"!-/:-@\[-`{-~"  # ASCII punctuation (with `'`)
 _PUNCT_NOT_QUOTE = r"!-&(-/:-@\[-`{-~"  # ... without `'`
 _CLASS_CUTS = (
-    r" (?=\S)"
-    rf"|[A-Za-z{_PUNCT}](?=[0-9])"  # a digit, then a letter or punctuation
-    rf"|[0-9](?=[A-Za-z{_PUNCT}])"  # a letter or punctuation, then a digit
-    rf"|[{_PUNCT_NOT_QUOTE}](?=[A-Za-z])"  # a letter, then punctuation other than '
+    _REVERSED_BOUNDARY,
+    # a digit, then a letter or punctuation; a letter or punctuation, then a digit
+    re.compile(rf"[0-9](?:(?<=[A-Za-z{_PUNCT}][0-9])|[A-Za-z{_PUNCT}])"),
+    re.compile(rf"[{_PUNCT_NOT_QUOTE}][A-Za-z]"),  # a letter, then punctuation other than '
 )
 _R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-_REVERSED_CUTS: dict[str, re.Pattern[str]] = {
-    _R50K_PAT: re.compile(_CLASS_CUTS),  # also p50k's
-    _CL100K_PAT: re.compile(_CLASS_CUTS),
-    _O200K_PAT: re.compile(_CLASS_CUTS + r"|[A-Z](?=[a-z])"),  # a small letter, then a capital
+_REVERSED_CUTS: dict[str, tuple[re.Pattern[str], ...]] = {
+    _R50K_PAT: _CLASS_CUTS,  # also p50k's
+    _CL100K_PAT: _CLASS_CUTS,
+    _O200K_PAT: (*_CLASS_CUTS, re.compile(r"[A-Z][a-z]")),  # a small letter, then a capital
 }
 
 
 def _last_boundary(
-    text: str, start: int, reversed_cuts: re.Pattern[str] = _REVERSED_BOUNDARY
+    text: str, start: int, cuts: tuple[re.Pattern[str], ...] = (_REVERSED_BOUNDARY,)
 ) -> int:
     """The last index `i >= max(start, 1)` of a boundary in `text`, or -1.
 
-    A space after a non-space, or what else `reversed_cuts` (read on the text
-    reversed) finds between `text[i - 1]` and `text[i]`.
+    A place between `text[i - 1]` and `text[i]` that one of `cuts` finds in
+    the text reversed (a space after a non-space, by default).
     """
     low = max(start, 1) - 1
-    match = reversed_cuts.search(text[: low - 1 if low else None : -1])
-    return -1 if match is None else len(text) - 1 - match.start()
+    after = len(text) + 1  # `i` is this less the end of the match
+    if after - low > _NEAR_END + 2:
+        # Mostly there is one near the end: reverse only the last characters first.
+        end = _first_end(text[: -_NEAR_END - 1 : -1], cuts)
+        if end:
+            return after - end
+    end = _first_end(text[: low - 1 if low else None : -1], cuts)
+    return after - end if end else -1
 
 
-def _reversed_cuts(pattern: str) -> re.Pattern[str]:
+def _first_end(reversed_text: str, cuts: tuple[re.Pattern[str], ...]) -> int:
+    """The first end of a match of any of `cuts` in `reversed_text`, or 0."""
+    first = len(reversed_text) + 1
+    for cut in cuts:
+        # Only a match that ends sooner counts: the search stops before the best so far.
+        match = cut.search(reversed_text, 0, first - 1)
+        if match is not None:
+            first = match.end()
+    return first if first <= len(reversed_text) else 0
+
+
+# How many characters at the end of a text `_last_boundary` searches first.
+_NEAR_END = 64
+
+
+def _reversed_cuts(pattern: str) -> tuple[re.Pattern[str], ...]:
     """The boundaries to search for (in reversed text) under a tiktoken pattern."""
-    return _REVERSED_CUTS.get(pattern, _REVERSED_BOUNDARY)
+    return _REVERSED_CUTS.get(pattern, (_REVERSED_BOUNDARY,))
 
 
 class _BoundaryTextCount:

@@ -41,14 +41,17 @@ PATTERNS = [
 ]
 
 
-def cut_at(cuts: re.Pattern[str], text: str, i: int) -> bool:
+def cut_at(cuts: tuple[re.Pattern[str], ...], text: str, i: int) -> bool:
     """Whether the counter may settle `text[:i]` alone (a boundary between `i - 1` and `i`)."""
     return tokens_module._last_boundary(text[: i + 1], i, cuts) == i
 
 
-def cuts_of(pattern: str) -> re.Pattern[str]:
+SPACE_ONLY = (tokens_module._REVERSED_BOUNDARY,)
+
+
+def cuts_of(pattern: str) -> tuple[re.Pattern[str], ...]:
     cuts = tokens_module._reversed_cuts(pattern)
-    assert cuts is not tokens_module._REVERSED_BOUNDARY  # the pattern's own rules are in use
+    assert len(cuts) > 1  # the pattern's own rules are in use
     return cuts
 
 
@@ -103,8 +106,8 @@ def test_where_the_counter_may_cut(
 
 
 def test_other_patterns_cut_only_at_a_space_after_a_non_space() -> None:
-    assert tokens_module._reversed_cuts(r"\S+|\s+") is tokens_module._REVERSED_BOUNDARY
-    assert [i for i in range(1, 6) if cut_at(tokens_module._REVERSED_BOUNDARY, "ab1 +x", i)] == [3]
+    assert tokens_module._reversed_cuts(r"\S+|\s+") == SPACE_ONLY
+    assert [i for i in range(1, 6) if cut_at(SPACE_ONLY, "ab1 +x", i)] == [3]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -295,3 +298,19 @@ def test_large_fragments_are_split_by_the_regex_only_at_their_ends(
     assert counter.close()[0].tool_arguments == len(encoding.encode_ordinary(text))
     assert counting.split <= len(fragments) * 3 * TAIL_LIMIT
     assert counting.split < size // 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(st.sampled_from("中a1B +'\n"), max_size=200),
+    start=st.integers(0, 210),
+    o200k=st.booleans(),
+)
+def test_the_search_near_the_end_first_finds_the_last_boundary(
+    text: str, start: int, o200k: bool
+) -> None:
+    # `_last_boundary` reverses only the end of a long text first: the answer is
+    # still the last boundary at or after `start`, as one backward search finds it.
+    for cuts in (SPACE_ONLY, cuts_of(O200K._pat_str if o200k else R50K_PAT)):
+        every = [i for i in range(max(start, 1), len(text)) if cut_at(cuts, text, i)]
+        assert tokens_module._last_boundary(text, start, cuts) == (every[-1] if every else -1)
