@@ -27,16 +27,24 @@ Invariants:
   before, and a fragment costs one or two dictionary lookups.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
-  Text that runs on longer without a break (CJK without punctuation, base64,
-  a blob in tool arguments) would make that quadratic, so a long tail is
-  re-split only when it has doubled or a space ends the run, and each piece
-  is byte-pair encoded once, when it settles or at the end. Text before a
-  space that follows a non-space, or before a piece that ends in a non-space,
-  splits the same on its own (checked exhaustively on short texts for the
-  r50k, cl100k and o200k patterns), so large fragments settle in one
-  tiktoken encode. All in all the work is one encode of the whole text plus
-  bounded re-reads of short tails (and about two more regular-expression
-  passes over long runs).
+  Text that runs on longer without a break (CJK without punctuation, a run
+  of letters in tool arguments) would make that quadratic, so a long tail is
+  re-split only when it has doubled or a boundary ends the run, and each
+  piece is byte-pair encoded once, when it settles or at the end.
+- Boundaries: text before a space that follows a non-space splits the same
+  on its own, whatever follows; under the r50k, cl100k and o200k patterns so
+  does text before a change between ASCII letters, digits and punctuation
+  (not punctuation then a letter, nor a letter then `'`) and, under o200k,
+  before a capital after a small letter (each checked exhaustively on short
+  texts and on every pair of ASCII characters). A large fragment settles up
+  to its last boundary, searched for back from its end, in one tiktoken
+  encode, and the regular expression splits only the few characters after
+  it (prose, code, base64, identifiers alike); text with no such boundary
+  (CJK) is split once and its pieces encoded, or settles in bulk up to its
+  last piece that ends in a non-space, which splits the same alone. All in
+  all the work is one encode of the whole text plus bounded re-reads of
+  short tails (and about two more regular-expression passes over long runs
+  without a boundary).
 - Honest estimates: while a tail is long, that text's running count is its
   settled count plus an estimate of the tail (its length at the
   tokens-per-character of a sample of it), and the `TokenCount` carries

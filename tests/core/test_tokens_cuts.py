@@ -26,6 +26,7 @@ from rxstream.core.tokens import TAIL_LIMIT, TokenCounter
 from rxstream.models import ReasoningDelta, TextDelta, ToolCallDelta
 from tests.core.test_tokens import (
     CL100K,
+    NEW_CHAR,
     O200K,
     O200K_TINY,
     R50K_PAT,
@@ -187,7 +188,9 @@ runs = st.builds(
     st.integers(1, 400),
     st.randoms(use_true_random=False),
 )
-atoms = st.sampled_from(["it's", " ", "\n", "  ", "'s", "'", "é", "12", "中", "\t", "x "])
+atoms = st.sampled_from(
+    ["it's", " ", "\n", "  ", "'s", "'", "é", "12", "中", "\t", "\r\n", "x ", "\u200d", NEW_CHAR]
+)
 long_texts = st.lists(runs | atoms | st.text(max_size=3), max_size=8).map("".join)
 
 
@@ -247,6 +250,25 @@ def test_a_pattern_without_rules_keeps_a_letter_digit_change_in_one_piece() -> N
     for fragment in split_at(text, range(0, len(text), 700)):  # each ends in "ab12"
         counter.feed(TextDelta(fragment))
     assert counter.close()[0].text == len(encoding.encode_ordinary(text)) == 1_004
+
+
+@pytest.mark.parametrize(
+    ("fragment", "nothing"),
+    [
+        pytest.param("a b\n", True, id="ascii"),
+        pytest.param("東京 café 😀", True, id="printable"),
+        pytest.param("東京\n\tcafé\r\n😀", True, id="printable-and-line-breaks"),
+        pytest.param("東京\n\ud83d", False, id="a-surrogate-half"),
+        pytest.param(f"東京\n{NEW_CHAR}", False, id="a-character-too-new"),
+        pytest.param("東京\x0b", False, id="another-control"),
+        pytest.param("👨\u200d👩", False, id="a-format-character"),
+    ],
+)
+def test_what_needs_no_repair_skips_the_check_of_each_character(
+    fragment: str, nothing: bool
+) -> None:
+    # Large fragments with nothing to repair skip `_clean`; the rest (rarer) go through it.
+    assert tokens_module._nothing_to_repair(fragment) is nothing
 
 
 # -- what the cuts save ----------------------------------------------------------------
