@@ -547,7 +547,7 @@ class _PieceTextCount:
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
-        cuts: tuple[re.Pattern[str], ...],
+        cuts: _Boundaries,
     ) -> None:
         self._splits = splits
         self._known = splits.known
@@ -614,7 +614,7 @@ class _PieceTextCount:
         if self.long:
             # Re-split once the tail has doubled, or at once when a boundary ends the run.
             parts = self._parts
-            ends = _last_boundary(parts[-1][-1:] + fragment, 1, self._cuts) > 0
+            ends = _has_boundary(parts[-1][-1:] + fragment, self._cuts)
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
@@ -809,51 +809,73 @@ _CLASS_CUTS = (
     re.compile(rf"[0-9](?:(?<=[A-Za-z{_PUNCT}][0-9])|[A-Za-z{_PUNCT}])"),
     re.compile(rf"[{_PUNCT_NOT_QUOTE}][A-Za-z]"),  # a letter, then punctuation other than '
 )
+
+
+class _Boundaries:
+    """The places a tiktoken pattern's pieces never span, as searches in reversed text."""
+
+    __slots__ = ("anywhere", "searches")
+
+    def __init__(self, *searches: re.Pattern[str]) -> None:
+        self.searches = searches
+        # All in one (slower through a long text, quicker on a short one): is there any?
+        self.anywhere = re.compile("|".join(search.pattern for search in searches)).search
+
+
+_SPACES = _Boundaries(_REVERSED_BOUNDARY)  # what every tokenizer that pre-splits at spaces has
 _R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-_REVERSED_CUTS: dict[str, tuple[re.Pattern[str], ...]] = {
-    _R50K_PAT: _CLASS_CUTS,  # also p50k's
-    _CL100K_PAT: _CLASS_CUTS,
-    _O200K_PAT: (*_CLASS_CUTS, re.compile(r"[A-Z][a-z]")),  # a small letter, then a capital
+_REVERSED_CUTS: dict[str, _Boundaries] = {
+    _R50K_PAT: _Boundaries(*_CLASS_CUTS),  # also p50k's
+    _CL100K_PAT: _Boundaries(*_CLASS_CUTS),
+    _O200K_PAT: _Boundaries(
+        *_CLASS_CUTS, re.compile(r"[A-Z][a-z]")
+    ),  # a small letter, then a capital
 }
 
 
-def _last_boundary(
-    text: str, start: int, cuts: tuple[re.Pattern[str], ...] = (_REVERSED_BOUNDARY,)
-) -> int:
+def _reversed_cuts(pattern: str) -> _Boundaries:
+    """The boundaries to search for under a tiktoken pattern."""
+    return _REVERSED_CUTS.get(pattern, _SPACES)
+
+
+def _last_boundary(text: str, start: int, boundaries: _Boundaries = _SPACES) -> int:
     """The last index `i >= max(start, 1)` of a boundary in `text`, or -1.
 
-    A place between `text[i - 1]` and `text[i]` that one of `cuts` finds in
-    the text reversed (a space after a non-space, by default).
+    A place between `text[i - 1]` and `text[i]` that one of the searches
+    finds in the text reversed (a space after a non-space, by default).
     """
     low = max(start, 1) - 1
     after = len(text) + 1  # `i` is this less the end of the match
+    searches = boundaries.searches
     if after - low > _NEAR_END + 2:
         # Mostly there is one near the end: reverse only the last characters first.
-        end = _first_end(text[: -_NEAR_END - 1 : -1], cuts)
+        end = _first_end(text[: -_NEAR_END - 1 : -1], searches)
         if end:
             return after - end
-    end = _first_end(text[: low - 1 if low else None : -1], cuts)
+    end = _first_end(text[: low - 1 if low else None : -1], searches)
     return after - end if end else -1
 
 
-def _first_end(reversed_text: str, cuts: tuple[re.Pattern[str], ...]) -> int:
-    """The first end of a match of any of `cuts` in `reversed_text`, or 0."""
+def _first_end(reversed_text: str, searches: tuple[re.Pattern[str], ...]) -> int:
+    """The first end of a match of any of `searches` in `reversed_text`, or 0."""
     first = len(reversed_text) + 1
-    for cut in cuts:
+    for search in searches:
         # Only a match that ends sooner counts: the search stops before the best so far.
-        match = cut.search(reversed_text, 0, first - 1)
+        match = search.search(reversed_text, 0, first - 1)
         if match is not None:
             first = match.end()
     return first if first <= len(reversed_text) else 0
 
 
+def _has_boundary(text: str, boundaries: _Boundaries) -> bool:
+    """Whether `text` has a boundary anywhere (`_last_boundary(text, 1) > 0`)."""
+    if len(text) <= _NEAR_END:
+        return boundaries.anywhere(text[::-1]) is not None
+    return _last_boundary(text, 1, boundaries) > 0
+
+
 # How many characters at the end of a text `_last_boundary` searches first.
 _NEAR_END = 64
-
-
-def _reversed_cuts(pattern: str) -> tuple[re.Pattern[str], ...]:
-    """The boundaries to search for (in reversed text) under a tiktoken pattern."""
-    return _REVERSED_CUTS.get(pattern, (_REVERSED_BOUNDARY,))
 
 
 class _BoundaryTextCount:
@@ -895,7 +917,7 @@ class _BoundaryTextCount:
     def add(self, fragment: str) -> int:
         if self.long:
             parts = self._parts
-            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            ends = _has_boundary(parts[-1][-1:] + fragment, _SPACES)
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
