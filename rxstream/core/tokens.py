@@ -520,9 +520,9 @@ class _PieceTextCount:
 
     __slots__ = (
         "_ascii_findall",
+        "_boundaries",
         "_carry",
         "_counts",
-        "_cuts",
         "_encode",
         "_fallback",
         "_findall",
@@ -547,7 +547,7 @@ class _PieceTextCount:
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
-        cuts: _Boundaries,
+        boundaries: _Boundaries,
     ) -> None:
         self._splits = splits
         self._known = splits.known
@@ -555,7 +555,7 @@ class _PieceTextCount:
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
         self._encode = encode
-        self._cuts = cuts  # the boundaries the pattern has (`_reversed_cuts`)
+        self._boundaries = boundaries  # where the pattern's pieces never span
         self._settled = 0
         self._tail = ""
         self._open = 0
@@ -614,7 +614,7 @@ class _PieceTextCount:
         if self.long:
             # Re-split once the tail has doubled, or at once when a boundary ends the run.
             parts = self._parts
-            ends = _has_boundary(parts[-1][-1:] + fragment, self._cuts)
+            ends = _has_boundary(parts[-1][-1:] + fragment, self._boundaries)
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
@@ -650,11 +650,11 @@ class _PieceTextCount:
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
 
-        Text up to its last boundary (a space after a non-space, or where the
-        pattern's `_cuts` say, searched for from `searched` on) settles in one
-        encode; the pieces after it (mostly a few characters) as usual.
+        Text up to its last boundary (a space after a non-space, or another of
+        the pattern's `_boundaries`, searched for from `searched` on) settles in
+        one encode; the pieces after it (mostly a few characters) as usual.
         """
-        cut = _last_boundary(text, searched, self._cuts)
+        cut = _last_boundary(text, searched, self._boundaries)
         if cut > 0:
             self._settled += len(self._encode(text[:cut]))
             text = text[cut:]
@@ -824,18 +824,21 @@ class _Boundaries:
 
 _SPACES = _Boundaries(_REVERSED_BOUNDARY)  # what every tokenizer that pre-splits at spaces has
 _R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-_REVERSED_CUTS: dict[str, _Boundaries] = {
+_SMALL_THEN_CAPITAL = re.compile(r"[A-Z][a-z]")  # o200k's: a small letter, then a capital
+_BOUNDARIES: dict[str, _Boundaries] = {
     _R50K_PAT: _Boundaries(*_CLASS_CUTS),  # also p50k's
     _CL100K_PAT: _Boundaries(*_CLASS_CUTS),
-    _O200K_PAT: _Boundaries(
-        *_CLASS_CUTS, re.compile(r"[A-Z][a-z]")
-    ),  # a small letter, then a capital
+    _O200K_PAT: _Boundaries(*_CLASS_CUTS, _SMALL_THEN_CAPITAL),
 }
 
 
-def _reversed_cuts(pattern: str) -> _Boundaries:
-    """The boundaries to search for under a tiktoken pattern."""
-    return _REVERSED_CUTS.get(pattern, _SPACES)
+def _boundaries(pattern: str) -> _Boundaries:
+    """The boundaries to search for under a tiktoken pattern (other patterns: `_SPACES`)."""
+    return _BOUNDARIES.get(pattern, _SPACES)
+
+
+# How many characters at the end of a text `_last_boundary` searches first.
+_NEAR_END = 64
 
 
 def _last_boundary(text: str, start: int, boundaries: _Boundaries = _SPACES) -> int:
@@ -872,10 +875,6 @@ def _has_boundary(text: str, boundaries: _Boundaries) -> bool:
     if len(text) <= _NEAR_END:
         return boundaries.anywhere(text[::-1]) is not None
     return _last_boundary(text, 1, boundaries) > 0
-
-
-# How many characters at the end of a text `_last_boundary` searches first.
-_NEAR_END = 64
 
 
 class _BoundaryTextCount:
@@ -1065,10 +1064,12 @@ def _text_count_factory(
     findall, ascii_findall = splitters
     counts = _PieceCounts(encode_piece)
     splits = _Splits(findall, ascii_findall, counts)
-    cuts = _reversed_cuts(enc._pat_str)
+    boundaries = _boundaries(enc._pat_str)
 
     def factory() -> _TextCount:
-        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary, cuts)
+        return _PieceTextCount(
+            splits, findall, ascii_findall, counts, enc.encode_ordinary, boundaries
+        )
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory

@@ -1,7 +1,7 @@
 """The piece boundaries the token counter settles large fragments at, and what they save.
 
 Under the published patterns (r50k, cl100k, o200k) a piece never spans certain
-places between two ASCII characters (`tokens._REVERSED_CUTS`): the counter
+places between two ASCII characters (`tokens._BOUNDARIES`): the counter
 settles the text before the last such place in one encode and splits only the
 few characters after it. Each rule is checked here against the `regex` module's
 split, exhaustively on short texts and on every pair of ASCII characters.
@@ -51,7 +51,7 @@ SPACE_ONLY = tokens_module._SPACES
 
 
 def cuts_of(pattern: str) -> Any:
-    cuts = tokens_module._reversed_cuts(pattern)
+    cuts = tokens_module._boundaries(pattern)
     assert cuts is not SPACE_ONLY  # the pattern's own rules are in use
     return cuts
 
@@ -60,7 +60,7 @@ def test_the_patterns_with_rules_are_tiktokens() -> None:
     # The rules hold for these patterns exactly as tiktoken spells them (r50k's is also p50k's).
     openai_public = pytest.importorskip("tiktoken_ext.openai_public")
     assert tokens_module._R50K_PAT == openai_public.r50k_pat_str == R50K_PAT
-    assert set(tokens_module._REVERSED_CUTS) == {
+    assert set(tokens_module._BOUNDARIES) == {
         openai_public.r50k_pat_str,
         CL100K._pat_str,
         O200K._pat_str,
@@ -107,7 +107,7 @@ def test_where_the_counter_may_cut(
 
 
 def test_other_patterns_cut_only_at_a_space_after_a_non_space() -> None:
-    assert tokens_module._reversed_cuts(r"\S+|\s+") is SPACE_ONLY
+    assert tokens_module._boundaries(r"\S+|\s+") is SPACE_ONLY
     assert [i for i in range(1, 6) if cut_at(SPACE_ONLY, "ab1 +x", i)] == [3]
 
 
