@@ -27,16 +27,24 @@ Invariants:
   before, and a fragment costs one or two dictionary lookups.
 - Linear on every kind of text: while a tail is short (`TAIL_LIMIT`
   characters) it is re-read on each fragment, and the running count is exact.
-  Text that runs on longer without a break (CJK without punctuation, base64,
-  a blob in tool arguments) would make that quadratic, so a long tail is
-  re-split only when it has doubled or a space ends the run, and each piece
-  is byte-pair encoded once, when it settles or at the end. Text before a
-  space that follows a non-space, or before a piece that ends in a non-space,
-  splits the same on its own (checked exhaustively on short texts for the
-  r50k, cl100k and o200k patterns), so large fragments settle in one
-  tiktoken encode. All in all the work is one encode of the whole text plus
-  bounded re-reads of short tails (and about two more regular-expression
-  passes over long runs).
+  Text that runs on longer without a break (CJK without punctuation, a run
+  of letters in tool arguments) would make that quadratic, so a long tail is
+  re-split only when it has doubled or a boundary ends the run, and each
+  piece is byte-pair encoded once, when it settles or at the end.
+- Boundaries: text before a space that follows a non-space splits the same
+  on its own, whatever follows; under the r50k, cl100k and o200k patterns so
+  does text before a change between ASCII letters, digits and punctuation
+  (not punctuation then a letter, nor a letter then `'`) and, under o200k,
+  before a capital after a small letter (each checked exhaustively on short
+  texts and on every pair of ASCII characters). A large fragment settles up
+  to its last boundary, searched for back from its end, in one tiktoken
+  encode, and the regular expression splits only the few characters after
+  it (prose, code, base64, identifiers alike); text with no such boundary
+  (CJK) is split once and its pieces encoded, or settles in bulk up to its
+  last piece that ends in a non-space, which splits the same alone. All in
+  all the work is one encode of the whole text plus bounded re-reads of
+  short tails (and about two more regular-expression passes over long runs
+  without a boundary).
 - Honest estimates: while a tail is long, that text's running count is its
   settled count plus an estimate of the tail (its length at the
   tokens-per-character of a sample of it), and the `TokenCount` carries
@@ -512,6 +520,7 @@ class _PieceTextCount:
 
     __slots__ = (
         "_ascii_findall",
+        "_boundaries",
         "_carry",
         "_counts",
         "_encode",
@@ -538,6 +547,7 @@ class _PieceTextCount:
         ascii_findall: Callable[[str], list[str]],
         counts: _PieceCounts,
         encode: Callable[[str], Sequence[object]],
+        boundaries: _Boundaries,
     ) -> None:
         self._splits = splits
         self._known = splits.known
@@ -545,6 +555,7 @@ class _PieceTextCount:
         self._ascii_findall = ascii_findall  # the same split, faster, for ASCII text
         self._counts = counts
         self._encode = encode
+        self._boundaries = boundaries  # where the pattern's pieces never span
         self._settled = 0
         self._tail = ""
         self._open = 0
@@ -594,7 +605,7 @@ class _PieceTextCount:
 
     def _add(self, fragment: str) -> int:
         """Any fragment: surrogates, unknown characters, long tails."""
-        if self._carry or not fragment.isascii():
+        if self._carry or not _nothing_to_repair(fragment):
             fragment = self._clean(fragment)
             if self._fallback is not None:
                 return self._fallback_add(fragment)
@@ -603,7 +614,7 @@ class _PieceTextCount:
         if self.long:
             # Re-split once the tail has doubled, or at once when a boundary ends the run.
             parts = self._parts
-            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            ends = _has_boundary(parts[-1][-1:] + fragment, self._boundaries)
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
@@ -639,10 +650,11 @@ class _PieceTextCount:
     def _split(self, text: str, searched: int) -> int:
         """Split a tail that may be long: settle what can be, count or estimate the rest.
 
-        Text up to its last space after a non-space (searched for from
-        `searched` on) settles in one encode; the pieces after it as usual.
+        Text up to its last boundary (a space after a non-space, or another of
+        the pattern's `_boundaries`, searched for from `searched` on) settles in
+        one encode; the pieces after it (mostly a few characters) as usual.
         """
-        cut = _last_boundary(text, searched)
+        cut = _last_boundary(text, searched, self._boundaries)
         if cut > 0:
             self._settled += len(self._encode(text[:cut]))
             text = text[cut:]
@@ -741,9 +753,15 @@ def _nothing_to_repair(fragment: str) -> bool:
 
     (What `_PieceTextCount._clean` repairs or hands over.) Printable text
     holds neither: both are of Unicode's class "Other", as are controls and
-    format characters, which are rarer and take the general path.
+    format characters; line breaks and tabs, the controls text is full of,
+    are set aside first (three copies of a large fragment cost a fraction
+    of what `_clean` reads it for), the rest take the general path.
     """
-    return fragment.isascii() or fragment.isprintable()
+    return (
+        fragment.isascii()
+        or fragment.isprintable()
+        or fragment.replace("\n", "").replace("\r", "").replace("\t", "").isprintable()
+    )
 
 
 def _is_utf8(text: str) -> bool:
@@ -760,16 +778,103 @@ def _is_utf8(text: str) -> bool:
 # texts). Tokenizers that pre-split at whitespace the same way count the two sides
 # independently. (Not a line start: r50k splits "\n\nHi" as "\n", "\n", "Hi" but
 # "\n\n" alone as one piece.) Searched for backwards: in reversed text, a space
-# followed by a non-space. (`re` reads a few more characters as space than
-# tiktoken does, U+001C-U+001F, which only skips a boundary: safe.)
-_REVERSED_BOUNDARY = re.compile(r" (?=\S)")
+# followed by a non-space; the match ends right after the non-space. (`re` reads a
+# few more characters as space than tiktoken does, U+001C-U+001F, which only skips
+# a boundary: safe.)
+_REVERSED_BOUNDARY = re.compile(r" \S")
+
+# The published patterns know more such places between two ASCII characters (a
+# letter, a digit, or punctuation: `_PUNCT`, with `'` apart): a digit's piece holds
+# only digits and a letter's no digit, so a change between digits and letters or
+# punctuation is a piece boundary, and so is a letter followed by punctuation other
+# than `'` ("it's" is one o200k piece). Not punctuation then a letter: "+abc" is one
+# piece (but for r50k). o200k also cuts before a capital that follows a small
+# letter ("camelCase" is "camel", "Case"). On each side of such a place the text
+# splits the same alone, whatever comes before or after (tests/core/test_tokens_cuts.py
+# checks it exhaustively on short texts and on every pair of ASCII characters), so
+# base64, identifiers and numbers settle up to their last few characters in one
+# encode.
+#
+# Searched for as above, in reversed text, one search per kind of place, each
+# starting with one set of characters (which `re` skips through quickly: a few ns
+# a character of a run with no such place) and ending right after the character
+# before the place. Digits lead both searches of digit changes: the place before a
+# letter or punctuation is found at its digit, with a look back, and ends a
+# character earlier than the other, so it comes first.
+_PUNCT = r"!-/:-@\[-`{-~"  # ASCII punctuation (with `'`)
+_PUNCT_NOT_QUOTE = r"!-&(-/:-@\[-`{-~"  # ... without `'`
+_CLASS_CUTS = (
+    _REVERSED_BOUNDARY,
+    # a digit, then a letter or punctuation; a letter or punctuation, then a digit
+    re.compile(rf"[0-9](?:(?<=[A-Za-z{_PUNCT}][0-9])|[A-Za-z{_PUNCT}])"),
+    re.compile(rf"[{_PUNCT_NOT_QUOTE}][A-Za-z]"),  # a letter, then punctuation other than '
+)
 
 
-def _last_boundary(text: str, start: int) -> int:
-    """The last index `i >= max(start, 1)` of a space after a non-space in `text`, or -1."""
+class _Boundaries:
+    """The places a tiktoken pattern's pieces never span, as searches in reversed text."""
+
+    __slots__ = ("anywhere", "searches")
+
+    def __init__(self, *searches: re.Pattern[str]) -> None:
+        self.searches = searches
+        # All in one (slower through a long text, quicker on a short one): is there any?
+        self.anywhere = re.compile("|".join(search.pattern for search in searches)).search
+
+
+_SPACES = _Boundaries(_REVERSED_BOUNDARY)  # what every tokenizer that pre-splits at spaces has
+_R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+_SMALL_THEN_CAPITAL = re.compile(r"[A-Z][a-z]")  # o200k's: a small letter, then a capital
+_BOUNDARIES: dict[str, _Boundaries] = {
+    _R50K_PAT: _Boundaries(*_CLASS_CUTS),  # also p50k's
+    _CL100K_PAT: _Boundaries(*_CLASS_CUTS),
+    _O200K_PAT: _Boundaries(*_CLASS_CUTS, _SMALL_THEN_CAPITAL),
+}
+
+
+def _boundaries(pattern: str) -> _Boundaries:
+    """The boundaries to search for under a tiktoken pattern (other patterns: `_SPACES`)."""
+    return _BOUNDARIES.get(pattern, _SPACES)
+
+
+# How many characters at the end of a text `_last_boundary` searches first.
+_NEAR_END = 64
+
+
+def _last_boundary(text: str, start: int, boundaries: _Boundaries = _SPACES) -> int:
+    """The last index `i >= max(start, 1)` of a boundary in `text`, or -1.
+
+    A place between `text[i - 1]` and `text[i]` that one of the searches
+    finds in the text reversed (a space after a non-space, by default).
+    """
     low = max(start, 1) - 1
-    match = _REVERSED_BOUNDARY.search(text[: low - 1 if low else None : -1])
-    return -1 if match is None else len(text) - 1 - match.start()
+    after = len(text) + 1  # `i` is this less the end of the match
+    searches = boundaries.searches
+    if after - low > _NEAR_END + 2:
+        # Mostly there is one near the end: reverse only the last characters first.
+        end = _first_end(text[: -_NEAR_END - 1 : -1], searches)
+        if end:
+            return after - end
+    end = _first_end(text[: low - 1 if low else None : -1], searches)
+    return after - end if end else -1
+
+
+def _first_end(reversed_text: str, searches: tuple[re.Pattern[str], ...]) -> int:
+    """The first end of a match of any of `searches` in `reversed_text`, or 0."""
+    first = len(reversed_text) + 1
+    for search in searches:
+        # Only a match that ends sooner counts: the search stops before the best so far.
+        match = search.search(reversed_text, 0, first - 1)
+        if match is not None:
+            first = match.end()
+    return first if first <= len(reversed_text) else 0
+
+
+def _has_boundary(text: str, boundaries: _Boundaries) -> bool:
+    """Whether `text` has a boundary anywhere (`_last_boundary(text, 1) > 0`)."""
+    if len(text) <= _NEAR_END:
+        return boundaries.anywhere(text[::-1]) is not None
+    return _last_boundary(text, 1, boundaries) > 0
 
 
 class _BoundaryTextCount:
@@ -811,7 +916,7 @@ class _BoundaryTextCount:
     def add(self, fragment: str) -> int:
         if self.long:
             parts = self._parts
-            ends = _last_boundary(parts[-1][-1:] + fragment, 1) > 0
+            ends = _has_boundary(parts[-1][-1:] + fragment, _SPACES)
             parts.append(fragment)
             self._tail_len += len(fragment)
             if self._tail_len < self._next_split and not ends:
@@ -959,9 +1064,12 @@ def _text_count_factory(
     findall, ascii_findall = splitters
     counts = _PieceCounts(encode_piece)
     splits = _Splits(findall, ascii_findall, counts)
+    boundaries = _boundaries(enc._pat_str)
 
     def factory() -> _TextCount:
-        return _PieceTextCount(splits, findall, ascii_findall, counts, enc.encode_ordinary)
+        return _PieceTextCount(
+            splits, findall, ascii_findall, counts, enc.encode_ordinary, boundaries
+        )
 
     with contextlib.suppress(TypeError):
         _shared[encoding] = factory
