@@ -10,7 +10,9 @@ The types describe what nearly every frame of a stream is: a `content-delta`
 whose `delta.message.content` holds a string `text` (or `thinking`), and a
 `tool-call-delta` whose `delta.message.tool_calls.function.arguments` is a
 string. Cohere's `index` on a content delta is not read (as on the general
-path); on a call delta it is an integer or null. An unknown field (logprobs
+path: `Any`, built and dropped, as a skipped `msgspec.Raw` would take an
+integer of more digits than `json.loads` takes); on a call delta it is an
+integer or null. An unknown field (logprobs
 among them: they become `Metadata`, on the general path), another event, a
 wrong type or JSON msgspec refuses goes to the general path, whose items and
 errors then count.
@@ -18,14 +20,11 @@ errors then count.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
-from . import decoder
-
 __all__ = ["CallDelta", "ContentDelta", "decode"]
-
-#: The value of a field the decoder never reads, when it is absent.
-_ABSENT = msgspec.Raw(b"null")
 
 
 class _Content(msgspec.Struct, forbid_unknown_fields=True):
@@ -47,7 +46,7 @@ class ContentDelta(
     """A `content-delta` event: `delta.message.content` is its text (or thinking)."""
 
     delta: _ContentBody
-    index: msgspec.Raw = _ABSENT
+    index: Any = None
 
 
 class _Function(msgspec.Struct, forbid_unknown_fields=True):
@@ -76,4 +75,4 @@ class CallDelta(
 
 
 #: The event of one frame's data, typed (raises `ValueError` or `TypeError` for any other).
-decode = decoder(ContentDelta | CallDelta)
+decode = msgspec.json.Decoder(ContentDelta | CallDelta).decode
