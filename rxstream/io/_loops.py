@@ -76,11 +76,14 @@ class Handle:
     bracket each blocking step of the reader, so a dispose knows whether a
     read may be under way (then it only shuts the watched sockets down) or not
     (then it closes everything itself). `cancelled` makes the error for an
-    async stream whose task someone else cancelled.
+    async stream whose task someone else cancelled. An async reader that
+    waited for its batch on the loop sets `waited` (the pump then needs no
+    turn of its own to let the loop's other tasks run).
     """
 
     def __init__(self) -> None:
         self.disposed = False
+        self.waited = False
         self.cancelled: Callable[[], Exception] = _cancelled
         self._lock = threading.Lock()
         self._reading = False
@@ -516,6 +519,7 @@ class AsyncLoop(Generic[T]):
             await self.wait()
             if handle.disposed:
                 return
+            handle.waited = False
             batch = await anext(reader, None)
             if batch is None:
                 return
@@ -530,9 +534,12 @@ class AsyncLoop(Generic[T]):
             if handle.disposed:
                 return
             # A read that finds its data already buffered returns without
-            # suspending: yield once per read, so one fast stream cannot
-            # starve the other tasks of the loop.
-            await asyncio.sleep(0)
+            # suspending: yield once per such read, so one fast stream cannot
+            # starve the other tasks of the loop. (A reader that says it
+            # waited has let them run: hundreds of followers of one feed
+            # would otherwise take two turns of the loop per batch each.)
+            if not handle.waited:
+                await asyncio.sleep(0)
 
     async def wait(self) -> None:
         """Wait for the consumer's demand (`rxstream._flow`), if it signals any."""

@@ -1108,6 +1108,7 @@ class _AsyncFollower:
                                 rejoin = True
                                 break
                             await woken.wait()
+                            handle.waited = True  # the loop ran the others meanwhile
                         elif isinstance(got, list):
                             yield got
                         else:

@@ -165,3 +165,41 @@ def test_end_after_dispose_is_silent(error: Exception | None) -> None:
         return seen.events
 
     assert asyncio.run(main()) == []
+
+
+@pytest.mark.parametrize("says_it_waited", [False, True])
+def test_an_async_loop_gives_the_loop_a_turn_per_batch_read_without_waiting(
+    says_it_waited: bool,
+) -> None:
+    # A reader whose batches are all ready never suspends: the pump yields once
+    # per batch, so another task runs between two batches. A reader that says it
+    # waited (as a Redis follower does after its wake-up) let the others run
+    # already: no extra turn.
+    async def main() -> list[Any]:
+        order: list[Any] = []
+
+        async def make_reader(handle: Handle) -> AsyncIterator[list[str]]:
+            for batch in (["a"], ["b"], ["c"]):
+                handle.waited = says_it_waited
+                yield batch
+
+        async def other() -> None:
+            for n in range(3):
+                order.append(n)
+                await asyncio.sleep(0)
+
+        done = asyncio.get_running_loop().create_future()
+        observer: Observer[Any] = Observer(
+            order.append, lambda e: done.set_exception(e), lambda: done.set_result(None)
+        )
+        AsyncLoop(make_reader, observer, asyncio.get_running_loop()).start()
+        task = asyncio.get_running_loop().create_task(other())
+        await done
+        await task
+        return order
+
+    order = asyncio.run(main())
+    if says_it_waited:
+        assert order[:3] == ["a", "b", "c"]  # one turn of the loop for the three batches
+    else:
+        assert order[:5] == ["a", 0, "b", 1, "c"]
