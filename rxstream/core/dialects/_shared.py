@@ -125,7 +125,7 @@ class Template:
     True
     """
 
-    __slots__ = ("_holes", "_match", "_prefix", "_suffix")
+    __slots__ = ("_holes", "_match", "_pattern", "_prefix", "_suffix")
 
     def __init__(self, before: list[tuple[str, int]], after: list[tuple[int, str]]) -> None:
         # The text up to the string's opening quote: the fixed texts and the free
@@ -138,7 +138,9 @@ class Template:
         pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in before)
         pattern += _STRING_TEXT + '"'
         pattern += "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in after)
-        self._match = re.compile(pattern).fullmatch
+        # Compiled on the first `read` (`skeleton` wants only the text around).
+        self._pattern = pattern
+        self._match: Callable[[str], re.Match[str] | None] | None = None
         self._holes = len(before) + len(after) > 2
         # The fixed text before and after the string (`around`, when there are no free holes).
         self._prefix, self._suffix = before[0][0], after[-1][1]
@@ -222,7 +224,10 @@ class Template:
         """The string at the template's key in `data` if `data` fills the template in, else None."""
         if type(data) is not str:
             return None
-        found = self._match(data)
+        match = self._match
+        if match is None:
+            match = self._match = re.compile(self._pattern).fullmatch
+        found = match(data)
         if found is None:
             return None
         text: str = found[1]

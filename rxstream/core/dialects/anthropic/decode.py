@@ -125,6 +125,8 @@ class AnthropicDecoder(DialectDecoder):
         super().__init__(on_malformed=on_malformed)
         self._blocks: dict[int, _Block] = {}
         self._text: set[int] = set()  # the open text blocks, for the hot path
+        # The skeleton of the last plain text delta (`feed_all`), or None.
+        self._around: tuple[str, str] | None = None
         self._chars = 0  # characters of answer text so far (citation spans)
         self._tools = 0
         self._usage: JSONObject = {}
@@ -173,8 +175,9 @@ class AnthropicDecoder(DialectDecoder):
         # The standard library's shortcut (msgspec reads a whole event faster): a text
         # delta just read whole, as the JSON around its text (`_shared.skeleton`); the
         # next one made of the same is read by its text alone. Only `feed` changes what
-        # it stood for (the open blocks), so it is forgotten there.
-        around: tuple[str, str] | None = None
+        # it stood for (the open blocks), so it is forgotten there; kept from one call
+        # to the next (learning costs about a whole reading of the event).
+        around = self._around
         try:
             for item in items:
                 if pairs and type(item) is tuple:
@@ -296,10 +299,12 @@ class AnthropicDecoder(DialectDecoder):
                     return
         finally:
             self._items, self._chars, self._gave_answer = count, chars, answered
+            self._around = around
 
     # -- one frame -------------------------------------------------------------------
 
     def _decode(self, item: Any) -> list[Delta]:
+        self._around = None  # what it stood for may change (see `feed_all`)
         if not isinstance(item, SSEFrame):
             raise TypeError(
                 f"AnthropicDecoder takes SSEFrame items (add rs.sse_frames()), "

@@ -91,6 +91,8 @@ class CohereDecoder(DialectDecoder):
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
+        # The skeleton of the last plain text delta (`feed_all`), or None.
+        self._around: tuple[str, str] | None = None
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
 
@@ -119,8 +121,9 @@ class CohereDecoder(DialectDecoder):
         count, answered, gave = self._items, self._answered, self._gave_answer
         # The standard library's shortcut (msgspec reads a whole event faster): a plain
         # text piece just read whole, as the JSON around its text (`_shared.skeleton`);
-        # the next one made of the same is read by its text alone. Forgotten at `feed`.
-        around: tuple[str, str] | None = None
+        # the next one made of the same is read by its text alone. Forgotten at `feed`;
+        # kept from one call to the next (learning costs about a whole reading of it).
+        around = self._around
         try:
             for item in items:
                 if pairs and type(item) is tuple:
@@ -217,8 +220,10 @@ class CohereDecoder(DialectDecoder):
                     return
         finally:
             self._items, self._answered, self._gave_answer = count, answered, gave
+            self._around = around
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
+        self._around = None  # what it stood for may change (see `feed_all`)
         if type(frame) is not SSEFrame:
             raise TypeError(f"the cohere decoder takes SSEFrame items, got {type(frame).__name__}")
         data = frame.data
