@@ -187,19 +187,13 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
                     if pairs and type(item) is tuple:
                         headers, payload = item
                         if headers is not deltas:
-                            if (
-                                headers.get(":event-type") != "contentBlockDelta"
-                                or headers.get(":message-type", "event") != "event"
-                            ):
-                                headers = None
-                            else:
+                            if _is_delta(headers):
                                 deltas = headers
+                            else:
+                                headers = None
                     elif type(item) is EventStreamMessage:
                         headers, payload = item.headers, item.payload
-                        if (
-                            headers.get(":event-type") != "contentBlockDelta"
-                            or headers.get(":message-type", "event") != "event"
-                        ):
+                        if not _is_delta(headers):
                             headers = None
                     else:
                         headers = None
@@ -618,6 +612,14 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
         if data is None:
             return []
         return [Metadata({"events": [{"event": name, "data": _unpadded(data)}]})]
+
+
+def _is_delta(headers: Any) -> bool:
+    """Whether a message's headers are a `contentBlockDelta` event's."""
+    return bool(
+        headers.get(":event-type") == "contentBlockDelta"
+        and headers.get(":message-type", "event") == "event"
+    )
 
 
 def _message(item: Any) -> Any:
