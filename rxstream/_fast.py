@@ -542,18 +542,10 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
             return None
         return Chained(decoder, below)
 
-    def pairs(parser: SSEParser, below: Any) -> Chained | None:
-        # The parser hands each frame over as an (event, data) tuple: the
-        # decoders below read nothing else of a frame.
-        if not (parser._can_hand_strings() and below._take_pairs()):
-            return None
-        parser._hand_pairs()
-        return Chained(parser, below)
-
-    def messages(parser: EventStreamParser, below: BedrockDecoder) -> Chained | None:
-        # The parser hands each message over as a (headers, payload) tuple: the
-        # decoder below reads nothing else of a message, and builds one where
-        # it needs one.
+    def pairs(parser: SSEParser | EventStreamParser, below: Any) -> Chained | None:
+        # The parser hands each frame over as an (event, data) tuple (an
+        # event-stream message as (headers, payload)): the decoders below read
+        # nothing else of one, and build it where they need it.
         if not (parser._can_hand_pairs() and below._take_pairs()):
             return None
         parser._hand_pairs()
@@ -576,7 +568,7 @@ def _pairs() -> tuple[tuple[_Types, _Types, Callable[..., Any]], ...]:
     return (
         (SSEParser, takes_strings, strings),
         (SSEParser, takes_pairs, pairs),
-        (EventStreamParser, BedrockDecoder, messages),
+        (EventStreamParser, BedrockDecoder, pairs),
         (gives_deltas, (DeltaDecoder, Chained), passed),
         (ChatFrameDecoder, DeltaDecoder, deltas),
         (ChatFrameDecoder, MessageAccumulator, accumulate),

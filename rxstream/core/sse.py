@@ -210,6 +210,10 @@ class SSEParser(MachineBase):
         """Fast-path hook (`rxstream._fast`): whether `_hand_strings` may still be set."""
         return self._fresh and self._state is OPEN and self._one is None
 
+    def _can_hand_pairs(self) -> bool:
+        """Fast-path hook (`rxstream._fast`): whether `_hand_pairs` may still be set."""
+        return self._can_hand_strings()
+
     def _hand_pairs(self) -> None:
         """Fast-path hook (`rxstream._fast`): give each frame as a bare `(event, data)` tuple.
 
