@@ -1,8 +1,119 @@
-"""The rxstream pytest plugin, loaded here rather than through its entry point.
+"""The test run's own plugin: the rxstream pytest plugin, the everyday selection, clean stops.
 
-pyproject's addopts disable the installed entry point (`-p no:rxstream`) and
-this file loads the same plugin: entry points are imported before coverage
-starts, so the package's module-level code would count as never run.
+- The rxstream plugin is loaded here rather than through its entry point:
+  pyproject's addopts disable the installed entry point (`-p no:rxstream`), because
+  entry points are imported before coverage starts, so the package's module-level
+  code would count as never run.
+- `python -m pytest` alone runs the everyday selection: every module of the
+  package, in a few minutes on two cores. Tests marked `matrix` (the official SDKs
+  and JavaScript clients reading what rxstream writes, browsers, Redis Cluster,
+  exhaustive sweeps over every recorded event) are left out of it and run with
+  `--full` (as `.ci/run` does), or when named on the command line, or by `-m`.
+- Hypothesis runs fewer examples a property in the everyday selection (the
+  `everyday` profile) and its usual number under `--full` (the `full` profile).
+- SIGTERM stops the run as Ctrl-C does (fixtures are torn down), and every process
+  the run started that is still alive at its end is ended (`tests.support.processes`).
 """
 
+from __future__ import annotations
+
+import fnmatch
+import signal
+from types import FrameType
+
+import pytest
+from _pytest.config import Config as _Config
+from hypothesis import settings
+
+from tests.support.processes import end_descendants
+
 pytest_plugins = ["rxstream.testing.plugin", "pytester"]
+
+#: Examples a property runs in the everyday selection, its own setting notwithstanding.
+EVERYDAY_EXAMPLES = 25
+
+settings.register_profile("full", deadline=None)
+settings.register_profile("everyday", deadline=None, max_examples=EVERYDAY_EXAMPLES)
+
+
+#: What the everyday selection leaves to `--full`, by node id (fnmatch patterns), and why.
+#: Every module of the package stays covered by the rest; these are the other clients,
+#: the other machines, and the exhaustive sweeps whose smaller cousins run every day.
+MATRIX = {
+    "tests/conformance/*": "the official Python SDKs read every rendering",
+    "tests/aisdk_client/*": "the AI SDK's own JavaScript client (Node, npm)",
+    "tests/js_clients/*": "the official JavaScript SDKs and @ai-sdk providers (Node, npm)",
+    "tests/examples/test_browser.py::*": "a real Chromium drives the example",
+    "tests/io/test_redis_cluster.py::*": "a Redis Cluster of six redis-server processes",
+    "tests/cli/test_terminal.py::*": "the live view in a real terminal (tmux)",
+    "tests/sources/test_sdk_clients.py::*": "the official SDKs' own HTTP responses as sources",
+    "tests/sources/test_concurrency.py::test_a_thousand_*": "a thousand streams at once",
+    "tests/sources/test_concurrency.py::test_five_hundred_*": "five hundred streams at once",
+    "tests/sources/test_dispose_race.py::*under_load": "a stress test beside a CPU burner",
+    "tests/core/test_tokens_cuts.py::test_each_cut_holds_for_every_pair_*": (
+        "every pair of ASCII characters under three encodings"
+    ),
+    "tests/typed/test_long_digits.py::*": "every integer of every recorded event made too long",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="run the full matrix too: the tests marked `matrix` (.ci/run does)",
+    )
+
+
+def _full(config: pytest.Config) -> bool:
+    """Whether this run takes the matrix: `--full`, a `-m` of its own, or tests named by hand."""
+    named = config.args_source != _Config.ArgsSource.TESTPATHS
+    return bool(config.getoption("--full") or config.getoption("-m") or named)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings.load_profile("full" if _full(config) else "everyday")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    # A run started with SIGINT ignored (in the background of a shell without job control)
+    # would pass that on to every child: the tests that stop a command with Ctrl-C need it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _cap_examples(item: pytest.Item) -> None:
+    """Run at most EVERYDAY_EXAMPLES examples of a property that asks for more itself."""
+    test = getattr(item, "obj", None)
+    test = getattr(test, "__func__", test)  # a method: its function holds the settings
+    own = getattr(test, "_hypothesis_internal_use_settings", None)
+    if isinstance(own, settings) and own.max_examples > EVERYDAY_EXAMPLES:
+        capped = settings(own, max_examples=EVERYDAY_EXAMPLES, deadline=None)
+        test._hypothesis_internal_use_settings = capped
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(fnmatch.fnmatchcase(item.nodeid, pattern) for pattern in MATRIX):
+            item.add_marker(pytest.mark.matrix)
+    if _full(config):
+        return
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        (kept if item.get_closest_marker("matrix") is None else left).append(item)
+        _cap_examples(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    end_descendants()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    end_descendants()

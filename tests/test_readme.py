@@ -117,7 +117,9 @@ def test_the_readme_commands_are_what_ci_runs() -> None:
     ci = (README.parent / ".ci" / "run").read_text()
     for command in [
         'pip install -e ".[cli]" && rxstream demo',
-        'pip install -e ".[test]" && python -m pytest',
+        'pip install -e ".[test]" && python -m pytest --full',
     ]:
         assert command in TEXT
         assert command in ci
+    # The newcomer's test command is the everyday selection, printed on its own line.
+    assert 'pip install -e ".[test]" && python -m pytest\n' in TEXT

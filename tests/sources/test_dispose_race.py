@@ -1,4 +1,4 @@
-"""Disposal races: after `dispose()` the reader is gone within a second, every time.
+"""Disposal races: after `dispose()` the reader is gone within seconds, every time.
 
 The race this guards against: `from_request(..., scheduler=NewThreadScheduler())`
 against a server that sends the headers and then nothing, disposed 0-10 ms
@@ -40,8 +40,10 @@ RUNS = 300
 BUDGET = 12.0
 #: The fewest runs that still count as a test of the race.
 MIN_RUNS = 60
-#: How long a reader may take to be gone after dispose().
-GONE_WITHIN = 1.0
+#: How long a reader may take to be gone after dispose(). The bug this guards against
+#: leaves a reader blocked for good; a busy machine may delay a thread's last steps by far
+#: more than the usual few milliseconds, so the margin is wide.
+GONE_WITHIN = 5.0
 
 
 @pytest.fixture
@@ -260,7 +262,7 @@ def test_async_dispose_or_cancel_closes_the_connection_promptly(
             async def run_once(i: int) -> str | None:
                 outcome = await _disposed_async(client, server.url, rng.uniform(0, 0.010), how)
                 opened = len(server.requests)
-                # Whatever the client opened for this run, it has let go of within a second.
+                # Whatever the client opened for this run, it has let go of within GONE_WITHIN.
                 gone = await asyncio.to_thread(
                     server.wait_for_disconnect, GONE_WITHIN, count=opened
                 )

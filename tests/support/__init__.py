@@ -1,0 +1,1 @@
+"""Helpers the tests share (one copy each): processes, servers, chunkings."""
