@@ -1,6 +1,6 @@
 """`rxstream fake-server --help`'s part on faults (text only: the parser builds with no server).
 
-The syntax is read by `rxstream.testing._faults.parse_fault`; a test parses every
+The syntax is read by `rxstream.testing.parse_fault`; a test parses every
 example here with it.
 """
 

@@ -624,7 +624,7 @@ class FakeLLMServer:
             one already in use makes `start()` raise an `OSError` naming it.
         faults: faults for successive requests, the last one repeating: specs
             such as `"429:retry-after=2"`, `"cut:3"`, `"ok"` (see
-            `rxstream.testing._faults`), each rendered in the asked dialect.
+            `rxstream.testing.parse_fault`), each rendered in the asked dialect.
             A request's `x-rxstream-fault: SPEC` header scripts its own fault
             instead (an invalid one is answered 400, saying why).
 
