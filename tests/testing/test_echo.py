@@ -249,3 +249,11 @@ def test_the_same_request_gets_the_same_answer_and_a_paced_one_waits() -> None:
     assert {step.delay for step in paced.steps} == {0.25}
     assert isinstance(paced, Scenario)
     assert paced.model == "m/1"
+
+
+def test_a_reply_stands_for_a_scenario_in_a_sequence() -> None:
+    with FakeLLMServer(Scenario.error(500, "down"), echo_answer) as server:
+        with pytest.raises(rs.HTTPStatusError, match="down"):
+            ask(server, "cohere", ASK)
+        assert ask(server, "cohere", ASK).content == 'You said: "What is the weather in Paris?"'
+        assert ask(server, "cohere", ASK, tools=TOOLS).tool_calls[0].name == "get_weather"
