@@ -319,8 +319,8 @@ def test_a_block_runs_against_the_fake_server_command(
 ) -> None:
     """What a reader does: start `rxstream fake-server`, paste its `export` lines, run the block.
 
-    (The command answers every request with the demo's answer, which ends in tool calls: a block
-    must not depend on its scenario to run.)
+    (The command answers what each request asks: a call of one of its tools when it offers
+    some, a text otherwise or after tool results: a block must not depend on one answer to run.)
     """
     env = dict(fake_server_command_environment)
     with contextlib.ExitStack() as stack:

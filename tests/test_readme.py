@@ -59,11 +59,12 @@ def test_a_python_block_runs_as_printed(code: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("code", PYTHON, ids=[f"block{i + 1}" for i in range(len(PYTHON))])
 def test_a_python_block_runs_against_the_fake_server_command(code: str, tmp_path: Path) -> None:
-    """`rxstream fake-server`, its `export` lines pasted, then the block: the demo's answer."""
+    """`rxstream fake-server`, its `export` lines pasted, then the block: the fake's answer,
+    which quotes the user's message back."""
     with fake_server_command() as env:
         run = run_python(code, tmp_path, env)
     assert run.returncode == 0, run.describe()
-    assert "Let me check the weather in Paris and Tokyo for you." in run.stdout, run.describe()
+    assert 'You said: "Hi"' in run.stdout, run.describe()
 
 
 FOOTER = re.compile(

@@ -269,8 +269,9 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
         `missing_key` says what is missing).
 
     Raises:
-        ValueError: an unknown API; a base URL that is not http(s);
-            `--thinking` with an output limit at or below the thinking budget.
+        ValueError: an unknown API; an empty model (`--model ""`: the library
+            refuses one too); a base URL that is not http(s); `--thinking` with
+            an output limit at or below the thinking budget.
 
     >>> r = build("anthropic", Ask("Hi"), base_url=None, env={"ANTHROPIC_API_KEY": "sk-1"})
     >>> r.url, r.headers["x-api-key"], r.body["max_tokens"], r.key
@@ -279,6 +280,9 @@ def build(name: str, ask: Ask, *, base_url: str | None, env: Mapping[str, str]) 
     api = APIS.get(name)
     if api is None:
         raise ValueError(f"unknown API {name!r}; one of {', '.join(APIS)}")
+    if ask.model is not None and not ask.model.strip():
+        # Given but empty is a mistake, not "use the default" (rs.request refuses it too).
+        raise ValueError(f"--model must be a non-empty model name, got {ask.model!r}")
     base = base_url_for(name, base_url, env)
     _, model_from_env = _first(env, api.model_variables)
     model = ask.model or model_from_env or api.default_model

@@ -45,6 +45,7 @@ from ..models import EventStreamMessage
 from ..operators import count_tokens, decode, eventstream_frames, sse_frames
 from ._apis import APIS, KEY_VARIABLES, Ask, Request, build, build_ui_chat, join_url, missing_key
 from ._errors import describe, recording_problem
+from ._fault_help import FAULT_HELP
 from ._hints import install_hint
 from ._tokens import offline_encoding
 from ._view import Clock, View, make_view
@@ -305,6 +306,13 @@ def _fake_server(args: argparse.Namespace) -> int:
     return serve(args, sys.stdout)
 
 
+def _fault_specs(text: str) -> Any:
+    """`--fault`'s type: the specs read by the fake server's own parser (loaded when used)."""
+    from ._fake_server import fault_specs
+
+    return fault_specs(text)
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -512,13 +520,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     fake = commands.add_parser(
         "fake-server",
-        help="serve the demo's answer on 127.0.0.1 for SDKs and docs blocks, until Ctrl-C",
+        help="serve a fake LLM that answers the request on 127.0.0.1, with scriptable faults",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Start a FakeLLMServer on 127.0.0.1 that answers every dialect's streaming path "
-            "with the demo's scripted answer (reasoning, text, two parallel tool calls, usage), "
-            "print its base URL and the environment variables that point each official SDK and "
+            "Start a FakeLLMServer on 127.0.0.1 that answers every dialect's streaming path\n"
+            "with an answer made from the request: the model it asks for, a call of one of its\n"
+            "own tools (arguments valid for that tool's JSON schema), a final text when the\n"
+            "conversation ends with tool results, else a quote of the last user message; print\n"
+            "its base URL and the environment variables that point each official SDK and\n"
             "rs.request at it, and serve until Ctrl-C (exit status 0)."
         ),
+        epilog=FAULT_HELP,
     )
     fake.add_argument(
         "--dialect",
@@ -538,6 +550,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fake.add_argument(
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
+    )
+    fake.add_argument(
+        "--fault",
+        action="append",
+        type=_fault_specs,
+        metavar="SPEC",
+        help=(
+            "a fault for the next request (repeatable, or SPEC,SPEC,...): the Nth request gets "
+            "the Nth fault, the last one repeating; see below"
+        ),
     )
     fake.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     fake.set_defaults(run=_fake_server)

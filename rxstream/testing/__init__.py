@@ -4,13 +4,31 @@
 - `marbles`: `StreamMarbles` and a small vocabulary (`text`, `tool`, `usage`, `DONE`, ...)
   so a pipeline test reads as a marble diagram;
 - `server`: `FakeLLMServer`, a real HTTP server on 127.0.0.1 playing scripted `Scenario`s;
+  `FakeLLMServer.echoing()` (or `echo_answer` as a scenario) answers what each request
+  asks (its model, one of its tools, its tool results), and faults (`cut:3`,
+  `429:retry-after=2`, ...: `parse_fault`, `parse_faults`) script failures, per server
+  or per request (the `x-rxstream-fault` header, `FAULT_HEADER`);
 - `redis_server`: `RedisServer`, a real `redis-server` on 127.0.0.1 for a test;
 - `plugin`: the pytest plugin (fixtures `fake_llm_server`, `stream_marbles`, `redis_server`).
 """
 
+from ._echo import echo_answer
+from ._faults import FAULT_HEADER, FAULT_SYNTAX, Fault, parse_fault, parse_faults
 from .builders import ChatStream
 from .marbles import StreamMarbles
 from .redis_server import RedisServer
 from .server import FakeLLMServer, Scenario
 
-__all__ = ["ChatStream", "FakeLLMServer", "RedisServer", "Scenario", "StreamMarbles"]
+__all__ = [
+    "FAULT_HEADER",
+    "FAULT_SYNTAX",
+    "ChatStream",
+    "FakeLLMServer",
+    "Fault",
+    "RedisServer",
+    "Scenario",
+    "StreamMarbles",
+    "echo_answer",
+    "parse_fault",
+    "parse_faults",
+]

@@ -38,6 +38,12 @@ dialect. `Raw` bytes are sent as they are; `Stall` sends nothing for a while;
 `Disconnect` drops the connection. Every step may wait first (`delay=`).
 `Scenario.error(...)` answers an HTTP error in the asked provider's shape.
 Requests are served by the given scenarios in order, the last one repeating.
+A `Reply` (a function of the `RecordedRequest`) may stand for a scenario:
+`FakeLLMServer.echoing()` answers with `rxstream.testing.echo_answer`, made from
+each request (its model, one of its tools, its tool results). Faults
+(`faults=["429:retry-after=2", "cut:3", "ok"]`, or a request's
+`x-rxstream-fault: SPEC` header) turn an answer into a failing one in the asked
+dialect's terms (`rxstream.testing.parse_fault` reads the syntax).
 
 For the misbehaving servers a client must survive, `FakeLLMServer.scripted(answer)`
 answers every request (any path) with `answer(request)`, a `WireAnswer` that puts
@@ -57,17 +63,19 @@ everything promptly.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import math
 import re
 import select
 import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import parse_qsl, urlsplit
 
 from ..core import DeltaDecoder, dialects
@@ -79,6 +87,12 @@ from ..errors import ProviderError
 from ..models import ChatChunk, Delta, TextDelta
 from . import builders
 from .checks import Rejection, check_request
+
+if TYPE_CHECKING:
+    from ._faults import Fault
+
+#: The request header that scripts one request's fault (see `rxstream.testing.parse_fault`).
+FAULT_HEADER = "x-rxstream-fault"
 
 __all__ = [
     "SERVED",
@@ -93,6 +107,7 @@ __all__ = [
     "Keepalive",
     "Raw",
     "RecordedRequest",
+    "Reply",
     "Say",
     "Scenario",
     "Stall",
@@ -170,7 +185,11 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class Stall:
-    """Send nothing for `seconds` (a client that leaves meanwhile is noticed)."""
+    """Send nothing for `seconds` (a client that leaves meanwhile is noticed).
+
+    At most `MAX_WAIT` seconds, except `math.inf`: until the client leaves or
+    the server stops.
+    """
 
     seconds: float
     delay: float = 0.0
@@ -258,6 +277,9 @@ class Scenario:
         framing: `"chunked"` (HTTP/1.1 chunked transfer encoding, the default)
             or `"close"` (no framing: the body ends when the server closes the
             connection, so each `Raw` reaches the socket byte for byte).
+        model: the model name the answer reports where its dialect's stream
+            names one (`Say`, `Fail` and `End` steps, and `Chunk`s outside
+            OpenAI chat; None: the dialect renderer's default).
 
     Example:
         >>> slow = Scenario.text("Hel", "lo", delay=0.05)
@@ -274,6 +296,7 @@ class Scenario:
     body: JSON = None
     framing: Literal["chunked", "close"] = "chunked"
     http_error: HTTPError | None = None
+    model: str | None = None
 
     @classmethod
     def answer(
@@ -569,6 +592,11 @@ class RecordedRequest:
         return isinstance(self.json, dict) and self.json.get("stream") is True
 
 
+#: An answer made from the request it answers (e.g. `rxstream.testing.echo_answer`):
+#: a `FakeLLMServer` takes one wherever it takes a `Scenario`.
+Reply: TypeAlias = Callable[[RecordedRequest], Scenario]
+
+
 # --------------------------------------------------------------------------- server
 
 
@@ -586,18 +614,25 @@ class FakeLLMServer:
 
     Args:
         scenarios: answers for successive requests; the last one repeats
-            (default: `Scenario.text()`, a short text answer).
+            (default: `Scenario.text()`, a short text answer). A `Reply` (a
+            function of the `RecordedRequest`) makes its answer per request.
         idle_timeout: seconds an idle keep-alive connection is kept open.
         check_requests: refuse a request body the provider would refuse, with
             that provider's HTTP error (see `rxstream.testing.checks`); False
             serves any body (for tests that send minimal or broken ones).
         port: the port to listen on (default 0: a free one the system picks);
             one already in use makes `start()` raise an `OSError` naming it.
+        faults: faults for successive requests, the last one repeating: specs
+            such as `"429:retry-after=2"`, `"cut:3"`, `"ok"` (see
+            `rxstream.testing.parse_fault`), each rendered in the asked dialect.
+            A request's `x-rxstream-fault: SPEC` header scripts its own fault
+            instead (an invalid one is answered 400, saying why).
 
     Attributes:
         base_url: `"http://127.0.0.1:PORT/v1"`, for an SDK's `base_url`.
         url: `base_url + "/chat/completions"`, for `rs.from_request`.
         requests: the `RecordedRequest`s received so far.
+        faults: the `Fault`s for successive requests (from `faults=`).
 
     Example:
         >>> with FakeLLMServer(Scenario.error(429, headers={"Retry-After": "1"})) as server:
@@ -607,18 +642,22 @@ class FakeLLMServer:
 
     def __init__(
         self,
-        *scenarios: Scenario,
+        *scenarios: Scenario | Reply,
         idle_timeout: float = 5.0,
         check_requests: bool = True,
         port: int = 0,
+        faults: str | Iterable[str] = (),
     ) -> None:
+        from ._faults import parse_faults  # it builds on this module's steps
+
         self.check_requests = check_requests
+        self.faults = parse_faults(faults)
         if isinstance(port, bool) or not isinstance(port, int):
             raise TypeError(f"port must be an int, got {port!r}")
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be 0 (a free one) to 65535, got {port!r}")
         self._port = port
-        self._scenarios: list[Scenario] = list(scenarios) or [Scenario.text()]
+        self._scenarios: list[Scenario | Reply] = list(scenarios) or [Scenario.text()]
         self._served = 0
         self._idle_timeout = idle_timeout
         self._lock = threading.Condition()
@@ -704,6 +743,31 @@ class FakeLLMServer:
         server._script = answer
         return server
 
+    @classmethod
+    def echoing(
+        cls,
+        *,
+        delay: float = 0.0,
+        faults: str | Iterable[str] = (),
+        port: int = 0,
+        check_requests: bool = True,
+    ) -> FakeLLMServer:
+        """A server whose answers listen to the request (what `rxstream fake-server` serves).
+
+        Each answer (`rxstream.testing.echo_answer`) reports the model asked
+        for, calls one of the request's own tools with arguments valid for its
+        schema, answers a tool result with a final text, and quotes the user
+        otherwise; `faults` as for the constructor.
+
+        Example:
+            >>> with FakeLLMServer.echoing(faults=["429", "ok"]) as server:  # doctest: +SKIP
+            ...     rs.chat(client, "anthropic", model="claude-haiku-4-5", messages=[...])
+        """
+        from ._echo import echo_answer  # it builds on this module's scenarios
+
+        reply: Reply = functools.partial(echo_answer, delay=delay) if delay else echo_answer
+        return cls(reply, faults=faults, port=port, check_requests=check_requests)
+
     # ----------------------------------------------------------------- public state
 
     @property
@@ -759,7 +823,7 @@ class FakeLLMServer:
         with self._lock:
             return self._completed
 
-    def serve(self, *scenarios: Scenario) -> None:
+    def serve(self, *scenarios: Scenario | Reply) -> None:
         """Answer the next requests with `scenarios` (in order, the last repeating)."""
         if not scenarios:
             raise ValueError("serve() needs at least one scenario")
@@ -802,14 +866,25 @@ class FakeLLMServer:
             self._requests.append(request)
             self._lock.notify_all()
 
-    def _next_scenario(self, request: RecordedRequest) -> tuple[Scenario, int]:
-        """The scenario that answers `request`, and the number of the request (from 1)."""
+    def _next_scenario(
+        self, request: RecordedRequest, dialect: str, fault: Fault | None = None
+    ) -> tuple[Scenario, int]:
+        """The scenario that answers `request`, and the number of the request (from 1).
+
+        A `Reply` is asked for its scenario; then the fault goes in: `fault`
+        (the request's header's), else this request's of `self.faults`.
+        """
         with self._lock:
             self._requests.append(request)
-            scenario = self._scenarios[min(self._served, len(self._scenarios) - 1)]
+            served = self._served
+            answer = self._scenarios[min(served, len(self._scenarios) - 1)]
             self._served += 1
             self._lock.notify_all()
-            return scenario, len(self._requests)
+            number = len(self._requests)
+        scenario = answer if isinstance(answer, Scenario) else answer(request)
+        if fault is None and self.faults:
+            fault = self.faults[min(served, len(self.faults) - 1)]
+        return (scenario if fault is None else fault.apply(scenario, dialect)), number
 
     def _note(self, *, disconnect: bool) -> None:
         with self._lock:
@@ -891,8 +966,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._record(request)  # the provider refuses before any scenario plays
             self._send_rejection(dialect, rejection)
             return
-        scenario, number = self.owner._next_scenario(request)
-        player = _Player(dialect, number)
+        try:
+            fault = _header_fault(headers)
+        except ValueError as exc:
+            self.owner._record(request)  # the fault asked for cannot be played: say why
+            self._send_rejection(dialect, Rejection(f"{FAULT_HEADER}: {exc}"))
+            return
+        scenario, number = self.owner._next_scenario(request, dialect, fault)
+        player = _Player(dialect, number, scenario.model)
         try:
             if scenario.http_error is not None:
                 error = scenario.http_error
@@ -1099,7 +1180,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _wait(self, seconds: float) -> None:
         """Sleep up to `seconds` (bounded), noticing a client that leaves meanwhile."""
-        deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT)
+        # Infinity is asked for on purpose (a stall "forever"): only the client or stop() ends it.
+        bounded = seconds if math.isinf(seconds) else min(max(seconds, 0.0), MAX_WAIT)
+        deadline = time.monotonic() + bounded
         while (left := deadline - time.monotonic()) > 0:
             if self.owner._stopping.is_set():
                 raise _ClientGone
@@ -1222,6 +1305,18 @@ def _ui_chat(body: JSON) -> bool:
     )
 
 
+def _header_fault(headers: Mapping[str, str]) -> Fault | None:
+    """The fault a request's `x-rxstream-fault` header scripts (None: no header).
+
+    Raises:
+        ValueError: a spec outside the fault syntax.
+    """
+    from ._faults import parse_fault  # it builds on this module's steps
+
+    spec = headers.get(FAULT_HEADER)
+    return None if spec is None else parse_fault(spec)
+
+
 def _streaming(dialect: str, request: RecordedRequest) -> bool:
     body = request.json if isinstance(request.json, dict) else {}
     if dialect == "gemini":
@@ -1248,16 +1343,17 @@ class _Player:
     rendered like `Say` steps, so every scenario plays in every dialect.
     """
 
-    def __init__(self, dialect: str, number: int = 1) -> None:
+    def __init__(self, dialect: str, number: int = 1, model: str | None = None) -> None:
         self.dialect = dialect
         #: Response headers the dialect's clients look for (beside the content type).
         self.headers: Mapping[str, str] = {}
+        options: dict[str, Any] = {} if model is None else {"model": model}
         if dialect == AI_SDK:
             # A new messageId per answer: the client keys its UI messages by it.
-            self._renderer = dialects.renderer(dialect, id=f"msg-fake-{number}")
+            self._renderer = dialects.renderer(dialect, id=f"msg-fake-{number}", **options)
             self.headers = AI_SDK_HEADERS
         else:
-            self._renderer = dialects.renderer(dialect)
+            self._renderer = dialects.renderer(dialect, **options)
         self.wire: str = self._renderer.wire
         self.content_type = _CONTENT_TYPES[self.wire]
         self._literal = dialect == "openai-chat"
@@ -1328,7 +1424,7 @@ def _completion(scenario: Scenario) -> JSON:
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1_700_000_000,
-        "model": "fake-model",
+        "model": scenario.model or "fake-model",
         "choices": [
             {
                 "index": 0,

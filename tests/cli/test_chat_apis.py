@@ -491,6 +491,15 @@ def test_chat_thinking_and_max_tokens_reach_the_server(rxstream: Run) -> None:
     assert "x-api-key" not in request.headers  # no key in the environment, none sent
 
 
+@pytest.mark.parametrize("model", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_model_is_refused_not_replaced_by_the_default(rxstream: Run, model: str) -> None:
+    with FakeLLMServer(Scenario.text("ok")) as server:
+        done = rxstream("chat", "Hi", "-m", model, "--base-url", server.base_url)
+        assert server.requests == []  # refused before anything is sent
+    assert done.code == EXIT_ERROR
+    assert done.err == f"rxstream: error: --model must be a non-empty model name, got {model!r}\n"
+
+
 def test_max_tokens_must_be_positive(rxstream: Run) -> None:
     with pytest.raises(SystemExit) as exit_:
         rxstream("chat", "x", "--max-tokens", "0")
