@@ -471,8 +471,11 @@ class ToolCall:
         arguments: the arguments as the JSON text the model produced.
         choice: the choice the call belongs to.
         complete: False for a progressive snapshot from
-            `accumulate_tool_calls(partial=True)`.
-        partial: for a snapshot, the best-effort parse of the incomplete arguments.
+            `accumulate_tool_calls(partial=True)`, and for a call cut by a
+            stop (its choice ended in `Finish("cancelled")` before its
+            arguments were a whole JSON object).
+        partial: for a snapshot or a cut call, the best-effort parse of the
+            incomplete arguments (when `partial=True` was asked for).
     """
 
     index: int
