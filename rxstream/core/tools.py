@@ -36,7 +36,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from .._deprecate import moved_names
 from ..models import JSON, Delta, Finish, ToolCall, ToolCallDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
@@ -74,6 +76,11 @@ def partial_parser() -> Callable[..., JSON]:
             ) from exc
         _jiter_from_json = jiter.from_json
     return _jiter_from_json
+
+
+if not TYPE_CHECKING:
+    # `_partial_parser`, the name `partial_parser` had while it was private.
+    __getattr__ = moved_names(__name__, {"_partial_parser": f"{__name__}:partial_parser"})
 
 
 def parse_partial_json(text: str) -> JSON:
