@@ -12,7 +12,7 @@ no import of griffe or mkdocs, which the test extra does not bring.
 from __future__ import annotations
 
 import ast
-import importlib
+import importlib.util
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -59,7 +59,8 @@ def all_directives() -> tuple[Directive, ...]:
 
 def module_source(module: str) -> ast.Module:
     spec = importlib.util.find_spec(module)
-    assert spec is not None and spec.origin is not None, module
+    assert spec is not None, module
+    assert spec.origin is not None, module
     return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
 
 
