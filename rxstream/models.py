@@ -443,6 +443,10 @@ Delta: TypeAlias = (
     | ReasoningState
     | Metadata
 )
+"""Any delta a decoder emits: the union `match` dispatches on (`case TextDelta(text=t): ...`).
+
+Each carries only the new piece of its choice; the accumulators keep the totals.
+"""
 
 #: Every class a `Delta` may be (for `isinstance` checks).
 DELTA_CLASSES = (
@@ -471,8 +475,11 @@ class ToolCall:
         arguments: the arguments as the JSON text the model produced.
         choice: the choice the call belongs to.
         complete: False for a progressive snapshot from
-            `accumulate_tool_calls(partial=True)`.
-        partial: for a snapshot, the best-effort parse of the incomplete arguments.
+            `accumulate_tool_calls(partial=True)`, and for a call cut by a
+            stop (its choice ended in `Finish("cancelled")` before its
+            arguments were a whole JSON object).
+        partial: for a snapshot or a cut call, the best-effort parse of the
+            incomplete arguments (when `partial=True` was asked for).
     """
 
     index: int
@@ -540,12 +547,15 @@ class ReasoningBlock:
     state: ReasoningState | None = None
 
 
-#: One block of a `Message`, in arrival order: text, reasoning, a client tool
-#: call, a server-side tool call or result, or reasoning state that belongs to
-#: no reasoning run (redacted thinking, compaction, a Gemini thought signature).
 MessageBlock: TypeAlias = (
     TextBlock | ReasoningBlock | ToolCall | ServerToolCall | ServerToolResult | ReasoningState
 )
+"""One block of a `Message` (`Message.blocks`), in arrival order.
+
+Text, reasoning, a client tool call, a server-side tool call or result, or
+reasoning state that belongs to no reasoning run (redacted thinking,
+compaction, a Gemini thought signature).
+"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, checked on the source: every import of every module of rxstream.
+"""The layers of docs/concepts/architecture.md, checked on the source: every import of every module.
 
 Two rules, read with `ast` from each module (imports inside functions and under
 `TYPE_CHECKING` count too: they are dependencies all the same):
@@ -16,6 +16,7 @@ The front door (`rxstream/__init__.py`) re-exports every layer and is exempt.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,9 +116,9 @@ def height(module: str) -> int:
     return LAYERS[package] if package is not None else 0
 
 
-#: The fast paths (DESIGN: below the core, "may import core's machine base") are imported
-#: by the core's machines, and their pair table names those machines: it reaches them only
-#: from inside functions (and for types), after both are loaded, never at import.
+#: The fast paths (below the core: docs/concepts/architecture.md) are imported by the core's
+#: machines, and their pair table names those machines: it reaches them only from inside
+#: functions (and for types), after both are loaded, never at import.
 FAST = "rxstream._fast"
 
 
@@ -196,3 +197,48 @@ def test_the_rules_read_imports_as_meant(
     path.write_text(source + "\n", encoding="utf-8")
     [imp] = list(imports_of(importer, path))
     assert (private_reach(imp), upward(imp)) == expected, imp
+
+
+# --------------------------------------------------------------------------- the page's table
+
+PAGE = ROOT.parent / "docs" / "concepts" / "architecture.md"
+
+
+def layer_table() -> list[tuple[str, list[str]]]:
+    """The rows of the page's layer table, top first: (layer, the packages it names)."""
+    text = PAGE.read_text(encoding="utf-8")
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| layer | package |"), rows[0]
+    table = []
+    for row in rows[1:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        table.append((cells[0], re.findall(r"`(rxstream[\w.]*)`", cells[1])))
+    return table
+
+
+def top_level_names() -> set[str]:
+    """Every top-level module and package of rxstream (`rxstream.models`, `rxstream.core`)."""
+    found = {f"rxstream.{path.stem}" for path in ROOT.glob("*.py") if path.name != "__init__.py"}
+    found |= {f"rxstream.{path.parent.name}" for path in ROOT.glob("*/__init__.py")}
+    return found
+
+
+def test_the_pages_layer_table_is_the_layers_this_test_enforces() -> None:
+    table = layer_table()
+    subpackages = [name.split(".")[1] for _, names in table for name in names if subpackage(name)]
+    # The subpackage rows, top to bottom, are LAYERS from the highest down.
+    assert subpackages == sorted(LAYERS, key=LAYERS.__getitem__, reverse=True)
+    # Below them, the root-level modules (height 0); the subpackage rows come first.
+    heights = [max(height(name) for name in names) for _, names in table]
+    assert heights == sorted(heights, reverse=True), table
+    # Every top-level module and package is in exactly one row.
+    named = [name for _, names in table for name in names]
+    assert sorted(named) == sorted(set(named)), named
+    assert set(named) == top_level_names(), set(named) ^ top_level_names()
+
+
+def test_the_fast_paths_row_is_where_the_test_puts_them() -> None:
+    [row] = [names for layer, names in layer_table() if FAST in names]
+    assert height(FAST) == 0
+    assert row == [FAST, "rxstream._typed"]

@@ -19,15 +19,11 @@ MODULES = sorted(
 )
 
 
-# Old paths kept one release: importing them warns (tests/core/test_codec.py checks that).
-DEPRECATED = {"rxstream.core.codec", "rxstream.core.sse_encoder"}
-
-
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name: str) -> None:
     with warnings.catch_warnings():
-        if name in DEPRECATED:
-            warnings.simplefilter("ignore", DeprecationWarning)
+        # Old paths kept one release import without a warning; using their names warns.
+        warnings.simplefilter("error", DeprecationWarning)
         module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, report=True)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

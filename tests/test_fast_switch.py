@@ -1,7 +1,7 @@
 """The fast paths switched off give what they give switched on: same items, same errors.
 
-Every recorded stream under tests/data runs through the pipelines DESIGN.md
-lists (SSE dialects `lines, sse_frames, decode(d)`, Ollama `lines,
+Every recorded stream under tests/data runs through the pipelines
+docs/concepts/architecture.md lists (SSE dialects `lines, sse_frames, decode(d)`, Ollama `lines,
 decode("ollama")`, Bedrock `eventstream_frames, decode("bedrock")`, each also
 with `decode()` detecting the dialect, and openai-chat's long spelling
 `lines, sse_frames, decode_chunks, deltas, accumulate_message`), whole, cut at

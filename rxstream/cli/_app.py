@@ -37,6 +37,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import NewThreadScheduler
 
 from .. import __version__
+from .._deprecate import deprecation_message
 from ..core.dialects import AI_SDK, DIALECTS, WireKind
 from ..io import Handle, multicast, sync_source
 from ..io.credentials import Credentials, shown_url
@@ -686,11 +687,9 @@ class _DeprecatedAlias(argparse.Action):
         values: str | Sequence[Any] | None,
         option_string: str | None = None,
     ) -> None:
-        print(
-            f"rxstream: warning: {option_string} is deprecated, use {self.new} "
-            "(it will be removed in the next release)",
-            file=sys.stderr,
-        )
+        # The command's users see no Python warnings: the same words go to stderr.
+        old = option_string or self.option_strings[0]
+        print(f"rxstream: warning: {deprecation_message(old, self.new)}", file=sys.stderr)
         setattr(namespace, self.dest, values)
 
 

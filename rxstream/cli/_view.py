@@ -39,7 +39,7 @@ __all__ = ["JSONView", "LiveView", "PlainView", "Stats", "View", "delta_json", "
 
 def delta_json(delta: Delta) -> dict[str, Any]:
     """A delta as a JSON object: `type` first, then its fields (rxstream's encoding,
-    `rxstream.core.codec`, so `codec.decode` gives the delta back, `raw` included).
+    `rxstream.core.wire`, so `wire.decode` gives the delta back, `raw` included).
 
     >>> delta_json(TextDelta("Hi"))
     {'type': 'text', 'text': 'Hi', 'choice': 0}

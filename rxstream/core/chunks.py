@@ -6,12 +6,12 @@ Each name this module had is still given, for one release, with a
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from typing import TYPE_CHECKING
+
+from .._deprecate import moved_names
 
 # name -> "module" or "module:name" where it lives now.
-_MOVED = {
+_MOVED: dict[str, str | tuple[str, object]] = {
     "ChatFrameDecoder": "rxstream.core.dialects.openai_chat.chunks",
     "ChunkDecoder": "rxstream.core.dialects.openai_chat.chunks",
     "OnMalformed": "rxstream.core.dialects",
@@ -20,14 +20,5 @@ _MOVED = {
 __all__ = sorted(_MOVED)
 
 
-def __getattr__(name: str) -> Any:
-    where = _MOVED.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, _, attribute = where.partition(":")
-    warnings.warn(
-        f"rxstream.core.chunks.{name} is deprecated: use {module}.{attribute or name}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(module), attribute or name)
+if not TYPE_CHECKING:
+    __getattr__ = moved_names(__name__, _MOVED)

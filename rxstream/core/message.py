@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-from .._deprecate import warn_renamed
+from .._deprecate import warn_deprecated
 from ..models import (
     Citation,
     Delta,
@@ -281,8 +281,8 @@ class MessageAccumulator(MachineBase):
 
         Takes the choices and roles from `reader`, as `chunks=` does; warns.
         """
-        warn_renamed(
-            "MessageAccumulator", "share_reader(reader)", "MessageAccumulator(chunks=reader)"
+        warn_deprecated(
+            "MessageAccumulator.share_reader(reader)", "MessageAccumulator(chunks=reader)"
         )
         self._reader = reader
 

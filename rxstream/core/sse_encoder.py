@@ -1,6 +1,7 @@
 """Deprecated: `SSEEncoder` moved to `rxstream.core.dialects.sse_encoder`.
 
-This path goes in the next release.
+This path goes in the next release; each use of a name through it warns
+(`DeprecationWarning`). `SSE_FORMATS` is `SSE_DIALECTS` there.
 
 Rendering in a dialect belongs to the dialect registry; the SSE text itself
 is written by `rxstream.core.sse` (`event_text`, `comment_text`). The names
@@ -10,24 +11,25 @@ not make the core import the registry.
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._deprecate import moved_names
 
 if TYPE_CHECKING:
-    from .dialects.sse_encoder import KEEPALIVE, RXSTREAM, SSE_FORMATS, SSEEncoder
+    from .dialects.sse_encoder import KEEPALIVE, RXSTREAM, SSEEncoder
+    from .dialects.sse_encoder import SSE_DIALECTS as SSE_FORMATS
 
 __all__ = ["KEEPALIVE", "RXSTREAM", "SSE_FORMATS", "SSEEncoder"]
 
-warnings.warn(
-    "rxstream.core.sse_encoder is deprecated; import from rxstream.core.dialects.sse_encoder "
-    "instead",
-    DeprecationWarning,
-    stacklevel=2,
-)
+_NEW = "rxstream.core.dialects.sse_encoder"
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        return getattr(importlib.import_module("rxstream.core.dialects.sse_encoder"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "KEEPALIVE": _NEW,
+            "RXSTREAM": _NEW,
+            "SSEEncoder": _NEW,
+            "SSE_FORMATS": f"{_NEW}:SSE_DIALECTS",
+        },
+    )

@@ -4,7 +4,10 @@ Input: `ToolCallDelta` and `Finish` deltas (other deltas are ignored); a
 `ChatChunk` is a `TypeError` (`rs.accumulate_tool_calls()` decodes chunks first).
 Output: one `ToolCall` (`complete=True`) per call when its choice finishes, or
 at `close()` for choices that never finished; with `partial=True` also
-snapshots (`complete=False`) as the arguments stream.
+snapshots (`complete=False`) as the arguments stream. A choice stopped on
+purpose (`Finish("cancelled")`, from `rs.stop_on` or `Multicast.stop()`) may
+have cut a call in its arguments: such a call is `complete=False`, and only a
+call whose arguments are already a whole JSON object stays `complete=True`.
 
 How a fragment finds its call (per choice):
 
@@ -30,9 +33,12 @@ delta, Mistral's calls without `index`, ids repeated as `""` on every fragment).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from .._deprecate import moved_names
 from ..models import JSON, Delta, Finish, ToolCall, ToolCallDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
@@ -70,6 +76,11 @@ def partial_parser() -> Callable[..., JSON]:
             ) from exc
         _jiter_from_json = jiter.from_json
     return _jiter_from_json
+
+
+if not TYPE_CHECKING:
+    # `_partial_parser`, the name `partial_parser` had while it was private.
+    __getattr__ = moved_names(__name__, {"_partial_parser": f"{__name__}:partial_parser"})
 
 
 def parse_partial_json(text: str) -> JSON:
@@ -226,7 +237,10 @@ class ToolCallAccumulator(MachineBase):
 
     Returns (from `feed`): the calls of a choice when its `Finish` arrives (in
     index order), plus snapshots with `partial=True`; `close()` returns the
-    calls of choices that never finished.
+    calls of choices that never finished. When the `Finish` is a stop
+    (`reason="cancelled"`), a call whose arguments are not yet a whole JSON
+    object was cut by it and comes with `complete=False` (and, with
+    `partial=True`, their best-effort parse in `partial`).
 
     Raises:
         ImportError: `partial=True` and jiter is not installed
@@ -270,7 +284,7 @@ class ToolCallAccumulator(MachineBase):
                     case Finish(choice=choice):
                         state = self._choices.pop(choice, None)
                         if state is not None:
-                            out.extend(self._complete(state, choice))
+                            out.extend(self._complete(state, choice, stopped=_is_stop(delta)))
         except BaseException:
             self._state = FAILED
             raise
@@ -321,9 +335,46 @@ class ToolCallAccumulator(MachineBase):
                 )
             )
 
-    @staticmethod
-    def _complete(state: _Choice, choice: int) -> list[ToolCall]:
+    def _complete(self, state: _Choice, choice: int, *, stopped: bool = False) -> list[ToolCall]:
         calls = sorted(state.calls.values(), key=lambda c: c.slot.index)
-        return [
-            ToolCall(c.slot.index, c.slot.id, c.name, c.arguments(), choice=choice) for c in calls
-        ]
+        out = []
+        for c in calls:
+            arguments = c.arguments()
+            if stopped and not _whole_object(arguments):
+                partial = parse_partial_json(arguments) if self._partial else None
+                out.append(
+                    ToolCall(
+                        c.slot.index,
+                        c.slot.id,
+                        c.name,
+                        arguments,
+                        choice=choice,
+                        complete=False,
+                        partial=partial,
+                    )
+                )
+            else:
+                out.append(ToolCall(c.slot.index, c.slot.id, c.name, arguments, choice=choice))
+        return out
+
+
+#: `Finish.reason` of a choice the client stopped on purpose (rxstream's own word; raw is None).
+STOPPED = "cancelled"
+
+
+def _is_stop(finish: Finish) -> bool:
+    """Whether `finish` is rxstream's stop rather than the provider's end of the choice."""
+    return finish.reason == STOPPED and finish.raw is None
+
+
+def _whole_object(arguments: str) -> bool:
+    """Whether a stopped call's arguments are already whole: a JSON object, nothing missing.
+
+    A tool's arguments are an object, so a prefix of them never parses as one:
+    a call that arrived whole (Gemini, Ollama, a closed Anthropic block) before
+    the stop is complete; one cut mid-arguments (or before any) is not.
+    """
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except (ValueError, RecursionError):
+        return False

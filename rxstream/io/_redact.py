@@ -1,7 +1,7 @@
 """Redact the credentials a server echoes in a body handed out as raw bytes.
 
 A source that cuts lines redacts each line (`_body.BodyReader`); one that
-hands out the body's bytes (`raw=True`) does it here, by the content type:
+hands out the body's bytes (`body="bytes"`) does it here, by the content type:
 
 - An AWS event stream (`application/vnd.amazon.eventstream`, Bedrock): each
   message carries its length and two CRC32 checksums, so its bytes cannot

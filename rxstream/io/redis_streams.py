@@ -12,7 +12,7 @@ Both work with `redis.Redis` and `redis.asyncio.Redis` (redis-py, the `redis`
 extra; typed here against small protocols, so any client with the same
 `execute_command` and `pipeline` fits). What is stored, entry by entry, is
 described in `rxstream.io._redis_entries`: one entry per item in the
-versioned encoding of `rxstream.core.codec` (its version beside each entry),
+versioned encoding of `rxstream.core.wire` (its version beside each entry),
 between a `start` entry and an `end` (completed) or `error` entry, each
 numbered, so a gap can be seen and a retried write is read once.
 

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, TypeAlias, overload
 
 from reactivex import Observable, abc
 
-from .._deprecate import warn_renamed
+from .._deprecate import warn_deprecated
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
 from ._args import check_count
 from ._http import (
@@ -536,7 +536,7 @@ def _binary(where: str, body: object, raw: bool | None) -> bool:
         return body == "bytes"
     new = '"bytes"' if raw else '"lines"'
     # `.raw` on items is what the provider sent, not the body's bytes: hence the new name.
-    warn_renamed(f"{where}()", f"raw={raw!r}", f"body={new}", stacklevel=3)
+    warn_deprecated(f"raw={raw!r}", f"body={new}", where=f"{where}()", stacklevel=3)
     if not raw and body == "bytes":
         raise ValueError(f'{where}: raw=False contradicts body="bytes"; pass body only')
     return bool(raw) or body == "bytes"

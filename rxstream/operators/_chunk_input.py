@@ -2,7 +2,8 @@
 
 The core machines under `accumulate_message`, `accumulate_tool_calls`,
 `count_tokens`, `think_tags` (and `split_by_delta_type`) take deltas only.
-DESIGN.md promises these operators "deltas (or chunks)": so each runs its
+These operators take deltas or chunks (their docstrings and
+docs/concepts/architecture.md say so): so each runs its
 machine behind the openai-chat `DeltaDecoder`, which decodes a chunk and lets
 a delta through unchanged, and names the operator when an item is neither.
 A machine that learns from the chunks themselves (the message accumulator's

@@ -53,7 +53,7 @@ def decode(
     `decode_chunks()` followed by `deltas()`, fused.
 
     `decode("rxstream")` reads rxstream's own event format back (what
-    `rs.to_sse(format="rxstream")` and `rxstream.serve.sse_response` send),
+    `rs.to_sse(dialect="rxstream")` and `rxstream.serve.sse_response` send),
     so a Python client of an rxstream server runs the same pipeline as a
     provider's: `rs.from_request(client, "GET", url).pipe(rs.sse_frames(),
     rs.decode("rxstream"))`. That format carries any item (messages, tool

@@ -176,8 +176,9 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
     So `rs.accumulate_message()` after it emits the partial `Message` with
     `finish_reason == "cancelled"` (with the content, reasoning and tool calls
     that had arrived; a tool call cut in its arguments keeps the partial
-    arguments, and its `parse_arguments()` raises `ToolArgumentsError` when
-    they are incomplete JSON; check `finish_reason` before running tools), and
+    arguments with `complete=False`, and its `parse_arguments()` raises
+    `ToolArgumentsError`; check `finish_reason` and `complete` before running
+    tools), and
     `rs.count_tokens()` emits its final counts. On a stream of other items
     (lines, frames, chunks) a stop just completes it. A stop after the
     stream ended does nothing; a stop before the stream began completes it

@@ -45,7 +45,7 @@ def to_sse(
     `"openai-responses"`, `"anthropic"`, `"gemini"`, `"cohere"`), `SSEFrame`s
     are passed on as they are, and with `dialect="rxstream"` any item goes out
     as rxstream's own JSON event (`event: text`, `data: {"type":"text",...}`;
-    see `rxstream.core.sse_encoder` for the format). Items may come wrapped in
+    see `rxstream.core.dialects.sse_encoder` for the format). Items may come wrapped in
     `StreamEntry(id, item)` (as `rs.from_redis_stream(ids=True)` gives them):
     the entry's id becomes the event id, so a browser that reconnects with
     `Last-Event-ID` resumes right after the last item it saw. Other events

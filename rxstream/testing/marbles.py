@@ -27,6 +27,10 @@ that class (OnError equality in reactivex compares only the text).
 Items that share a tick form a group, separated by commas as reactivex reads
 them: `-a-(b,|)` is `b` and completion at tick 3. The RxJS spelling `(b|)`
 would be one value named `b|` there, so it is refused with the right spelling.
+
+When `assert out == m.expected(...)` fails, the rxstream pytest plugin prints
+both sides as diagrams (ticks from the subscription) and the first record
+where they part (`rxstream.testing.marble_diff`).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from ..models import (
     Usage,
 )
 from . import builders
+from .marble_diff import ExpectedRecords
 
 __all__ = [
     "CREATED",
@@ -489,9 +494,12 @@ class StreamMarbles:
         """The records `start` should return, counting from tick 200.
 
         Exceptions among the values (and `error` for `#`) match by type and
-        message, exception classes by type; `DONE` is completion.
+        message, exception classes by type; `DONE` is completion. The list
+        remembers `values`, so a failed `assert got == expected` (with the
+        rxstream pytest plugin) prints both sides as diagrams in its symbols.
         """
-        return self._records(marbles, values, SUBSCRIBED, error, expect=True)
+        records = self._records(marbles, values, SUBSCRIBED, error, expect=True)
+        return ExpectedRecords(records, values or {})
 
     def subscription(self, marbles: str) -> Subscription:
         """A subscription window: `^` subscribes, `!` unsubscribes; position 0 is tick 200.

@@ -1,5 +1,6 @@
 """The rxstream pytest plugin (entry point `pytest11`): `fake_llm_server`, `stream_marbles`
-and `redis_server`.
+and `redis_server`, and marble diagrams in the message of a failed `assert got == expected`
+on two recordings.
 
 Loading the plugin costs nothing beyond `pytest` itself: the server and marble
 modules are imported only when a test asks for their fixture.
@@ -7,8 +8,9 @@ modules are imported only when a test asks for their fixture.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,7 +19,26 @@ if TYPE_CHECKING:
     from .redis_server import RedisServer
     from .server import FakeLLMServer
 
-__all__ = ["fake_llm_server", "redis_server", "stream_marbles"]
+__all__ = ["fake_llm_server", "pytest_assertrepr_compare", "redis_server", "stream_marbles"]
+
+
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: Any, right: Any
+) -> list[str] | None:
+    """Explain a failed `==` of two marble recordings as diagrams (None: not recordings).
+
+    The side that came from `StreamMarbles.expected` is the expectation; when
+    neither did, the left side is what the test got (`assert got == expected`).
+    """
+    if op != "==" or "reactivex" not in sys.modules:
+        return None  # no recording exists before reactivex is loaded: import nothing
+    from .marble_diff import ExpectedRecords, explain, is_recording
+
+    if not (is_recording(left) and is_recording(right)):
+        return None
+    if isinstance(left, ExpectedRecords) and not isinstance(right, ExpectedRecords):
+        left, right = right, left
+    return explain(left, right)
 
 
 @pytest.fixture

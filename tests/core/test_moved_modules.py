@@ -40,9 +40,12 @@ def test_an_old_path_warns_naming_the_new_one_and_gives_the_same_object(
     old: str, name: str, home: object, new_name: str
 ) -> None:
     module = importlib.import_module(old)  # importing alone does not warn
-    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated: use "):
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated, use "):
         value = getattr(module, name)
-    assert value is getattr(home, new_name)
+    if name == "FieldError":  # a ShapeError that keeps FieldError's argument order
+        assert issubclass(value, getattr(home, new_name))
+    else:
+        assert value is getattr(home, new_name)
 
 
 def test_the_old_modules_list_every_moved_name_and_nothing_else() -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rxstream.core import wire
 from rxstream.core.dialects import decoder
-from rxstream.core.dialects.sse_encoder import KEEPALIVE, SSE_FORMATS, SSEEncoder
+from rxstream.core.dialects.sse_encoder import KEEPALIVE, SSE_DIALECTS, SSEEncoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser, comment_lines, comment_text, event_lines, event_text
 from rxstream.errors import (
@@ -281,7 +281,7 @@ def test_decoding_the_dialect_events_gives_the_deltas_back() -> None:
     assert decode.done
 
 
-@pytest.mark.parametrize("format", SSE_FORMATS)
+@pytest.mark.parametrize("format", SSE_DIALECTS)
 def test_keepalive_is_what_the_format_client_passes_over(format: str) -> None:
     encoder = SSEEncoder(format)
     expected = {

@@ -246,6 +246,38 @@ def test_unfinished_choices_come_out_at_close_in_choice_order() -> None:
     assert acc.close() == [call(0, "a", "f", "{}"), call(0, "b", "g", "{}", choice=1)]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "finish", "complete"),
+    [
+        pytest.param('{"city": "Paris", ', Finish("cancelled"), False, id="cut-by-a-stop"),
+        pytest.param("", Finish("cancelled"), False, id="stopped-before-any-argument"),
+        pytest.param('{"city": "Paris"}', Finish("cancelled"), True, id="whole-before-the-stop"),
+        pytest.param("12", Finish("cancelled"), False, id="a-prefix-that-parses-is-no-object"),
+        pytest.param('{"city": "Pa', Finish("stop"), True, id="the-providers-end-is-not-a-stop"),
+        pytest.param(
+            '{"city": "Pa', Finish("cancelled", raw="cancelled"), True, id="a-providers-own-word"
+        ),
+    ],
+)
+def test_a_call_cut_by_a_stop_is_not_complete(
+    arguments: str, finish: Finish, complete: bool
+) -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(tc(0, arguments, "c1", "weather"))
+    [got] = acc.feed(finish)
+    assert (got.arguments, got.complete) == (arguments, complete)
+    assert got.partial is None
+    assert acc.close() == []
+
+
+def test_a_call_cut_by_a_stop_carries_its_partial_parse_with_partial_on() -> None:
+    acc = ToolCallAccumulator(partial=True)
+    acc.feed(tc(0, '{"city": "Paris", "unit', "c1", "weather"))
+    [got] = acc.feed(Finish("cancelled"))
+    assert not got.complete
+    assert got.partial == {"city": "Paris"}
+
+
 def test_mistral_call_in_the_finish_chunk_comes_out_at_that_chunk() -> None:
     acc = with_chunks()
     out = acc.feed(

@@ -223,6 +223,7 @@ def test_stop_after_n_tokens_keeps_the_partial_message_and_the_final_count() -> 
     # The cut tool call is kept, honestly incomplete: its arguments do not parse.
     [call] = message.tool_calls
     assert (call.id, call.name, call.arguments) == ("c1", "weather", '{"city": "Pa')
+    assert not call.complete
     with pytest.raises(ToolArgumentsError):
         call.parse_arguments()
     assert counts[-1].final
@@ -369,8 +370,10 @@ def test_a_stop_mid_tool_call_in_every_dialect(dialect: str) -> None:
     # Cut after its first fragment; Gemini and Ollama send a call whole, in one delta.
     if dialect in ("gemini", "ollama"):
         assert call.parse_arguments() == {"city": "Paris"}
+        assert call.complete
     else:
         assert call.arguments == '{"city": '
+        assert not call.complete
         with pytest.raises(ToolArgumentsError):
             call.parse_arguments()
     assert counts[-1].final

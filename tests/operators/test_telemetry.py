@@ -119,7 +119,7 @@ RECORDED = [
 
 
 def wire(dialect: str, body: bytes) -> Observable[Any]:
-    """The recorded bytes, decoded as DESIGN.md's conformance pipelines do."""
+    """The recorded bytes, decoded by the dialect's pipeline (docs/concepts/architecture.md)."""
     source: Observable[bytes] = reactivex.from_iterable(
         [body[i : i + 61] for i in range(0, len(body), 61)]
     )

@@ -23,7 +23,7 @@ from reactivex.testing import ReactiveTest, TestScheduler
 import rxstream as rs
 from rxstream.core import dialects
 from rxstream.core import wire as codec
-from rxstream.core.dialects.sse_encoder import SSE_FORMATS, SSEEncoder
+from rxstream.core.dialects.sse_encoder import SSE_DIALECTS, SSEEncoder
 from rxstream.models import ChatChunk, StreamEntry
 
 from ._helpers import error_of, marbles_testing, on_error
@@ -267,7 +267,7 @@ def reference(format: str, script: list[Any], error: Exception | None) -> list[A
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    format=st.sampled_from(SSE_FORMATS),
+    format=st.sampled_from(SSE_DIALECTS),
     script=st.lists(script_items, max_size=8),
     entries=st.booleans(),
     fail=st.booleans(),

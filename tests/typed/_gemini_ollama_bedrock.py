@@ -64,7 +64,7 @@ def wire_items(body: bytes, dialect: str) -> list[Any]:
 
 
 def pipelines(dialect: str) -> dict[str, Callable[[], list[Operator]]]:
-    """The pipelines DESIGN.md runs a dialect's bytes through, by name."""
+    """The pipelines a dialect's bytes run through (docs/concepts/architecture.md), by name."""
     return {
         "named": lambda: [*framing(dialect), rs.decode(dialect)],
         "auto": lambda: [*framing(dialect), rs.decode()],

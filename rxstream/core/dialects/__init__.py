@@ -66,7 +66,7 @@ __all__ = [
     "wire_bytes",
 ]
 
-#: The dialect names, in the order DESIGN.md lists them.
+#: The dialect names, in the order the docs list them (docs/concepts/architecture.md).
 DIALECTS = (
     "openai-chat",
     "openai-responses",

@@ -126,10 +126,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..._deprecate import deprecated_arguments
+from ..._deprecate import deprecated_arguments, moved_names, warn_deprecated
 from ...errors import HTTPStatusError, ProviderError, StreamError
 from ...models import DELTA_CLASSES, Delta, SSEFrame, StreamEntry
 from .. import wire
@@ -137,7 +136,7 @@ from ..sse import check_field, check_retry, comment_text, event_text
 from ..wire import RXSTREAM
 from . import Renderer, renderer
 
-__all__ = ["KEEPALIVE", "RXSTREAM", "SSE_DIALECTS", "SSE_FORMATS", "SSEEncoder"]
+__all__ = ["KEEPALIVE", "RXSTREAM", "SSE_DIALECTS", "SSEEncoder"]
 
 #: The dialects `SSEEncoder` (and `rs.to_sse`) writes: those that stream SSE, and rxstream's.
 SSE_DIALECTS = (
@@ -150,8 +149,11 @@ SSE_DIALECTS = (
     RXSTREAM,
 )
 
-#: The former name of `SSE_DIALECTS`.
-SSE_FORMATS = SSE_DIALECTS
+if TYPE_CHECKING:
+    #: The former name of `SSE_DIALECTS` (deprecated: reading it warns).
+    SSE_FORMATS = SSE_DIALECTS
+else:
+    __getattr__ = moved_names(__name__, {"SSE_FORMATS": f"{__name__}:SSE_DIALECTS"})
 
 #: A keep-alive comment (LF-terminated).
 KEEPALIVE = comment_text("keep-alive").encode()
@@ -271,11 +273,7 @@ class SSEEncoder:
     @property
     def format(self) -> str:
         """The former name of `dialect` (deprecated)."""
-        warnings.warn(
-            "SSEEncoder.format is deprecated; read SSEEncoder.dialect instead",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated("SSEEncoder.format", "SSEEncoder.dialect")
         return self._dialect
 
     @property

@@ -55,7 +55,7 @@ def kind_of(dialect: str) -> str:
 def decoded(
     body: bytes, dialect: str = "auto", *, fused: bool = True, size: int = 7, wire: str = ""
 ) -> Outcome:
-    """`body` through the pipeline DESIGN lists for its wire kind (`dialect` or auto).
+    """`body` through its wire kind's pipeline (docs/concepts/architecture.md), named or auto.
 
     Unfused, an identity map stands between the machine operators, so each
     runs as its own Rx stage (no `take_strings` shortcut, no fusion).

@@ -57,7 +57,7 @@ What becomes what:
 
 Finish: `end_turn`, `stop_sequence` -> `"stop"`; `max_tokens`,
 `model_context_window_exceeded` -> `"length"`; `tool_use` -> `"tool_calls"`;
-`refusal` -> `"content_filter"` (DESIGN: safety stops are content filters);
+`refusal` -> `"content_filter"` (in every dialect a safety stop is a content filter);
 anything else (`pause_turn`, `compaction`, ...) stays the provider's word.
 `Finish.raw` is always the `stop_reason` sent.
 
