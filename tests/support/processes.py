@@ -80,7 +80,6 @@ def end_descendants(grace: float = 2.0) -> list[int]:
         if _alive(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-    for pid in pids:  # reap our own children, so none is left a zombie
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)
+    # No waitpid here: a child's Popen object reaps it (and would read a status of 0 from a
+    # child reaped behind its back); what no Popen holds is reaped when the run exits.
     return pids
