@@ -54,6 +54,25 @@ MATRIX = {
         "every pair of ASCII characters under three encodings"
     ),
     "tests/typed/test_long_digits.py::*": "every integer of every recorded event made too long",
+    "tests/test_package.py::test_core_imports_neither_reactivex_nor_httpx*": (
+        "a fresh interpreter per core module (the whole core at once runs every day)"
+    ),
+    "tests/test_fast_switch.py::test_cut_and_damaged_recordings_agree*": (
+        "every recording cut and damaged, fast paths against plain (whole ones run every day)"
+    ),
+    "tests/typed/test_recordings.py::test_cut_and_damaged_recordings_agree*": (
+        "every recording cut and damaged, typed against standard library"
+    ),
+    "tests/test_docs_examples.py::test_a_block_runs_against_the_fake_server_command*": (
+        "the docs' first blocks again, against the command's printed variables"
+    ),
+    "tests/test_docs_examples.py::test_the_commands_on_the_cli_page_run*": "the CLI page commands",
+    "tests/cli/test_fake_server_command.py::test_each_fault_by_flag_and_by_header*": (
+        "every fault by flag and by header through the command (in-process faults run every day)"
+    ),
+    "tests/cli/test_replay.py::test_replay_plain_shows_the_answer_calls_and_finish*": (
+        "the command's plain replay of every recording"
+    ),
 }
 
 

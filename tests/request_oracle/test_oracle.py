@@ -72,7 +72,7 @@ def sdk_request(send: Callable[[str], Any]) -> RecordedRequest:
         root = f"http://127.0.0.1:{server.port}"
         with pytest.raises(Exception) as raised:  # noqa: PT011 - each SDK its own error
             run(root)
-        assert server.wait_for_requests(1), raised.value
+        assert server.wait_for_requests(1, timeout=30.0), raised.value
         (recorded,) = server.requests
     return recorded
 

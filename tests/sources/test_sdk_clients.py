@@ -147,7 +147,7 @@ def test_disposing_closes_the_sdk_response() -> None:
             )
             assert raw.http_response.is_closed
         client.close()
-        assert server.wait_for_disconnect(timeout=2.0)
+        assert server.wait_for_disconnect(timeout=30.0)
     assert first == rs.TextDelta("a")
 
 

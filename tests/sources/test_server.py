@@ -32,7 +32,7 @@ def test_records_method_path_headers_and_json(fake_llm_server: FakeLLMServer) ->
     assert request.headers["x-custom"] == "yes"
     assert request.json == PAYLOAD
     assert request.stream
-    assert fake_llm_server.wait_for_completed(1, timeout=5.0)
+    assert fake_llm_server.wait_for_completed(1, timeout=30.0)
     assert fake_llm_server.completed == 1
 
 
@@ -123,7 +123,7 @@ def test_stop_ends_stalled_responses_promptly() -> None:
 
     caller = threading.Thread(target=call)
     caller.start()
-    assert server.wait_for_requests(1, timeout=5.0)
+    assert server.wait_for_requests(1, timeout=30.0)
     server.stop()
     caller.join(timeout=5.0)
     assert not caller.is_alive()

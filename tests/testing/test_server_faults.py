@@ -142,7 +142,7 @@ def test_a_stall_ends_with_an_idle_timeout_and_closes_the_connection(
     source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas(), rs.timeouts(idle=1.0)).subscribe(
         items.append, errors.append
     )
-    assert fake_llm_server.wait_for_disconnect(timeout=5.0)
+    assert fake_llm_server.wait_for_disconnect(timeout=30.0)
     assert items == [TextDelta("a")]
     assert len(errors) == 1
     assert isinstance(errors[0], rs.StreamTimeoutError)
@@ -151,7 +151,7 @@ def test_a_stall_ends_with_an_idle_timeout_and_closes_the_connection(
 def test_requests_are_recorded(client: httpx.Client, fake_llm_server: FakeLLMServer) -> None:
     deltas_of(client, fake_llm_server, ops.take(1))
     deltas_of(client, fake_llm_server)
-    assert fake_llm_server.wait_for_requests(2)
+    assert fake_llm_server.wait_for_requests(2, timeout=30.0)
     first = fake_llm_server.requests[0]
     assert first.method == "POST"
     assert first.path == "/v1/chat/completions"
