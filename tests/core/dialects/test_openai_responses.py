@@ -1681,7 +1681,22 @@ def test_rendered_error_decodes_to_the_same_provider_error() -> None:
     assert alone[0].event == "response.created"
     with pytest.raises(ProviderError) as info:
         feed(alone)
-    assert (info.value.code, info.value.message) == (429, "x")
+    assert (info.value.code, info.value.message) == ("429", "x")
+
+
+@pytest.mark.parametrize(
+    ("code", "written"),
+    [(529, "529"), ("overloaded", "overloaded"), (None, None)],
+    ids=["number", "word", "none"],
+)
+def test_rendered_error_code_is_a_string(code: str | int | None, written: str | None) -> None:
+    # The protocol's `code` is a string: the AI SDK's openai provider refuses a number.
+    frames = only(SSEFrame, ResponsesRenderer().error(ProviderError("x", type="t", code=code)))
+    error, failed = (json.loads(f.data) for f in frames[-2:])
+    assert error["error"]["code"] == failed["response"]["error"]["code"] == written
+    with pytest.raises(ProviderError) as info:
+        feed(frames)
+    assert info.value.code == written
 
 
 def test_renderer_keeps_what_it_can_of_the_extras() -> None:
