@@ -1675,9 +1675,7 @@ def test_render_nothing_is_still_a_complete_stream() -> None:
     ],
     ids=["unknown", "known-at-the-end", "known-at-the-start", "reasoning-tokens"],
 )
-def test_render_message_start_always_says_input_tokens(
-    deltas: list[Delta], usage: Usage
-) -> None:
+def test_render_message_start_always_says_input_tokens(deltas: list[Delta], usage: Usage) -> None:
     # Strict readers (the AI SDK's anthropic provider) refuse a message_start without
     # a number in usage.input_tokens; the usage still reads back as it was rendered.
     frames = render(deltas)

@@ -766,7 +766,7 @@ def _call(index: int, arguments: str) -> ToolCallDelta:
     [
         # Side by side, as OpenAI-compatible servers may stream them.
         [_call(0, '{"a":'), _call(1, '{"b":'), ToolCallDelta(0, "1}"), ToolCallDelta(1, "2}")],
-        [_call(0, ""), _call(1, ""), _call(2, "{}"), ToolCallDelta(1, "{}"), ToolCallDelta(0, "{}")],
+        [_call(0, ""), _call(1, ""), _call(2, "{}"), ToolCallDelta(1, "{}"), ToolCallDelta(0, "")],
         # One after the other (nothing is held).
         [_call(0, '{"a":'), ToolCallDelta(0, "1}"), _call(1, '{"b":2}')],
         # Text ends the run of calls; a later call starts a new one.
