@@ -49,7 +49,12 @@ INTERLEAVED = Scenario.answer(
     rs.Usage(20, 11, 31),
 )
 ANSWERS: dict[str, Scenario] = {**SCENARIOS, "interleaved-tool-calls": INTERLEAVED}
-CASES: dict[str, Scenario] = {**ANSWERS, "error-mid-stream": ERROR_MID_STREAM}
+#: The provider's error with nothing but its message (no type, no code).
+BARE_ERROR = Scenario.answer(
+    rs.TextDelta("Hel"), rs.ProviderError("the model is overloaded"), end=False
+)
+ERRORS: dict[str, Scenario] = {"error-mid-stream": ERROR_MID_STREAM, "bare-error": BARE_ERROR}
+CASES: dict[str, Scenario] = {**ANSWERS, **ERRORS}
 
 #: The AI SDK's unified finish reasons, in rxstream's words.
 UNIFIED = {"stop": "stop", "length": "length", "tool-calls": "tool_calls"}
@@ -174,6 +179,7 @@ def test_the_client_reads_what_rxstream_reads(
     assert got_of(got, reader) == expected(reader, dialect, read, reason)
 
 
+@pytest.mark.parametrize("kind", list(ERRORS))
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("reader", READERS)
 def test_a_provider_error_mid_answer_reaches_the_client(
@@ -181,11 +187,12 @@ def test_a_provider_error_mid_answer_reaches_the_client(
     mine: dict[tuple[str, str], tuple[Read, str | None]],
     reader: str,
     dialect: str,
+    kind: str,
 ) -> None:
-    read, _ = mine[dialect, "error-mid-stream"]
+    read, _ = mine[dialect, kind]
     assert isinstance(read.error, rs.ProviderError)
     assert read.error.message == "the model is overloaded"
-    got = results[case_name(reader, dialect, "error-mid-stream")]
+    got = results[case_name(reader, dialect, kind)]
     assert got["text"] == read.answer.text == "Hel"
     assert got["calls"] == []
     match reader, dialect:

@@ -1685,18 +1685,27 @@ def test_rendered_error_decodes_to_the_same_provider_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "written"),
-    [(529, "529"), ("overloaded", "overloaded"), (None, None)],
-    ids=["number", "word", "none"],
+    ("given", "written"),
+    [
+        (ProviderError("x", type="t", code=529), ("t", "529")),
+        (ProviderError("x", type="t", code="overloaded"), ("t", "overloaded")),
+        (ProviderError("x", type="t"), ("t", None)),
+        (ProviderError("x"), ("server_error", None)),
+    ],
+    ids=["number", "word", "no-code", "no-type"],
 )
-def test_rendered_error_code_is_a_string(code: str | int | None, written: str | None) -> None:
-    # The protocol's `code` is a string: the AI SDK's openai provider refuses a number.
-    frames = only(SSEFrame, ResponsesRenderer().error(ProviderError("x", type="t", code=code)))
+def test_rendered_error_type_and_code_are_strings(
+    given: ProviderError, written: tuple[str, str | None]
+) -> None:
+    # The protocol's `code` and the nested error's `type` are strings: the AI SDK's
+    # openai provider refuses a number or a null there (and reads no error at all).
+    frames = only(SSEFrame, ResponsesRenderer().error(given))
     error, failed = (json.loads(f.data) for f in frames[-2:])
-    assert error["error"]["code"] == failed["response"]["error"]["code"] == written
+    assert (error["error"]["type"], error["error"]["code"]) == written
+    assert failed["response"]["error"]["code"] == written[1]
     with pytest.raises(ProviderError) as info:
         feed(frames)
-    assert info.value.code == written
+    assert (info.value.type, info.value.code, info.value.message) == (*written, "x")
 
 
 def test_renderer_keeps_what_it_can_of_the_extras() -> None:
