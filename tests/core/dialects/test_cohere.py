@@ -798,6 +798,17 @@ def test_renderer_writes_each_call_contiguously(deltas: list[Delta]) -> None:
     ]
 
 
+def test_renderer_holds_calls_up_to_its_limit() -> None:
+    r = CohereRenderer(held_limit=8)
+    r.feed(_call(0, "{"))
+    r.feed(_call(1, '{"a":'))  # held: 5 characters
+    with pytest.raises(ValueError, match="hold 9 characters of arguments, over held_limit=8"):
+        r.feed(ToolCallDelta(1, "1234"))
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="held_limit must be a positive int"):
+            CohereRenderer(held_limit=bad)  # type: ignore[arg-type]
+
+
 def test_renderer_refuses_a_fragment_of_an_ended_call() -> None:
     r = CohereRenderer()
     r.feed(_call(0, "{"))

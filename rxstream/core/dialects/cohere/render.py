@@ -36,6 +36,9 @@ __all__ = ["CohereRenderer"]
 
 _WORDS = {STOP: "COMPLETE", LENGTH: "MAX_TOKENS", TOOL_CALLS: "TOOL_CALL"}
 
+#: The most argument text held for calls streamed side by side, by default: 16 Mi characters.
+DEFAULT_HELD_LIMIT = 16_777_216
+
 
 def _frame(kind: str, body: JSONObject) -> SSEFrame:
     data = {"type": kind, **body}
@@ -83,9 +86,13 @@ class CohereRenderer:
         model: accepted for the common renderer options (Cohere's stream
             does not name the model).
         id: the message id in `message-start`.
+        held_limit: the most argument text (characters) held for calls that
+            stream side by side before they can be written.
 
     Raises:
-        ValueError: from `feed`, a fragment of a call whose events were written.
+        ValueError: from `feed`, a fragment of a call whose events were written,
+            or held calls whose arguments outgrow `held_limit`; from the
+            constructor, a `held_limit` that is not positive.
         RuntimeError: `feed`, `close` or `error` after `close()` or `error()`.
 
     >>> r = CohereRenderer()
@@ -97,8 +104,14 @@ class CohereRenderer:
     newline: ClassVar[str] = "\n"
 
     def __init__(
-        self, *, model: str = "command-a-03-2025", id: str = "rxstream-cohere-0001"
+        self,
+        *,
+        model: str = "command-a-03-2025",
+        id: str = "rxstream-cohere-0001",
+        held_limit: int = DEFAULT_HELD_LIMIT,
     ) -> None:
+        if type(held_limit) is not int or held_limit <= 0:
+            raise ValueError(f"held_limit must be a positive int, got {held_limit!r}")
         self._model = model
         self._id = id
         self._started = False
@@ -111,6 +124,8 @@ class CohereRenderer:
         # Calls that started while another was open: Cohere's index -> their events so
         # far, written after the open call ends (each call's events stay together).
         self._held: dict[int, list[Wire]] = {}
+        self._held_size = 0  # the argument text held, against `held_limit`
+        self._held_limit = held_limit
         self._citations = 0
         self._finish: Finish | None = None
         self._usage: Usage | None = None
@@ -200,6 +215,7 @@ class CohereRenderer:
                 out += held
                 out.append(_frame("tool-call-end", {"index": wire}))
             self._held.clear()
+            self._held_size = 0
             return out
         return [_frame("content-end", {"index": self._content_index})]
 
@@ -234,6 +250,7 @@ class CohereRenderer:
             body = {"index": wire, "delta": {"message": {"tool_calls": call}}}
             start = _frame("tool-call-start", body)
             if self._block == "tool":  # another call is open: hold this one (see the class)
+                self._hold(len(delta.arguments))
                 self._held[wire] = [start]
                 return out
             out += self._end_block()
@@ -248,6 +265,7 @@ class CohereRenderer:
         if self._block == "tool" and wire == self._call:
             out.append(fragment)
         elif wire in self._held:
+            self._hold(len(delta.arguments))
             self._held[wire].append(fragment)
         else:
             raise ValueError(
@@ -255,6 +273,15 @@ class CohereRenderer:
                 "came between): Cohere has no way to go back to a call"
             )
         return out
+
+    def _hold(self, size: int) -> None:
+        self._held_size += size
+        if self._held_size > self._held_limit:
+            raise ValueError(
+                f"tool calls streamed side by side hold {self._held_size} characters of "
+                f"arguments, over held_limit={self._held_limit}: Cohere writes each call "
+                "whole, so they wait for the open call to end"
+            )
 
     def _citation(self, citation: Citation) -> list[Wire]:
         out = self._start()
