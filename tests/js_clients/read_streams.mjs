@@ -349,6 +349,7 @@ process.on("exit", (code) => {
 });
 for (const { name, dialect, reader, base } of cases) {
   running = name;
+  // RXSTREAM_JS_TRACE=1: each case's name on stderr as it starts (to find a client that hangs).
   if (process.env.RXSTREAM_JS_TRACE) process.stderr.write(`case ${name}\n`);
   const out = blank();
   try {
