@@ -235,7 +235,7 @@ CASES = [
         b'event: message_start\nid: 1\ndata: {"type":"message_start","message":{"id":'
         b'"msg_01rxstreamRenderedMessage","type":"message","role":"assistant","model":'
         b'"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":'
-        b'{"output_tokens":0}}}\n\n'
+        b'{"input_tokens":0,"output_tokens":0}}}\n\n'
         b'event: message_delta\nid: 2\ndata: {"type":"message_delta","delta":{"stop_reason":'
         b'null,"stop_sequence":null},"usage":{"output_tokens":0}}\n\n'
         b'event: message_stop\nid: 3\ndata: {"type":"message_stop"}\n\n',

@@ -1612,7 +1612,7 @@ def test_render_a_complete_stream() -> None:
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"output_tokens": 0},  # usage unknown yet: no invented input
+                "usage": {"input_tokens": 0, "output_tokens": 0},  # unknown yet: zeros
             },
         },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
@@ -1663,6 +1663,27 @@ def test_render_nothing_is_still_a_complete_stream() -> None:
         run_all(render([]))
     out = run_all(render([Finish("length")]))
     assert out[-1] == Usage(0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("deltas", "usage"),
+    [
+        ([TextDelta("a")], Usage(0, 0, 0)),
+        ([TextDelta("a"), Finish("stop"), Usage(12, 3, 15, None, 2)], Usage(12, 3, 15, None, 2)),
+        ([Usage(7, 1, 8), TextDelta("a")], Usage(7, 1, 8)),
+        ([ReasoningDelta("r"), Usage(9, 6, 15, 4)], Usage(9, 6, 15, 4)),
+    ],
+    ids=["unknown", "known-at-the-end", "known-at-the-start", "reasoning-tokens"],
+)
+def test_render_message_start_always_says_input_tokens(deltas: list[Delta], usage: Usage) -> None:
+    # Strict readers (the AI SDK's anthropic provider) refuse a message_start without
+    # a number in usage.input_tokens; the usage still reads back as it was rendered.
+    frames = render(deltas)
+    start = payloads(frames)[0]["message"]["usage"]
+    assert type(start["input_tokens"]) is int
+    assert type(start["output_tokens"]) is int
+    used = [d for d in run_all(frames) if isinstance(d, Usage)]
+    assert used == [usage]
 
 
 def test_render_model_and_id_options_and_metadata() -> None:

@@ -1681,7 +1681,31 @@ def test_rendered_error_decodes_to_the_same_provider_error() -> None:
     assert alone[0].event == "response.created"
     with pytest.raises(ProviderError) as info:
         feed(alone)
-    assert (info.value.code, info.value.message) == (429, "x")
+    assert (info.value.code, info.value.message) == ("429", "x")
+
+
+@pytest.mark.parametrize(
+    ("given", "written"),
+    [
+        (ProviderError("x", type="t", code=529), ("t", "529")),
+        (ProviderError("x", type="t", code="overloaded"), ("t", "overloaded")),
+        (ProviderError("x", type="t"), ("t", None)),
+        (ProviderError("x"), ("server_error", None)),
+    ],
+    ids=["number", "word", "no-code", "no-type"],
+)
+def test_rendered_error_type_and_code_are_strings(
+    given: ProviderError, written: tuple[str, str | None]
+) -> None:
+    # The protocol's `code` and the nested error's `type` are strings: the AI SDK's
+    # openai provider refuses a number or a null there (and reads no error at all).
+    frames = only(SSEFrame, ResponsesRenderer().error(given))
+    error, failed = (json.loads(f.data) for f in frames[-2:])
+    assert (error["error"]["type"], error["error"]["code"]) == written
+    assert failed["response"]["error"]["code"] == written[1]
+    with pytest.raises(ProviderError) as info:
+        feed(frames)
+    assert (info.value.type, info.value.code, info.value.message) == (*written, "x")
 
 
 def test_renderer_keeps_what_it_can_of_the_extras() -> None:

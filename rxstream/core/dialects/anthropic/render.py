@@ -115,6 +115,9 @@ class AnthropicRenderer:
       is a `ValueError`; arguments `""` decode as `"{}"`;
     - `Usage.total_tokens` is not sent (the decoder computes it); cached and
       cache-creation tokens are taken out of `input_tokens` as Anthropic counts;
+      `message_start` says `input_tokens: 0` while the usage is unknown (the
+      figures follow in `message_delta`, which wins), and a stream without any
+      `Usage` ends with zeros there, as Anthropic always sends usage;
     - a `Finish` reason Anthropic has no word for is sent as it is; `Finish.raw`
       is used when it is an Anthropic word for the same reason;
     - deltas of choices other than 0 are left out (Anthropic has one choice),
@@ -290,9 +293,11 @@ class AnthropicRenderer:
 
     def _message_start(self) -> list[Wire]:
         self._started = True
-        # Unknown usage says nothing of the input (no invented 0): the anthropic
-        # SDK leaves `input_tokens` None until a message_delta gives it.
-        start_usage: JSONObject = {"output_tokens": 0}
+        # Anthropic always names `input_tokens` here, and strict readers (the AI
+        # SDK's anthropic provider) refuse a message_start without it: 0 while the
+        # usage is unknown. The real figures come in message_delta, whose numbers
+        # win (in the decoder as in the SDKs), so the usage reads back as rendered.
+        start_usage: JSONObject = {"input_tokens": 0, "output_tokens": 0}
         if self._usage is not None:
             start_usage = self._usage_out()
         message = {

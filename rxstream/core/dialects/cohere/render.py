@@ -36,6 +36,9 @@ __all__ = ["CohereRenderer"]
 
 _WORDS = {STOP: "COMPLETE", LENGTH: "MAX_TOKENS", TOOL_CALLS: "TOOL_CALL"}
 
+#: The most argument text held for calls streamed side by side, by default: 16 Mi characters.
+DEFAULT_HELD_LIMIT = 16_777_216
+
 
 def _frame(kind: str, body: JSONObject) -> SSEFrame:
     data = {"type": kind, **body}
@@ -54,7 +57,20 @@ class CohereRenderer:
     gets `call_<n>`, n its order among the calls: the Cohere SDK drops a call
     without one); `close()` sends
     `message-end` with the finish reason and usage, `error()` a
-    `message-end` with `finish_reason: "ERROR"` and the message.
+    `message-end` with `finish_reason: "ERROR"`, the message and usage.
+
+    Each call's events are contiguous, as Cohere sends them (readers such as
+    the AI SDK's cohere provider keep one pending call and give a
+    `tool-call-delta` to the latest `tool-call-start`): the first call of a
+    run streams as it comes; a call that starts while it is open (calls
+    streamed side by side) is held, with its fragments, and written whole
+    after the open call's `tool-call-end`, when the run of calls ends. A
+    fragment of a call whose events were already written (text came
+    between) is a `ValueError`: Cohere has no way to go back to a call.
+
+    `message-end` always carries `usage`, as Cohere sends it (the AI SDK's
+    cohere provider refuses one without): zeros when no `Usage` came, and
+    those zeros are what the decoder reads back.
 
     Not expressible, so left out: choices other than 0 (Cohere has one),
     refusals, reasoning state, server-side tools, `Metadata`, reasoning
@@ -70,6 +86,14 @@ class CohereRenderer:
         model: accepted for the common renderer options (Cohere's stream
             does not name the model).
         id: the message id in `message-start`.
+        held_limit: the most argument text (characters) held for calls that
+            stream side by side before they can be written.
+
+    Raises:
+        ValueError: from `feed`, a fragment of a call whose events were written,
+            or held calls whose arguments outgrow `held_limit`; from the
+            constructor, a `held_limit` that is not positive.
+        RuntimeError: `feed`, `close` or `error` after `close()` or `error()`.
 
     >>> r = CohereRenderer()
     >>> [f.event for f in r.feed(TextDelta("Hi")) + r.close()]
@@ -80,8 +104,14 @@ class CohereRenderer:
     newline: ClassVar[str] = "\n"
 
     def __init__(
-        self, *, model: str = "command-a-03-2025", id: str = "rxstream-cohere-0001"
+        self,
+        *,
+        model: str = "command-a-03-2025",
+        id: str = "rxstream-cohere-0001",
+        held_limit: int = DEFAULT_HELD_LIMIT,
     ) -> None:
+        if type(held_limit) is not int or held_limit <= 0:
+            raise ValueError(f"held_limit must be a positive int, got {held_limit!r}")
         self._model = model
         self._id = id
         self._started = False
@@ -91,6 +121,11 @@ class CohereRenderer:
         self._matcher = ToolCallMatcher()  # which call a fragment belongs to
         self._calls: dict[int, int] = {}  # the call's index -> Cohere's index
         self._call = -1  # the open call's Cohere index
+        # Calls that started while another was open: Cohere's index -> their events so
+        # far, written after the open call ends (each call's events stay together).
+        self._held: dict[int, list[Wire]] = {}
+        self._held_size = 0  # the argument text held, against `held_limit`
+        self._held_limit = held_limit
         self._citations = 0
         self._finish: Finish | None = None
         self._usage: Usage | None = None
@@ -133,26 +168,29 @@ class CohereRenderer:
             word = finish.raw  # Cohere's own word, or one that reads the same
         else:
             word = _WORDS.get(finish.reason, finish.reason)
-        body: JSONObject = {"finish_reason": word}
-        if self._usage is not None:
-            u = self._usage
-            tokens = {"input_tokens": u.prompt_tokens, "output_tokens": u.completion_tokens}
-            counts: JSONObject = {"billed_units": dict(tokens), "tokens": tokens}
-            if u.cached_tokens is not None:
-                counts["cached_tokens"] = u.cached_tokens
-            body["usage"] = counts
+        body: JSONObject = {"finish_reason": word, "usage": self._usage_out()}
         out.append(_frame("message-end", {"delta": body}))
         return out
 
     def error(self, error: ProviderError) -> list[Wire]:
-        """`message-end` with `finish_reason: "ERROR"` and the error's message."""
+        """`message-end` with `finish_reason: "ERROR"`, the error's message and the usage."""
         if self._closed:
             raise RuntimeError("this CohereRenderer is closed; it renders no more")
         self._closed = True
         out = self._start() + self._end_block()
-        body = {"finish_reason": "ERROR", "error": error.message}
+        body = {"finish_reason": "ERROR", "error": error.message, "usage": self._usage_out()}
         out.append(_frame("message-end", {"delta": body}))
         return out
+
+    def _usage_out(self) -> JSONObject:
+        """`message-end`'s usage: the `Usage` given, or zeros (Cohere always sends one)."""
+        u = self._usage
+        prompt, completion = (0, 0) if u is None else (u.prompt_tokens, u.completion_tokens)
+        tokens = {"input_tokens": prompt, "output_tokens": completion}
+        counts: JSONObject = {"billed_units": dict(tokens), "tokens": tokens}
+        if u is not None and u.cached_tokens is not None:
+            counts["cached_tokens"] = u.cached_tokens
+        return counts
 
     def _start(self) -> list[Wire]:
         if self._started:
@@ -172,7 +210,13 @@ class CohereRenderer:
         if block is None:
             return []
         if block == "tool":
-            return [_frame("tool-call-end", {"index": self._call})]
+            out: list[Wire] = [_frame("tool-call-end", {"index": self._call})]
+            for wire, held in self._held.items():
+                out += held
+                out.append(_frame("tool-call-end", {"index": wire}))
+            self._held.clear()
+            self._held_size = 0
+            return out
         return [_frame("content-end", {"index": self._content_index})]
 
     def _content(self, kind: str, text: str) -> list[Wire]:
@@ -197,22 +241,47 @@ class CohereRenderer:
         key = self._matcher.match(delta)[0].index
         wire = self._calls.get(key)
         if wire is None:
-            out += self._end_block()
-            wire = self._call = len(self._calls)
-            self._calls[key] = wire
-            self._block = "tool"
+            wire = self._calls[key] = len(self._calls)
             # The Cohere SDK drops a call without an id: invent a stable one,
             # as the Anthropic and Responses renderers do.
             call: JSONObject = {"id": delta.id or f"call_{wire}"}
             call["type"] = "function"
             call["function"] = {"name": delta.name or "", "arguments": delta.arguments}
             body = {"index": wire, "delta": {"message": {"tool_calls": call}}}
-            out.append(_frame("tool-call-start", body))
+            start = _frame("tool-call-start", body)
+            if self._block == "tool":  # another call is open: hold this one (see the class)
+                self._hold(len(delta.arguments))
+                self._held[wire] = [start]
+                return out
+            out += self._end_block()
+            self._call = wire
+            self._block = "tool"
+            out.append(start)
             return out
-        if delta.arguments:
-            piece = {"message": {"tool_calls": {"function": {"arguments": delta.arguments}}}}
-            out.append(_frame("tool-call-delta", {"index": wire, "delta": piece}))
+        if not delta.arguments:
+            return out
+        piece = {"message": {"tool_calls": {"function": {"arguments": delta.arguments}}}}
+        fragment = _frame("tool-call-delta", {"index": wire, "delta": piece})
+        if self._block == "tool" and wire == self._call:
+            out.append(fragment)
+        elif wire in self._held:
+            self._hold(len(delta.arguments))
+            self._held[wire].append(fragment)
+        else:
+            raise ValueError(
+                f"a fragment of tool call {key} after its tool-call-end (text or a citation "
+                "came between): Cohere has no way to go back to a call"
+            )
         return out
+
+    def _hold(self, size: int) -> None:
+        self._held_size += size
+        if self._held_size > self._held_limit:
+            raise ValueError(
+                f"tool calls streamed side by side hold {self._held_size} characters of "
+                f"arguments, over held_limit={self._held_limit}: Cohere writes each call "
+                "whole, so they wait for the open call to end"
+            )
 
     def _citation(self, citation: Citation) -> list[Wire]:
         out = self._start()

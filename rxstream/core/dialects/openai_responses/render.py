@@ -211,15 +211,24 @@ class ResponsesRenderer:
     def error(self, error: ProviderError) -> list[Wire]:
         """An `error` event (nested, as OpenAI sends it) and `response.failed`, ending the stream.
 
+        The error's `code` is written as a string, as the protocol has it: a
+        numeric code (`529`) goes as its text (`"529"`) and decodes as such. An
+        error without a `type` gets `"server_error"` (the nested error has one).
+
         Raises:
             RuntimeError: after `close()` or `error()`.
         """
         out = self._start()
         self._state = "closed"
-        body = {"type": error.type, "code": error.code, "message": error.message, "param": None}
+        # The protocol's `code` is a string and the nested error's `type` one too (strict
+        # readers, the AI SDK's openai provider, refuse a number or a null): a numeric
+        # code goes as its decimal text, a missing type as OpenAI's `server_error`.
+        code = None if error.code is None else str(error.code)
+        kind = error.type or "server_error"
+        body = {"type": kind, "code": code, "message": error.message, "param": None}
         out.append(self._event("error", {"error": body}))
         response = self._response("failed", self._output)
-        response["error"] = {"code": error.code, "message": error.message}
+        response["error"] = {"code": code, "message": error.message}
         out.append(self._event("response.failed", {"response": response}))
         return out
 
