@@ -26,8 +26,9 @@ import zlib
 
 from ..models import Delta, Finish, TextDelta, ToolCallDelta, Usage
 from ._asked import Asked, ToolSpec, read_asked
+from ._routes import route
+from ._scenario import RecordedRequest, Scenario
 from ._schema_values import schema_value
-from .server import RecordedRequest, Scenario, route
 
 __all__ = ["echo_answer"]
 

@@ -39,7 +39,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from .server import FAULT_HEADER, MAX_WAIT, Disconnect, Done, End, Fail, Scenario, Stall, Step
+from ._routes import FAULT_HEADER
+from ._scenario import MAX_WAIT, Disconnect, Done, End, Fail, Scenario, Stall, Step
 
 __all__ = ["FAULT_HEADER", "FAULT_SYNTAX", "Fault", "parse_fault", "parse_faults"]
 
