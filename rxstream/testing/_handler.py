@@ -43,6 +43,7 @@ class _ClientGone(Exception):
 
 def make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     """The handler class for `server`'s connections (it reports to `server`)."""
+
     class Handler(_Handler):
         owner = server
         timeout = server._idle_timeout

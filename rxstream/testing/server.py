@@ -78,7 +78,6 @@ from ..core.dialects import AI_SDK
 from ._echo import echo_answer
 from ._faults import Fault, parse_faults
 from ._handler import make_handler
-# Also importable from here, as they were before this module was split.
 from ._routes import FAULT_HEADER as FAULT_HEADER
 from ._routes import SERVED, route
 from ._scenario import FAKE_CREATED as FAKE_CREATED
@@ -104,6 +103,8 @@ from ._scenario import (
     WireAnswer,
 )
 
+# FAULT_HEADER, MAX_WAIT, JSON, FAKE_ID and FAKE_CREATED are imported `as` themselves:
+# importable from here as they were before the split, though not in `__all__`.
 __all__ = [
     "SERVED",
     "Chunk",
