@@ -9,8 +9,9 @@
   and JavaScript clients reading what rxstream writes, browsers, Redis Cluster,
   exhaustive sweeps over every recorded event) are left out of it and run with
   `--full` (as `.ci/run` does), or when named on the command line, or by `-m`.
-- Hypothesis runs fewer examples a property in the everyday selection (the
-  `everyday` profile) and its usual number under `--full` (the `full` profile).
+- In the everyday selection a property runs at most EVERYDAY_EXAMPLES examples (the
+  `everyday` profile), and some sweeps run a fixed sample of their cases (SAMPLED);
+  `--full` runs them all, with each property's own number of examples.
 - SIGTERM stops the run as Ctrl-C does (fixtures are torn down), and every process
   the run started that is still alive at its end is ended (`tests.support.processes`).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import signal
+import zlib
 from types import FrameType
 
 import pytest
@@ -30,7 +32,7 @@ from tests.support.processes import end_descendants
 pytest_plugins = ["rxstream.testing.plugin", "pytester"]
 
 #: Examples a property runs in the everyday selection, its own setting notwithstanding.
-EVERYDAY_EXAMPLES = 25
+EVERYDAY_EXAMPLES = 10
 
 settings.register_profile("full", deadline=None)
 settings.register_profile("everyday", deadline=None, max_examples=EVERYDAY_EXAMPLES)
@@ -76,6 +78,32 @@ MATRIX = {
 }
 
 
+#: Sweeps over every recording, page or case whose every Nth case (by a fixed hash of the
+#: node id, so the same ones each run) runs every day; the rest are `matrix`.
+SAMPLED = {
+    "tests/test_docs_examples.py::test_a_python_block_runs_as_printed[*": 4,
+    "tests/perf/test_fast_paths.py::test_fused_decode_chains_emit_what_unfused_ones_emit[*": 4,
+    "tests/perf/test_fast_paths.py::test_fused_chains_emit_what_unfused_ones_emit[*": 4,
+    "tests/typed/test_recordings.py::test_a_wrong_type_anywhere_gives_the_same_error_*": 3,
+    "tests/cli/test_replay.py::test_replay_json_gives_each_recording_its_full_meaning[*": 4,
+    "tests/cli/test_replay.py::test_every_dialect_logs_what_replay_reads_back[*": 3,
+    "tests/core/dialects/test_anthropic.py::test_small_recordings_split_at_every_index[*": 4,
+    "tests/testing/test_request_checks.py::test_a_broken_request_gets_the_providers_error[*": 3,
+    "tests/testing/test_request_checks.py::test_the_error_body_has_the_providers_shape[*": 3,
+    "tests/sources/test_secrets.py::*": 3,
+    "tests/sources/test_bedrock_secrets.py::*": 3,
+}
+
+
+def _in_matrix(nodeid: str) -> bool:
+    if any(fnmatch.fnmatchcase(nodeid, pattern) for pattern in MATRIX):
+        return True
+    for pattern, every in SAMPLED.items():
+        if fnmatch.fnmatchcase(nodeid, pattern):
+            return zlib.crc32(nodeid.encode()) % every != 0
+    return False
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--full",
@@ -116,7 +144,7 @@ def _cap_examples(item: pytest.Item) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if any(fnmatch.fnmatchcase(item.nodeid, pattern) for pattern in MATRIX):
+        if _in_matrix(item.nodeid):
             item.add_marker(pytest.mark.matrix)
     if _full(config):
         return
