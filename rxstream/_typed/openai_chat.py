@@ -98,8 +98,8 @@ class ChunkReader(Protocol):
     seen: set[int]
     finished: dict[int, str]
     roles: dict[int, str]
-    id: str | None
-    model: str | None
+    last_id: Any
+    last_model: Any
 
     def identify(self, id: Any, model: Any, out: list[Delta], /) -> None: ...  # pragma: no cover
 
@@ -130,7 +130,7 @@ class ChunkFeeder:
         if choices is None:
             return False  # maybe an error report in disguise: the general path tells
         id, model, reader = chunk.id, chunk.model, self._reader
-        if (id != reader.id and id is not None) or (model != reader.model and model is not None):
+        if id != reader.last_id or model != reader.last_model:
             if not (type(id) in _NAMES and type(model) in _NAMES):
                 return False  # not strings: the general path says which
             reader.identify(id, model, out)

@@ -145,7 +145,17 @@ class ChunkReader:
     [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
     """
 
-    __slots__ = ("cited", "finished", "id", "model", "roles", "seen", "usage")
+    __slots__ = (
+        "cited",
+        "finished",
+        "id",
+        "last_id",
+        "last_model",
+        "model",
+        "roles",
+        "seen",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.seen: set[int] = set()
@@ -155,14 +165,19 @@ class ChunkReader:
         self.usage: Usage | None = None
         self.id: str | None = None
         self.model: str | None = None
+        # The `id` and `model` of the last chunk `identify` read, as they came
+        # (null and "" too): a chunk with the same two needs no second look.
+        self.last_id: JSON = None
+        self.last_model: JSON = None
 
     def identify(self, id: JSON, model: JSON, out: list[Delta]) -> None:
         """Note a chunk's `id` and `model`; a `Metadata` of them when they differ from the last.
 
-        `read` calls it for a chunk whose `id` or `model` (not null) differs
-        from the last ones noted, the typed reading likewise: the first chunk
-        that names them gives one `Metadata`, and so does a chunk that changes
-        either (a chunk without them, like a usage chunk, changes nothing).
+        `read` calls it for a chunk whose `id` or `model` differs from the last
+        chunk's (`last_id`, `last_model`), the typed reading likewise: the
+        first chunk that names them gives one `Metadata`, and so does a chunk
+        that changes either (a chunk without them, like a usage chunk, or with
+        empty ones, changes nothing).
 
         Raises:
             ShapeError: `id` or `model` is not a string (nor null).
@@ -171,6 +186,7 @@ class ChunkReader:
             raise ShapeError("id", _STRING, id)
         if model is not None and type(model) is not str:
             raise ShapeError("model", _STRING, model)
+        self.last_id, self.last_model = id, model
         data: JSONObject = {}
         # An empty string says no more than null (Ollama's OpenAI API sends `"id": ""`).
         if id and id != self.id:
@@ -200,8 +216,7 @@ class ChunkReader:
         choices = raw.get("choices")
         seen = self.seen
         id, model = raw.get("id"), raw.get("model")
-        if (id != self.id and id is not None) or (model != self.model and model is not None):
-            # (An empty one keeps coming here: `identify` notes only what is not empty.)
+        if id != self.last_id or model != self.last_model:
             self.identify(id, model, out)  # once a stream, as a rule: the response's id and model
         if choices is not None:
             if type(choices) is not list:
