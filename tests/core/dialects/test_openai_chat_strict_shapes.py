@@ -194,7 +194,7 @@ def is_read(chunk: dict[str, Any], path: Path_) -> bool:
     if name.startswith("x_groq"):
         return chunk.get("usage") is None
     if name.endswith(("content[].text", "thinking[].text")):
-        return get(chunk, path[:-1]).get("type") == "text"
+        return bool(get(chunk, path[:-1]).get("type") == "text")
     if name.endswith("content[].thinking"):
         content_part: dict[str, Any] = get(chunk, path[:-1])
         return content_part.get("type") == "thinking"
