@@ -51,6 +51,29 @@ def excerpt(text: str | bytes, limit: int = EXCERPT_LIMIT) -> str:
     return f"{text[:limit]}… ({total} {unit})"
 
 
+# Control bytes a text body holds; any other (NUL, ...) makes it binary.
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f")
+
+
+def escaped(data: bytes | bytearray, limit: int = EXCERPT_LIMIT) -> str | None:
+    """A printable excerpt of a binary body (None for text): non-printables escaped, bounded.
+
+    A body with a control byte that no text holds (a NUL, ...) in what is
+    shown is binary (an AWS event stream's framing); it is quoted as a bytes
+    literal's inside, `\\x00`-escaped, at most `limit` characters.
+
+    >>> escaped(b"\\x00\\x00\\x00\\xa5:event-type"), escaped(b"plain text")
+    ('\\\\x00\\\\x00\\\\x00\\\\xa5:event-type', None)
+    """
+    head = bytes(data[: limit * 4])
+    if not any((byte < 0x20 and byte not in _TEXT_CONTROLS) or byte == 0x7F for byte in head):
+        return None
+    shown = repr(head)[2:-1]
+    if len(shown) <= limit and len(head) == len(data):
+        return shown
+    return f"{shown[:limit]}… ({len(data)} bytes)"
+
+
 class StreamError(Exception):
     """Base class of everything that can go wrong with a stream."""
 

@@ -25,7 +25,15 @@ from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.sse import SSEParser
 from rxstream.core.think import ThinkTagSplitter
-from rxstream.models import ChatChunk, Delta, Message, ReasoningDelta, ToolCallDelta, Usage
+from rxstream.models import (
+    ChatChunk,
+    Delta,
+    Message,
+    Metadata,
+    ReasoningDelta,
+    ToolCallDelta,
+    Usage,
+)
 from rxstream.operators._chunk_input import chunks_or_deltas
 
 DATA = Path(__file__).parent / "data"
@@ -388,7 +396,8 @@ def test_groq_error_event_without_done_is_provider_error() -> None:
     )
     assert "did not match schema" in error.message
     assert got
-    assert all(isinstance(d, ReasoningDelta) for d in got)
+    assert isinstance(got[0], Metadata)  # the chunks' id and model
+    assert all(isinstance(d, ReasoningDelta) for d in got[1:])
     assert not any(isinstance(d, ToolCallDelta) for d in got)
 
 

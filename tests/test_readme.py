@@ -107,7 +107,7 @@ def test_what_the_docs_say_varies_is_what_the_footer_says(
     assert main(["demo", "--delay", "0"]) == 0
     footer = capsys.readouterr().out.splitlines()[-1]
     for quoted in [
-        "53 deltas (tokens not counted; tiktoken not installed",
+        "54 deltas (tokens not counted; tiktoken not installed",
         "tokens/s (provider's count)",
     ]:
         assert quoted in footer

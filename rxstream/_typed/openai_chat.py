@@ -2,20 +2,22 @@
 
 Input: the JSON text of one chunk (a `"message"` frame's data). Output: the
 chunk's deltas, appended to a list, and the `ChunkReader`'s state (choices
-seen and finished, roles) updated, exactly as `ChunkReader.read` does for the
-same chunk; or False, with nothing appended or changed, for a chunk these
-types do not describe, which the decoder then reads on its general path.
+seen and finished, roles, the response's id and model) updated, exactly as
+`ChunkReader.read` does for the same chunk; or False, with nothing appended
+or changed, for a chunk these types do not describe, which the decoder then
+reads on its general path.
 
 What the types describe is the chunk nearly every token of a stream comes
 in: `choices` of `delta`s with string `content`, `role`, `reasoning_content`,
 `reasoning` or `refusal` and `tool_calls` whose `function` has string `name`
-and `arguments`; a string `finish_reason`; no usage. Fields the reader never
-reads (`id`, `model`, `logprobs`, ...) are declared as `Any`: msgspec
-builds them (a little faster than skipping a `msgspec.Raw`, which would take
-an integer of more digits than `json.loads` takes) and they are dropped.
-Anything else (an unknown field,
-`usage`, an `error`, content parts, annotations, a wrong type, JSON msgspec
-refuses) is left to the general path, whose items and errors then count.
+and `arguments`; a string `finish_reason`; no usage. `id` and `model` go to
+the reader's `identify` when they change (a `Metadata`). Fields the reader
+never reads (`logprobs`, ...) are declared as `Any`: msgspec builds them (a
+little faster than skipping a `msgspec.Raw`, which would take an integer of
+more digits than `json.loads` takes) and they are dropped. Anything else (an
+unknown field, `usage`, an `error`, content parts, annotations, a wrong
+type, JSON msgspec refuses) is left to the general path, whose items and
+errors then count.
 """
 
 from __future__ import annotations
@@ -86,6 +88,9 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
 
 _decode = msgspec.json.Decoder(_Chunk).decode
 
+# What a chunk's `id` and `model` may be (the reader's `identify` reads them).
+_NAMES = (str, type(None))
+
 
 class ChunkReader(Protocol):
     """The state of the openai-chat `ChunkReader` the typed reading keeps up to date."""
@@ -93,6 +98,10 @@ class ChunkReader(Protocol):
     seen: set[int]
     finished: dict[int, str]
     roles: dict[int, str]
+    last_id: Any
+    last_model: Any
+
+    def identify(self, id: Any, model: Any, out: list[Delta], /) -> None: ...  # pragma: no cover
 
 
 class ChunkFeeder:
@@ -102,9 +111,10 @@ class ChunkFeeder:
     chunks the types describe, and False (nothing done) for any other.
     """
 
-    __slots__ = ("_finished", "_roles", "_seen")
+    __slots__ = ("_finished", "_reader", "_roles", "_seen")
 
     def __init__(self, reader: ChunkReader) -> None:
+        self._reader = reader
         self._seen = reader.seen
         self._finished = reader.finished
         self._roles = reader.roles
@@ -119,6 +129,11 @@ class ChunkFeeder:
         choices = chunk.choices
         if choices is None:
             return False  # maybe an error report in disguise: the general path tells
+        id, model, reader = chunk.id, chunk.model, self._reader
+        if id != reader.last_id or model != reader.last_model:
+            if not (type(id) in _NAMES and type(model) in _NAMES):
+                return False  # not strings: the general path says which
+            reader.identify(id, model, out)
         for choice in choices:
             index = choice.index
             n = 0 if index is None else index

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
-from ..errors import EXCERPT_LIMIT, excerpt
+from ..errors import EXCERPT_LIMIT, escaped, excerpt
 
 __all__ = ["REDACTED", "Credentials", "describe", "shown_url"]
 
@@ -202,8 +202,14 @@ class Credentials:
             complete: False when `data` is only the head of the body; the
                 excerpt then says so instead of giving the head's length.
         """
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        text = self.redact(text, cut=not complete)
+        # A binary body (an AWS event stream read as lines) is shown escaped, all of
+        # it first: redacted whole, then cut like any text.
+        binary = escaped(data, len(data) * 4) if isinstance(data, bytes) else None
+        if binary is not None:
+            text = self.redact(binary, cut=not complete)
+        else:
+            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            text = self.redact(text, cut=not complete)
         if complete:
             return excerpt(text)
         return f"{text[:EXCERPT_LIMIT]}… (at least {len(data)} bytes)"

@@ -46,8 +46,9 @@ from reactivex import Observable, abc
 from ..core.dialects.chat_input import RequestSpec
 from ..core.lines import DEFAULT_LIMIT
 from ..models import Delta, Message, Tool
+from ..operators.wire import SourceWire
 from .credentials import shown_url
-from .sources import AsyncClient, SyncClient, from_request
+from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request
 
 if TYPE_CHECKING:
     import httpx
@@ -85,11 +86,17 @@ class Endpoint:
     base_variables: tuple[str, ...]
     default_base: str
     auth: str
-    wire: str
+    wire: SourceWire
     key_required: bool = True
 
 
-_OPENAI = (("OPENAI_API_KEY",), ("OPENAI_BASE_URL",), "https://api.openai.com/v1", "bearer", "sse")
+_OPENAI: tuple[tuple[str, ...], tuple[str, ...], str, str, SourceWire] = (
+    ("OPENAI_API_KEY",),
+    ("OPENAI_BASE_URL",),
+    "https://api.openai.com/v1",
+    "bearer",
+    "sse",
+)
 
 #: Every dialect `rs.request` builds for, by name.
 ENDPOINTS: dict[str, Endpoint] = {
@@ -368,7 +375,10 @@ def build_request(
         sent.update(_sign_sigv4(url, body, sent, env))
     elif require_key and endpoint.key_required:
         raise ValueError(missing_key(dialect, env))
-    return httpx.Request(spec.method, url, headers=sent, content=body)
+    # The dialect rides along (never sent), so `from_request` knows how its answer arrives.
+    return httpx.Request(
+        spec.method, url, headers=sent, content=body, extensions={DIALECT_EXTENSION: dialect}
+    )
 
 
 def request(

@@ -31,6 +31,7 @@ from reactivex import Observable, abc
 
 from .._deprecate import warn_deprecated
 from ..core.lines import DEFAULT_LIMIT, LineSplitter
+from ..operators.wire import SourceWire, WireSource
 from ._args import check_count
 from ._http import (
     AsyncClient,
@@ -56,6 +57,9 @@ __all__ = [
 ]
 
 LineItem: TypeAlias = str | bytes | bytearray
+
+#: The key of `httpx.Request.extensions` where `rs.request` notes the request's dialect.
+DIALECT_EXTENSION = "rxstream.dialect"
 
 #: What a source hands out of a response body: its lines, or its blocks of bytes.
 BodyMode: TypeAlias = Literal["lines", "bytes"]
@@ -86,7 +90,19 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    body: Literal["lines"] = "lines",
+    body: None = None,
+) -> Observable[Any]: ...
+
+
+@overload
+def from_request(
+    client: SyncClient | AsyncClient,
+    method: BuiltRequest,
+    /,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    body: Literal["lines"],
 ) -> Observable[str]: ...
 
 
@@ -165,15 +181,22 @@ def from_request(
     *,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
-    body: BodyMode = "lines",
+    body: BodyMode | None = None,
     raw: bool | None = None,
     **httpx_kwargs: Any,
-) -> Observable[str] | Observable[bytes]:
+) -> Observable[Any]:
     """Make a streaming request per subscription and emit the body's lines.
 
     Also `from_request(client, request)` with a request already built (an
     `httpx.Request`, as `rs.request` returns): each subscription sends it as
-    it is.
+    it is. A request built by `rs.request` knows its dialect, so the source
+    hands out what that dialect's wire is made of, unless `body` says
+    otherwise: lines for the SSE dialects and Ollama's NDJSON, the body's
+    `bytes` for Bedrock's binary event stream. The source is labelled with
+    that wire (`rxstream.operators.wire.WireSource`), so `rs.sse_frames()`
+    lets what is not SSE through and `rs.decode()` adds the framing it needs:
+    `from_request(client, request).pipe(rs.sse_frames(), rs.decode(dialect))`
+    reads every dialect.
 
     Works with `httpx.Client` / `httpx.AsyncClient` and the `httpx2` fork's
     clients. The body is cut into lines at CRLF, LF or CR (`LineSplitter`).
@@ -193,7 +216,8 @@ def from_request(
         body: `"lines"` (the default) cuts the body into lines; `"bytes"`
             emits the body's blocks as `bytes`, as they arrive (for binary
             formats: AWS Bedrock's event stream, read with
-            `rs.eventstream_frames()`).
+            `rs.eventstream_frames()`). Not given, a request built by
+            `rs.request` gets its dialect's (`"bytes"` for Bedrock).
         raw: deprecated spelling of `body="bytes"` (`raw=True`); it works for
             one more release and warns (`DeprecationWarning`).
         **httpx_kwargs: passed on (`json=`, `headers=`, `timeout=`, ...);
@@ -201,7 +225,7 @@ def from_request(
 
     Returns:
         A cold observable of lines (`str`, without terminators), or of `bytes`
-        blocks with `body="bytes"`.
+        blocks with `body="bytes"` (or a Bedrock request's, see above).
 
     Raises:
         ValueError: `body` is neither `"lines"` nor `"bytes"`, it contradicts
@@ -264,7 +288,10 @@ def from_request(
     elif url is None:
         raise TypeError("from_request(client, method, url) needs a url")
     check_count("line_limit", line_limit)
-    binary = _binary("from_request", body, raw)
+    wire = _request_wire(built)
+    if body is None and raw is None:
+        body = "bytes" if wire == "eventstream" else "lines"
+    binary = _binary("from_request", "lines" if body is None else body, raw)
     check_header_values(httpx_kwargs.get("headers"))
     send_kwargs = {key: httpx_kwargs.pop(key) for key in _SEND_KWARGS if key in httpx_kwargs}
 
@@ -292,7 +319,7 @@ def from_request(
             ):
                 yield batch
 
-        return async_source(aread, scheduler)
+        return _labelled(async_source(aread, scheduler), wire, binary)
 
     sync_client: SyncClient = client  # type: ignore[assignment]
 
@@ -312,7 +339,26 @@ def from_request(
 
         yield from read_body(send, exchange, handle, binary=binary, line_limit=line_limit)
 
-    return sync_source(read, scheduler)
+    return _labelled(sync_source(read, scheduler), wire, binary)
+
+
+def _request_wire(request: BuiltRequest | None) -> SourceWire | None:
+    """The wire of the dialect `rs.request` built `request` for (None: not one of its requests)."""
+    extensions = getattr(request, "extensions", None)
+    dialect = extensions.get(DIALECT_EXTENSION) if isinstance(extensions, dict) else None
+    if not isinstance(dialect, str):
+        return None
+    from .requests import ENDPOINTS  # deferred: requests builds on this module
+
+    endpoint = ENDPOINTS.get(dialect)
+    return None if endpoint is None else endpoint.wire
+
+
+def _labelled(source: Observable[Any], wire: SourceWire | None, binary: bool) -> Observable[Any]:
+    """`source` labelled with its wire when its items are that wire's own (lines, or bytes)."""
+    if wire is None or binary != (wire == "eventstream"):
+        return source
+    return WireSource(source, wire)
 
 
 def _with_extensions(request: Any, extensions: dict[str, Any]) -> Any:

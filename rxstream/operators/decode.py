@@ -9,8 +9,11 @@ from typing import Any, Literal, overload
 from reactivex import Observable
 
 from ..core.dialects import OnMalformed, decoder
+from ..core.eventstream import EventStreamParser
+from ..core.sse import SSEParser
 from ..models import Delta
 from ._machine import machine_operator
+from .wire import wire_of
 
 __all__ = ["decode"]
 
@@ -40,7 +43,11 @@ def decode(
     vocabulary of deltas for all of them, so every operator downstream
     (`accumulate_message`, `accumulate_tool_calls`, `count_tokens`,
     `split_by_delta_type`, `coalesce`, `think_tags`, `timeouts`, `multicast`)
-    works unchanged on any provider.
+    works unchanged on any provider. A source that knows its wire
+    (`rs.from_request(client, request)` with an `rs.request`) gets the framing
+    it needs added in front: `from_request(client, request).pipe(
+    rs.sse_frames(), rs.decode(dialect))` reads every dialect, Ollama's NDJSON
+    and Bedrock's event stream too (`rxstream.operators.wire`).
 
     The stream completes at the dialect's end marker (disposing the upstream,
     which releases the connection). A provider's error event is
@@ -91,4 +98,16 @@ def decode(
     """
     # Build one decoder now so a bad name or option fails at pipe-building time.
     decoder(dialect, on_malformed=on_malformed, ids=ids)
-    return machine_operator(partial(decoder, dialect, on_malformed=on_malformed, ids=ids))
+    decode_items = machine_operator(partial(decoder, dialect, on_malformed=on_malformed, ids=ids))
+    frame_sse, frame_eventstream = machine_operator(SSEParser), machine_operator(EventStreamParser)
+
+    def operator(source: Observable[Any]) -> Observable[Any]:
+        # A source of known wire, not framed yet: its framing first (fused with the decoder).
+        wire = wire_of(source)
+        if wire == "sse":
+            source = frame_sse(source)
+        elif wire == "eventstream":
+            source = frame_eventstream(source)
+        return decode_items(source)
+
+    return operator

@@ -214,7 +214,19 @@ def _dumps(payload: JSONObject) -> str:
 
 
 def _chunk_of(value: object) -> JSONObject | None:
-    """The OpenAI chunk that carries a vocabulary delta (None: not a delta)."""
+    """The OpenAI chunk that carries a vocabulary delta, and nothing else (None: not a delta).
+
+    Without the response's `id` and `model`, which the decoder would report
+    as a `Metadata` of their own: a marble value decodes to itself alone.
+    """
+    chunk = _builder_chunk(value)
+    if chunk is not None:
+        chunk.pop("id", None)
+        chunk.pop("model", None)
+    return chunk
+
+
+def _builder_chunk(value: object) -> JSONObject | None:
     match value:
         case TextDelta(text=piece, choice=choice):
             return builders.text_chunk(piece, choice=choice)

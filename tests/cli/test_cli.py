@@ -155,7 +155,12 @@ def test_replay_json_prints_one_object_per_delta(rxstream: Run) -> None:
     assert finished(items, "stop")
     assert items[-1]["type"] == "usage"
     assert "".join(item["text"] for item in items if item["type"] == "text")
-    assert items[0] == {"type": "text", "text": items[0]["text"], "choice": 0}
+    assert items[0] == {
+        "type": "metadata",
+        "data": {"id": "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL", "model": "gpt-4o-2024-08-06"},
+        "choice": 0,
+    }
+    assert items[1] == {"type": "text", "text": items[1]["text"], "choice": 0}
 
 
 def test_replay_of_a_recording_larger_than_one_read(rxstream: Run) -> None:
@@ -229,7 +234,7 @@ def test_chat_base_url_option_wins(rxstream: Run) -> None:
             OPENAI_BASE_URL="http://127.0.0.1:9",
         )
     assert done.code == 0, done.err
-    assert json.loads(done.out.splitlines()[0]) == {"type": "text", "text": "ok", "choice": 0}
+    assert json.loads(done.out.splitlines()[1]) == {"type": "text", "text": "ok", "choice": 0}
 
 
 @pytest.mark.parametrize(

@@ -87,8 +87,13 @@ class Recorded:
 
 
 RECORDED = [
-    # The openai-chat decoder emits no Metadata for the chunks' id and model (yet).
-    Recorded("openai-chat", "openai/chat-text-usage.sse", "openai", None, None),
+    Recorded(
+        "openai-chat",
+        "openai/chat-text-usage.sse",
+        "openai",
+        "gpt-4o-2024-08-06",
+        "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL",
+    ),
     Recorded(
         "openai-responses",
         "openai-responses/text.sse",

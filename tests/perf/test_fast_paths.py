@@ -262,7 +262,8 @@ def _event(data: str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-TEXT = _event(json.dumps(text_chunk("Hi")))
+# Without the response's id and model, which would come first as a Metadata of their own.
+TEXT = _event(json.dumps({k: v for k, v in text_chunk("Hi").items() if k not in ("id", "model")}))
 STOP = _event(json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
 BODIES = {
     "done-then-garbage": TEXT + STOP + _event("[DONE]") + _event("{not json") + b"data: \xff",

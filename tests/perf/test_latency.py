@@ -33,8 +33,8 @@ TOKENS = ["Hel", "lo", ", ", "wor", "ld", "!"]
 
 
 def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    # No `id` (nor `model`): each chunk gives exactly one delta, which the lockstep counts.
     chunk = {
-        "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }

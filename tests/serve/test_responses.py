@@ -122,7 +122,8 @@ def test_a_provider_stream_re_served_as_openai_chat(kind: str) -> None:
 @pytest.mark.parametrize(
     ("format", "marker"),
     [
-        ("rxstream", b'event: error\nid: 2\ndata: {"type":"error","error":"ProviderError"'),
+        # (id 1 is the response's id and model, a `metadata` event)
+        ("rxstream", b'event: error\nid: 3\ndata: {"type":"error","error":"ProviderError"'),
         ("openai-chat", b'id: 3\ndata: {"error":{"message":"overloaded","type":"server_error"'),
         ("anthropic", b'event: error\nid: 5\ndata: {"type":"error","error":{"type":"server_error"'),
     ],
@@ -200,7 +201,8 @@ def test_a_client_that_leaves_disposes_the_upstream(kind: str) -> None:
             assert fake.wait_for_disconnect(timeout=10)
             assert closed.wait(10)
         assert fake.completed == 0
-    assert first.startswith(b'event: text\nid: 1\ndata: {"type":"text","text":"Hel"')
+    # The first event is the response's id and model, before "Hel".
+    assert first.startswith(b'event: metadata\nid: 1\ndata: {"type":"metadata","data":{"id"')
 
 
 def test_a_stream_kept_for_resumption_runs_to_its_end_after_the_client_left() -> None:

@@ -307,3 +307,24 @@ def test_a_bad_line_limit_is_a_caller_mistake(
     }[source]
     with pytest.raises(error, match="line_limit"):
         make()
+
+
+def test_a_binary_body_is_quoted_printable(server: FakeLLMServer) -> None:
+    # An AWS event stream read as lines: its framing bytes escaped, never dumped raw.
+    body = b"\x00\x00\x00\xa5\x00\x00\x00R\x80\xffW\x0b:event-type\x07\x00\x0cmessageStart" * 40
+    CASES["binary"] = Case(
+        whole("application/vnd.amazon.eventstream", body),
+        rs.UnexpectedContentTypeError,
+        None,
+        (),
+        "",
+    )
+    try:
+        error = drive("request", f"{server.url}?case=binary").error
+    finally:
+        del CASES["binary"]
+    assert isinstance(error, rs.UnexpectedContentTypeError)
+    message = str(error)
+    assert message.isprintable(), message
+    assert "\\x00\\x00\\x00\\xa5\\x00\\x00\\x00R\\x80\\xffW\\x0b:event-type\\x07" in error.body
+    assert len(message) < 700

@@ -142,7 +142,12 @@ def test_disposing_closes_the_sdk_response() -> None:
         ) as raw:
             first = (
                 rs.from_response(raw.http_response)
-                .pipe(rs.sse_frames(), rs.decode("openai-chat"), ops.take(1))
+                .pipe(
+                    rs.sse_frames(),
+                    rs.decode("openai-chat"),
+                    ops.filter(lambda delta: isinstance(delta, rs.TextDelta)),  # not the id, model
+                    ops.take(1),
+                )
                 .run()
             )
             assert raw.http_response.is_closed

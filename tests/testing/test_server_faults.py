@@ -11,7 +11,7 @@ import pytest
 from reactivex import operators as ops
 
 import rxstream as rs
-from rxstream.models import Finish, TextDelta, Usage
+from rxstream.models import Finish, Metadata, TextDelta, Usage
 from rxstream.testing.builders import ChatStream, finish_chunk, text_chunk
 from rxstream.testing.server import (
     Chunk,
@@ -25,6 +25,9 @@ from rxstream.testing.server import (
 
 from ..sources.helpers import run
 
+#: The `Metadata` the decoder gives for the builders' chunks (`chatcmpl-test`, `test-model`).
+IDENTITY = Metadata({"id": "chatcmpl-test", "model": "test-model"})
+
 PAYLOAD = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 
 
@@ -35,11 +38,16 @@ def client() -> Iterator[httpx.Client]:
 
 
 def deltas_of(client: httpx.Client, server: FakeLLMServer, *extra: Any) -> Any:
-    return run(
+    """The deltas of the server's answer, after the first one: the response's id and model."""
+    out = run(
         rs.from_request(client, "POST", server.url, json=PAYLOAD).pipe(
             rs.sse_frames(), rs.decode_chunks(), rs.deltas(), *extra
         )
     )
+    if out.items and isinstance(out.items[0], Metadata):
+        assert set(out.items[0].data) == {"id", "model"}
+        del out.items[0]
+    return out
 
 
 def test_paced_chunks_arrive_whole_and_in_order(
@@ -96,7 +104,7 @@ def test_a_malformed_line_raises_or_is_skipped(
             rs.sse_frames(), rs.decode_chunks(on_malformed="skip"), rs.deltas()
         )
     )
-    assert skipped.items == [TextDelta("a"), TextDelta("b")]
+    assert skipped.items == [IDENTITY, TextDelta("a"), TextDelta("b")]
 
 
 def test_an_error_object_mid_stream(client: httpx.Client, fake_llm_server: FakeLLMServer) -> None:
@@ -143,7 +151,7 @@ def test_a_stall_ends_with_an_idle_timeout_and_closes_the_connection(
         items.append, errors.append
     )
     assert fake_llm_server.wait_for_disconnect(timeout=30.0)
-    assert items == [TextDelta("a")]
+    assert items == [Metadata({"id": "chatcmpl-fake", "model": "fake-model"}), TextDelta("a")]
     assert len(errors) == 1
     assert isinstance(errors[0], rs.StreamTimeoutError)
 

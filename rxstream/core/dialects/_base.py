@@ -36,6 +36,7 @@ from ...errors import (
     EmptyStreamError,
     MalformedChunkError,
     ProviderError,
+    StreamError,
     TruncatedStreamError,
     excerpt,
 )
@@ -50,8 +51,12 @@ __all__ = [
     "ShapeError",
     "Wire",
     "WireKind",
+    "data_of",
+    "foreign",
     "json_kind",
+    "kind_of",
     "load_json",
+    "looks_like",
     "opt_int",
     "opt_list",
     "opt_object",
@@ -334,13 +339,25 @@ class DialectDecoder:
         stream cut short (see `_shared.truncation`) becomes `TruncatedStreamError`,
         its `__cause__` the malformed one. The decoder has failed, unless skipping.
         """
+        if type(exc) is TypeError:
+            # An item of another wire (NDJSON lines, event-stream messages, SSE
+            # frames): another known dialect's is malformed, naming that dialect.
+            other = foreign(item, self.dialect)
+            if other is not None:
+                exc = MalformedChunkError(
+                    looks_like(f"{kind_of(item)}, not what {self.dialect} sends", other),
+                    data_of(item),
+                    dialect=self.dialect,
+                )
+                if self._skip:
+                    return None
         cut = None
         if isinstance(exc, MalformedChunkError | ShapeError):
             cut = truncation(item, self.dialect)
         if isinstance(exc, ShapeError):
             if self._skip and cut is None:
                 return None
-            exc = MalformedChunkError(str(exc), _data_of(item), dialect=self.dialect)
+            exc = MalformedChunkError(str(exc), data_of(item), dialect=self.dialect)
         self._state = "failed"
         if cut is not None:
             cut.__cause__ = exc
@@ -373,7 +390,16 @@ class DialectDecoder:
         """
         if self._skip and truncation(item, None) is None:
             return []
-        raise MalformedChunkError(reason, _data_of(item), dialect=self.dialect)
+        raise MalformedChunkError(reason, data_of(item), dialect=self.dialect)
+
+    def _foreign(self, what: str, item: Any) -> list[Delta]:
+        """`_malformed` for an item the dialect does not know, naming the dialect it looks like.
+
+        For the decoders' slow paths only (an event they do not understand):
+        which dialect it is, is `detect`'s reading (see `foreign`).
+        """
+        other = foreign(item, self.dialect)
+        return self._malformed(what if other is None else looks_like(what, other), item)
 
     def _object(self, data: str | bytes, item: Any) -> JSONObject | None:
         """`data` decoded as a JSON object; None when it was skipped as malformed."""
@@ -396,7 +422,49 @@ class DialectDecoder:
         return value
 
 
-def _data_of(item: Any) -> str | bytes:
+def foreign(item: object, dialect: str | None) -> str | None:
+    """The known dialect other than `dialect` that `item` belongs to; None when none tells.
+
+    The decoders ask on their slow path, when an item is not theirs: the
+    answer is the auto-detection's (`detect`), so one reading tells both
+    which dialect a stream is and which one a wrong decoder was handed. An
+    item `detect` finds in no dialect (or an error payload, which the decoder
+    reports itself) names none.
+    """
+    name = _detected(item)
+    if name is not None and isinstance(item, str) and _detected(SSEFrame(item)) == dialect:
+        return None  # the dialect's own event data, handed over without its frame
+    return None if name == dialect else name
+
+
+def _detected(item: object) -> str | None:
+    """`detect(item)`, None where it raises."""
+    from . import detect  # the package imports the decoders: no cycle at import time
+
+    try:
+        return detect(item)
+    except (StreamError, TypeError, ValueError):
+        return None
+
+
+def looks_like(what: str, other: str) -> str:
+    """The reason of a `MalformedChunkError` for an item of dialect `other`."""
+    return f"{what}; this looks like the {other} dialect (read it with rs.decode({other!r}))"
+
+
+def kind_of(item: object) -> str:
+    """What a wire item is, in words (for the messages about another wire's items)."""
+    if isinstance(item, SSEFrame):
+        return "an SSE event"
+    if isinstance(item, EventStreamMessage):
+        return "an AWS event-stream message"
+    if isinstance(item, str):
+        return "an NDJSON line"
+    return f"a {type(item).__name__}"
+
+
+def data_of(item: Any) -> str | bytes:
+    """What an error about a wire item quotes: its data (an event's name too), a payload."""
     if isinstance(item, SSEFrame):
         return item.data if item.event == "message" else f"event: {item.event}\n{item.data}"
     if isinstance(item, EventStreamMessage):

@@ -868,8 +868,15 @@ def test_skip_drops_bad_events_and_goes_on() -> None:
 
 def test_items_of_another_kind_are_a_type_error_with_a_hint() -> None:
     with pytest.raises(TypeError, match=r"add rs.eventstream_frames\(\)"):
-        BedrockDecoder().feed(SSEFrame('{"type": "message_start"}'))
+        BedrockDecoder().feed(SSEFrame("hello"))
     with pytest.raises(TypeError, match="EventStreamMessage items"):
+        BedrockDecoder().feed("hello")
+
+
+def test_items_of_another_dialect_name_it() -> None:
+    with pytest.raises(MalformedChunkError, match="looks like the anthropic dialect"):
+        BedrockDecoder().feed(SSEFrame('{"type": "message_start"}'))
+    with pytest.raises(MalformedChunkError, match=r"an NDJSON line.*looks like the ollama dialect"):
         BedrockDecoder().feed('{"done": true}')
 
 

@@ -382,12 +382,12 @@ def test_an_error_first_is_a_provider_error_under_auto_too() -> None:
         pytest.param('data: {"choices": []}', "invalid JSON", id="an-sse-line"),
         pytest.param(
             '{"choices": [{"delta": {"content": "a"}}]}',
-            "an OpenAI chat chunk, not an Ollama /api/chat line",
+            "neither message nor done; this looks like the openai-chat dialect",
             id="openai-chunk",
         ),
         pytest.param(
             '{"type": "message_start", "x": 1}',
-            "an event of type 'message_start', not an Ollama line",
+            "neither message nor done; this looks like the anthropic dialect",
             id="anthropic-event",
         ),
         pytest.param(

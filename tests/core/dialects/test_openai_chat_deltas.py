@@ -16,6 +16,7 @@ from rxstream.models import (
     Citation,
     Delta,
     Finish,
+    Metadata,
     ReasoningDelta,
     RefusalDelta,
     TextDelta,
@@ -545,7 +546,70 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
 
 @pytest.mark.parametrize(("raws", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_decode(raws: list[dict[str, Any]], expected: list[Delta]) -> None:
+    assert decode(*raws) == named(raws) + expected
+
+
+def named(raws: list[dict[str, Any]]) -> list[Delta]:
+    """Every chunk `chunk()` builds names the response `"c"`: one Metadata says so, first."""
+    return [Metadata({"id": "c"})] if any(raw.get("id") == "c" for raw in raws) else []
+
+
+IDENTITY_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
+    (
+        "id and model once, before the first chunk's deltas",
+        [
+            {"id": "r1", "model": "m", "choices": [choice({"content": "a"})]},
+            {"id": "r1", "model": "m", "choices": [choice({"content": "b"})]},
+        ],
+        [Metadata({"id": "r1", "model": "m"}), TextDelta("a"), TextDelta("b")],
+    ),
+    (
+        "a change gives what changed",
+        [
+            {"id": "r1", "model": "m", "choices": [choice({"content": "a"})]},
+            {"id": "r1", "model": "m2", "choices": [choice({"content": "b"})]},
+        ],
+        [
+            Metadata({"id": "r1", "model": "m"}),
+            TextDelta("a"),
+            Metadata({"model": "m2"}),
+            TextDelta("b"),
+        ],
+    ),
+    (
+        "a chunk without them (a usage chunk) changes nothing",
+        [
+            {"id": "r1", "model": "m", "choices": [choice({"content": "a"})]},
+            {"choices": [], "usage": USAGE, "id": None},
+            {"id": "r1", "model": "m", "choices": [choice({}, "stop")]},
+        ],
+        [Metadata({"id": "r1", "model": "m"}), TextDelta("a"), U, Finish("stop", raw="stop")],
+    ),
+    (
+        "model alone",
+        [{"model": "llama", "choices": [choice({"content": "a"})]}],
+        [Metadata({"model": "llama"}), TextDelta("a")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("raws", "expected"), [c[1:] for c in IDENTITY_CASES], ids=[c[0] for c in IDENTITY_CASES]
+)
+def test_the_response_id_and_model_are_metadata(
+    raws: list[dict[str, Any]], expected: list[Delta]
+) -> None:
     assert decode(*raws) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [({"id": 7, "choices": []}, "id"), ({"model": ["m"], "choices": []}, "model")],
+    ids=["id a number", "model an array"],
+)
+def test_an_id_or_model_of_another_type_is_malformed(raw: dict[str, Any], path: str) -> None:
+    with pytest.raises(MalformedChunkError, match=rf"^malformed chunk \({path} is a JSON"):
+        decode(raw)
 
 
 USAGE_CASES: list[tuple[str, dict[str, Any], Usage | None]] = [
@@ -675,7 +739,28 @@ WRONG: list[tuple[str, dict[str, Any], str, str, str]] = [
         d(content=[{"type": 3}]),
         "choices[0].delta.content[0].type",
         "number",
-        STR,
+        "a string",
+    ),
+    (
+        "content part without a type",
+        d(content=[{}]),
+        "choices[0].delta.content[0].type",
+        "null",
+        "a string",
+    ),
+    (
+        "content part of text without a type",
+        d(content=[{"text": "a"}]),
+        "choices[0].delta.content[0].type",
+        "null",
+        "a string",
+    ),
+    (
+        "thinking part without a type",
+        d(content=[{"type": "thinking", "thinking": [{"text": "a"}]}]),
+        "choices[0].delta.content[0].thinking[0].type",
+        "null",
+        "a string",
     ),
     (
         "thinking an object",
@@ -686,7 +771,7 @@ WRONG: list[tuple[str, dict[str, Any], str, str, str]] = [
     ),
     (
         "thinking part text",
-        d(content=[{"type": "thinking", "thinking": [{"text": True}]}]),
+        d(content=[{"type": "thinking", "thinking": [{"type": "text", "text": True}]}]),
         "choices[0].delta.content[0].thinking[0].text",
         "boolean",
         STR,
@@ -955,7 +1040,7 @@ NULLS: list[tuple[str, dict[str, Any], list[Delta]]] = [
     ),
     (
         "content part fields null",
-        d(content=[{"type": None, "text": None}, {"type": "thinking", "thinking": None}]),
+        d(content=[{"type": "text", "text": None}, {"type": "thinking", "thinking": None}]),
         [],
     ),
     ("unknown content part kinds", d(content=[{"type": "image_url", "image_url": 1}]), []),
@@ -985,7 +1070,7 @@ NULLS: list[tuple[str, dict[str, Any], list[Delta]]] = [
 
 @pytest.mark.parametrize(("raw", "expected"), [c[1:] for c in NULLS], ids=[c[0] for c in NULLS])
 def test_null_and_unread_fields_are_fine(raw: dict[str, Any], expected: list[Delta]) -> None:
-    assert decode(raw) == expected
+    assert decode(raw) == named([raw]) + expected
 
 
 def test_a_failing_chunk_leaves_no_deltas_in_feed_all() -> None:
@@ -995,7 +1080,7 @@ def test_a_failing_chunk_leaves_no_deltas_in_feed_all() -> None:
     bad = ChatChunk(d(reasoning_content="r", tool_calls=[{"id": 7}]))
     with pytest.raises(MalformedChunkError, match=r"tool_calls\[0\]\.id"):
         decoder.feed_all([good, bad], out)
-    assert out == [TextDelta("a")]
+    assert out == [Metadata({"id": "c"}), TextDelta("a")]
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,8 @@ _CALL = "choices[].delta.tool_calls[]"
 
 #: Every path the decoders read (array indexes written `[]`), and the types it may have.
 ALLOWED: dict[str, set[str]] = {
+    "id": _TEXT,
+    "model": _TEXT,
     "choices": {ARRAY, NULL},
     "choices[]": {OBJECT},
     "choices[].index": _COUNT,
@@ -104,11 +106,11 @@ ALLOWED: dict[str, set[str]] = {
     "choices[].delta.reasoning": _TEXT,
     "choices[].delta.content": {STR, ARRAY, NULL},
     _PARTS: {STR, OBJECT},
-    f"{_PARTS}.type": _TEXT,
+    f"{_PARTS}.type": {STR},
     f"{_PARTS}.text": _TEXT,
     f"{_PARTS}.thinking": {STR, ARRAY, NULL},
     f"{_PARTS}.thinking[]": {STR, OBJECT},
-    f"{_PARTS}.thinking[].type": _TEXT,
+    f"{_PARTS}.thinking[].type": {STR},
     f"{_PARTS}.thinking[].text": _TEXT,
     "choices[].delta.reasoning_details": {ARRAY, NULL},
     "choices[].delta.reasoning_details[]": {OBJECT},
@@ -192,7 +194,7 @@ def is_read(chunk: dict[str, Any], path: Path_) -> bool:
     if name.startswith("x_groq"):
         return chunk.get("usage") is None
     if name.endswith(("content[].text", "thinking[].text")):
-        return get(chunk, path[:-1]).get("type") in (None, "text")
+        return bool(get(chunk, path[:-1]).get("type") == "text")
     if name.endswith("content[].thinking"):
         content_part: dict[str, Any] = get(chunk, path[:-1])
         return content_part.get("type") == "thinking"
@@ -238,6 +240,7 @@ def recorded_chunks() -> list[dict[str, Any]]:
             except ValueError:
                 continue
             chat = isinstance(value, dict) and ("choices" in value or "usage" in value)
+            chat = chat and "type" not in value  # (another dialect's event with a usage)
             if chat and "error" not in value:
                 out.append(value)
     return out

@@ -1178,11 +1178,11 @@ MALFORMED_CASES: list[tuple[str, SSEFrame, str]] = [
     ("an-anthropic-event", frame({"type": "message_start", "message": {}}), "anthropic"),
     ("a-cohere-event", frame({"type": "message-start", "id": "x"}), "cohere"),
     ("a-gemini-chunk", frame({"candidates": [{"content": {}}]}), "gemini"),
-    ("an-object-of-no-dialect", frame({"hello": 1}), "an object of no known dialect (no type)"),
+    ("an-object-of-no-dialect", frame({"hello": 1}), "an event without a type, not a Responses"),
     (
         "a-type-of-no-dialect",
         frame({"type": "content.delta"}),
-        "no known dialect (type 'content.delta'), not a Responses event",
+        "an event of type 'content.delta', not a Responses event): ",
     ),
     ("an-array", frame("[1, 2]"), "a JSON array, not an object"),
     ("a-string", frame('"text"'), "a JSON string, not an object"),

@@ -234,7 +234,9 @@ def test_the_end_before_done_is_truncated_and_nothing_at_all_is_empty() -> None:
 
 def test_lifecycle_and_the_kind_of_input() -> None:
     with pytest.raises(TypeError, match="the rxstream decoder takes SSEFrame items, got str"):
-        RxstreamDecoder().feed('{"type": "text"}')
+        RxstreamDecoder().feed("text")
+    with pytest.raises(MalformedChunkError, match=r"an NDJSON line.*the ollama dialect"):
+        RxstreamDecoder().feed('{"model": "m", "done": true}')
     machine = RxstreamDecoder()
     machine.feed(frame({"type": "done", "version": 1}))
     assert machine.done

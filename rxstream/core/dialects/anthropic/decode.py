@@ -34,6 +34,7 @@ from .._base import (
     DialectDecoder,
     OnMalformed,
     ShapeError,
+    foreign,
     load_json,
     opt_object,
     opt_str,
@@ -45,8 +46,6 @@ from .fields import (
     _citation_fields,
     _citations,
     _index,
-    _looks_like,
-    _other_dialect,
     _required_str,
     _usage_of,
 )
@@ -336,14 +335,10 @@ class AnthropicDecoder(DialectDecoder):
     def _unknown(self, payload: JSONObject, kind: JSON, item: SSEFrame) -> list[Delta]:
         if type(kind) is not str:
             if kind is None:
-                return self._malformed(
-                    f"an event without a 'type' ({_looks_like(payload)}), not an Anthropic event",
-                    item,
-                )
+                return self._foreign("an event without a 'type', not an Anthropic event", item)
             raise ShapeError("type", "a string", kind)
-        other = _other_dialect(kind)
-        if other is not None:
-            return self._malformed(f"a {other} event ({kind!r}), not an Anthropic event", item)
+        if foreign(item, self.dialect) is not None:
+            return self._foreign(f"an event of type {kind!r}, not an Anthropic event", item)
         # Anthropic may add event types: kept, not an error.
         self._answered = True
         return [Metadata({"events": [payload]})]

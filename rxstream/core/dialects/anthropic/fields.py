@@ -87,25 +87,3 @@ def _citation(citation: JSONObject, start: int, end: int) -> Citation:
         end=end,
         raw=citation,
     )
-
-
-def _other_dialect(kind: str) -> str | None:
-    """The dialect an event type belongs to, when it is plainly not Anthropic's."""
-    if kind.startswith("response."):
-        return "openai-responses"
-    if "-" in kind:
-        return "cohere"
-    if "." in kind:
-        return "another dialect's"
-    return None
-
-
-def _looks_like(payload: JSONObject) -> str:
-    if "choices" in payload:
-        return "an openai-chat chunk"
-    if "candidates" in payload or "usageMetadata" in payload:
-        return "a gemini chunk"
-    if "message" in payload and "done" in payload:
-        return "an ollama object"
-    keys = ", ".join(sorted(payload)[:5])
-    return f"keys {keys}" if keys else "an empty object"

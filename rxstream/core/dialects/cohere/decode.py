@@ -243,7 +243,7 @@ class CohereDecoder(DialectDecoder):
             if "error" in payload:  # a gateway's or proxy's error object in the stream
                 raise provider_error(payload, data=data, event=event)
             if event == "message" or not _COHERE_TYPE.fullmatch(event):
-                return self._foreign(payload, frame)
+                return self._not_cohere(payload, frame)
             kind = event
         elif type(kind) is not str:
             raise ShapeError("type", "a string", kind)
@@ -285,16 +285,16 @@ class CohereDecoder(DialectDecoder):
             return [Metadata({"debug": payload})]
         if _COHERE_TYPE.fullmatch(kind):
             return [Metadata({"events": [payload]})]
-        return self._foreign(payload, frame)
+        return self._not_cohere(payload, frame)
 
-    def _foreign(self, payload: JSONObject, frame: SSEFrame) -> list[Delta]:
+    def _not_cohere(self, payload: JSONObject, frame: SSEFrame) -> list[Delta]:
         kind = payload.get("type")
         if isinstance(kind, str):
             what = f"type {kind!r}"
         else:
             keys = ", ".join(sorted(payload)[:4]) or "no keys"
             what = f"no type ({keys})"
-        return self._malformed(f"an event of another dialect ({what}), not a Cohere event", frame)
+        return self._foreign(f"an event of {what}, not a Cohere event", frame)
 
     def _index(self, payload: JSONObject) -> int:
         index = opt_int(payload, "index", "")

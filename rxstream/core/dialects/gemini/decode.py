@@ -28,8 +28,10 @@ from .._base import (
     DialectDecoder,
     OnMalformed,
     ShapeError,
+    foreign,
     json_kind,
     load_json,
+    looks_like,
     opt_list,
     opt_object,
     opt_str,
@@ -478,7 +480,7 @@ class GeminiDecoder(DialectDecoder):
                     raise ShapeError(f"candidates[{n}]", "an object", candidate)
                 self._candidate(candidate, n, out, frame)
         elif not _CHUNK_KEYS.intersection(chunk):
-            return self._foreign(chunk, frame)
+            return self._not_gemini(frame)
         counts = chunk.get("usageMetadata")
         if counts is not None:
             if type(counts) is not dict:
@@ -605,17 +607,11 @@ class GeminiDecoder(DialectDecoder):
             elif key not in _CHUNK_KEYS:
                 out.append(Metadata({key: chunk[key]}))  # a field rxstream does not know
 
-    def _foreign(self, chunk: JSONObject, frame: _Frame) -> list[Delta]:
-        for key in ("type", "object", "choices", "event", "message", "done"):
-            if key in chunk:
-                hint = chunk[key] if key in ("type", "object") else None
-                what = f"{key!r}: {hint!r}" if isinstance(hint, str) else f"a {key!r} field"
-                return self._malformed(
-                    f"an event of another dialect ({what}), not a Gemini chunk", frame
-                )
-        return self._malformed(
-            "no candidates, usageMetadata or promptFeedback: not a Gemini chunk", frame
-        )
+    def _not_gemini(self, frame: _Frame) -> list[Delta]:
+        what = "no candidates, usageMetadata or promptFeedback: not a Gemini chunk"
+        # A bare str is a "message" frame's data (from the fused parser), not an NDJSON line.
+        other = foreign(SSEFrame(frame) if type(frame) is str else frame, self.dialect)
+        return self._malformed(what if other is None else looks_like(what, other), frame)
 
     def _ids(self, chunk: JSONObject, out: list[Delta]) -> None:
         rid, model = chunk.get("responseId"), chunk.get("modelVersion")

@@ -17,6 +17,7 @@ from ....models import (
     JSONObject,
     Metadata,
     ReasoningDelta,
+    SSEFrame,
     TextDelta,
     ToolCallDelta,
 )
@@ -28,6 +29,8 @@ from .._base import (
     DialectDecoder,
     OnMalformed,
     ShapeError,
+    foreign,
+    looks_like,
     opt_int,
     opt_list,
     opt_object,
@@ -362,8 +365,6 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             raise provider_error(data, data=item)
         if "response" in data:
             return self._malformed("an /api/generate line (response), not an /api/chat one", item)
-        if "choices" in data:
-            return self._malformed("an OpenAI chat chunk, not an Ollama /api/chat line", item)
-        if "type" in data:
-            return self._malformed(f"an event of type {data['type']!r}, not an Ollama line", item)
-        return self._malformed("an object with neither message nor done", item)
+        # Read as an event's data, the line may be another dialect's (detect's reading).
+        what, other = "an object with neither message nor done", foreign(SSEFrame(item), None)
+        return self._malformed(what if other is None else looks_like(what, other), item)

@@ -69,7 +69,7 @@ from ....models import (
 from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
-from .._base import OnMalformed
+from .._base import OnMalformed, data_of, foreign, kind_of, looks_like
 from .._shared import Budget, ShapeError, Template, json_kind, truncation
 from .reader import TOO_DEEP, ChunkReader
 
@@ -278,9 +278,8 @@ class ChatFrameDecoder(MachineBase):
                 if deltas:
                     # A chunk that fails half-way must leave none of its deltas.
                     mark = len(out)
-                    if not read(value, out) and value.get("type") == "error":
-                        del out[mark:]
-                        raise _error(value, data, event)
+                    if not read(value, out) and not self._no_choices(value, data, event, out, mark):
+                        continue
                     if not answered:
                         answered = gives_answer(out[mark:])
                     if learn and len(out) > mark:
@@ -293,8 +292,10 @@ class ChatFrameDecoder(MachineBase):
                             # and the learnt chunk might now read otherwise.
                             around = None
                 else:
-                    if not read(value, scratch) and value.get("type") == "error":
-                        raise _error(value, data, event)
+                    if not read(value, scratch) and not self._no_choices(
+                        value, data, event, scratch, 0
+                    ):
+                        continue
                     if not answered:
                         answered = gives_answer(scratch)
                     scratch.clear()
@@ -329,6 +330,12 @@ class ChatFrameDecoder(MachineBase):
         except (AttributeError, TypeError):
             self._state = FAILED
             if not isinstance(frame, SSEFrame | str if strings else SSEFrame):
+                other = foreign(frame, "openai-chat")
+                if other is not None:
+                    what = f"{kind_of(frame)}, not a chat chunk's SSE event"
+                    raise MalformedChunkError(
+                        looks_like(what, other), data_of(frame), dialect=self.dialect
+                    ) from None
                 raise wrong_input(frame, self.operator, Stage.FRAMES) from None
             raise
         except BaseException:
@@ -371,6 +378,28 @@ class ChatFrameDecoder(MachineBase):
             if template is not None:
                 return template, make, delta.choice
         return None
+
+    def _no_choices(
+        self, value: JSONObject, data: str, event: str, out: list[Any], mark: int
+    ) -> bool:
+        """Whether a chunk without `choices` is kept (its items in `out` from `mark` on).
+
+        The slow path of a chunk that is no chat chunk: an error report in
+        disguise raises `ProviderError`; another known dialect's event is
+        `MalformedChunkError` naming that dialect (or is skipped); anything
+        else is kept as before (a chunk may omit `choices`). What the chunk
+        gave is taken back from `out` unless it is kept.
+        """
+        other = None
+        if value.get("type") != "error":
+            other = foreign(SSEFrame(data, event), "openai-chat")
+            if other is None:
+                return True
+        del out[mark:]
+        if other is None:
+            raise _error(value, data, event)
+        self._malformed(looks_like("a chunk without choices, not a chat chunk", other), data)
+        return False
 
     def _check_end(self) -> None:
         """`close()`'s work: end the input, checking that the stream did not stop half-way."""

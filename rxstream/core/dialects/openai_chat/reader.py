@@ -26,14 +26,18 @@ Invariants:
 The fields read, and their JSON types (`null` is allowed wherever a field
 may be absent, that is everywhere but in the items of an array):
 
+- `id`, `model`: strings, given as one `Metadata({"id", "model"})` by the
+  first chunk that names them, and again only by a chunk that changes one
+  (before that chunk's other deltas);
 - `choices`: an array of objects;
 - `choices[i].index`: an integer (null counts as 0);
 - `choices[i].delta`: an object; `choices[i].finish_reason`: a string;
 - `choices[i].text` (legacy completions, read only without a `delta`): a string;
 - `delta.role`, `.refusal`, `.reasoning_content`, `.reasoning`: strings;
 - `delta.content`: a string, or an array of parts (Mistral): strings, or
-  objects whose `type` is `"text"` (with a string `text`), `"thinking"`
-  (with a `thinking` that is a string or such an array of parts), or another
+  objects with a string `type` (an object without one is malformed): `"text"`
+  (with a string `text`), `"thinking"` (with a `thinking` that is a string or
+  such an array of parts), or another
   kind (images, references: left alone);
 - `delta.reasoning_details`: an array of objects with string `type`, `text`
   and `summary`;
@@ -74,6 +78,7 @@ from ....models import (
     Delta,
     Finish,
     JSONObject,
+    Metadata,
     ReasoningDelta,
     RefusalDelta,
     TextDelta,
@@ -140,7 +145,17 @@ class ChunkReader:
     [TextDelta(text='Hi', choice=0), Finish(reason='stop', choice=0, raw='stop')]
     """
 
-    __slots__ = ("cited", "finished", "roles", "seen", "usage")
+    __slots__ = (
+        "cited",
+        "finished",
+        "id",
+        "last_id",
+        "last_model",
+        "model",
+        "roles",
+        "seen",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.seen: set[int] = set()
@@ -148,6 +163,38 @@ class ChunkReader:
         self.finished: dict[int, str] = {}
         self.roles: dict[int, str] = {}
         self.usage: Usage | None = None
+        self.id: str | None = None
+        self.model: str | None = None
+        # The `id` and `model` of the last chunk `identify` read, as they came
+        # (null and "" too): a chunk with the same two needs no second look.
+        self.last_id: JSON = None
+        self.last_model: JSON = None
+
+    def identify(self, id: JSON, model: JSON, out: list[Delta]) -> None:
+        """Note a chunk's `id` and `model`; a `Metadata` of them when they differ from the last.
+
+        `read` calls it for a chunk whose `id` or `model` differs from the last
+        chunk's (`last_id`, `last_model`), the typed reading likewise: the
+        first chunk that names them gives one `Metadata`, and so does a chunk
+        that changes either (a chunk without them, like a usage chunk, or with
+        empty ones, changes nothing).
+
+        Raises:
+            ShapeError: `id` or `model` is not a string (nor null).
+        """
+        if id is not None and type(id) is not str:
+            raise ShapeError("id", _STRING, id)
+        if model is not None and type(model) is not str:
+            raise ShapeError("model", _STRING, model)
+        self.last_id, self.last_model = id, model
+        data: JSONObject = {}
+        # An empty string says no more than null (Ollama's OpenAI API sends `"id": ""`).
+        if id and id != self.id:
+            data["id"] = self.id = id
+        if model and model != self.model:
+            data["model"] = self.model = model
+        if data:
+            out.append(Metadata(data))
 
     def read(self, raw: JSONObject, out: list[Delta]) -> bool:
         """Append the deltas of one decoded chunk to `out`.
@@ -168,6 +215,9 @@ class ChunkReader:
         # are built only on the way to an error.
         choices = raw.get("choices")
         seen = self.seen
+        id, model = raw.get("id"), raw.get("model")
+        if id != self.last_id or model != self.last_model:
+            self.identify(id, model, out)  # once a stream, as a rule: the response's id and model
         if choices is not None:
             if type(choices) is not list:
                 raise ShapeError("choices", _ARRAY, choices)
@@ -522,7 +572,10 @@ def _parts(content: list[JSON], text: list[str], reasoning: list[str], path: str
         if type(part) is not dict:
             raise ShapeError(f"{path}[{j}]", "a string or an object", part)
         kind = part.get("type")
-        if kind is None or kind == "text":
+        if type(kind) is not str:
+            # A part says what it is: one without a string `type` is no part to skip.
+            raise ShapeError(f"{path}[{j}].type", "a string", kind)
+        if kind == "text":
             value = part.get("text")
             if value is not None:
                 if type(value) is not str:
@@ -536,8 +589,6 @@ def _parts(content: list[JSON], text: list[str], reasoning: list[str], path: str
                 _parts(inner, reasoning, reasoning, f"{path}[{j}].thinking")
             elif inner is not None:
                 raise ShapeError(f"{path}[{j}].thinking", "a string, an array or null", inner)
-        elif type(kind) is not str:
-            raise ShapeError(f"{path}[{j}].type", _STRING, kind)
         # Parts of other kinds (images, references, ...) carry no text: left alone.
 
 

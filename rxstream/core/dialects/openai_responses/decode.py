@@ -401,14 +401,12 @@ class ResponsesDecoder(DialectDecoder):
             if kind.startswith("response."):
                 self._answered = True
                 return [] if kind in _PROGRESS else [Metadata({"events": [payload]})]
-            return self._malformed(
-                f"{_foreign(frame)} (type {kind!r}), not a Responses event", frame
-            )
+            return self._foreign(f"an event of type {kind!r}, not a Responses event", frame)
         if kind is not None:
             raise ShapeError("type", "a string", kind)
         if "error" in payload or frame.event == "error":
             raise provider_error(payload, data=frame.data, event=frame.event)
-        return self._malformed(f"{_foreign(frame)} (no type), not a Responses event", frame)
+        return self._foreign("an event without a type, not a Responses event", frame)
 
     # -- text ---------------------------------------------------------------------
 
@@ -654,6 +652,7 @@ class ResponsesDecoder(DialectDecoder):
         for i, item in enumerate(output):
             if type(item) is not dict:
                 raise ShapeError(f"response.output[{i}]", "an object", item)
+            _item_type(item, f"response.output[{i}]")  # streamed or not, each item has one
         streamed = self._streamed(output)
         for i, item in enumerate(output):
             oi = streamed[i]
@@ -743,19 +742,6 @@ def _item_type(item: JSONObject, path: str) -> str:
     if type(kind) is not str:
         raise ShapeError(f"{path}.type", "a string", kind)
     return kind
-
-
-def _foreign(frame: SSEFrame) -> str:
-    """What a frame that is no Responses event looks like, in words."""
-    from .. import detect  # the package imports this module lazily: no cycle at import time
-
-    try:
-        name = detect(frame)
-    except Exception:
-        name = None
-    if name is not None and name != ResponsesDecoder.dialect:
-        return f"an event of the {name} dialect"
-    return "an object of no known dialect"
 
 
 def _typed_names(typed: Any) -> dict[type, str]:
