@@ -75,16 +75,22 @@ MATRIX = {
     "tests/cli/test_replay.py::test_replay_plain_shows_the_answer_calls_and_finish*": (
         "the command's plain replay of every recording"
     ),
+    "tests/cli/test_fake_server_command.py::test_the_command_listens_in_every_dialect*": (
+        "the command in every dialect (the echoing server runs in every dialect every day)"
+    ),
+    "tests/examples/test_fastapi_chat.py::*": (
+        "the example app: two uvicorn workers and Redis (rxstream.serve runs every day)"
+    ),
 }
 
 
 #: Sweeps over every recording, page or case whose every Nth case (by a fixed hash of the
 #: node id, so the same ones each run) runs every day; the rest are `matrix`.
 SAMPLED = {
-    "tests/test_docs_examples.py::test_a_python_block_runs_as_printed[*": 4,
+    "tests/test_docs_examples.py::test_a_python_block_runs_as_printed[*": 8,
     "tests/perf/test_fast_paths.py::test_fused_decode_chains_emit_what_unfused_ones_emit[*": 4,
     "tests/perf/test_fast_paths.py::test_fused_chains_emit_what_unfused_ones_emit[*": 4,
-    "tests/typed/test_recordings.py::test_a_wrong_type_anywhere_gives_the_same_error_*": 3,
+    "tests/typed/test_recordings.py::test_a_wrong_type_anywhere_gives_the_same_error_*": 6,
     "tests/cli/test_replay.py::test_replay_json_gives_each_recording_its_full_meaning[*": 4,
     "tests/cli/test_replay.py::test_every_dialect_logs_what_replay_reads_back[*": 3,
     "tests/core/dialects/test_anthropic.py::test_small_recordings_split_at_every_index[*": 4,
