@@ -26,6 +26,7 @@ from reactivex import operators as ops
 
 from rxstream.models import Finish, TextDelta
 
+from ..support.node import run_node
 from .conftest import HERE
 from .fixtures import FIXTURES, Expected, expected, reading
 
@@ -74,17 +75,7 @@ def results(node: str) -> dict[str, Any]:
     streams[SLOW] = None
     with serving(_app(streams)) as base:
         cases = [{"name": name, "url": f"{base}/chat/{n}"} for n, name in enumerate(streams)]
-        done = subprocess.run(
-            [node, str(HERE / "read_streams.mjs")],
-            cwd=HERE,
-            input=json.dumps({"cases": cases}),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr[-2000:]
-    read: dict[str, Any] = json.loads(done.stdout)
+        read: dict[str, Any] = run_node(node, HERE / "read_streams.mjs", cases)
     return read
 
 

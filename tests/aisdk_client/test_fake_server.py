@@ -22,7 +22,6 @@ silently, as every official client does; rxstream raises
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -37,6 +36,7 @@ from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Scenario
 
 from ..conformance.test_fake_server import ERROR_MID_STREAM, HTTP_429, SCENARIOS
+from ..support.node import run_node
 from .conftest import HERE
 from .fixtures import Expected, expected
 
@@ -84,17 +84,7 @@ def results(node: str, servers: dict[str, FakeLLMServer]) -> dict[str, Any]:
         if name in BODIES:
             case["body"] = BODIES[name]
         cases.append(case)
-    done = subprocess.run(
-        [node, str(HERE / "read_fake_server.mjs")],
-        cwd=HERE,
-        input=json.dumps({"cases": cases}),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    read: dict[str, Any] = json.loads(done.stdout)
+    read: dict[str, Any] = run_node(node, HERE / "read_fake_server.mjs", cases)
     return read
 
 

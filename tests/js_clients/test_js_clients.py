@@ -19,8 +19,6 @@ client has no field for something rxstream reads, `expected` says so and why
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -34,6 +32,7 @@ from rxstream.testing.server import FakeLLMServer, Scenario
 from ..conformance._readers import DIALECTS, Read, rxstream_read
 from ..conformance.conftest import body_of
 from ..conformance.test_fake_server import ERROR_MID_STREAM, SCENARIOS
+from ..support.node import run_node
 from .conftest import HERE
 
 pytestmark = pytest.mark.matrix
@@ -84,17 +83,7 @@ def results(node: str, servers: dict[str, FakeLLMServer]) -> dict[str, Any]:
         for dialect in DIALECTS
         for reader in READERS
     ]
-    done = subprocess.run(
-        [node, str(HERE / "read_streams.mjs")],
-        cwd=HERE,
-        input=json.dumps({"cases": cases}),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    read: dict[str, Any] = json.loads(done.stdout)
+    read: dict[str, Any] = run_node(node, HERE / "read_streams.mjs", cases)
     return read
 
 
