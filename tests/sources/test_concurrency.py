@@ -205,7 +205,7 @@ def test_five_hundred_concurrent_async_streams_each_get_their_own_answer() -> No
             on_error,
             done.set,
         )
-        await asyncio.wait_for(done.wait(), 4 * TIMEOUT)
+        await asyncio.wait_for(done.wait(), 4 * TIMEOUT)  # 500 streams under coverage on 2 cores
         assert errors == []
         return "".join(text)
 
