@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -48,7 +48,8 @@ from ..core.lines import DEFAULT_LIMIT
 from ..models import Delta, Message, Tool
 from ..operators.wire import SourceWire
 from .credentials import shown_url
-from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request
+from .limits import Admission
+from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request, limited_request
 
 if TYPE_CHECKING:
     import httpx
@@ -454,6 +455,7 @@ def chat(
     base_url: str | None = None,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
+    limiter: Admission | None = None,
     **options: Any,
 ) -> Observable[Delta]:
     """Send `rs.request(dialect, ...)` with `client` and decode the answer into deltas.
@@ -474,6 +476,11 @@ def chat(
         base_url: as `rs.request`.
         scheduler: as `rs.from_request`.
         line_limit: as `rs.from_request`.
+        limiter: a rate limiter shared with other requests (`rs.Limiter`,
+            `rs.RedisLimiter`): each subscription waits for its admission,
+            reports the answer's status and rate-limit headers, and gives its
+            slot back at the end, with the answer's `Usage` correcting the
+            token estimate (as `rs.from_request(..., limiter=)`).
         **options: as `rs.request`.
 
     Returns:
@@ -485,8 +492,6 @@ def chat(
         ...             messages=[{"role": "user", "content": "Hi"}]).pipe(
         ...         rs.accumulate_message()).subscribe(print)
     """
-    from ..operators import decode, eventstream_frames, sse_frames
-
     wire = _endpoint(dialect).wire
     built = request(
         dialect,
@@ -497,10 +502,31 @@ def chat(
         base_url=base_url,
         **options,
     )
+    if limiter is not None:
+        return limited_request(
+            client,
+            built,
+            limiter,
+            _decoding(dialect, wire),
+            scheduler=scheduler,
+            line_limit=line_limit,
+            body="bytes" if wire == "eventstream" else "lines",
+        )
     if wire == "eventstream":
         raw = from_request(client, built, scheduler=scheduler, line_limit=line_limit, body="bytes")
-        return raw.pipe(eventstream_frames(), decode(dialect))
+        return raw.pipe(_decoding(dialect, wire))
     text = from_request(client, built, scheduler=scheduler, line_limit=line_limit)
+    return text.pipe(_decoding(dialect, wire))
+
+
+def _decoding(dialect: str, wire: SourceWire) -> Callable[[Observable[Any]], Observable[Delta]]:
+    """The operators that turn what a source of `wire` hands out into `dialect`'s deltas."""
+    from reactivex import compose
+
+    from ..operators import decode, eventstream_frames, sse_frames
+
+    if wire == "eventstream":
+        return compose(eventstream_frames(), decode(dialect))
     if wire == "ndjson":
-        return text.pipe(decode(dialect))
-    return text.pipe(sse_frames(), decode(dialect))
+        return decode(dialect)
+    return compose(sse_frames(), decode(dialect))
