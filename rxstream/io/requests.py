@@ -47,7 +47,7 @@ from ..core.dialects.chat_input import RequestSpec
 from ..core.lines import DEFAULT_LIMIT
 from ..models import Delta, Message, Tool
 from ..operators.wire import SourceWire
-from .credentials import shown_url
+from .credentials import describe, shown_url
 from .limits import Admission
 from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request, limited_request
 
@@ -64,6 +64,7 @@ __all__ = [
     "missing_key",
     "ollama_host",
     "request",
+    "send_request",
 ]
 
 
@@ -492,7 +493,6 @@ def chat(
         ...             messages=[{"role": "user", "content": "Hi"}]).pipe(
         ...         rs.accumulate_message()).subscribe(print)
     """
-    wire = _endpoint(dialect).wire
     built = request(
         dialect,
         model=model,
@@ -502,6 +502,32 @@ def chat(
         base_url=base_url,
         **options,
     )
+    return send_request(client, built, scheduler=scheduler, line_limit=line_limit, limiter=limiter)
+
+
+def send_request(
+    client: SyncClient | AsyncClient,
+    built: httpx.Request,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    limiter: Admission | None = None,
+) -> Observable[Delta]:
+    """A request `rs.request` built, sent with `client` and decoded into its dialect's deltas.
+
+    What `rs.chat` does once it has built its request (the arguments are its own).
+
+    Raises:
+        ValueError: `built` was not built by `rs.request` (its dialect is unknown).
+    """
+    extensions = getattr(built, "extensions", None)
+    dialect = extensions.get(DIALECT_EXTENSION) if isinstance(extensions, dict) else None
+    if not isinstance(dialect, str) or dialect not in ENDPOINTS:
+        raise ValueError(
+            f"send_request takes a request built by rs.request (it names its dialect), "
+            f"got one for {describe(built)!r} with no dialect"
+        )
+    wire = ENDPOINTS[dialect].wire
     if limiter is not None:
         return limited_request(
             client,

@@ -62,9 +62,7 @@ def test_what_the_budget_allows_is_admitted_at_once() -> None:
     [
         pytest.param({"requests_per_minute": 2}, 1, {"a": 0, "b": 0, "c": 60}, id="rpm"),
         pytest.param({"tokens_per_minute": 100}, 40, {"a": 0, "b": 0, "c": 60}, id="tpm"),
-        pytest.param(
-            {"requests_per_minute": 1}, 1, {"a": 0, "b": 60, "c": 120}, id="one-a-minute"
-        ),
+        pytest.param({"requests_per_minute": 1}, 1, {"a": 0, "b": 60, "c": 120}, id="one-a-minute"),
     ],
 )
 def test_a_minute_budget_waits_for_the_window_to_slide(
@@ -143,7 +141,8 @@ def test_a_request_larger_than_the_whole_budget_fails_clearly() -> None:
     assert p.admitted == {}
     error = p.errors["huge"]
     assert isinstance(error, LimiterError)
-    assert "101 tokens" in str(error) and "tokens_per_minute=100" in str(error)
+    assert "101 tokens" in str(error)
+    assert "tokens_per_minute=100" in str(error)
     assert "'api.test/v1/chat gpt'" in str(error)
 
 
@@ -215,7 +214,8 @@ def test_nothing_spins_while_all_wait() -> None:
         p.release(f"r{n}")  # each release admits one: ten per minute used up
     p.scheduler.start()
     assert len(p.admitted) == 10
-    assert timers == [0.0] * len(timers) and len(timers) <= 1
+    assert timers == [0.0] * len(timers)
+    assert len(timers) <= 1
     assert p.limiter.waiting == 990
 
 
