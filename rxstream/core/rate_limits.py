@@ -54,8 +54,8 @@ class RateLimits:
 
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|[smhd])")
-_NUMBER = re.compile(r"\d+(?:\.\d*)?|\.\d+")
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|[smhd])", re.ASCII)
+_NUMBER = re.compile(r"\d+(?:\.\d*)?|\.\d+", re.ASCII)
 
 
 def duration_seconds(text: str) -> float | None:
@@ -68,25 +68,26 @@ def duration_seconds(text: str) -> float | None:
     """
     text = text.strip()
     if _NUMBER.fullmatch(text):
-        return float(text)
-    total, at = 0.0, 0
-    for match in _PART.finditer(text):
-        if match.start() != at:
-            return None
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        at = match.end()
-    return total if at == len(text) and at else None
+        total, at = float(text), len(text)
+    else:
+        total, at = 0.0, 0
+        for match in _PART.finditer(text):
+            if match.start() != at:
+                return None
+            total += float(match.group(1)) * _UNITS[match.group(2)]
+            at = match.end()
+    return total if at == len(text) and at and math.isfinite(total) else None
 
 
 def _instant(text: str, now: float) -> float | None:
     """Seconds from `now` to an RFC 3339 time (never negative), or None."""
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, when.timestamp() - now)
+    except (ValueError, OverflowError):  # not a time, or one out of range
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - now)
 
 
 def _reset(text: str | None, now: float) -> float | None:
@@ -100,7 +101,7 @@ def _count(text: str | None) -> int | None:
     if text is None:
         return None
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
@@ -122,13 +123,13 @@ def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
     if text is None:
         return None
     text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
+    if re.fullmatch(r"\d+(\.\d+)?", text, re.ASCII):
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+        return max(0.0, when.timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0.0, when.timestamp() - now)
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:
