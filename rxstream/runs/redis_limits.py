@@ -24,7 +24,8 @@ its window. So the first window after Redis started admits nothing (the
 state holds admissions until the start, from its `uptime_in_seconds`, plus a
 window): nothing admitted before a restart and nothing after ever shares a
 window beyond the budget, and a limiter on a Redis up for longer than a window
-starts at once. The workers put their running leases back as they renew them.
+starts at once (as does one with only a `concurrency` bound, which has no
+window to remember). The workers put their running leases back as they renew them.
 While Redis cannot be reached, each waiting request fails with `LimiterError`
 naming Redis and what failed (the caller retries, or `rs.chat`'s retry does);
 a release that cannot reach Redis is left to the lease's expiry.
@@ -142,7 +143,9 @@ if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-redis.call('SET', KEYS[1], now - tonumber(ARGV[1]) + tonumber(ARGV[2]), 'NX')
+local hold = 0
+if tonumber(ARGV[2]) > 0 then hold = now - tonumber(ARGV[1]) + tonumber(ARGV[2]) end
+redis.call('SET', KEYS[1], hold, 'NX')
 return 1
 """
 
@@ -427,7 +430,9 @@ class RedisLimiter:
         """Create the state: held until a window after Redis started (see the module docstring)."""
         info = self.redis.execute_command("INFO", "server")
         uptime = int(info["uptime_in_seconds"]) if isinstance(info, dict) else 0
-        args = [uptime * 1000, int(self.window * 1000), self._now_ms()]
+        # Only a window's budget remembers the past; leases come back as they are renewed.
+        windowed = self.requests_per_minute is not None or self.tokens_per_minute is not None
+        args = [uptime * 1000, int(self.window * 1000) if windowed else 0, self._now_ms()]
         _SCRIPTS["start"](self.redis, [self._keys[6]], args)
 
     def _pump(self) -> None:

@@ -24,10 +24,23 @@ from rxstream.testing.redis_server import RedisServer
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: The clients a test opened, closed when its server stops.
+CLIENTS: list[redis.Redis] = []
+
+
 @pytest.fixture
 def server() -> Iterator[RedisServer]:
     with RedisServer() as running:
         yield running
+        while CLIENTS:
+            CLIENTS.pop().close()
+
+
+def client(server: RedisServer) -> redis.Redis:
+    """A client that fails at once when Redis is away (no retries), closed after the test."""
+    made = redis.Redis(host=server.host, port=server.port, retry=Retry(NoBackoff(), 0))
+    CLIENTS.append(made)
+    return made
 
 
 class Probe:
@@ -43,8 +56,7 @@ class Probe:
         **bounds: Any,
     ) -> None:
         self.scheduler = scheduler or TestScheduler()
-        # Fails at once when Redis is away (no retries).
-        self.redis = redis.Redis(host=server.host, port=server.port, retry=Retry(NoBackoff(), 0))
+        self.redis = client(server)
         if not fresh:  # as if the limiter had been in Redis for long: no hold at the start
             self.redis.set(f"{{{name}}}:state", 0, nx=True)
         self.limiter = rs.RedisLimiter(
@@ -191,14 +203,18 @@ def test_redis_restarted_with_its_data_goes_on_where_it_was(server: RedisServer)
 
 
 def test_arguments_are_checked(server: RedisServer) -> None:
-    client = redis.Redis(host=server.host, port=server.port)
+    sync = client(server)
     with pytest.raises(ValueError, match="name must be a non-empty str"):
-        rs.RedisLimiter(client, "")
+        rs.RedisLimiter(sync, "")
     with pytest.raises(ValueError, match="lease must be a positive number of seconds"):
-        rs.RedisLimiter(client, "n", lease=0)
+        rs.RedisLimiter(sync, "n", lease=0)
+
+    class AsyncClient:
+        async def execute_command(self, *args: Any) -> Any: ...
+
     with pytest.raises(TypeError, match="not an async one"):
-        rs.RedisLimiter(server.async_client(), "n")
-    assert repr(rs.RedisLimiter(client, "n")) == f"RedisLimiter('n' at 127.0.0.1:{server.port})"
+        rs.RedisLimiter(AsyncClient(), "n")
+    assert repr(rs.RedisLimiter(sync, "n")) == f"RedisLimiter('n' at 127.0.0.1:{server.port})"
 
 
 def _over(times: list[float], bound: int, window: float) -> list[float]:
@@ -226,7 +242,7 @@ def test_processes_share_one_budget_through_a_restart(server: RedisServer) -> No
     ]
     for reader in readers:
         reader.start()
-    probe = redis.Redis(host=server.host, port=server.port)
+    probe = client(server)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and probe.zcard("{job}:requests") < rpm:
         time.sleep(0.01)  # until the run is under way: then Redis goes away mid-run
@@ -257,3 +273,9 @@ def test_processes_share_one_budget_through_a_restart(server: RedisServer) -> No
     for error in (e for e in events if e["event"] == "error"):
         assert error["type"] == "LimiterError"
         assert "RedisLimiter 'job': Redis at 127.0.0.1" in error["message"]
+
+
+def test_a_concurrency_bound_alone_starts_at_once_on_a_new_redis(server: RedisServer) -> None:
+    p = Probe(server, fresh=True, concurrency=1)
+    p.ask("a")
+    assert p.admitted == {"a": 0}
