@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SerialDisposable
+from reactivex.scheduler import CurrentThreadScheduler
 
 from ..models import JSON, TextDelta, Usage
 from ._args import loop_for
@@ -174,7 +175,11 @@ def limited(
     - a sync source with a scheduler: there (the source schedules its reads);
     - a sync source on the default current-thread scheduler: `subscribe`
       blocks its thread until admitted (a wait on an event, not a poll),
-      then runs the stream as it would without a limiter.
+      then runs the stream as it would without a limiter. So several sync
+      streams merged on one thread (`ops.merge` of them on the current
+      thread) must not wait for one another's slots: the stream holding a
+      slot would be queued behind the one that waits. Give them a
+      `ThreadPoolScheduler`, or run them one after another.
 
     The ticket is released once, before the stream's end is passed on (so a
     request that follows sees the freed slot), with the last `Usage` that
@@ -213,7 +218,11 @@ class _Gate:
         self._released = False
         self._cancel: Callable[[], None] | None = None
         self._loop = loop_for(scheduler) if asynchronous else None
-        self._event = threading.Event() if not asynchronous and scheduler is None else None
+        # A sync stream on the current thread waits there (see `limited`).
+        blocking = not asynchronous and (
+            scheduler is None or isinstance(scheduler, CurrentThreadScheduler)
+        )
+        self._event = threading.Event() if blocking else None
         self._error: Exception | None = None
 
     def start(self, limiter: Admission, ask: Ask) -> abc.DisposableBase:

@@ -10,6 +10,7 @@ the end of the batch: one bad answer out of a thousand stops nothing.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.disposable import Disposable
+from reactivex.scheduler import CurrentThreadScheduler
 
 from ..core.lines import DEFAULT_LIMIT
 from ..errors import StreamError
@@ -171,6 +173,11 @@ def chats(
     source: Observable[Any] = (
         requests if isinstance(requests, Observable) else reactivex.from_iterable(requests)
     )
+    on_this_thread = scheduler is None or isinstance(scheduler, CurrentThreadScheduler)
+    if on_this_thread and not inspect.iscoroutinefunction(getattr(client, "send", None)):
+        # Sync streams on the calling thread run one at a time anyway; merged, one that
+        # waits for the limiter would block the thread the running one needs.
+        max_concurrent = 1
 
     def run(request: Any) -> Observable[Any]:
         return _deltas(client, request, limiter, scheduler, line_limit)

@@ -79,11 +79,19 @@ def chat(client: Any, server: FakeLLMServer, limiter: Admission, **kwargs: Any) 
 def test_threads_share_the_concurrency_bound() -> None:
     spy = Spy(rs.Limiter(concurrency=2))
     texts: list[str] = []
+    foreign: list[str] = []
     with FakeLLMServer(paced()) as server, httpx.Client() as client:
 
         def one() -> None:
-            message = chat(client, server, spy).pipe(rs.accumulate_message(), ops.last()).run()
-            texts.append(message.content)
+            # On the current thread: subscribe waits here for its turn, then streams here.
+            me = threading.current_thread()
+
+            def take(message: rs.Message) -> None:
+                if threading.current_thread() is not me:
+                    foreign.append(threading.current_thread().name)
+                texts.append(message.content)
+
+            chat(client, server, spy).pipe(rs.accumulate_message()).subscribe(take)
 
         threads = [threading.Thread(target=one) for _ in range(6)]
         for thread in threads:
@@ -91,6 +99,7 @@ def test_threads_share_the_concurrency_bound() -> None:
         for thread in threads:
             thread.join()
     assert texts == ["Hello"] * 6
+    assert foreign == []
     assert spy.most <= 2
     assert spy.limiter.running == 0
     assert spy.limiter.waiting == 0
