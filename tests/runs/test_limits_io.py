@@ -15,6 +15,7 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.io.limits import Admission, Ask, Ticket, ask_for
+from rxstream.testing import rate_limit_headers
 from rxstream.testing.server import FakeLLMServer, Scenario
 
 HI = [{"role": "user", "content": "Hi"}]
@@ -333,3 +334,46 @@ def test_chats_checks_max_concurrent() -> None:
             rs.chats(client, [], max_concurrent=0)
         with pytest.raises(TypeError, match="must be an int"):
             rs.chats(client, [], max_concurrent=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "anthropic"])
+def test_the_fake_servers_rate_limit_headers_hold_the_route(dialect: str) -> None:
+    scheduler = TestScheduler()
+    limiter = rs.Limiter(scheduler=scheduler)
+    headers = rate_limit_headers(dialect, requests=0, tokens=500, reset=90, now=0.0)
+    scenario = Scenario(steps=Scenario.text("ok").steps, headers=headers)
+    with FakeLLMServer(scenario) as server, httpx.Client() as client:
+        root = f"http://127.0.0.1:{server.port}"
+        built = rs.request(
+            dialect,
+            model="m",
+            messages=HI,
+            api_key=KEY,
+            base_url=f"{root}/v1" if dialect == "openai-chat" else root,
+        )
+        message = (
+            rs.from_request(client, built, limiter=limiter)
+            .pipe(rs.sse_frames(), rs.decode(dialect), rs.accumulate_message())
+            .run()
+        )
+    assert message.content == "ok"
+    admitted: list[float] = []
+    again = ask_for(built.url, built.content)
+    limiter.admit(again, lambda _: admitted.append(scheduler.clock), print)
+    scheduler.advance_to(89)
+    assert admitted == []
+    scheduler.advance_to(90)
+    assert admitted == [90]
+
+
+def test_rate_limit_headers_read_back_as_they_were_written() -> None:
+    from rxstream.core.rate_limits import RateLimits, rate_limits
+
+    for dialect in ("openai-responses", "anthropic", "gemini"):
+        headers = rate_limit_headers(dialect, requests=3, tokens=40, reset=75.5, now=100.0)
+        assert rate_limits(headers, 100.0) == RateLimits(3, 40, 75.5, 75.5)
+    assert rate_limit_headers("openai-chat", tokens=1, reset=0.02) == {
+        "x-ratelimit-remaining-tokens": "1",
+        "x-ratelimit-reset-tokens": "20ms",
+    }
+    assert rate_limit_headers("cohere", retry_after=2) == {"retry-after": "2"}
