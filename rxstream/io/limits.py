@@ -251,7 +251,10 @@ class _Gate:
         if late:
             self._release()
             return
-        self._hop(self._run)
+        try:
+            self._hop(self._run)
+        except RuntimeError:  # the stream's event loop is closed: nobody will run it
+            self._release()
 
     def _failed(self, error: Exception) -> None:
         self._error = error

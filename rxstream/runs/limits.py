@@ -420,5 +420,13 @@ def _nothing() -> None:
 
 
 def _hand_out(ready: _Ready) -> None:
+    """Tell each admitted waiter; one whose callback raises does not leave the others untold."""
+    failure: Exception | None = None
     for waiter, ticket in ready:
-        waiter.admitted(ticket)
+        try:
+            waiter.admitted(ticket)
+        except Exception as exc:
+            ticket.release(None)
+            failure = failure or exc
+    if failure is not None:
+        raise failure

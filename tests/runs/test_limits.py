@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -234,3 +234,24 @@ def test_a_ticket_is_released_once_and_repr_names_the_bounds() -> None:
     assert p.limiter.running == 0
     assert repr(p.limiter) == "Limiter(concurrency=1)"
     assert WINDOW == 60.0
+
+
+def test_a_callback_that_raises_gives_its_slot_back_and_the_others_are_told() -> None:
+    scheduler = TestScheduler()
+    limiter = Limiter(requests_per_minute=2, scheduler=scheduler)
+    told: list[str] = []
+
+    def broken(_: Ticket) -> None:
+        raise RuntimeError("observer gone")
+
+    def teller(name: str) -> Callable[[Ticket], None]:
+        return lambda _: told.append(name)
+
+    for name in "ab":
+        limiter.admit(Ask("r", 1), teller(name), print)
+    limiter.admit(Ask("r", 1), broken, print)
+    limiter.admit(Ask("r", 1), teller("d"), print)
+    with pytest.raises(RuntimeError, match="observer gone"):
+        scheduler.advance_to(60)  # both admitted by one timer: d is told all the same
+    assert told == ["a", "b", "d"]
+    assert limiter.running == 3  # a, b and d: the broken one's slot went back
