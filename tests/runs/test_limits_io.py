@@ -377,3 +377,30 @@ def test_rate_limit_headers_read_back_as_they_were_written() -> None:
         "x-ratelimit-reset-tokens": "20ms",
     }
     assert rate_limit_headers("cohere", retry_after=2) == {"retry-after": "2"}
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "ollama", "bedrock"],
+)
+def test_chat_with_a_limiter_in_every_dialect(dialect: str) -> None:
+    spy = Spy(rs.Limiter(concurrency=1, tokens_per_minute=100_000))
+    with FakeLLMServer() as server, httpx.Client() as client:
+        root = f"http://127.0.0.1:{server.port}"
+        message = (
+            rs.chat(
+                client,
+                dialect,
+                model="m",
+                messages=HI,
+                api_key=KEY,
+                base_url=f"{root}/v1" if dialect.startswith("openai") else root,
+                limiter=spy,
+            )
+            .pipe(rs.accumulate_message())
+            .run()
+        )
+    assert message.content == "Hello, world!"
+    assert [status for status, _ in spy.answers] == [200]
+    assert len(spy.usages) == 1
+    assert spy.limiter.running == 0
