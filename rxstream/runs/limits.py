@@ -33,13 +33,14 @@ from __future__ import annotations
 import heapq
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from reactivex import abc
 from reactivex.disposable import SerialDisposable
-from reactivex.scheduler import TimeoutScheduler
+from reactivex.scheduler import TimeoutScheduler, VirtualTimeScheduler
 
 from ..core.rate_limits import rate_limits
 from ..errors import LimiterError
@@ -176,8 +177,11 @@ class Limiter:
             corrected by each answer's `Usage`) in any 60 s (None: no bound).
         concurrency: at most this many streams running at once (None: no bound).
         scheduler: where the waits' timers run (default: reactivex's
-            `TimeoutScheduler`; a `TestScheduler` for virtual time). Never the
-            current-thread trampoline of a thread that blocks for admission.
+            `TimeoutScheduler`; a `TestScheduler` for virtual time). The
+            limiter goes by its clock: a virtual scheduler's own time, the
+            wall clock for every other (reactivex's real-time schedulers all
+            tell it). Never the current-thread trampoline of a thread that
+            blocks for admission.
 
     Raises:
         TypeError, ValueError: a bound that is not a positive int.
@@ -204,6 +208,10 @@ class Limiter:
         self.tokens_per_minute = _positive("tokens_per_minute", tokens_per_minute)
         self.concurrency = _positive("concurrency", concurrency)
         self._scheduler = scheduler or TimeoutScheduler.singleton()
+        # reactivex's real-time schedulers all tell the wall clock; a virtual one its own.
+        self._clock: Callable[[], float] = (
+            self._virtual_now if isinstance(self._scheduler, VirtualTimeScheduler) else time.time
+        )
         self._lock = threading.Lock()
         self._queue: deque[_Waiter] = deque()
         self._parked: dict[str, deque[_Waiter]] = {}
@@ -288,6 +296,9 @@ class Limiter:
     # ------------------------------------------------------------------ the rules
 
     def _now(self) -> float:
+        return self._clock()
+
+    def _virtual_now(self) -> float:
         return self._scheduler.now.timestamp()
 
     def _expire(self, now: float) -> None:
@@ -325,7 +336,8 @@ class Limiter:
         Called with the lock held; returns the waiters to tell (outside the lock).
         """
         self._expire(now)
-        self._unpark(now)
+        if self._parked:
+            self._unpark(now)
         ready: _Ready = []
         wake = math.inf
         queue = self._queue
