@@ -270,7 +270,9 @@ class RedisLimiter:
     """`rs.Limiter`'s limits, shared by every process that names the same limiter in Redis.
 
     Args:
-        redis: a sync Redis client (`redis.Redis`, the `redis` extra).
+        redis: a sync Redis client (`redis.Redis`, the `redis` extra). Give it a
+            `socket_timeout`: an admission waits for Redis's answer on the
+            thread that asks (a subscriber's, or a timer's).
         name: the limiter's name: its keys are `{name}:...`; every worker
             that spends the same budget uses the same name.
         requests_per_minute: as `rs.Limiter`.
