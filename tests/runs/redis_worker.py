@@ -17,13 +17,16 @@ import time
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 import rxstream as rs
 from rxstream.io.limits import Ask, Ticket
 
 
 def main(port: int, name: str, count: int, rpm: int, concurrency: int, window: float) -> None:
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+    # No retries of redis-py's own: the outage reaches the limiter (and this log).
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2, retry=Retry(NoBackoff(), 0))
     limiter = rs.RedisLimiter(
         client,
         name,
