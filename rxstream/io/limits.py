@@ -139,21 +139,22 @@ def ask_for(url: Any, body: bytes | str | JSON | None) -> Ask:
     """The `Ask` of a request to `url` with `body` (its bytes, or its JSON).
 
     The route is the URL's host and path (Gemini and Bedrock name the model
-    there) and the body's `model`; the tokens are those of every string in
+    there; never its userinfo or query, which may hold a key) and the body's `model`; the tokens are those of every string in
     the body but the model (the messages, the system prompt, the tools'
     descriptions), plus its `max_tokens` (or the dialect's spelling of it).
     A body that is not JSON counts as text, with no bound.
     """
     parts = urlsplit(str(url))
+    host = parts.netloc.rpartition("@")[2]  # never the userinfo: a route is shown in errors
     payload: JSON = body if not isinstance(body, bytes | str) else None
     if isinstance(body, bytes | str):
         try:
             payload = json.loads(body)
         except ValueError:
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-            return Ask(route=f"{parts.netloc}{parts.path}", tokens=estimate_tokens(text))
+            return Ask(route=f"{host}{parts.path}", tokens=estimate_tokens(text))
     model = payload.get("model") if isinstance(payload, dict) else None
-    route = f"{parts.netloc}{parts.path}" + (f" {model}" if isinstance(model, str) else "")
+    route = f"{host}{parts.path}" + (f" {model}" if isinstance(model, str) else "")
     prompt = estimate_tokens("\n".join(_strings(payload)))
     return Ask(route=route, tokens=prompt + _bound(payload))
 

@@ -268,3 +268,8 @@ def test_without_the_token_counter_the_estimate_is_a_quarter_of_the_characters(
     assert estimate_tokens("abcdefghi") == 3
     assert estimate_tokens("") == 0
     assert limits.estimate_tokens is estimate_tokens
+
+
+def test_the_route_never_holds_a_credential_of_the_url() -> None:
+    ask = ask_for("https://user:secret@h.test:8443/v1/models/g:stream?key=AIza-secret", {})
+    assert ask.route == "h.test:8443/v1/models/g:stream"
