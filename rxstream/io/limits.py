@@ -139,9 +139,10 @@ def ask_for(url: Any, body: bytes | str | JSON | None) -> Ask:
     """The `Ask` of a request to `url` with `body` (its bytes, or its JSON).
 
     The route is the URL's host and path (Gemini and Bedrock name the model
-    there; never its userinfo or query, which may hold a key) and the body's `model`; the tokens are those of every string in
-    the body but the model (the messages, the system prompt, the tools'
-    descriptions), plus its `max_tokens` (or the dialect's spelling of it).
+    there; never its userinfo or query, which may hold a key) and the body's
+    `model`; the tokens are those of every string in the body but the model
+    (the messages, the system prompt, the tools' descriptions), plus its
+    `max_tokens` (or the dialect's spelling of it).
     A body that is not JSON counts as text, with no bound.
     """
     parts = urlsplit(str(url))
