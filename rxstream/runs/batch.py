@@ -163,8 +163,9 @@ def chats(
         ...         for p in prompts]  # doctest: +SKIP
         >>> rs.chats(client, asks, limiter=limiter).subscribe(print)  # doctest: +SKIP
 
-    Marbles (`max_concurrent=2`): requests `-abc|`, answers in 2, 1 and 3 ticks
-    -> `---B-A--C|` (each a `ChatResult` with its `index`).
+    Marbles (`max_concurrent=2`; the answers take 3, 1 and 1 ticks): requests
+    `(abc|)` -> `-BC(A|)`: c starts when b is done, each result (a `ChatResult`
+    with its `index`) comes when its answer is complete.
     """
     if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int):
         raise TypeError(f"max_concurrent must be an int, got {type(max_concurrent).__name__}")
