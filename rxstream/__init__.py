@@ -28,6 +28,7 @@ from .errors import (
     BufferOverflowError,
     EmptyStreamError,
     HTTPStatusError,
+    LimiterError,
     LineTooLongError,
     MalformedChunkError,
     ProviderError,
@@ -102,6 +103,9 @@ if TYPE_CHECKING:
     from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
+    from .runs.batch import ChatResult, chats
+    from .runs.limits import Limiter
+    from .runs.redis_limits import RedisLimiter
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -141,6 +145,9 @@ _LAZY = {
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("chat", "request"), ".io.requests"),
+    **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
+    "Limiter": ".runs.limits",
+    "RedisLimiter": ".runs.redis_limits",
 }
 
 
@@ -160,6 +167,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BufferOverflowError",
     "ChatChunk",
+    "ChatResult",
     "Citation",
     "Delta",
     "DeltaType",
@@ -167,6 +175,8 @@ __all__ = [
     "EventStreamMessage",
     "Finish",
     "HTTPStatusError",
+    "Limiter",
+    "LimiterError",
     "LineTooLongError",
     "MalformedChunkError",
     "Message",
@@ -177,6 +187,7 @@ __all__ = [
     "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
+    "RedisLimiter",
     "RefusalDelta",
     "SSEFrame",
     "ServerToolCall",
@@ -201,6 +212,7 @@ __all__ = [
     "accumulate_message",
     "accumulate_tool_calls",
     "chat",
+    "chats",
     "coalesce",
     "count_tokens",
     "decode",

@@ -17,6 +17,7 @@ __all__ = [
     "BufferOverflowError",
     "EmptyStreamError",
     "HTTPStatusError",
+    "LimiterError",
     "LineTooLongError",
     "MalformedChunkError",
     "ProviderError",
@@ -364,3 +365,22 @@ class StoredStreamError(StreamError):
         self.after = after
         self.missing = missing
         super().__init__(f"stream {key!r}: {reason}")
+
+
+class LimiterError(StreamError):
+    """A rate limiter (`rs.Limiter`, `rs.RedisLimiter`) cannot admit a request.
+
+    Raised (via `on_error`) when a request asks more tokens than the whole
+    budget of a minute (it could never be admitted), or when the store a
+    shared limiter keeps its budget in (Redis) failed: the message names the
+    limiter, the store and what failed.
+
+    Attributes:
+        limiter: the limiter's name (`"Limiter"`, or the Redis key prefix).
+        reason: what failed, in words.
+    """
+
+    def __init__(self, limiter: str, reason: str) -> None:
+        self.limiter = limiter
+        self.reason = reason
+        super().__init__(f"{limiter}: {reason}")

@@ -47,6 +47,9 @@ MATRIX = {
     "tests/js_clients/*": "the official JavaScript SDKs and @ai-sdk providers (Node, npm)",
     "tests/examples/test_browser.py::*": "a real Chromium drives the example",
     "tests/io/test_redis_cluster.py::*": "a Redis Cluster of six redis-server processes",
+    "tests/runs/test_redis_limits.py::test_processes_share_one_budget_*": (
+        "three worker processes on one RedisLimiter, Redis restarted mid-run"
+    ),
     "tests/cli/test_terminal.py::*": "the live view in a real terminal (tmux)",
     "tests/sources/test_sdk_clients.py::*": "the official SDKs' own HTTP responses as sources",
     "tests/sources/test_concurrency.py::test_a_thousand_*": "a thousand streams at once",

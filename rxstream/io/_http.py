@@ -24,14 +24,13 @@ The read loops (`_loops`) and the public entry points (`sources`) sit above.
 from __future__ import annotations
 
 import contextlib
-import email.utils
-import re
 import sys
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ..core.provider_errors import provider_message
+from ..core.rate_limits import retry_after_seconds
 from ..errors import (
     HTTPStatusError,
     StreamError,
@@ -168,23 +167,7 @@ def accepted(response: Any, *, binary: bool) -> bool:
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
-    millis = header(headers, "retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            value = float(millis)
-            if value >= 0 and value == value and value != float("inf"):
-                return value / 1000
-    text = header(headers, "retry-after")
-    if text is None:
-        return None
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return retry_after_seconds(headers, time.time())
 
 
 def request_of(response: object) -> Any:

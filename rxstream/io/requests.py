@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -47,8 +47,9 @@ from ..core.dialects.chat_input import RequestSpec
 from ..core.lines import DEFAULT_LIMIT
 from ..models import Delta, Message, Tool
 from ..operators.wire import SourceWire
-from .credentials import shown_url
-from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request
+from .credentials import describe, shown_url
+from .limits import Admission
+from .sources import DIALECT_EXTENSION, AsyncClient, SyncClient, from_request, limited_request
 
 if TYPE_CHECKING:
     import httpx
@@ -63,6 +64,7 @@ __all__ = [
     "missing_key",
     "ollama_host",
     "request",
+    "send_request",
 ]
 
 
@@ -454,6 +456,7 @@ def chat(
     base_url: str | None = None,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
+    limiter: Admission | None = None,
     **options: Any,
 ) -> Observable[Delta]:
     """Send `rs.request(dialect, ...)` with `client` and decode the answer into deltas.
@@ -474,6 +477,11 @@ def chat(
         base_url: as `rs.request`.
         scheduler: as `rs.from_request`.
         line_limit: as `rs.from_request`.
+        limiter: a rate limiter shared with other requests (`rs.Limiter`,
+            `rs.RedisLimiter`): each subscription waits for its admission,
+            reports the answer's status and rate-limit headers, and gives its
+            slot back at the end, with the answer's `Usage` correcting the
+            token estimate (as `rs.from_request(..., limiter=)`).
         **options: as `rs.request`.
 
     Returns:
@@ -485,9 +493,6 @@ def chat(
         ...             messages=[{"role": "user", "content": "Hi"}]).pipe(
         ...         rs.accumulate_message()).subscribe(print)
     """
-    from ..operators import decode, eventstream_frames, sse_frames
-
-    wire = _endpoint(dialect).wire
     built = request(
         dialect,
         model=model,
@@ -497,10 +502,57 @@ def chat(
         base_url=base_url,
         **options,
     )
+    return send_request(client, built, scheduler=scheduler, line_limit=line_limit, limiter=limiter)
+
+
+def send_request(
+    client: SyncClient | AsyncClient,
+    built: httpx.Request,
+    *,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    limiter: Admission | None = None,
+) -> Observable[Delta]:
+    """A request `rs.request` built, sent with `client` and decoded into its dialect's deltas.
+
+    What `rs.chat` does once it has built its request (the arguments are its own).
+
+    Raises:
+        ValueError: `built` was not built by `rs.request` (its dialect is unknown).
+    """
+    extensions = getattr(built, "extensions", None)
+    dialect = extensions.get(DIALECT_EXTENSION) if isinstance(extensions, dict) else None
+    if not isinstance(dialect, str) or dialect not in ENDPOINTS:
+        raise ValueError(
+            f"send_request takes a request built by rs.request (it names its dialect), "
+            f"got one for {describe(built)!r} with no dialect"
+        )
+    wire = ENDPOINTS[dialect].wire
+    if limiter is not None:
+        return limited_request(
+            client,
+            built,
+            limiter,
+            _decoding(dialect, wire),
+            scheduler=scheduler,
+            line_limit=line_limit,
+            body="bytes" if wire == "eventstream" else "lines",
+        )
     if wire == "eventstream":
         raw = from_request(client, built, scheduler=scheduler, line_limit=line_limit, body="bytes")
-        return raw.pipe(eventstream_frames(), decode(dialect))
+        return raw.pipe(_decoding(dialect, wire))
     text = from_request(client, built, scheduler=scheduler, line_limit=line_limit)
+    return text.pipe(_decoding(dialect, wire))
+
+
+def _decoding(dialect: str, wire: SourceWire) -> Callable[[Observable[Any]], Observable[Delta]]:
+    """The operators that turn what a source of `wire` hands out into `dialect`'s deltas."""
+    from reactivex import compose
+
+    from ..operators import decode, eventstream_frames, sse_frames
+
+    if wire == "eventstream":
+        return compose(eventstream_frames(), decode(dialect))
     if wire == "ndjson":
-        return text.pipe(decode(dialect))
-    return text.pipe(sse_frames(), decode(dialect))
+        return decode(dialect)
+    return compose(sse_frames(), decode(dialect))

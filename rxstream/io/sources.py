@@ -24,8 +24,8 @@ carries a credential of the request.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any, Literal, Protocol, TypeAlias, overload
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, overload
 
 from reactivex import Observable, abc
 
@@ -43,6 +43,7 @@ from ._http import (
     request_of,
 )
 from ._loops import Handle, aread_body, async_source, connection_tracer, read_body, sync_source
+from .limits import Admission, Ticket, ask_for, limited
 
 __all__ = [
     "AsyncClient",
@@ -54,9 +55,11 @@ __all__ = [
     "from_lines",
     "from_request",
     "from_response",
+    "limited_request",
 ]
 
 LineItem: TypeAlias = str | bytes | bytearray
+T = TypeVar("T")
 
 #: The key of `httpx.Request.extensions` where `rs.request` notes the request's dialect.
 DIALECT_EXTENSION = "rxstream.dialect"
@@ -91,6 +94,7 @@ def from_request(
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
     body: None = None,
+    limiter: Admission | None = None,
 ) -> Observable[Any]: ...
 
 
@@ -103,6 +107,7 @@ def from_request(
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
     body: Literal["lines"],
+    limiter: Admission | None = None,
 ) -> Observable[str]: ...
 
 
@@ -115,6 +120,7 @@ def from_request(
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
     body: Literal["bytes"],
+    limiter: Admission | None = None,
 ) -> Observable[bytes]: ...
 
 
@@ -128,6 +134,7 @@ def from_request(
     line_limit: int = DEFAULT_LIMIT,
     body: Literal["lines"] = "lines",
     raw: Literal[False] | None = None,
+    limiter: Admission | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[str]: ...
 
@@ -142,6 +149,7 @@ def from_request(
     line_limit: int = DEFAULT_LIMIT,
     body: Literal["bytes"],
     raw: bool | None = None,
+    limiter: Admission | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[bytes]: ...
 
@@ -156,6 +164,7 @@ def from_request(
     line_limit: int = DEFAULT_LIMIT,
     body: BodyMode = "lines",
     raw: Literal[True],
+    limiter: Admission | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[bytes]: ...
 
@@ -170,6 +179,7 @@ def from_request(
     line_limit: int = DEFAULT_LIMIT,
     body: BodyMode = "lines",
     raw: bool | None = None,
+    limiter: Admission | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[str] | Observable[bytes]: ...
 
@@ -183,6 +193,7 @@ def from_request(
     line_limit: int = DEFAULT_LIMIT,
     body: BodyMode | None = None,
     raw: bool | None = None,
+    limiter: Admission | None = None,
     **httpx_kwargs: Any,
 ) -> Observable[Any]:
     """Make a streaming request per subscription and emit the body's lines.
@@ -220,6 +231,12 @@ def from_request(
             `rs.request` gets its dialect's (`"bytes"` for Bedrock).
         raw: deprecated spelling of `body="bytes"` (`raw=True`); it works for
             one more release and warns (`DeprecationWarning`).
+        limiter: a rate limiter shared with other requests (`rs.Limiter`,
+            `rs.RedisLimiter`, or anything with `rxstream.io.limits.Admission`):
+            each subscription waits for its admission before sending, reports
+            the answer's status and rate-limit headers to it, and gives its
+            slot back when the stream ends or is disposed (see
+            `rxstream.io.limits.limited` for where a waiting stream starts).
         **httpx_kwargs: passed on (`json=`, `headers=`, `timeout=`, ...);
             `auth=` and `follow_redirects=` go to `send()`.
 
@@ -304,24 +321,99 @@ def from_request(
         exchange.learn(request)
         return request
 
-    if inspect.iscoroutinefunction(getattr(client, "send", None)):
-        async_client: AsyncClient = client  # type: ignore[assignment]
+    asynchronous = inspect.iscoroutinefunction(getattr(client, "send", None))
 
-        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            exchange = Exchange(client=client)
+    def source(ticket: Ticket | None) -> Observable[Any]:
+        if asynchronous:
+            return _async_request_source(
+                client, build, send_kwargs, ticket, binary, line_limit, scheduler
+            )
+        return _sync_request_source(
+            client, build, send_kwargs, ticket, binary, line_limit, scheduler
+        )
 
-            async def send() -> AsyncResponse:
-                request = build(exchange)
-                return await async_client.send(request, stream=True, **send_kwargs)
+    if limiter is None:
+        return _labelled(source(None), wire, binary)
+    if built is not None:
+        ask = ask_for(built.url, getattr(built, "content", None))
+    else:
+        ask = ask_for(url, httpx_kwargs.get("json", httpx_kwargs.get("content")))
+    gated = limited(source, limiter, ask, asynchronous=asynchronous, scheduler=scheduler)
+    return _labelled(gated, wire, binary)
 
-            async for batch in aread_body(
-                send, exchange, handle, binary=binary, line_limit=line_limit
-            ):
-                yield batch
 
-        return _labelled(async_source(aread, scheduler), wire, binary)
+def limited_request(
+    client: SyncClient | AsyncClient,
+    request: BuiltRequest,
+    limiter: Admission,
+    then: Callable[[Observable[Any]], Observable[T]],
+    *,
+    scheduler: abc.SchedulerBase | None,
+    line_limit: int,
+    body: BodyMode,
+) -> Observable[T]:
+    """A built request's source under `limiter`, with `then` (the decoding) inside the gate.
 
-    sync_client: SyncClient = client  # type: ignore[assignment]
+    What `rs.chat(..., limiter=)` runs: as `from_request(client, request,
+    limiter=limiter).pipe(then)`, except that the gate sees the decoded
+    items, so the answer's `Usage` corrects the token estimate.
+    """
+    asynchronous = inspect.iscoroutinefunction(getattr(client, "send", None))
+    binary = body == "bytes"
+
+    def build(exchange: Exchange) -> Any:
+        exchange.learn(request)
+        return request
+
+    def source(ticket: Ticket) -> Observable[T]:
+        make = _async_request_source if asynchronous else _sync_request_source
+        return then(make(client, build, {}, ticket, binary, line_limit, scheduler))
+
+    ask = ask_for(request.url, getattr(request, "content", None))
+    return limited(source, limiter, ask, asynchronous=asynchronous, scheduler=scheduler)
+
+
+def _answered(ticket: Ticket | None, response: SyncResponse | AsyncResponse) -> None:
+    if ticket is not None:
+        ticket.answered(response.status_code, response.headers)
+
+
+def _async_request_source(
+    client: Any,
+    build: Callable[[Exchange], Any],
+    send_kwargs: dict[str, Any],
+    ticket: Ticket | None,
+    binary: bool,
+    line_limit: int,
+    scheduler: abc.SchedulerBase | None,
+) -> Observable[Any]:
+    async_client: AsyncClient = client
+
+    async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+        exchange = Exchange(client=client)
+
+        async def send() -> AsyncResponse:
+            request = build(exchange)
+            response = await async_client.send(request, stream=True, **send_kwargs)
+            _answered(ticket, response)
+            return response
+
+        async for batch in aread_body(send, exchange, handle, binary=binary, line_limit=line_limit):
+            yield batch
+
+    return async_source(aread, scheduler)
+
+
+def _sync_request_source(
+    client: Any,
+    build: Callable[[Exchange], Any],
+    send_kwargs: dict[str, Any],
+    ticket: Ticket | None,
+    binary: bool,
+    line_limit: int,
+    scheduler: abc.SchedulerBase | None,
+) -> Observable[Any]:
+    sync_client: SyncClient = client
 
     def read(handle: Handle) -> Iterator[list[Any]]:
         exchange = Exchange(client=client)
@@ -335,11 +427,13 @@ def from_request(
                 # second subscription, maybe at the same time) keeps its own extensions.
                 traced = {**extensions, "trace": connection_tracer(handle, extensions.get("trace"))}
                 request = _with_extensions(request, traced)
-            return sync_client.send(request, stream=True, **send_kwargs)
+            response = sync_client.send(request, stream=True, **send_kwargs)
+            _answered(ticket, response)
+            return response
 
         yield from read_body(send, exchange, handle, binary=binary, line_limit=line_limit)
 
-    return _labelled(sync_source(read, scheduler), wire, binary)
+    return sync_source(read, scheduler)
 
 
 def _request_wire(request: BuiltRequest | None) -> SourceWire | None:

@@ -9,6 +9,8 @@
   `429:retry-after=2`, ...: `parse_fault`, `parse_faults`) script failures, per server
   or per request (the `x-rxstream-fault` header, `FAULT_HEADER`);
 - `redis_server`: `RedisServer`, a real `redis-server` on 127.0.0.1 for a test;
+- `rate_limits`: `rate_limit_headers`, a provider's rate-limit headers for a fake answer
+  (`Scenario(headers=...)`, `Scenario.error(429, ..., headers=...)`);
 - `plugin`: the pytest plugin (fixtures `fake_llm_server`, `stream_marbles`, `redis_server`).
 """
 
@@ -16,6 +18,7 @@ from ._echo import echo_answer
 from ._faults import FAULT_HEADER, FAULT_SYNTAX, Fault, parse_fault, parse_faults
 from .builders import ChatStream
 from .marbles import StreamMarbles
+from .rate_limits import rate_limit_headers
 from .redis_server import RedisServer
 from .server import FakeLLMServer, Scenario
 
@@ -31,4 +34,5 @@ __all__ = [
     "echo_answer",
     "parse_fault",
     "parse_faults",
+    "rate_limit_headers",
 ]

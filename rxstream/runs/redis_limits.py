@@ -1,0 +1,549 @@
+"""`rs.RedisLimiter`: the limits of `rs.Limiter`, shared by every process through Redis.
+
+N workers that spend one provider budget each hold a `RedisLimiter` with
+the same `name` on the same Redis: every admission is one Lua script, so
+it is atomic whatever the number of processes. What Redis holds, under
+`{name}:` (one hash tag: a Redis Cluster keeps the keys on one node):
+
+- `requests`, `tokens`: the admissions of the last window (sorted sets by
+  time, in Redis's own clock, `TIME`, so the workers' clocks do not matter),
+  with each admission's tokens (`spent`, a hash, corrected by the answer's
+  usage) and their sum (`sum`);
+- `leases`: the running requests, each with an expiry (`lease`, renewed
+  while it runs, every `lease / 3`): a worker that dies frees its slots when
+  they expire, not never;
+- `routes`: what the providers said of each route (a 429's hold, a
+  `remaining-requests: 0` until its reset, the tokens left until theirs);
+- `state`: present while the rest is intact (the time admissions are held
+  until after Redis started, see below).
+
+The state is made by the first admission that finds none: then Redis
+either never held this limiter or lost it (restarted without its data, the
+keys deleted), and whatever was admitted before Redis started may still be in
+its window. So the first window after Redis started admits nothing (the
+state holds admissions until the start, from its `uptime_in_seconds`, plus a
+window): nothing admitted before a restart and nothing after ever shares a
+window beyond the budget, and a limiter on a Redis up for longer than a window
+starts at once (as does one with only a `concurrency` bound, which has no
+window to remember). The workers put their running leases back as they renew them.
+While Redis cannot be reached, each waiting request fails with `LimiterError`
+naming Redis and what failed (the caller retries, or `rs.chat`'s retry does);
+a release that cannot reach Redis is left to the lease's expiry.
+
+Within one process requests wait in arrival order (as `rs.Limiter`); across
+processes the order is the order their scripts reach Redis. A slot freed in
+this process admits the next waiter at once; one freed in another process is
+noticed at the next check, `recheck` seconds later at most (the only
+periodic work, and only while this process has a request waiting for a slot).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import itertools
+import math
+import os
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from reactivex import abc
+from reactivex.disposable import SerialDisposable
+from reactivex.scheduler import TimeoutScheduler
+
+from ..core.rate_limits import rate_limits
+from ..errors import LimiterError, excerpt
+from ..io.limits import Ask, Ticket
+from ..models import Usage
+from .limits import HOLD_AFTER_429, WINDOW, _positive
+
+__all__ = ["RedisLimiter", "SyncRedis"]
+
+
+class SyncRedis(Protocol):
+    """What a `RedisLimiter` uses of a sync Redis client (`redis.Redis`)."""
+
+    def execute_command(self, *args: Any, **options: Any) -> Any: ...
+
+
+# KEYS: requests tokens spent sum leases routes state
+# ARGV: id tokens rpm tpm concurrency window_ms lease_ms route (unused) now_ms (-1: Redis TIME)
+# Returns {admitted (1/0), wait_ms, why}: why 1 = held after a restart, 2 = a slot,
+# 3 = a route's hold, 4 = no state yet (see `_START`), 0 = a window.
+_ADMIT = """
+local now = tonumber(ARGV[10])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local id, tokens = ARGV[1], tonumber(ARGV[2])
+local rpm, tpm, conc = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local window, lease, route = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local state = redis.call('GET', KEYS[7])
+if not state then return {0, 0, 4} end
+state = tonumber(state)
+if now < state then return {0, state - now, 1} end
+local horizon = now - window
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', horizon)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', horizon)
+for _, old in ipairs(gone) do
+  redis.call('DECRBY', KEYS[4], tonumber(redis.call('HGET', KEYS[3], old) or '0'))
+  redis.call('HDEL', KEYS[3], old)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', horizon)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+local r = redis.call('HMGET', KEYS[6], route .. '|hold', route .. '|left', route .. '|reset')
+local hold, left, reset = tonumber(r[1] or '0'), tonumber(r[2]), tonumber(r[3] or '0')
+if hold > now then return {0, hold - now, 3} end
+if left and reset > now and tokens > left then return {0, reset - now, 3} end
+if conc > 0 and redis.call('ZCARD', KEYS[5]) >= conc then
+  local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  return {0, tonumber(first[2]) - now, 2}
+end
+local wait = 0
+if rpm > 0 then
+  local count = redis.call('ZCARD', KEYS[1])
+  if count >= rpm then
+    local at = redis.call('ZRANGE', KEYS[1], count - rpm, count - rpm, 'WITHSCORES')
+    wait = tonumber(at[2]) + window - now
+  end
+end
+local sum = tonumber(redis.call('GET', KEYS[4]) or '0')
+if tpm > 0 and sum + tokens > tpm then
+  local all = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+  for i = 1, #all, 2 do
+    sum = sum - tonumber(redis.call('HGET', KEYS[3], all[i]) or '0')
+    if sum + tokens <= tpm then
+      wait = math.max(wait, tonumber(all[i + 1]) + window - now)
+      break
+    end
+  end
+end
+if wait > 0 then return {0, wait, 0} end
+redis.call('ZADD', KEYS[1], now, id)
+if tpm > 0 then
+  redis.call('ZADD', KEYS[2], now, id)
+  redis.call('HSET', KEYS[3], id, tokens)
+  redis.call('INCRBY', KEYS[4], tokens)
+end
+redis.call('ZADD', KEYS[5], now + lease, id)
+if left and reset > now then redis.call('HSET', KEYS[6], route .. '|left', left - tokens) end
+return {1, 0, 0}
+"""
+
+# KEYS: state; ARGV: uptime_ms window_ms now_ms (-1: Redis TIME). No state: whatever was
+# admitted before Redis started is gone from it, so hold until a window after the start.
+_START = """
+local now = tonumber(ARGV[3])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local hold = 0
+if tonumber(ARGV[2]) > 0 then hold = now - tonumber(ARGV[1]) + tonumber(ARGV[2]) end
+redis.call('SET', KEYS[1], hold, 'NX')
+return 1
+"""
+
+# KEYS: spent sum leases; ARGV: id actual (-1: no usage)
+_RELEASE = """
+redis.call('ZREM', KEYS[3], ARGV[1])
+local actual = tonumber(ARGV[2])
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if actual >= 0 and old then
+  redis.call('HSET', KEYS[1], ARGV[1], actual)
+  redis.call('INCRBY', KEYS[2], actual - tonumber(old))
+end
+return 1
+"""
+
+# KEYS: routes; ARGV: route hold_s left reset_s (-1: not said) now_ms (-1: Redis TIME)
+_ANSWERED = """
+local now = tonumber(ARGV[5])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local route, hold = ARGV[1], tonumber(ARGV[2])
+if hold >= 0 then
+  local old = tonumber(redis.call('HGET', KEYS[1], route .. '|hold') or '0')
+  redis.call('HSET', KEYS[1], route .. '|hold', math.max(old, now + math.floor(hold * 1000)))
+end
+if tonumber(ARGV[3]) >= 0 then
+  redis.call('HSET', KEYS[1], route .. '|left', ARGV[3],
+             route .. '|reset', now + math.floor(tonumber(ARGV[4]) * 1000))
+end
+return 1
+"""
+
+# KEYS: leases; ARGV: lease_ms now_ms (-1: Redis TIME) id...
+_RENEW = """
+local now = tonumber(ARGV[2])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+for i = 3, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
+return 1
+"""
+
+_WHY_RESTARTED, _WHY_SLOT, _WHY_ROUTE, _WHY_NO_STATE = 1, 2, 3, 4
+
+
+class _Script:
+    """One Lua script, sent by its digest (`EVALSHA`), loaded again when Redis forgot it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def __call__(self, redis: SyncRedis, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        except Exception as exc:
+            if type(exc).__name__ != "NoScriptError" and "NOSCRIPT" not in str(exc):
+                raise
+        return redis.execute_command("EVAL", self.source, len(keys), *keys, *args)
+
+
+_SCRIPTS = {
+    name: _Script(text)
+    for name, text in (
+        ("admit", _ADMIT),
+        ("start", _START),
+        ("release", _RELEASE),
+        ("answered", _ANSWERED),
+        ("renew", _RENEW),
+    )
+}
+
+
+def _where(redis: object) -> str:
+    """Where the client connects (host:port or a socket path), never with a password."""
+    kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", None)
+    if isinstance(kwargs, dict):
+        if kwargs.get("path"):
+            return f"unix:{kwargs['path']}"
+        if kwargs.get("host") is not None:
+            return f"{kwargs['host']}:{kwargs.get('port', 6379)}"
+    return type(redis).__name__
+
+
+class _Waiter:
+    __slots__ = ("admitted", "ask", "cancelled", "failed")
+
+    def __init__(
+        self, ask: Ask, admitted: Callable[[Ticket], None], failed: Callable[[Exception], None]
+    ) -> None:
+        self.ask = ask
+        self.admitted = admitted
+        self.failed = failed
+        self.cancelled = False
+
+
+class _RedisTicket:
+    """An admitted request's lease in Redis (`rxstream.io.limits.Ticket`)."""
+
+    __slots__ = ("_limiter", "_released", "id", "route")
+
+    def __init__(self, limiter: RedisLimiter, id: str, route: str) -> None:
+        self._limiter = limiter
+        self.id = id
+        self.route = route
+        self._released = False
+
+    def answered(self, status: int, headers: Mapping[str, str]) -> None:
+        self._limiter._answered(self.route, status, headers)
+
+    def release(self, usage: Usage | None) -> None:
+        if self._released:
+            return
+        self._released = True
+        self._limiter._release(self.id, usage)
+
+
+class RedisLimiter:
+    """`rs.Limiter`'s limits, shared by every process that names the same limiter in Redis.
+
+    Args:
+        redis: a sync Redis client (`redis.Redis`, the `redis` extra). Give it a
+            `socket_timeout`: an admission waits for Redis's answer on the
+            thread that asks (a subscriber's, or a timer's).
+        name: the limiter's name: its keys are `{name}:...`; every worker
+            that spends the same budget uses the same name.
+        requests_per_minute: as `rs.Limiter`.
+        tokens_per_minute: as `rs.Limiter`.
+        concurrency: as `rs.Limiter`, across all the processes.
+        lease: seconds a running request holds its slot unless renewed; this
+            process renews its leases every `lease / 3` while they run, so
+            only a dead worker's slots expire.
+        recheck: while a request here waits for a slot another process
+            holds, seconds between checks (a slot freed here is seen at once).
+        window: the budgets' window in seconds (a minute; shorter in tests).
+        scheduler: where the timers run (default: reactivex's `TimeoutScheduler`).
+        clock: seconds now, for every process alike (default: Redis's own
+            clock, `TIME`, so the workers' clocks do not matter); a test
+            gives its virtual scheduler's.
+
+    Raises:
+        TypeError: an async Redis client (not supported yet), or a bound
+            of the wrong type.
+        ValueError: a bound below 1, an empty name, a lease, recheck or
+            window that is not positive.
+
+    Errors (via `on_error` of the request's stream):
+        LimiterError: Redis could not be reached or refused the script (the
+            message names the limiter, the Redis address and what failed),
+            or a request estimated at more tokens than `tokens_per_minute`.
+
+    Example:
+        >>> limiter = rs.RedisLimiter(redis.Redis(), "openai-prod",  # doctest: +SKIP
+        ...                           requests_per_minute=5000, concurrency=50)
+        >>> rs.chats(client, asks, limiter=limiter).subscribe(print)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        redis: SyncRedis,
+        name: str,
+        *,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+        concurrency: int | None = None,
+        lease: float = 60.0,
+        recheck: float = 0.25,
+        window: float = WINDOW,
+        scheduler: abc.SchedulerBase | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if inspect.iscoroutinefunction(getattr(redis, "execute_command", None)):
+            raise TypeError(
+                "RedisLimiter takes a sync Redis client (redis.Redis), not an async one"
+            )
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty str, got {name!r}")
+        for what, value in (("lease", lease), ("recheck", recheck), ("window", window)):
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+                raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
+        self.redis = redis
+        self.name = name
+        self.requests_per_minute = _positive("requests_per_minute", requests_per_minute)
+        self.tokens_per_minute = _positive("tokens_per_minute", tokens_per_minute)
+        self.concurrency = _positive("concurrency", concurrency)
+        self.lease = float(lease)
+        self.recheck = float(recheck)
+        self.window = float(window)
+        self._scheduler = scheduler or TimeoutScheduler.singleton()
+        self._clock = clock
+        tag = "{" + name + "}"
+        self._keys = [f"{tag}:{part}" for part in ("requests", "tokens", "spent", "sum")]
+        self._keys += [f"{tag}:leases", f"{tag}:routes", f"{tag}:state"]
+        self._prefix = f"{os.getpid()}-{uuid.uuid4().hex[:12]}-"
+        self._ids = itertools.count()
+        self._lock = threading.RLock()
+        self._queue: deque[_Waiter] = deque()
+        self._leases: set[str] = set()
+        self._timer = SerialDisposable()
+        self._timer_due = math.inf
+        self._renewal = SerialDisposable()
+
+    def __repr__(self) -> str:
+        return f"RedisLimiter({self.name!r} at {_where(self.redis)})"
+
+    @property
+    def waiting(self) -> int:
+        """How many requests of this process are queued."""
+        return len(self._queue)
+
+    @property
+    def running(self) -> int:
+        """How many admitted requests of this process have not been released."""
+        return len(self._leases)
+
+    # ------------------------------------------------------------------ the protocol
+
+    def admit(
+        self,
+        ask: Ask,
+        admitted: Callable[[Ticket], None],
+        failed: Callable[[Exception], None],
+    ) -> Callable[[], None]:
+        """Queue `ask` (`rxstream.io.limits.Admission`); see `rs.Limiter.admit`."""
+        if self.tokens_per_minute is not None and ask.tokens > self.tokens_per_minute:
+            failed(
+                LimiterError(
+                    repr(self),
+                    f"a request to {ask.route!r} is estimated at {ask.tokens} tokens, more than "
+                    f"tokens_per_minute={self.tokens_per_minute}: it could never be admitted",
+                )
+            )
+            return _nothing
+        waiter = _Waiter(ask, admitted, failed)
+        with self._lock:
+            self._queue.append(waiter)
+        self._pump()
+
+        def withdraw() -> None:
+            waiter.cancelled = True
+
+        return withdraw
+
+    # ------------------------------------------------------------------ the rules
+
+    def _now_ms(self) -> int:
+        """The time the scripts go by: Redis's own (-1), or the given clock's."""
+        return -1 if self._clock is None else int(self._clock() * 1000)
+
+    def _failure(self, what: str, exc: Exception) -> LimiterError:
+        return LimiterError(
+            f"RedisLimiter {self.name!r}",
+            f"Redis at {_where(self.redis)} failed {what}: {type(exc).__name__}: "
+            f"{excerpt(str(exc))}",
+        )
+
+    def _try(self, ask: Ask) -> tuple[str | None, float, int]:
+        """One admission script: (the lease id or None, seconds to wait, why)."""
+        id = self._prefix + str(next(self._ids))
+        args = [
+            id,
+            ask.tokens,
+            self.requests_per_minute or 0,
+            self.tokens_per_minute or 0,
+            self.concurrency or 0,
+            int(self.window * 1000),
+            int(self.lease * 1000),
+            ask.route,
+            0,
+            self._now_ms(),
+        ]
+        admitted, wait_ms, why = _SCRIPTS["admit"](self.redis, self._keys, args)
+        if int(why) == _WHY_NO_STATE:
+            self._start()
+            admitted, wait_ms, why = _SCRIPTS["admit"](self.redis, self._keys, args)
+        if int(why) == _WHY_RESTARTED:
+            self._renew()  # Redis may have lost its data: our running leases go back in
+        return (id if int(admitted) else None), int(wait_ms) / 1000, int(why)
+
+    def _start(self) -> None:
+        """Create the state: held until a window after Redis started (see the module docstring)."""
+        info = self.redis.execute_command("INFO", "server")
+        uptime = int(info["uptime_in_seconds"]) if isinstance(info, dict) else 0
+        # Only a window's budget remembers the past; leases come back as they are renewed.
+        windowed = self.requests_per_minute is not None or self.tokens_per_minute is not None
+        args = [uptime * 1000, int(self.window * 1000) if windowed else 0, self._now_ms()]
+        _SCRIPTS["start"](self.redis, [self._keys[6]], args)
+
+    def _pump(self) -> None:
+        """Admit in arrival order until Redis says wait; a held route's requests step aside."""
+        ready: list[tuple[_Waiter, Ticket]] = []
+        failed: list[tuple[_Waiter, LimiterError]] = []
+        with self._lock:
+            held: dict[str, float] = {}
+            queue, at, wake = self._queue, 0, math.inf
+            while at < len(queue):
+                waiter = queue[at]
+                if waiter.cancelled:
+                    del queue[at]
+                    continue
+                if waiter.ask.route in held:
+                    at += 1
+                    continue
+                try:
+                    id, wait, why = self._try(waiter.ask)
+                except Exception as exc:
+                    error = self._failure("while admitting a request", exc)
+                    failed = [(w, error) for w in queue if not w.cancelled]
+                    queue.clear()
+                    break
+                if id is None:
+                    if why == _WHY_ROUTE:
+                        held[waiter.ask.route] = wait
+                        at += 1
+                        continue
+                    wake = min(wait, self.recheck) if why == _WHY_SLOT else wait
+                    break
+                del queue[at]
+                self._leases.add(id)
+                ready.append((waiter, _RedisTicket(self, id, waiter.ask.route)))
+            self._arm(min(wake, *held.values()) if held else wake)
+            if ready:
+                self._arm_renewal()
+        for waiter, ticket in ready:
+            waiter.admitted(ticket)
+        for waiter, error in failed:
+            waiter.failed(error)
+
+    def _arm(self, wait: float) -> None:
+        if wait == math.inf:
+            return
+        now = self._scheduler.now.timestamp()
+        due = now + max(wait, 0.001)
+        if due >= self._timer_due:
+            return
+        self._timer_due = due
+        self._timer.disposable = self._scheduler.schedule_relative(due - now, self._on_timer)
+
+    def _on_timer(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        with self._lock:
+            self._timer_due = math.inf
+        self._pump()
+
+    def _arm_renewal(self) -> None:
+        if self._renewal.disposable is None:
+            self._renewal.disposable = self._scheduler.schedule_relative(
+                self.lease / 3, self._on_renewal
+            )
+
+    def _on_renewal(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        with self._lock:
+            self._renewal.disposable = None
+            if not self._leases:
+                return
+            self._arm_renewal()
+        self._renew()
+
+    def _renew(self) -> None:
+        leases = list(self._leases)
+        if not leases:
+            return
+        # Redis away: the next renewal (or admission after a restart) tries again.
+        with contextlib.suppress(Exception):
+            _SCRIPTS["renew"](
+                self.redis, [self._keys[4]], [int(self.lease * 1000), self._now_ms(), *leases]
+            )
+
+    def _answered(self, route: str, status: int, headers: Mapping[str, str]) -> None:
+        limits = rate_limits(headers, self._scheduler.now.timestamp())
+        hold = -1.0
+        if status == 429:
+            resets = [r for r in (limits.requests_reset, limits.tokens_reset) if r is not None]
+            said = limits.retry_after
+            hold = said if said is not None else max(resets) if resets else HOLD_AFTER_429
+        if limits.remaining_requests == 0:
+            hold = max(hold, limits.requests_reset or self.window)
+        left = limits.remaining_tokens if limits.remaining_tokens is not None else -1
+        args = [route, hold, left, limits.tokens_reset or self.window, self._now_ms()]
+        if hold < 0 and left < 0:
+            return
+        # Redis away: the provider's hint is lost (its next 429 says it again).
+        with contextlib.suppress(Exception):
+            _SCRIPTS["answered"](self.redis, [self._keys[5]], args)
+
+    def _release(self, id: str, usage: Usage | None) -> None:
+        actual = -1 if usage is None else usage.prompt_tokens + usage.completion_tokens
+        with self._lock:
+            self._leases.discard(id)
+        # Redis away: the lease expires in Redis; the token estimate stands.
+        with contextlib.suppress(Exception):
+            _SCRIPTS["release"](
+                self.redis, [self._keys[2], self._keys[3], self._keys[4]], [id, actual]
+            )
+        self._pump()
+
+
+def _nothing() -> None:
+    return None
