@@ -35,7 +35,9 @@ def _keyed(source: Observable[Delta]) -> Observable[_Keyed]:
             opened[key] = None
             observer.on_next((key, delta))
 
-        return source.subscribe(on_next, observer.on_error, observer.on_completed, scheduler=scheduler)
+        return source.subscribe(
+            on_next, observer.on_error, observer.on_completed, scheduler=scheduler
+        )
 
     return Observable(subscribe)
 

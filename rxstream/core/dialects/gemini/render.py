@@ -98,8 +98,9 @@ class GeminiRenderer:
 
     A `Reset` (a new answer replaces the one so far), which this format
     cannot carry, follows `ResetRule`: the new answer goes on in the same
-    stream, its tool calls numbered after the dropped answer's. Tool calls not written yet when it comes (they wait for their
-    choice's end here) are dropped with the answer.
+    stream, its tool calls numbered after the dropped answer's. Tool calls
+    not written yet when it comes (they wait for their choice's end here)
+    are dropped with the answer.
 
     Args:
         model: the `modelVersion` written into every chunk.
