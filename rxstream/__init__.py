@@ -68,6 +68,7 @@ from .models import (
 )
 
 if TYPE_CHECKING:
+    from .core.continuation import continuation_messages, trim_partial
     from .io import (
         from_lines,
         from_redis_stream,
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     # From their own modules: these names are also those of the modules, which
     # mypy can take for one another when it defers the package's imports.
     from .operators.coalesce import coalesce
+    from .operators.continuation import continue_from
     from .operators.decode import decode
     from .operators.deltas import deltas
     from .operators.lines import lines
@@ -125,6 +127,7 @@ _LAZY = {
             "accumulate_message",
             "accumulate_tool_calls",
             "coalesce",
+            "continue_from",
             "count_tokens",
             "decode",
             "decode_chunks",
@@ -140,6 +143,7 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("chat", "request"), ".io.requests"),
 }
@@ -204,6 +208,8 @@ __all__ = [
     "accumulate_tool_calls",
     "chat",
     "coalesce",
+    "continuation_messages",
+    "continue_from",
     "count_tokens",
     "decode",
     "decode_chunks",
@@ -226,4 +232,5 @@ __all__ = [
     "to_iterator",
     "to_redis_stream",
     "to_sse",
+    "trim_partial",
 ]
