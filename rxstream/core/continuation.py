@@ -190,7 +190,7 @@ def continuation_messages(
     if dialect in PREFILL_DIALECTS and plain and not trimmed.refusal:
         if dialect == "anthropic":
             text = text.rstrip()  # the API refuses a final assistant turn ending in whitespace
-        if text:
+        if text.strip():
             out.append({"role": "assistant", "content": text})
         return out
     if not text and not trimmed.tool_calls and not trimmed.reasoning_state:
