@@ -86,7 +86,8 @@ def test_trim_partial_same_dialect_keeps_signed_reasoning() -> None:
         DONE_CALL,
     )
     assert trimmed.tool_calls == (DONE_CALL,)
-    assert trimmed.finish_reason is None and trimmed.finish_raw is None
+    assert trimmed.finish_reason is None
+    assert trimmed.finish_raw is None
 
 
 def test_trim_partial_another_dialect_drops_the_signatures_keeps_the_text() -> None:
@@ -290,18 +291,20 @@ def test_overlap_every_split(partial: str, new: str, expected: str) -> None:
 
 
 def test_overlap_window_and_minimum() -> None:
-    assert trimmed("0123456789", "0123456789!", window=5) == "0123456789!"
-    assert trimmed("0123456789", "56789!", window=5) == "!"
-    assert trimmed("ab.", ".c", min_overlap=2) == ".c"
-    assert trimmed("ab.", "b.c", min_overlap=2) == "c"
+    assert trimmed("0123456789", ["0123456789!"], window=5) == "0123456789!"
+    assert trimmed("0123456789", ["56789!"], window=5) == "!"
+    assert trimmed("ab.", [".c"], min_overlap=2) == ".c"
+    assert trimmed("ab.", ["b.c"], min_overlap=2) == "c"
 
 
 def test_overlap_holds_back_at_most_the_window() -> None:
     trimmer = OverlapTrimmer("ab" * 50, window=10)
     assert trimmer.feed("ab" * 4) == []  # may still be a repeat of the whole window
-    assert not trimmer.decided and trimmer.holding
+    assert not trimmer.decided
+    assert trimmer.holding
     assert trimmer.feed("ab") == []  # a whole repeat of the window: decided, left out
-    assert trimmer.decided and trimmer.overlap == 10
+    assert trimmer.decided
+    assert trimmer.overlap == 10
     assert trimmer.feed("x") == ["x"]
 
 
@@ -417,7 +420,7 @@ def test_continuation_trimmer_other_choices_pass() -> None:
 
 
 def test_continuation_trimmer_refusals() -> None:
-    with pytest.raises(TypeError, match="rs.Message"):
+    with pytest.raises(TypeError, match=r"rs\.Message"):
         ContinuationTrimmer("text")  # type: ignore[arg-type]
     trimmer = ContinuationTrimmer(Message())
     with pytest.raises(TypeError, match=r"rs\.continue_from\(\)"):

@@ -8,8 +8,13 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream.core import MessageAccumulator, ThinkTagSplitter, TokenCounter, ToolCallAccumulator
-from rxstream.core import wire
+from rxstream.core import (
+    MessageAccumulator,
+    ThinkTagSplitter,
+    TokenCounter,
+    ToolCallAccumulator,
+    wire,
+)
 from rxstream.core.dialects import DIALECTS, ResetRule, renderer, wire_bytes
 from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.models import (
@@ -57,7 +62,7 @@ def message_of(items: list[Delta]) -> list[Message]:
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
-        pytest.param(DROPPED + [RESET] + NEW, [NEW_MESSAGE], id="cut-in-a-call"),
+        pytest.param([*DROPPED, RESET, *NEW], [NEW_MESSAGE], id="cut-in-a-call"),
         pytest.param(
             [TextDelta("a"), Finish("stop"), Usage(1, 1, 2), RESET, *NEW],
             [NEW_MESSAGE],
@@ -81,7 +86,7 @@ def test_message_is_the_new_answers_alone(items: list[Delta], expected: list[Mes
 
 
 def test_message_blocks_are_the_new_answers() -> None:
-    [message] = message_of(DROPPED + [RESET] + NEW)
+    [message] = message_of([*DROPPED, RESET, *NEW])
     assert [type(b).__name__ for b in message.blocks] == ["TextBlock", "ToolCall"]
 
 
@@ -100,7 +105,7 @@ def test_message_after_a_run_of_fragments() -> None:
 def test_tool_calls_drop_the_pending_calls_and_pass_the_reset() -> None:
     acc = ToolCallAccumulator()
     out: list[Any] = []
-    for item in DROPPED + [RESET] + NEW:
+    for item in [*DROPPED, RESET, *NEW]:
         out += acc.feed(item)
     out += acc.close()
     assert out == [RESET, ToolCall(0, "call_b", "weather", '{"city":"Paris"}')]
@@ -117,18 +122,26 @@ def test_tool_call_snapshots_then_the_reset() -> None:
 def test_token_counts_start_again_and_keep_what_was_dropped() -> None:
     counter = TokenCounter(str.split)  # one "token" per word
     out: list[TokenCount] = []
-    for item in [TextDelta("one two three"), ReasoningDelta("four"), RESET, TextDelta("five")]:
+    items: list[Delta] = [
+        TextDelta("one two three"),
+        ReasoningDelta("four"),
+        RESET,
+        TextDelta("five"),
+    ]
+    for item in items:
         out += counter.feed(item)
     final = counter.close()
     assert out[-2] == TokenCount(0, 0, 0, 0, None, False, 0, False, dropped=4)
-    assert out[-1].text == 1 and out[-1].dropped == 4
+    assert out[-1].text == 1
+    assert out[-1].dropped == 4
     assert final == [TokenCount(1, 0, 0, 0, None, True, 0, dropped=4)]
     assert final[0].total == 1
 
 
 def test_token_counts_forget_the_dropped_usage() -> None:
     counter = TokenCounter(str.split)
-    for item in [TextDelta("a"), Usage(1, 1, 2), RESET, RESET, TextDelta("b c")]:
+    items: list[Delta] = [TextDelta("a"), Usage(1, 1, 2), RESET, RESET, TextDelta("b c")]
+    for item in items:
         counter.feed(item)
     [final] = counter.close()
     assert (final.text, final.usage, final.dropped) == (2, None, 1)
@@ -137,7 +150,8 @@ def test_token_counts_forget_the_dropped_usage() -> None:
 def test_think_tags_start_outside_again() -> None:
     splitter = ThinkTagSplitter()
     out: list[Delta] = []
-    for item in [TextDelta("<think>hm</th"), RESET, TextDelta("ink>Hi")]:
+    items: list[Delta] = [TextDelta("<think>hm</th"), RESET, TextDelta("ink>Hi")]
+    for item in items:
         out += splitter.feed(item)
     out += splitter.close()
     # The held "</th" went with the dropped answer; the new one starts outside a block.
@@ -163,10 +177,18 @@ def test_think_tags_start_outside_again() -> None:
             id="no-index-found-by-id",
         ),
         pytest.param(
-            [ToolCallDelta(0, "{", id="a"), RESET, ToolCallDelta(0, "{", id="b"), RESET]
-            + [ToolCallDelta(0, "{}", id="c")],
-            [ToolCallDelta(0, "{", id="a"), ToolCallDelta(1, "{", id="b")]
-            + [ToolCallDelta(2, "{}", id="c")],
+            [
+                ToolCallDelta(0, "{", id="a"),
+                RESET,
+                ToolCallDelta(0, "{", id="b"),
+                RESET,
+                ToolCallDelta(0, "{}", id="c"),
+            ],
+            [
+                ToolCallDelta(0, "{", id="a"),
+                ToolCallDelta(1, "{", id="b"),
+                ToolCallDelta(2, "{}", id="c"),
+            ],
             id="two-resets",
         ),
         pytest.param(
@@ -194,22 +216,21 @@ def decoded(dialect: str, items: list[Delta]) -> tuple[list[Any], list[Exception
         wire_items += made.feed(item)
     wire_items += made.close()
     data = wire_bytes(made, wire_items)
-    framing = {
+    framing: list[Any] = {
         "sse": [rs.lines(), rs.sse_frames()],
         "ndjson": [rs.lines()],
         "eventstream": [rs.eventstream_frames()],
     }[made.wire]
     out: list[Any] = []
     errors: list[Exception] = []
-    reactivex.of(data).pipe(*framing, rs.decode(dialect), rs.accumulate_message()).subscribe(
-        out.append, errors.append
-    )
+    stages: list[Any] = [*framing, rs.decode(dialect), rs.accumulate_message()]
+    reactivex.of(data).pipe(*stages).subscribe(out.append, errors.append)
     return out, errors
 
 
 @pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ai-sdk"])
 def test_a_provider_dialect_keeps_one_valid_stream_and_never_splices(dialect: str) -> None:
-    [message], errors = decoded(dialect, DROPPED + [RESET] + NEW)
+    [message], errors = decoded(dialect, [*DROPPED, RESET, *NEW])
     assert errors == []
     assert message.content == "HelHello"  # what was sent stays; the new answer follows
     new_call = ToolCall(0, "call_b", "weather", '{"city":"Paris"}')
@@ -223,12 +244,12 @@ def test_a_provider_dialect_keeps_one_valid_stream_and_never_splices(dialect: st
 @pytest.mark.parametrize("dialect", ["gemini", "ollama"])
 def test_calls_not_written_yet_go_with_the_dropped_answer(dialect: str) -> None:
     whole_but_unfinished = [ToolCallDelta(0, '{"city":"Rome"}', id="call_a", name="weather")]
-    [message], _ = decoded(dialect, whole_but_unfinished + [RESET] + NEW)
+    [message], _ = decoded(dialect, [*whole_but_unfinished, RESET, *NEW])
     assert [c.arguments for c in message.tool_calls] == ['{"city":"Paris"}']
 
 
 def test_ai_sdk_carries_the_reset_and_reads_it_back() -> None:
-    [message], errors = decoded("ai-sdk", DROPPED + [RESET] + NEW)
+    [message], errors = decoded("ai-sdk", [*DROPPED, RESET, *NEW])
     assert errors == []
     assert message == NEW_MESSAGE
 
@@ -236,7 +257,7 @@ def test_ai_sdk_carries_the_reset_and_reads_it_back() -> None:
 def test_ai_sdk_parts_of_a_reset() -> None:
     made = renderer("ai-sdk")
     frames: list[Any] = []
-    for item in DROPPED + [RESET]:
+    for item in [*DROPPED, RESET]:
         frames += made.feed(item)
     types = [f.data.split('"type":"')[1].split('"')[0] for f in frames]
     assert types[-3:] == ["tool-input-delta", "tool-input-error", "data-rxstream-reset"]
@@ -272,12 +293,12 @@ def test_wire_format_round_trip() -> None:
 
 def test_rxstream_sse_round_trip() -> None:
     encoder = SSEEncoder("rxstream")
-    data = b"".join(b for item in DROPPED + [RESET] + NEW for b in encoder.feed(item))
+    data = b"".join(b for item in [*DROPPED, RESET, *NEW] for b in encoder.feed(item))
     data += b"".join(encoder.close())
     assert b"event: reset\n" in data
     out: list[Any] = []
     reactivex.of(data).pipe(rs.lines(), rs.sse_frames(), rs.decode("rxstream")).subscribe(
         out.append
     )
-    assert out == DROPPED + [RESET] + NEW
+    assert out == [*DROPPED, RESET, *NEW]
     assert message_of(out) == [NEW_MESSAGE]
