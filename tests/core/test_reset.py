@@ -216,11 +216,12 @@ def decoded(dialect: str, items: list[Delta]) -> tuple[list[Any], list[Exception
         wire_items += made.feed(item)
     wire_items += made.close()
     data = wire_bytes(made, wire_items)
-    framing: list[Any] = {
+    framings: dict[str, list[Any]] = {
         "sse": [rs.lines(), rs.sse_frames()],
         "ndjson": [rs.lines()],
         "eventstream": [rs.eventstream_frames()],
-    }[made.wire]
+    }
+    framing = framings[made.wire]
     out: list[Any] = []
     errors: list[Exception] = []
     stages: list[Any] = [*framing, rs.decode(dialect), rs.accumulate_message()]
