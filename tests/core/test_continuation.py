@@ -247,6 +247,22 @@ def test_nothing_to_send_back_asks_again(dialect: str, partial: Message) -> None
 # ------------------------------------------------------------------ replay
 
 
+def test_replay_of_server_tools_and_standalone_state() -> None:
+    call, result = ServerToolCall("s0", "web_search"), ServerToolResult("s0", "web_search", [])
+    state = ReasoningState("redacted_thinking", data="x")
+    message = Message(
+        content="a",
+        server_tools=(call, result),
+        reasoning_state=(state,),
+        blocks=(state, call, result, TextBlock("a")),
+    )
+    assert replay(message) == [state, call, result, TextDelta("a")]
+    assert _closed(replay(message)) == message
+    # A hand-built message goes as `rs.request` sends one: reasoning, its state, text, calls.
+    built = Message(content="a", reasoning="r", reasoning_state=(state,), tool_calls=(DONE_CALL,))
+    assert replay(built)[:3] == [ReasoningDelta("r"), state, TextDelta("a")]
+
+
 def test_replay_rebuilds_the_message() -> None:
     partial = trim_partial(PARTIAL)
     assert _closed(replay(partial)) == partial
@@ -427,3 +443,7 @@ def test_continuation_trimmer_refusals() -> None:
         trimmer.feed("line")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError):
         trimmer.close()
+    done = ContinuationTrimmer(Message())
+    assert done.close() == []
+    with pytest.raises(RuntimeError, match="closed"):
+        done.feed(TextDelta("a"))

@@ -197,6 +197,11 @@ def test_think_tags_start_outside_again() -> None:
             id="a-finished-choice-keeps-what-it-sent",
         ),
         pytest.param(
+            [Finish("stop"), RESET, ToolCallDelta(0, "{}", id="b"), Finish("tool_calls")],
+            [Finish("stop")],
+            id="no-call-after-a-choice-finished",
+        ),
+        pytest.param(
             [Finish("stop", choice=1), RESET, TextDelta("b"), TextDelta("c", choice=1)],
             [Finish("stop", choice=1), TextDelta("b")],
             id="other-choices-go-on",
@@ -271,14 +276,23 @@ def test_ai_sdk_parts_of_a_reset() -> None:
     assert '"toolCallId":"call_a-0"' in frames[0].data
 
 
-def test_ai_sdk_decoder_refuses_a_reset_part_without_an_attempt() -> None:
-    bad = 'data: {"type":"data-rxstream-reset","data":{"reason":"x"}}\n\n'
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        pytest.param(',"data":{"reason":"x"}', "attempt", id="no-attempt"),
+        pytest.param(',"data":{"attempt":"2"}', "attempt", id="attempt-not-an-integer"),
+        pytest.param("", "data", id="no-data"),
+        pytest.param(',"data":[2]', "data", id="data-not-an-object"),
+    ],
+)
+def test_ai_sdk_decoder_refuses_a_broken_reset_part(data: str, field: str) -> None:
+    bad = f'data: {{"type":"data-rxstream-reset"{data}}}\n\n'
     errors: list[Exception] = []
     reactivex.of(bad).pipe(rs.lines(), rs.sse_frames(), rs.decode("ai-sdk")).subscribe(
         on_error=errors.append
     )
     assert isinstance(errors[0], rs.MalformedChunkError)
-    assert "attempt" in str(errors[0])
+    assert field in str(errors[0])
 
 
 def test_wire_format_round_trip() -> None:
