@@ -211,7 +211,7 @@ RESTARTED: list[rs.Delta] = [
 
 @pytest.mark.parametrize("target", DIALECTS)
 def test_the_target_sdk_reads_a_restarted_answer(server: FakeLLMServer, target: str) -> None:
-    """A provider's dialect cannot carry a `Reset`: its rule (`ResetRule`) keeps the stream valid."""
+    """A provider's dialect cannot carry a `Reset`: `ResetRule` keeps the stream valid."""
     body = rendered(target, RESTARTED, None)
     server.serve(Scenario(steps=tuple(Raw(piece) for piece in chunks(body, 512))))
     mine = rxstream_read(target, body)
