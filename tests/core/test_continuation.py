@@ -447,3 +447,41 @@ def test_continuation_trimmer_refusals() -> None:
     assert done.close() == []
     with pytest.raises(RuntimeError, match="closed"):
         done.feed(TextDelta("a"))
+
+
+CALLS: list[Delta] = [
+    ToolCallDelta(0, '{"city":', id="call_a", name="weather"),
+    ToolCallDelta(1, '{"tz":', id="call_b", name="time"),
+    ToolCallDelta(0, ' "Paris"}'),
+    ToolCallDelta(1, ' "UTC"}'),
+    Finish("tool_calls"),
+]
+
+
+def _pieces(text: str, bounds: list[int]) -> list[str]:
+    cuts = sorted({min(b, len(text)) for b in bounds})
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+@given(answer=st.text(alphabet="ab \n", min_size=1, max_size=40), data=st.data())
+def test_property_the_consumer_gets_the_scripted_answer_once(
+    answer: str, data: st.DataObject
+) -> None:
+    # The scripted answer: text, then two parallel tool calls. The first attempt is cut
+    # in the text; the second repeats any suffix of what was shown, then the rest.
+    whole = "c" + answer  # the rest of the text starts with a character never shown
+    cut = data.draw(st.integers(0, len(whole) - 1))
+    shown_text, rest = whole[:cut], whole[cut:]
+    repeat = data.draw(st.integers(0, cut))
+    assume(brute_overlap(shown_text, shown_text[cut - repeat :] + rest, 2048) == repeat)
+    shown: list[Delta] = [
+        TextDelta(p) for p in _pieces(shown_text, data.draw(st.lists(st.integers(0, 40))))
+    ]
+    new_text = shown_text[cut - repeat :] + rest
+    again: list[Delta] = [
+        TextDelta(p) for p in _pieces(new_text, data.draw(st.lists(st.integers(0, 40))))
+    ]
+    trimmer = ContinuationTrimmer(_closed([*shown, Finish("cancelled")]))
+    out = run(trimmer, [*again, *CALLS])
+    scripted = _closed([TextDelta(whole), *CALLS])
+    assert _closed([*shown, *out]) == scripted
