@@ -317,3 +317,11 @@ def test_rxstream_sse_round_trip() -> None:
     )
     assert out == [*DROPPED, RESET, *NEW]
     assert message_of(out) == [NEW_MESSAGE]
+
+
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ai-sdk"])
+def test_a_provider_dialect_keeps_a_finished_answer(dialect: str) -> None:
+    items: list[Delta] = [TextDelta("a"), Finish("stop"), RESET, TextDelta("b"), Finish("stop")]
+    [message], errors = decoded(dialect, items)
+    assert errors == []
+    assert (message.content, message.finish_reason) == ("a", "stop")

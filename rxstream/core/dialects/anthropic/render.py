@@ -176,10 +176,11 @@ class AnthropicRenderer:
     def feed(self, delta: Delta) -> list[Wire]:
         """The wire events `delta` becomes (see the class docstring)."""
         self._check(delta)
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out: list[Wire] = []
         if delta.choice != 0:
             return out

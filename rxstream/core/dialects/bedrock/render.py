@@ -127,10 +127,11 @@ class BedrockRenderer:
         """
         if self._closed:
             raise RuntimeError("this BedrockRenderer is closed; it takes no more deltas")
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         if isinstance(delta, Usage):

@@ -140,10 +140,11 @@ class CohereRenderer:
         """The events `delta` becomes."""
         if self._closed:
             raise RuntimeError("this CohereRenderer is closed; it renders no more")
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         match delta:

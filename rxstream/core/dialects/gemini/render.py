@@ -147,10 +147,11 @@ class GeminiRenderer:
         self._check_open()
         if type(delta) is Reset:
             self._tools.feed(delta)  # calls not written yet belong to the dropped answer
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         match delta:
             case TextDelta(text=text, choice=choice):
                 if not text:

@@ -107,10 +107,11 @@ class OllamaRenderer:
             raise RuntimeError("this OllamaRenderer is closed; it takes no more deltas")
         if type(delta) is Reset:
             self._drop_pending()
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         if isinstance(delta, TextDelta):

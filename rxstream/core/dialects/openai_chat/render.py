@@ -87,10 +87,11 @@ class OpenAIChatRenderer:
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out: list[Wire] = []
         if isinstance(delta, Usage):
             out.append(self._frame([], usage=_usage_json(delta)))

@@ -161,10 +161,11 @@ class ResponsesRenderer:
         Raises:
             RuntimeError: after `close()` or `error()`.
         """
-        seen = self._resets.see(delta)
-        if seen is None:
-            return []
-        delta = seen
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out = self._start()
         if delta.choice != 0:
             return out
