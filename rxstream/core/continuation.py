@@ -273,11 +273,17 @@ class OverlapTrimmer(MachineBase):
     characters), then gives the new text without the longest such suffix,
     and passes everything after that through as it comes.
 
+    The held text is still a possible repeat while it occurs in the tail with
+    room after it (a longer suffix could still begin with it); once it does
+    not, no longer repeat can come, and the longest suffix of the tail that
+    the held text begins with is the overlap. Each piece costs one substring
+    search of the tail, so the work is bounded by the window per piece, and at
+    most `window` characters are ever held back.
+
     Args:
         partial: the text the consumer was already shown.
         window: how many characters at the end of `partial` a repeat may
-            start in (a longer repeat is kept); at most `window` characters
-            are ever held back.
+            start in (a longer repeat is kept).
         min_overlap: the shortest repeat left out (a shorter match is taken
             as the new text's own start).
 
@@ -294,7 +300,7 @@ class OverlapTrimmer(MachineBase):
     [' the mat.']
     """
 
-    __slots__ = ("_alive", "_best", "_held", "_min", "_tail", "overlap")
+    __slots__ = ("_decided", "_held", "_min", "_tail", "overlap")
 
     operator = "OverlapTrimmer"
 
@@ -306,17 +312,15 @@ class OverlapTrimmer(MachineBase):
             raise ValueError(f"window and min_overlap must be >= 1, got {window}, {min_overlap}")
         self._tail = partial[-window:]
         self._min = min_overlap
-        # Where in the tail each suffix the new text may still repeat starts.
-        self._alive: list[int] | None = list(range(len(self._tail)))
-        self._best = 0  # the longest suffix the held text already repeats whole
-        self._held: list[str] = []
+        self._held = ""  # the new text so far, while undecided
+        self._decided = False
         #: The number of characters left out (known once decided).
         self.overlap = 0
 
     @property
     def decided(self) -> bool:
         """True once the overlap is known (everything fed since passes through)."""
-        return self._alive is None
+        return self._decided
 
     @property
     def holding(self) -> bool:
@@ -330,24 +334,14 @@ class OverlapTrimmer(MachineBase):
         if not isinstance(piece, str):
             self._state = FAILED
             raise TypeError(f"OverlapTrimmer takes str pieces, got {type(piece).__name__}")
-        if self._alive is None:
+        if self._decided:
             return [piece] if piece else []
-        held = sum(map(len, self._held))
-        self._held.append(piece)
+        if not piece:
+            return []
+        held = self._held = self._held + piece
         tail = self._tail
-        alive = self._alive
-        for offset, char in enumerate(piece, held):
-            # A suffix starting at `start` is still a candidate while the new text
-            # so far (offset + 1 characters) is its beginning.
-            alive = [s for s in alive if tail[s + offset] == char]
-            whole = [s for s in alive if s + offset + 1 == len(tail)]
-            if whole:
-                self._best = offset + 1
-                alive = [s for s in alive if s + offset + 1 < len(tail)]
-            if not alive:
-                break
-        self._alive = alive
-        if alive:
+        # A longer suffix may still begin with the held text: wait for more.
+        if tail.find(held, 0, len(tail) - 1) >= 0:
             return []
         return self.settle()
 
@@ -362,13 +356,17 @@ class OverlapTrimmer(MachineBase):
         For a caller that knows the new text stopped repeating (another kind
         of delta came); what is fed afterwards passes through.
         """
-        if self._alive is None:
+        if self._decided:
             return []
-        self._alive = None
-        text = "".join(self._held)
-        self._held.clear()
-        self.overlap = self._best if self._best >= self._min else 0
-        rest = text[self.overlap :]
+        self._decided = True
+        held, tail = self._held, self._tail
+        self._held = ""
+        longest = next(
+            (n for n in range(min(len(held), len(tail)), 0, -1) if held.startswith(tail[-n:])),
+            0,
+        )
+        self.overlap = longest if longest >= self._min else 0
+        rest = held[self.overlap :]
         return [rest] if rest else []
 
 
