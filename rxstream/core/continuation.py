@@ -49,6 +49,7 @@ from ..models import (
     Finish,
     Message,
     MessageBlock,
+    Metadata,
     ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
@@ -217,7 +218,7 @@ def _instruction(instruction: str, calls: Iterable[ToolCall]) -> str:
 
 
 def replay(message: Message) -> list[Delta]:
-    """The deltas that rebuild `message` (its blocks in order, then citations).
+    """The deltas that rebuild `message` (its blocks in order, then citations and metadata).
 
     What a consumer is sent after a `Reset` to be shown the trimmed partial
     again (when the partial it saw held a call cut in its arguments, which no
@@ -246,6 +247,8 @@ def replay(message: Message) -> list[Delta]:
     if message.refusal:
         out.append(RefusalDelta(message.refusal, n))
     out.extend(message.citations)
+    if message.metadata:
+        out.append(Metadata(message.metadata, n))
     if message.finish_reason is not None:
         out.append(Finish(message.finish_reason, n, message.finish_raw))
     if message.usage is not None:

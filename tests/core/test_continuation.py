@@ -268,6 +268,8 @@ def test_replay_rebuilds_the_message() -> None:
     assert _closed(replay(partial)) == partial
     with_end = Message(content="a", refusal="no", finish_reason="stop", usage=Usage(1, 2, 3))
     assert _closed(replay(with_end)) == with_end
+    with_metadata = Message(content="a", metadata={"id": "msg_1"})
+    assert _closed(replay(with_metadata)).metadata == {"id": "msg_1"}
 
 
 # ------------------------------------------------------------------ the overlap
