@@ -54,6 +54,7 @@ from .models import (
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
@@ -68,6 +69,7 @@ from .models import (
 )
 
 if TYPE_CHECKING:
+    from .core.continuation import continuation_messages, trim_partial
     from .io import (
         from_lines,
         from_redis_stream,
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
     # From their own modules: these names are also those of the modules, which
     # mypy can take for one another when it defers the package's imports.
     from .operators.coalesce import coalesce
+    from .operators.continuation import continue_from
     from .operators.decode import decode
     from .operators.deltas import deltas
     from .operators.lines import lines
@@ -128,6 +131,7 @@ _LAZY = {
             "accumulate_message",
             "accumulate_tool_calls",
             "coalesce",
+            "continue_from",
             "count_tokens",
             "decode",
             "decode_chunks",
@@ -143,6 +147,7 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("chat", "request"), ".io.requests"),
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
@@ -189,6 +194,7 @@ __all__ = [
     "ReasoningState",
     "RedisLimiter",
     "RefusalDelta",
+    "Reset",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
@@ -214,6 +220,8 @@ __all__ = [
     "chat",
     "chats",
     "coalesce",
+    "continuation_messages",
+    "continue_from",
     "count_tokens",
     "decode",
     "decode_chunks",
@@ -236,4 +244,5 @@ __all__ = [
     "to_iterator",
     "to_redis_stream",
     "to_sse",
+    "trim_partial",
 ]

@@ -7,7 +7,8 @@ Stages and their items:
 - `decode_chunks`: `ChatChunk` (the decoded JSON kept whole as `.raw`)
 - `deltas` / `decode`: `Delta` = `TextDelta | ReasoningDelta | RefusalDelta |
   ToolCallDelta | Finish | Usage`, and the items some providers add:
-  `Citation`, `ServerToolCall`, `ServerToolResult`, `ReasoningState`, `Metadata`
+  `Citation`, `ServerToolCall`, `ServerToolResult`, `ReasoningState`, `Metadata`,
+  and `Reset` (a new answer replaces the one shown so far)
 - `eventstream_frames`: `EventStreamMessage` (AWS binary event stream)
 - accumulators: `ToolCall`, `Message`, `TokenCount`
 
@@ -41,6 +42,7 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningState",
     "RefusalDelta",
+    "Reset",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
@@ -162,6 +164,7 @@ class DeltaType(StrEnum):
     SERVER_TOOL_RESULT = "server_tool_result"
     REASONING_STATE = "reasoning_state"
     METADATA = "metadata"
+    RESET = "reset"
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +433,38 @@ class Metadata:
         return DeltaType.METADATA
 
 
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """Drop what was shown of this answer: a new answer follows.
+
+    A stream that failed after its output began and was asked again from the
+    start (a retry's `after_output="restart"`) says so with this item, between
+    the dropped answer's last delta and the new answer's first. It concerns the
+    whole answer (every choice). The accumulators start again at it
+    (`rs.accumulate_message()` gives the new answer's `Message` alone), and the
+    renderers send it where their format can (the `"rxstream"` format's
+    `reset` event, a `data-rxstream-reset` part in the AI SDK's stream), or by
+    the rule their docstring writes where it cannot.
+
+    Attributes:
+        attempt: the number of the attempt whose answer follows (the first
+            request is attempt 1, so a first reset says 2).
+        reason: why the answer was dropped (the failure, in a few words).
+        choice: always 0 (a reset concerns the whole answer).
+
+    >>> Reset(2, "the connection closed after 12 events").type
+    <DeltaType.RESET: 'reset'>
+    """
+
+    attempt: int
+    reason: str = ""
+    choice: int = 0
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.RESET
+
+
 Delta: TypeAlias = (
     TextDelta
     | ReasoningDelta
@@ -442,6 +477,7 @@ Delta: TypeAlias = (
     | ServerToolResult
     | ReasoningState
     | Metadata
+    | Reset
 )
 """Any delta a decoder emits: the union `match` dispatches on (`case TextDelta(text=t): ...`).
 
@@ -461,6 +497,7 @@ DELTA_CLASSES = (
     ServerToolResult,
     ReasoningState,
     Metadata,
+    Reset,
 )
 
 
@@ -644,6 +681,12 @@ class TokenCount:
     is not re-counted on every fragment, which would cost time quadratic in
     its length; its unsettled tail is estimated from its length until a break
     settles it. A final count is never estimated.
+
+    After a `Reset` the counts start again from zero for the new answer;
+    `dropped` keeps the local count of the output the dropped answers had
+    streamed (text, reasoning, refusal and tool arguments): tokens the
+    provider generated, and most likely billed, that the final answer does
+    not hold.
     """
 
     text: int
@@ -654,8 +697,9 @@ class TokenCount:
     final: bool = False
     choice: int = 0
     estimated: bool = False
+    dropped: int = 0
 
     @property
     def total(self) -> int:
-        """The sum of the four local counts."""
+        """The sum of the four local counts (the output dropped by a `Reset` is not in it)."""
         return self.text + self.reasoning + self.refusal + self.tool_arguments

@@ -202,6 +202,7 @@ def test_delta_types_are_lower_case_names() -> None:
         rs.ServerToolResult(None, "web_search"),
         rs.ReasoningState("thinking"),
         rs.Metadata({}),
+        rs.Reset(2),
     ]
     assert [d.type for d in deltas] == list(rs.DeltaType)
     assert all(d.choice == 0 for d in deltas)

@@ -4,7 +4,9 @@
 `TokenCount`, then one `end(error=..., interrupted=...)`, from whichever thread
 the stream runs on, and keeps the partial result (the text, reasoning and
 refusal of each choice, the tool calls, the footer's `Stats`); a subclass
-renders it in `show` and `finish`.
+renders it in `show` and `finish`. A `Reset` (a retry that restarts the
+answer) empties that partial result: what a terminal printed stays printed,
+and each view says that the answer starts again (`restart_line`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..models import (
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     TextDelta,
@@ -30,7 +33,17 @@ from ..models import (
 from ._view_calls import ShownCall
 from ._view_stats import Clock, Stats
 
-__all__ = ["View"]
+__all__ = ["View", "restart_line"]
+
+
+def restart_line(reset: Reset) -> str:
+    """The line a view prints where the answer starts again.
+
+    >>> restart_line(Reset(2, "the connection closed"))
+    '-- the answer starts again (attempt 2: the connection closed) --'
+    """
+    why = f": {reset.reason}" if reset.reason else ""
+    return f"-- the answer starts again (attempt {reset.attempt}{why}) --"
 
 
 class View:
@@ -85,7 +98,19 @@ class View:
                     self.stats.citations += 1
                 case ServerToolCall() | ServerToolResult():
                     self.server_tools.append(delta)
+                case Reset():
+                    self._forget_the_answer()
             self.show(delta)
+
+    def _forget_the_answer(self) -> None:
+        """A `Reset`: the partial result so far was the dropped answer's."""
+        self.reasoning.clear()
+        self.text.clear()
+        self.refusal.clear()
+        self.calls.clear()
+        self._matchers.clear()
+        self._open.clear()
+        self.server_tools.clear()
 
     def _content(self) -> None:
         stats = self.stats

@@ -19,12 +19,13 @@ from ..models import (
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     TextDelta,
     ToolCallDelta,
 )
-from ._view_base import View
+from ._view_base import View, restart_line
 from ._view_calls import ShownCall, server_tool_line
 from ._view_stats import Clock
 
@@ -128,6 +129,16 @@ class LiveView(View):
             case ServerToolCall() | ServerToolResult():
                 self._stop_writing(delta.choice)
                 section = _Section(partial(_server_tool_text, delta))
+                section.close()
+                self._sections.append(section)
+            case Reset():
+                # Printed lines stay printed: the new answer follows a line that says so.
+                for choice in list(self._writing):
+                    self._stop_writing(choice)
+                for section in self._call_sections.values():
+                    section.close()
+                self._call_sections.clear()
+                section = _Section(partial(_restart_text, delta))
                 section.close()
                 self._sections.append(section)
         # Started on the first delta, so a request that fails shows no empty view.
@@ -274,6 +285,13 @@ def _server_tool_text(item: ServerToolCall | ServerToolResult, over: bool) -> An
 
     tag = f"[choice {item.choice}] " if item.choice else ""
     return Text(tag + server_tool_line(item), style="magenta")
+
+
+def _restart_text(reset: Reset, over: bool) -> Any:
+    """The line where the answer starts again."""
+    from rich.text import Text
+
+    return Text(restart_line(reset), style="yellow")
 
 
 def _call_text(call: ShownCall, over: bool) -> Any:

@@ -10,12 +10,13 @@ from ..models import (
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     TextDelta,
     ToolCallDelta,
 )
-from ._view_base import View
+from ._view_base import View, restart_line
 from ._view_calls import server_tool_line
 from ._view_stats import Clock
 
@@ -131,6 +132,13 @@ class PlainView(View):
             case ServerToolCall() | ServerToolResult():
                 tag = f"[choice {delta.choice}] " if delta.choice else ""
                 self._choice_line(delta.choice, tag + server_tool_line(delta))
+            case Reset():
+                # The choices held back belonged to the dropped answer.
+                self._held.clear()
+                self._finished.clear()
+                self._live = None
+                self._section = None
+                self._line(restart_line(delta))
 
     def _show_calls(self) -> None:
         for call in self.touched:

@@ -28,6 +28,7 @@ environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 
 from .._fast import Chained, fast_paths
 from ._machine import Feeder, Machine
+from .continuation import ContinuationTrimmer, OverlapTrimmer
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
 from .lines import LineSplitter
@@ -40,12 +41,14 @@ from .tools import ToolCallAccumulator
 __all__ = [
     "Chained",
     "ChunkDecoder",
+    "ContinuationTrimmer",
     "DeltaDecoder",
     "EventStreamParser",
     "Feeder",
     "LineSplitter",
     "Machine",
     "MessageAccumulator",
+    "OverlapTrimmer",
     "SSEParser",
     "ThinkTagSplitter",
     "TokenCounter",

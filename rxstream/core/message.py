@@ -22,6 +22,9 @@ Invariants:
   states stand alone; a
   tool call takes the place of its first fragment;
 - `usage` is the stream's last `Usage`, shared by every choice;
+- a `Reset` drops everything before it (every choice, their tool calls, the
+  usage): the messages are the new answer's alone (the choices and roles a
+  reader given as `chunks` has seen stay, as chunks carry no reset);
 - `role` is read from the chunks' `delta.role` (the first non-empty one) by
   the reader given as `chunks`, as deltas carry no role; it is
   `"assistant"` without one or when none came;
@@ -52,6 +55,7 @@ from ..models import (
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     TextBlock,
@@ -437,7 +441,9 @@ class MessageAccumulator(MachineBase):
                 state = self._choice(delta.choice)
                 state.finish_reason = reason
                 state.finish_raw = raw
-                state.tool_calls.extend(self._tools.feed(delta))
+                state.tool_calls.extend(
+                    call for call in self._tools.feed(delta) if type(call) is ToolCall
+                )
             case Citation():
                 self._choice(delta.choice).citations.append(delta)
             case ServerToolCall() | ServerToolResult():
@@ -448,6 +454,13 @@ class MessageAccumulator(MachineBase):
                 state = self._choice(delta.choice)
                 state.reasoning_state.append(delta)
                 state.add_state(delta)
+            case Reset():
+                # A new answer follows: nothing of the dropped one stays.
+                self._run = None
+                self._pieces.clear()
+                self._tools = ToolCallAccumulator()
+                self._choices.clear()
+                self._usage = None
             case Metadata(data=data):
                 merged = self._choice(delta.choice).metadata
                 for key, value in data.items():

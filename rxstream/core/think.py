@@ -14,7 +14,9 @@ Invariants:
   released as soon as it cannot, before any other delta of that choice, or
   at `close()`;
 - concatenating the output text and reasoning (per choice) gives back the
-  input text minus the tags.
+  input text minus the tags;
+- a `Reset` passes on and starts every choice again outside a think block,
+  dropping the text held back (it belonged to the dropped answer).
 
 There is no spec; this follows what DeepSeek-R1 distills send on Groq and
 Together (tests/data/groq/think-tags-in-content.sse).
@@ -25,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..models import Delta, ReasoningDelta, TextDelta
+from ..models import Delta, ReasoningDelta, Reset, TextDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
 __all__ = ["ThinkTagSplitter"]
@@ -86,6 +88,9 @@ class ThinkTagSplitter(MachineBase):
                 for delta in only_deltas(item, self.operator):
                     if isinstance(delta, TextDelta):
                         self._split(delta.text, delta.choice, out)
+                    elif type(delta) is Reset:
+                        self._states.clear()
+                        out.append(delta)
                     else:
                         self._flush(delta.choice, out)
                         out.append(delta)

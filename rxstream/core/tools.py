@@ -9,6 +9,11 @@ purpose (`Finish("cancelled")`, from `rs.stop_on` or `Multicast.stop()`) may
 have cut a call in its arguments: such a call is `complete=False`, and only a
 call whose arguments are already a whole JSON object stays `complete=True`.
 
+A `Reset` (a new answer replaces the one streamed so far) drops every call
+not yet given out and is given out itself, in its place: calls (and
+snapshots) already given out belonged to the dropped answer, and a consumer
+that showed or ran them learns so from it.
+
 How a fragment finds its call (per choice):
 
 - an integer `index` names the call, unless the fragment brings an id that
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._deprecate import moved_names
-from ..models import JSON, Delta, Finish, ToolCall, ToolCallDelta
+from ..models import JSON, Delta, Finish, Reset, ToolCall, ToolCallDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 
 __all__ = [
@@ -267,11 +272,11 @@ class ToolCallAccumulator(MachineBase):
         self._partial = partial
         self._choices: dict[int, _Choice] = {}
 
-    def feed(self, item: Delta) -> list[ToolCall]:
-        """Take one delta; return the calls it completes (and snapshots)."""
+    def feed(self, item: Delta) -> list[ToolCall | Reset]:
+        """Take one delta; return the calls it completes (and snapshots), or the `Reset` it is."""
         if self._state is not OPEN:
             self._refuse()
-        out: list[ToolCall] = []
+        out: list[ToolCall | Reset] = []
         try:
             if type(item) is ToolCallDelta:
                 # The hot path: one fragment, nothing to match.
@@ -285,12 +290,15 @@ class ToolCallAccumulator(MachineBase):
                         state = self._choices.pop(choice, None)
                         if state is not None:
                             out.extend(self._complete(state, choice, stopped=_is_stop(delta)))
+                    case Reset():
+                        self._choices.clear()
+                        out.append(delta)
         except BaseException:
             self._state = FAILED
             raise
         return out
 
-    def feed_all(self, items: Iterable[Delta], out: list[ToolCall]) -> None:
+    def feed_all(self, items: Iterable[Delta], out: list[ToolCall | Reset]) -> None:
         """`out += feed(item)` for each item, in one call."""
         for item in items:
             out += self.feed(item)
@@ -304,7 +312,7 @@ class ToolCallAccumulator(MachineBase):
         self._choices.clear()
         return out
 
-    def _add(self, delta: ToolCallDelta, out: list[ToolCall]) -> None:
+    def _add(self, delta: ToolCallDelta, out: list[ToolCall | Reset]) -> None:
         state = self._choices.get(delta.choice)
         if state is None:
             state = self._choices[delta.choice] = _Choice()

@@ -2,6 +2,7 @@
 
 from .chunks import decode_chunks
 from .coalesce import coalesce
+from .continuation import continue_from
 from .decode import decode
 from .deltas import deltas
 from .eventstream import eventstream_frames
@@ -19,6 +20,7 @@ __all__ = [
     "accumulate_message",
     "accumulate_tool_calls",
     "coalesce",
+    "continue_from",
     "count_tokens",
     "decode",
     "decode_chunks",

@@ -5,7 +5,10 @@ of one choice. The first delta of a run opens a window of `interval`; when it
 ends, the run so far goes out as one delta. Anything else (another kind,
 another choice, a tool call, a finish, a non-delta item), the end of the
 stream and an error all flush the pending run first, so the output is the
-input with runs merged: lossless and in order.
+input with runs merged: lossless and in order. A `Reset` is the one
+exception: the pending run belongs to the answer it drops, so the run is
+dropped with it (nothing is shown only to be taken back), and the `Reset`
+passes; what the output accumulates to is the same.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from reactivex.disposable import (
 )
 
 from .._deprecate import deprecated_arguments
-from ..models import ReasoningDelta, TextDelta
+from ..models import ReasoningDelta, Reset, TextDelta
 from .timing import Duration, SerialQueue, duration, timer_scheduler
 
 __all__ = ["CoalesceWindow", "coalesce"]
@@ -44,7 +47,9 @@ def coalesce(
     item flushes the pending run before it passes, so a tool call never
     overtakes the text before it; completion and error flush too. Joining the
     texts of the output gives exactly the texts of the input, in order. A run
-    of a single delta is emitted as the very object that arrived.
+    of a single delta is emitted as the very object that arrived. A `Reset`
+    drops the pending run (it belongs to the answer the reset drops) and
+    passes.
 
     Args:
         interval: the window, in seconds or as a `timedelta`.
@@ -65,6 +70,8 @@ def coalesce(
         -----X-----T-|        # X = a+b+c at the end of a's window
         -a-b-T-|
         ----(XT)-|            # X = a+b, flushed by T
+        -a-b-R-c-----|
+        -----R-----c-|        # R = a Reset: the run a+b is dropped
 
     >>> import reactivex
     >>> from rxstream.models import TextDelta
@@ -135,7 +142,10 @@ class CoalesceWindow(Generic[T]):
                         self._seconds, self._timer_for(self._generation)
                     )
             else:
-                self._flush_locked()
+                if type(item) is Reset:
+                    self._drop_locked()
+                else:
+                    self._flush_locked()
                 self._queue.put(lambda: self._observer.on_next(item))
         self._queue.drain()
 
@@ -174,6 +184,13 @@ class CoalesceWindow(Generic[T]):
             self._window.dispose()
             self._queue.put(call)
         self._queue.drain()
+
+    def _drop_locked(self) -> None:
+        """Forget the pending run and its window (a `Reset` dropped its answer)."""
+        if self._pending:
+            self._generation += 1
+            self._window.disposable = Disposable()
+            self._pending.clear()
 
     def _flush_locked(self) -> None:
         if not self._pending:

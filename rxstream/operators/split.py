@@ -6,18 +6,48 @@ from collections.abc import Callable
 from functools import partial
 
 import reactivex
-from reactivex import GroupedObservable, Observable
+from reactivex import GroupedObservable, Observable, abc
 from reactivex import operators as ops
 
 from ..core import DeltaDecoder
-from ..models import ChatChunk, Delta, DeltaType
+from ..models import ChatChunk, Delta, DeltaType, Reset
 from ._machine import machine_operator
 
 __all__ = ["split_by_delta_type"]
 
+_Keyed = tuple[DeltaType, Delta]
 
-def _delta_type(delta: Delta) -> DeltaType:
-    return delta.type
+
+def _keyed(source: Observable[Delta]) -> Observable[_Keyed]:
+    """Each delta with its group's key; a `Reset` once for every group opened, then its own."""
+
+    def subscribe(
+        observer: abc.ObserverBase[_Keyed], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        opened: dict[DeltaType, None] = {}  # the groups so far, in the order they opened
+
+        def on_next(delta: Delta) -> None:
+            key = delta.type
+            if type(delta) is Reset:
+                for other in list(opened):
+                    if other is not key:
+                        observer.on_next((other, delta))
+            opened[key] = None
+            observer.on_next((key, delta))
+
+        return source.subscribe(
+            on_next, observer.on_error, observer.on_completed, scheduler=scheduler
+        )
+
+    return Observable(subscribe)
+
+
+def _key(pair: _Keyed) -> DeltaType:
+    return pair[0]
+
+
+def _delta(pair: _Keyed) -> Delta:
+    return pair[1]
 
 
 def split_by_delta_type() -> Callable[
@@ -33,6 +63,10 @@ def split_by_delta_type() -> Callable[
     is Rx's `group_by`. Also as in `group_by`, the source (and its connection)
     is released only when the outer subscription and every subscribed group
     are disposed, or when the source ends.
+
+    A `Reset` (a new answer replaces the one so far) goes to every group
+    opened before it, so each group's consumer learns to drop what it showed,
+    and then to a `DeltaType.RESET` group of its own.
 
     Marble sketch (`t` = text, `u` = tool call, `f` = finish)::
 
@@ -53,5 +87,6 @@ def split_by_delta_type() -> Callable[
     """
     return reactivex.compose(
         machine_operator(partial(DeltaDecoder, operator="rs.split_by_delta_type()")),
-        ops.group_by(_delta_type),
+        _keyed,
+        ops.group_by(_key, _delta),
     )

@@ -34,6 +34,7 @@ from ..models import (
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     TextDelta,
@@ -155,6 +156,10 @@ class _Choices:
             assert isinstance(item, Finish)
             self._open.pop(item.choice, None)
             self._finished.add(item.choice)
+        elif kind is Reset:
+            # A new answer follows: its choices begin (and finish) afresh.
+            self._open.clear()
+            self._finished.clear()
 
     def cancelled(self) -> list[Finish]:
         return [Finish(CANCELLED, choice=n) for n in sorted(self._open)]
@@ -172,6 +177,10 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
     2. every choice that brought a delta but no `Finish` yet gets
        `Finish(reason="cancelled", raw=None, choice=n)`, in choice order;
     3. the stream completes.
+
+    A `Reset` in the stream (a new answer replaces the one so far) forgets
+    the choices before it: only the new answer's open choices get a
+    cancelled `Finish`.
 
     So `rs.accumulate_message()` after it emits the partial `Message` with
     `finish_reason == "cancelled"` (with the content, reasoning and tool calls

@@ -37,6 +37,7 @@ from ..models import (
     Metadata,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -218,6 +219,8 @@ class _Recording:
             self.finishes[item.choice] = item.reason
         elif isinstance(item, Usage):
             self.usage = item
+        elif isinstance(item, Reset):
+            self.finishes.clear()  # the dropped answer's; the new one finishes anew
         elif isinstance(item, Message):
             self.messages.append(item)
             if item.finish_reason is not None:

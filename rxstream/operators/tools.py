@@ -8,7 +8,7 @@ from collections.abc import Callable
 from reactivex import Observable
 
 from ..core.tools import ToolCallAccumulator, partial_parser
-from ..models import ChatChunk, Delta, ToolCall
+from ..models import ChatChunk, Delta, Reset, ToolCall
 from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
@@ -17,7 +17,7 @@ __all__ = ["accumulate_tool_calls"]
 
 def accumulate_tool_calls(
     *, partial: bool = False
-) -> Callable[[Observable[ChatChunk | Delta]], Observable[ToolCall]]:
+) -> Callable[[Observable[ChatChunk | Delta]], Observable[ToolCall | Reset]]:
     """Reassemble tool-call fragments into one complete `ToolCall` per call.
 
     A choice's calls are emitted (in index order) when its `Finish` arrives,
@@ -25,11 +25,15 @@ def accumulate_tool_calls(
     are matched per choice by index, else by id, else continue the latest
     call; `id` and `name` are never doubled. Chunks are decoded to deltas
     first; non-tool deltas are ignored. Each subscription gets its own state.
+    A `Reset` (a new answer replaces the one so far) drops the calls not yet
+    emitted and is emitted itself, in its place: the calls (and snapshots)
+    emitted before it belonged to the dropped answer.
 
     Marble sketch (`a`, `b` = fragments of one call, `f` = its `Finish`)::
 
         -a-b-f-|   ->   -----C-|        (C = the complete ToolCall)
         -a-b-|     ->   -----C|         (emitted at completion)
+        -a-R-b-f-| ->   ---R---C-|      (R = a Reset: the call of a is dropped)
 
     Args:
         partial: also emit snapshots `ToolCall(complete=False, partial=...)`
@@ -42,7 +46,7 @@ def accumulate_tool_calls(
             call follows at its choice's `Finish`.
 
     Returns:
-        An operator from chunks (or deltas) to tool calls.
+        An operator from chunks (or deltas) to tool calls (and the `Reset`s).
 
     Raises:
         ImportError: `partial=True` without jiter (`pip install "rxstream[partial]"`),

@@ -194,3 +194,32 @@ def test_the_target_sdk_reads_interleaved_parallel_calls(
     want = source_answer(INTERLEAVED)
     assert [(n, a) for _, n, a in mine.answer.calls] == kept_calls(target, want.calls)
     assert len(mine.answer.calls) == 2
+
+
+#: An answer cut in a tool call's arguments, a `Reset`, then the new answer.
+RESTARTED: list[rs.Delta] = [
+    rs.ReasoningDelta("Let me see."),
+    rs.TextDelta("Checking"),
+    rs.ToolCallDelta(0, '{"city":', "call_a", "get_weather"),
+    rs.Reset(2, "the connection closed"),
+    rs.TextDelta("Checking the weather."),
+    rs.ToolCallDelta(0, '{"city": "Paris"}', "call_b", "get_weather"),
+    rs.Finish("tool_calls"),
+    rs.Usage(10, 5, 15),
+]
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+def test_the_target_sdk_reads_a_restarted_answer(server: FakeLLMServer, target: str) -> None:
+    """A provider's dialect cannot carry a `Reset`: `ResetRule` keeps the stream valid."""
+    body = rendered(target, RESTARTED, None)
+    server.serve(Scenario(steps=tuple(Raw(piece) for piece in chunks(body, 512))))
+    mine = rxstream_read(target, body)
+    got = sdk_read(target, root(server))
+    assert mine.error is None, f"rxstream cannot read its own {target} rendering"
+    assert got.error is None, f"the {target} SDK raised {got.error!r}"
+    assert got.answer == _sdk_view(target, mine)
+    # What was sent stays, the new answer follows; its call is whole and never spliced.
+    assert mine.answer.text == "CheckingChecking the weather."
+    assert mine.answer.calls[-1][1:] == ("get_weather", {"city": "Paris"})
+    assert all(args in ('{"city":', {"city": "Paris"}) for _, _, args in mine.answer.calls)

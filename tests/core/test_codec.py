@@ -52,6 +52,7 @@ deltas = st.one_of(
     server_tools,
     states,
     st.builds(rs.Metadata, json_objects, small),
+    st.builds(rs.Reset, small, text, small),
 )
 messages = st.builds(
     rs.Message,
@@ -79,7 +80,18 @@ items = st.one_of(
     st.builds(rs.SSEFrame, text, text, opt_text, st.none() | small),
     st.builds(rs.ChatChunk, json_objects),
     st.builds(rs.EventStreamMessage, headers, st.binary(max_size=16)),
-    st.builds(rs.TokenCount, small, small, small, small, st.none() | usage, st.booleans(), small),
+    st.builds(
+        rs.TokenCount,
+        small,
+        small,
+        small,
+        small,
+        st.none() | usage,
+        st.booleans(),
+        small,
+        st.booleans(),
+        small,
+    ),
 )
 
 

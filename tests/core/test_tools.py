@@ -22,7 +22,7 @@ from rxstream.core.tools import (
     parse_partial_json,
 )
 from rxstream.errors import ToolArgumentsError
-from rxstream.models import ChatChunk, Delta, Finish, TextDelta, ToolCall, ToolCallDelta
+from rxstream.models import ChatChunk, Delta, Finish, Reset, TextDelta, ToolCall, ToolCallDelta
 from rxstream.operators._chunk_input import chunks_or_deltas
 from tests.chunking import outputs_for_all_chunkings
 
@@ -390,7 +390,7 @@ class _ArgumentsMachine:
         self.acc = ToolCallAccumulator()
         self.acc.feed(tc(0, "", "c1", "f"))
 
-    def feed(self, piece: str) -> list[ToolCall]:
+    def feed(self, piece: str) -> list[ToolCall | Reset]:
         return self.acc.feed(tc(0, piece))
 
     def close(self) -> list[ToolCall]:

@@ -481,3 +481,18 @@ def test_a_real_request_to_a_local_server(otel: Otel) -> None:
     assert said
     assert said[0] != "asked"
     assert attributes["gen_ai.response.model"] == said[0]  # what the stream said wins
+
+
+def test_a_reset_leaves_the_new_answers_finish_and_content(otel: Otel) -> None:
+    items = [
+        rs.TextDelta("Hel", choice=1),
+        rs.Finish("length", choice=1),
+        rs.Reset(2, "cut"),
+        rs.TextDelta("Hello"),
+        rs.Finish("stop"),
+    ]
+    run(reactivex.from_iterable(items).pipe(rs.telemetry(capture_content=True, **otel.kwargs())))
+    attributes = dict(otel.span().attributes or {})
+    assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    (message,) = json.loads(str(attributes["gen_ai.output.messages"]))
+    assert message["parts"] == [{"type": "text", "content": "Hello"}]

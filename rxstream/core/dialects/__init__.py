@@ -42,7 +42,16 @@ from ..provider_errors import provider_error
 from ..sse import event_text
 from ..wire import RXSTREAM
 from ..wire import TYPES as _CODEC_TYPES
-from ._base import DialectDecoder, OnMalformed, Renderer, ShapeError, Wire, WireKind, load_json
+from ._base import (
+    DialectDecoder,
+    OnMalformed,
+    Renderer,
+    ResetRule,
+    ShapeError,
+    Wire,
+    WireKind,
+    load_json,
+)
 from ._shared import json_kind, truncation
 
 __all__ = [
@@ -55,6 +64,7 @@ __all__ = [
     "DialectDecoder",
     "OnMalformed",
     "Renderer",
+    "ResetRule",
     "ShapeError",
     "Wire",
     "WireKind",

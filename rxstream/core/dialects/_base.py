@@ -40,7 +40,17 @@ from ...errors import (
     TruncatedStreamError,
     excerpt,
 )
-from ...models import JSON, Delta, EventStreamMessage, JSONObject, SSEFrame, Usage
+from ...models import (
+    JSON,
+    Delta,
+    EventStreamMessage,
+    Finish,
+    JSONObject,
+    Reset,
+    SSEFrame,
+    ToolCallDelta,
+    Usage,
+)
 from . import _shared
 from ._shared import ShapeError, json_kind, load_json, truncation
 
@@ -48,6 +58,7 @@ __all__ = [
     "DialectDecoder",
     "OnMalformed",
     "Renderer",
+    "ResetRule",
     "ShapeError",
     "Wire",
     "WireKind",
@@ -106,6 +117,79 @@ class Renderer(Protocol):
     def close(self) -> list[Wire]: ...  # pragma: no cover
 
     def error(self, error: ProviderError, /) -> list[Wire]: ...  # pragma: no cover
+
+
+class ResetRule:
+    """How the renderer of a format with no reset takes a `Reset` (every provider's dialect).
+
+    A provider's stream has no way to take back what it sent, and its readers
+    end a choice at its finish. So the renderer keeps what it wrote and goes
+    on with the new answer in the same stream, which stays one valid stream of
+    its dialect:
+
+    - the new answer's tool calls are numbered after every call its choice
+      had begun, so no fragment of the new answer lands in a call of the
+      dropped one (arguments are never spliced);
+    - a choice that had finished before the reset keeps what it sent (its
+      readers have ended it): the new answer's deltas of that choice are left
+      out; a `Usage` still passes;
+    - the rest goes on as it comes.
+
+    A reader of the rendered stream so sees the dropped partial answer, then
+    the new one. Where one continuous answer matters in a provider's dialect,
+    a retry continues rather than restarts (`after_output="continue"`);
+    rxstream's own format and the AI SDK's stream carry the reset itself.
+
+    `see(delta)` gives the delta to render (its index moved after a reset),
+    or None for a delta to leave out (the `Reset` itself included). A
+    `TextDelta` needs no look while `ended` is False (no choice finished
+    before a reset): a renderer's hot path skips the call then.
+
+    >>> rule = ResetRule()
+    >>> rule.see(ToolCallDelta(0, "{", id="a")) is not None, rule.see(Reset(2))
+    (True, None)
+    >>> rule.see(ToolCallDelta(0, "{}", id="b")).index
+    1
+    """
+
+    __slots__ = ("_ended", "_finished", "_next", "_shift", "ended")
+
+    def __init__(self) -> None:
+        self._next: dict[int, int] = {}  # per choice: the first call index no call took
+        self._shift: dict[int, int] = {}  # per choice: added to the new answer's indexes
+        self._finished: set[int] = set()  # choices whose Finish was rendered
+        self._ended: set[int] = set()  # choices that finished before a reset
+        #: Whether a choice finished before a reset (only then is a text delta left out).
+        self.ended = False
+
+    def see(self, delta: Delta) -> Delta | None:
+        """The delta to render in place of `delta`, or None to leave it out."""
+        kind = type(delta)
+        if kind is ToolCallDelta:
+            assert isinstance(delta, ToolCallDelta)
+            choice = delta.choice
+            if choice in self._ended:
+                return None
+            index = delta.index
+            if index is None:
+                return delta  # found by its id, or goes on with the latest call
+            shift = self._shift.get(choice, 0)
+            if shift:
+                index += shift
+                delta = ToolCallDelta(index, delta.arguments, delta.id, delta.name, choice)
+            if index >= self._next.get(choice, 0):
+                self._next[choice] = index + 1
+            return delta
+        if kind is Reset:
+            self._shift = dict(self._next)
+            self._ended |= self._finished
+            self.ended = bool(self._ended)
+            return None
+        if kind is Usage or delta.choice not in self._ended:
+            if kind is Finish:
+                self._finished.add(delta.choice)
+            return delta
+        return None
 
 
 #: The normalised finish reasons (a provider's own word is kept when none fits).

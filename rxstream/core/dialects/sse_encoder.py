@@ -37,7 +37,7 @@ one line::
 
 The item types are those of `rxstream.core.wire`: `text`, `reasoning`, `refusal`,
 `tool_call`, `finish`, `usage`, `citation`, `server_tool_call`,
-`server_tool_result`, `reasoning_state`, `metadata` (deltas), `frame`,
+`server_tool_result`, `reasoning_state`, `metadata`, `reset` (deltas), `frame`,
 `chunk`, `eventstream_message`, `call` (a complete `ToolCall`), `message`,
 `token_count`. A stream ends with exactly one of two events::
 

@@ -8,7 +8,9 @@ order.
 Invariants: each choice keeps one growing text per kind (answer, reasoning,
 refusal) and one per tool call (`_count`); `tool_arguments` is the sum over
 a choice's calls. A count is made only when a number in it changed (or its
-`Usage` or `estimated` did); otherwise the last one is given again. The
+`Usage` or `estimated` did); otherwise the last one is given again. A
+`Reset` starts every choice's counts again at zero (and forgets the `Usage`):
+what the dropped answer had streamed goes into the choice's `dropped`. The
 machine contract of `_machine`: after `close()` or an error it refuses input.
 """
 
@@ -23,6 +25,7 @@ from ...models import (
     Finish,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     TextDelta,
     TokenCount,
     ToolCallDelta,
@@ -53,6 +56,7 @@ class _Choice:
 
     __slots__ = (
         "calls",
+        "dropped",
         "estimated",
         "last",
         "long",
@@ -81,6 +85,8 @@ class _Choice:
         self.estimated = False
         # The latest running count given, sent again while nothing in it changes.
         self.last: TokenCount | None = None
+        # The output of the answers a `Reset` dropped (a local count).
+        self.dropped = 0
 
     def call(self, delta: ToolCallDelta) -> _Call:
         slot, _ = self.matcher.match(delta)
@@ -271,6 +277,7 @@ class TokenCounter(MachineBase):
                         False,
                         n,
                         choice.estimated,
+                        choice.dropped,
                     )
                 out.append(last)
         except BaseException:
@@ -302,6 +309,7 @@ class TokenCounter(MachineBase):
                     self._usage,
                     True,
                     n,
+                    dropped=choice.dropped,
                 )
             )
         return out
@@ -352,6 +360,8 @@ class TokenCounter(MachineBase):
             for choice in self._choices.values():
                 choice.last = None
             return []
+        elif kind is Reset:
+            return self._reset()
         else:
             return []  # citations, server tools, reasoning state, metadata: no local text
         if text.long or choice.estimated:
@@ -367,8 +377,22 @@ class TokenCounter(MachineBase):
             False,
             n,
             choice.estimated,
+            choice.dropped,
         )
         return [last]
+
+    def _reset(self) -> list[TokenCount]:
+        """A new answer follows: each choice's counts go to `dropped`, and start again at zero."""
+        out: list[TokenCount] = []
+        for n in sorted(self._choices):
+            old = self._choices[n]
+            old.finish()  # exact counts of what was dropped, not running estimates
+            new = self._choices[n] = _Choice(self._new_text)
+            new.dropped = old.dropped + old.text_n + old.reasoning_n + old.refusal_n + old.tools_n
+            new.last = _new_count(0, 0, 0, 0, None, False, n, False, new.dropped)
+            out.append(new.last)
+        self._usage = None
+        return out
 
 
 # One `TokenCount` is made per fragment: built by plain slot stores (`rxstream._fast`),

@@ -402,10 +402,11 @@ def test_openrouter_done_after_completed_is_never_read() -> None:
 
 def test_operators_work_on_a_responses_stream() -> None:
     data = (DATA / "lmstudio/responses-reasoning-tool-call.sse").read_bytes()
-    snapshots: list[ToolCall] = []
+    snapshots: list[ToolCall | rs.Reset] = []
     reactivex.from_iterable(cut(data, 100)).pipe(
         rs.lines(), rs.sse_frames(), rs.decode(), rs.accumulate_tool_calls(partial=True)
     ).subscribe(snapshots.append)
+    assert isinstance(snapshots[-1], ToolCall)
     assert snapshots[-1].complete
     assert snapshots[-1].parse_arguments() == {"location": "San Francisco"}
     counts: list[Any] = []

@@ -17,6 +17,7 @@ from ....models import (
     Metadata,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
@@ -39,7 +40,7 @@ from .._base import (
 )
 from .._shared import dumps
 
-__all__ = ["FINISH", "AISDKDecoder"]
+__all__ = ["FINISH", "RESET_PART", "AISDKDecoder"]
 
 #: The AI SDK's finish words -> rxstream's (`"error"` and `"other"` stay as they are).
 FINISH = {
@@ -54,6 +55,8 @@ FINISH = {
 _STEPS = frozenset({"start-step", "finish-step"})
 #: The `providerMetadata` key the renderer marks a refusal's text part with.
 RXSTREAM_KEY = "rxstream"
+#: The data part that carries a `Reset` (`{"attempt": int, "reason": str}`).
+RESET_PART = "data-rxstream-reset"
 
 
 def _need_str(obj: JSONObject, key: str) -> str:
@@ -154,10 +157,27 @@ class AISDKDecoder(DialectDecoder):
             title = _need_str(chunk, "title")
             self._answered = True
             return [Citation("source-document", title=title, raw=chunk)]
+        if kind == RESET_PART:
+            return [self._reset(chunk)]
         if kind == "abort":
             opt_str(chunk, "reason", "")
             self._ended = True
         return [Metadata({"events": [chunk]})]
+
+    def _reset(self, chunk: JSONObject) -> Reset:
+        """The renderer's reset part: the calls of the dropped answer are forgotten."""
+        data = opt_object(chunk, "data", "")
+        if data is None:
+            raise ShapeError("data", "an object", None)
+        attempt = opt_int(data, "attempt", "data")
+        if attempt is None:
+            raise ShapeError("data.attempt", "an integer", None)
+        reason = opt_str(data, "reason", "data") or ""
+        self._calls.clear()
+        self._answered_calls.clear()
+        self._client_calls = 0
+        self._ended = False
+        return Reset(attempt, reason)
 
     def _part_edge(self, kind: str, chunk: JSONObject) -> list[Delta]:
         part = _need_str(chunk, "id")

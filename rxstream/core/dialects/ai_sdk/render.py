@@ -18,6 +18,7 @@ from ....models import (
     Metadata,
     ReasoningDelta,
     RefusalDelta,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
@@ -28,7 +29,7 @@ from ....models import (
 from ...tools import ToolCallMatcher
 from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
 from .._shared import dumps
-from .decode import RXSTREAM_KEY
+from .decode import RESET_PART, RXSTREAM_KEY
 
 __all__ = ["AISDKRenderer"]
 
@@ -91,6 +92,16 @@ class AISDKRenderer:
       for client tool calls, else `stop`.
     - `error()` writes `{"type": "error", "errorText": <the provider's
       message>}` and `[DONE]`.
+    - A `Reset` (a new answer replaces the one sent so far): the UI message
+      stream cannot take parts back, and a second `start` only renames the
+      message in `useChat`, so the reset is a part of its own. The open part
+      ends; each tool call of the dropped answer already announced ends with
+      `tool-input-error` (its arguments so far as the input, so the UI leaves
+      no call pending); then `{"type": "data-rxstream-reset", "data":
+      {"attempt": ..., "reason": ...}}`, which `useChat` keeps in the
+      message's `parts` (a UI hides the parts before the last one), and the
+      new answer's parts follow, with new ids. `rs.decode("ai-sdk")` reads the
+      part back as the `Reset`.
 
     Not expressible, so left out: choices other than 0 (the UI message has
     one), reasoning state (signatures, encrypted reasoning).
@@ -127,6 +138,7 @@ class AISDKRenderer:
         self._sources = 0
         self._finish: Finish | None = None
         self._usage: Usage | None = None
+        self._retired: set[str] = set()  # ids of the calls a reset dropped (never reused)
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The chunks `delta` becomes."""
@@ -157,6 +169,8 @@ class AISDKRenderer:
                 self._finish = delta
             case Usage():
                 self._usage = delta
+            case Reset():
+                return self._reset(delta)
         return []
 
     def close(self) -> list[Wire]:
@@ -254,6 +268,7 @@ class AISDKRenderer:
         # The client keys a call by its id: two calls of one id (a provider's slip) would
         # merge into one there, so a repeated id is made unique, never shared.
         taken = {other.id for other in self._calls.values() if other.started and other is not call}
+        taken |= self._retired
         base, n = call.id, 1
         while call.id in taken:
             call.id = f"{base}-{call.index}" if n == 1 else f"{base}-{call.index}-{n}"
@@ -265,6 +280,29 @@ class AISDKRenderer:
         )
         if call.arguments:
             out.append(_input_delta(call, "".join(call.arguments)))
+        return out
+
+    def _reset(self, reset: Reset) -> list[Wire]:
+        """End what the dropped answer had open, then the reset part (see the class docstring)."""
+        out = self._start() + self._end_part()
+        for call in self._calls.values():
+            if call.started:
+                assert call.id is not None  # set when the call began
+                self._retired.add(call.id)
+                body: JSONObject = {
+                    "type": "tool-input-error",
+                    "toolCallId": call.id,
+                    "toolName": call.name,
+                    "input": "".join(call.arguments),
+                    "errorText": f"dropped: the answer restarted (attempt {reset.attempt})",
+                }
+                out.append(_chunk(body))
+        self._calls = {}
+        self._matcher = ToolCallMatcher()
+        self._finish = None
+        self._usage = None
+        data: JSONObject = {"attempt": reset.attempt, "reason": reset.reason}
+        out.append(_chunk({"type": RESET_PART, "data": data}))
         return out
 
     def _citation(self, citation: Citation) -> list[Wire]:

@@ -29,6 +29,7 @@ from .._base import (
     LENGTH,
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -91,6 +92,10 @@ class AnthropicRenderer:
     `message_stop`. With `pings=True` (the default) a `ping` follows the first
     block's start, as the API does; `ping()` gives one for keep-alive faults.
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's.
+
     Args:
         model: the model name written into `message_start`.
         id: the message id written into `message_start`.
@@ -145,6 +150,7 @@ class AnthropicRenderer:
         id: str = "msg_01rxstreamRenderedMessage",
         pings: bool = True,
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self._model = model
         self._id = id
         self._pings = pings
@@ -170,6 +176,11 @@ class AnthropicRenderer:
     def feed(self, delta: Delta) -> list[Wire]:
         """The wire events `delta` becomes (see the class docstring)."""
         self._check(delta)
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out: list[Wire] = []
         if delta.choice != 0:
             return out

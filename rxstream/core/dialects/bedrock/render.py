@@ -30,6 +30,7 @@ from .._base import (
     LENGTH,
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -82,6 +83,10 @@ class BedrockRenderer:
     Bedrock's stream names neither the model nor a response id, so `model`
     and `id` are accepted and unused.
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's.
+
     Args:
         model: the model name (unused: the stream does not carry it).
         id: the response id (unused likewise).
@@ -98,6 +103,7 @@ class BedrockRenderer:
     newline: ClassVar[str] = "\n"
 
     def __init__(self, *, model: str = "rxstream-fake", id: str = "bedrock-fake") -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self.model = model
         self.id = id
         self._started = False
@@ -121,6 +127,11 @@ class BedrockRenderer:
         """
         if self._closed:
             raise RuntimeError("this BedrockRenderer is closed; it takes no more deltas")
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         if isinstance(delta, Usage):

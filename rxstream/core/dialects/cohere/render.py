@@ -25,6 +25,7 @@ from .._base import (
     LENGTH,
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -82,6 +83,10 @@ class CohereRenderer:
     comes back as the same word; a stream that never finished ends with
     `COMPLETE` (`TOOL_CALL` if it asked for tool calls).
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's.
+
     Args:
         model: accepted for the common renderer options (Cohere's stream
             does not name the model).
@@ -110,6 +115,7 @@ class CohereRenderer:
         id: str = "rxstream-cohere-0001",
         held_limit: int = DEFAULT_HELD_LIMIT,
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         if type(held_limit) is not int or held_limit <= 0:
             raise ValueError(f"held_limit must be a positive int, got {held_limit!r}")
         self._model = model
@@ -134,6 +140,11 @@ class CohereRenderer:
         """The events `delta` becomes."""
         if self._closed:
             raise RuntimeError("this CohereRenderer is closed; it renders no more")
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         match delta:

@@ -19,6 +19,7 @@ from ....models import (
     Metadata,
     ReasoningDelta,
     ReasoningState,
+    Reset,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
@@ -32,6 +33,7 @@ from .._base import (
     LENGTH,
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -94,6 +96,12 @@ class GeminiRenderer:
     order grounding spans, grounding sources without a span, `"citation"`
     sources. Any other citation kind is sent as grounding.
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's. Tool calls
+    not written yet when it comes (they wait for their choice's end here)
+    are dropped with the answer.
+
     Args:
         model: the `modelVersion` written into every chunk.
         id: the `responseId` written into every chunk.
@@ -125,6 +133,7 @@ class GeminiRenderer:
         id: str = "rxstream-gemini-0001",
         partial_args: bool = False,
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self._model = model
         self._id = id
         self._partial = partial_args
@@ -136,6 +145,13 @@ class GeminiRenderer:
     def feed(self, delta: Delta) -> list[Wire]:
         """The chunks `delta` becomes (often none: calls and finishes wait for their end)."""
         self._check_open()
+        if type(delta) is Reset:
+            self._tools.feed(delta)  # calls not written yet belong to the dropped answer
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         match delta:
             case TextDelta(text=text, choice=choice):
                 if not text:

@@ -16,6 +16,7 @@ from ....models import (
     JSONObject,
     Metadata,
     ReasoningDelta,
+    Reset,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -23,6 +24,7 @@ from ....models import (
 from .._base import (
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -55,6 +57,12 @@ class OllamaRenderer:
     Arguments of `""` come back as `"{}"`. Each call carries
     `function.index`, its place among the stream's calls, as Ollama sends.
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's. Tool calls
+    not written yet when it comes (they wait for their choice's end here)
+    are dropped with the answer.
+
     Args:
         model: the model name written on every line.
         id: unused (Ollama's stream carries no response id).
@@ -76,6 +84,7 @@ class OllamaRenderer:
         id: str = "ollama-fake",
         created_at: str = DEFAULT_CREATED_AT,
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self.model = model
         self.id = id
         self.created_at = created_at
@@ -96,6 +105,13 @@ class OllamaRenderer:
         """
         if self._closed:
             raise RuntimeError("this OllamaRenderer is closed; it takes no more deltas")
+        if type(delta) is Reset:
+            self._drop_pending()
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         if delta.choice != 0:
             return []
         if isinstance(delta, TextDelta):
@@ -155,6 +171,12 @@ class OllamaRenderer:
         return dumps(
             {"model": self.model, "created_at": self.created_at, "message": message, "done": False}
         )
+
+    def _drop_pending(self) -> None:
+        """Forget the tool calls not written yet (a `Reset` dropped their answer)."""
+        self._pending.clear()
+        self._order.clear()
+        self._last = None
 
     def _fragment(self, delta: ToolCallDelta) -> None:
         key = delta.index

@@ -20,7 +20,7 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
-from .._base import Wire, WireKind
+from .._base import ResetRule, Wire, WireKind
 from .._shared import dumps
 
 __all__ = ["OpenAIChatRenderer"]
@@ -50,6 +50,10 @@ class OpenAIChatRenderer:
     Not expressed (left out): citations, server-side tools, reasoning state and
     metadata, which chat completions have no place for.
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's.
+
     Args:
         model: the model name in every chunk.
         id: the completion id in every chunk.
@@ -68,6 +72,7 @@ class OpenAIChatRenderer:
     def __init__(
         self, *, model: str = "rxstream-fake", id: str = "chatcmpl-rxstream", created: int = 0
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self._head = {
             "id": id,
             "object": "chat.completion.chunk",
@@ -82,6 +87,11 @@ class OpenAIChatRenderer:
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out: list[Wire] = []
         if isinstance(delta, Usage):
             out.append(self._frame([], usage=_usage_json(delta)))

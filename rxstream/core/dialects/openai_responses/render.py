@@ -32,6 +32,7 @@ from .._base import (
     LENGTH,
     STOP,
     TOOL_CALLS,
+    ResetRule,
     Wire,
     WireKind,
 )
@@ -113,6 +114,10 @@ class ResponsesRenderer:
     arguments of a call whose item already ended (they open a new item with
     the same `call_id`, which accumulates into the same call).
 
+    A `Reset` (a new answer replaces the one so far), which this format
+    cannot carry, follows `ResetRule`: the new answer goes on in the same
+    stream, its tool calls numbered after the dropped answer's.
+
     Args:
         model: the model name the response carries.
         id: the response id.
@@ -132,6 +137,7 @@ class ResponsesRenderer:
     def __init__(
         self, *, model: str = "test-model", id: str = "resp_test", created_at: int = 0
     ) -> None:
+        self._resets = ResetRule()  # what a Reset does here (ResetRule)
         self._model = model
         self._id = id
         self._created_at = created_at
@@ -155,6 +161,11 @@ class ResponsesRenderer:
         Raises:
             RuntimeError: after `close()` or `error()`.
         """
+        if type(delta) is not TextDelta or self._resets.ended:
+            seen = self._resets.see(delta)
+            if seen is None:
+                return []
+            delta = seen
         out = self._start()
         if delta.choice != 0:
             return out
