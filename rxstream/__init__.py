@@ -31,6 +31,7 @@ from .errors import (
     LineTooLongError,
     MalformedChunkError,
     ProviderError,
+    RetryError,
     StoredStreamError,
     StreamError,
     StreamTimeoutError,
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
     # From its own module: `multicast` is also the name of a submodule of `.io`, which
     # mypy can take for the function when `.io` is in an import cycle with this package.
     from .io.multicast import Multicast, multicast
-    from .io.requests import chat, request
+    from .io.requests import request
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
+    from .runs.retry import Retry, Route, chat, retrying
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -140,7 +142,8 @@ _LAZY = {
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
     "telemetry": ".operators.telemetry",
-    **dict.fromkeys(("chat", "request"), ".io.requests"),
+    "request": ".io.requests",
+    **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
 }
 
 
@@ -178,6 +181,9 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningState",
     "RefusalDelta",
+    "Retry",
+    "RetryError",
+    "Route",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
@@ -214,6 +220,7 @@ __all__ = [
     "lines",
     "multicast",
     "request",
+    "retrying",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",

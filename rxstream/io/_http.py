@@ -31,7 +31,7 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..core.provider_errors import provider_message
+from ..core.provider_errors import provider_message, retry_delay
 from ..errors import (
     HTTPStatusError,
     StreamError,
@@ -55,6 +55,7 @@ __all__ = [
     "header",
     "request_of",
     "retry_after",
+    "should_retry",
     "transport_types",
 ]
 
@@ -187,6 +188,13 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def should_retry(headers: Mapping[str, str]) -> bool | None:
+    """What `x-should-retry` says (`true` / `false`, as the OpenAI and Anthropic APIs send it)."""
+    value = header(headers, "x-should-retry")
+    text = value.strip().lower() if value is not None else ""
+    return True if text == "true" else False if text == "false" else None
+
+
 def request_of(response: object) -> Any:
     """The request a response answers, or None (httpx raises when it has none)."""
     try:
@@ -277,13 +285,17 @@ class Exchange:
         reason = getattr(response, "reason_phrase", "")
         # Redacted again once decoded: what is shown is the provider's message.
         message = provider_message(text) if complete else None
+        wait = retry_after(headers)
+        if wait is None and complete:
+            wait = retry_delay(text)
         return HTTPStatusError(
             status,
             reason=redact(reason) if isinstance(reason, str) else "",
             body=shown,
             provider_message=redact(message) if message else message,
-            retry_after=retry_after(headers),
+            retry_after=wait,
             request=self.where,
+            should_retry=should_retry(headers),
         )
 
     def failure(self, exc: BaseException) -> StreamError | None:
