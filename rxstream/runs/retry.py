@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import math
 import random as _random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -64,7 +65,7 @@ from ..models import (
     ReasoningDelta,
     TextDelta,
     Tool,
-    ToolCallDelta,
+    ToolCall,
     Usage,
 )
 
@@ -453,7 +454,9 @@ class RetryRun:
             return source
         from ..operators.timeouts import timeouts
 
-        return source.pipe(timeouts(first=policy.first, idle=policy.idle, scheduler=self._scheduler))
+        return source.pipe(
+            timeouts(first=policy.first, idle=policy.idle, scheduler=self._scheduler)
+        )
 
     def on_next(self, item: Delta) -> None:
         if not self._output and _is_output(item):
@@ -540,10 +543,10 @@ class RetryRun:
                 error.partial = partial
             self._observer.on_error(error)
             return
-        for item in resume.before:  # pragma: no cover - no strategy resumes yet
+        for item in resume.before:
             self._observer.on_next(item)
-        self._wait = 0.0  # pragma: no cover
-        self.attempt(resume.source)  # pragma: no cover
+        self._wait = 0.0
+        self.attempt(resume.source)
 
     def _record(self, error: StreamError | None) -> None:
         leg = self._legs[self._leg]
@@ -587,25 +590,36 @@ def _summed(last: Usage | None, earlier: list[Any]) -> Usage:
 
 
 def _partial(emitted: list[Delta]) -> Message | None:
-    """The `Message` (choice 0) of what an attempt emitted; a half tool call is left out."""
-    for items in (emitted, _without_last_call(emitted)):
-        accumulator = MessageAccumulator()
-        try:
-            for item in items:
-                accumulator.feed(item)
-            messages = accumulator.close()
-        except StreamError:
-            continue
-        return messages[0] if messages else None
-    return None
+    """The `Message` (choice 0) of what an attempt emitted, without a half tool call.
+
+    A tool call whose arguments are not yet a whole JSON value (the stream
+    was cut inside them) is left out: arguments are never handed on spliced.
+    """
+    accumulator = MessageAccumulator()
+    try:
+        for item in emitted:
+            accumulator.feed(item)
+        messages = accumulator.close()
+    except (StreamError, TypeError):  # not deltas (`rs.retrying` over other items)
+        return None
+    if not messages:
+        return None
+    message = messages[0]
+    whole = tuple(c for c in message.tool_calls if _whole(c.arguments))
+    if len(whole) == len(message.tool_calls):
+        return message
+    blocks = tuple(b for b in message.blocks if not isinstance(b, ToolCall) or b in whole)
+    return replace(message, tool_calls=whole, blocks=blocks)
 
 
-def _without_last_call(emitted: list[Delta]) -> list[Delta]:
-    calls = [(d.choice, d.index) for d in emitted if isinstance(d, ToolCallDelta)]
-    if not calls:
-        return emitted
-    last = calls[-1]
-    return [d for d in emitted if not (isinstance(d, ToolCallDelta) and (d.choice, d.index) == last)]
+def _whole(arguments: str) -> bool:
+    if not arguments.strip():
+        return True  # a call without arguments
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- the entries
