@@ -46,7 +46,6 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 from ..core.lines import DEFAULT_LIMIT
 from ..core.message import MessageAccumulator
 from ..errors import (
-    EmptyStreamError,
     HTTPStatusError,
     ProviderError,
     RetryError,
@@ -735,7 +734,7 @@ def chat(
         ...             fallback=[rs.Route("openai-chat", "gpt-4o-mini")]).pipe(
         ...         rs.accumulate_message()).run()
     """
-    common = {"scheduler": scheduler, "line_limit": line_limit}
+    common: dict[str, Any] = {"scheduler": scheduler, "line_limit": line_limit}
     if retry is None and not fallback:
         return io_chat(
             client, dialect, model=model, messages=messages, tools=tools, **common, **options
