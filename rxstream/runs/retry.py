@@ -41,7 +41,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SerialDisposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler
-from reactivex.scheduler.eventloop import AsyncIOScheduler
+from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.lines import DEFAULT_LIMIT
 from ..core.message import MessageAccumulator
@@ -167,7 +167,7 @@ class Retry:
         TypeError: an argument of the wrong type.
 
     Example:
-        >>> rs.Retry(attempts=4, backoff=1.0, deadline=60).attempts
+        >>> Retry(attempts=4, backoff=1.0, deadline=60).attempts
         4
     """
 
@@ -211,7 +211,7 @@ class Retry:
         lengthened by the jitter; else the backoff. None: the server asked for
         more than `max_retry_after` (the route is given up).
 
-        >>> rs.Retry(jitter=0).wait(2, rs.TransportError("reset"))
+        >>> Retry(jitter=0).wait(2, TransportError("reset"))
         2.0
         """
         asked = error.retry_after if isinstance(error, HTTPStatusError) else None
@@ -256,7 +256,7 @@ class Route:
         TypeError: a dialect or model that is not a string.
 
     Example:
-        >>> rs.Route("anthropic", "claude-haiku-4-5", max_tokens=1024).dialect
+        >>> Route("anthropic", "claude-haiku-4-5", max_tokens=1024).dialect
         'anthropic'
     """
 
@@ -632,14 +632,23 @@ def _resilient(
     ) -> abc.DisposableBase:
         chosen = scheduler or scheduler_
         if chosen is None:
-            chosen = (
-                AsyncIOScheduler(asyncio.get_running_loop())
-                if async_
-                else CurrentThreadScheduler.singleton()
-            )
+            chosen = _loop_scheduler() if async_ else CurrentThreadScheduler.singleton()
         return RetryRun(legs, policy, observer, chosen).start()
 
     return Observable(subscribe)
+
+
+def _loop_scheduler() -> abc.SchedulerBase:
+    """The running loop's scheduler (thread-safe: a dispose may come from any thread)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "rs.chat with an async client and retry= needs a running asyncio event loop: "
+            "subscribe inside a coroutine (or pass scheduler=AsyncIOScheduler(loop)), "
+            "or use a sync client"
+        ) from None
+    return AsyncIOThreadSafeScheduler(loop)
 
 
 def retrying(

@@ -287,6 +287,30 @@ def test_the_async_client_raises_with_the_partial_after_output() -> None:
     assert caught.value.partial.content == "Hel"
 
 
+def test_behind_multicast_one_upstream_is_retried_once_for_every_observer() -> None:
+    scheduler = HistoricalScheduler(START)
+    with FakeLLMServer(ANSWER, faults=["429:retry-after=1", "ok"]) as server:
+        with httpx.Client() as client:
+            source = chat(client, server, "anthropic", retry=rs.Retry(), scheduler=scheduler)
+            hub = rs.multicast(source)
+            ui = Timed(hub, scheduler)
+            log = Timed(hub, scheduler)
+            hub.connect()
+            scheduler.advance_by(60.0)
+        assert len(server.requests) == 2
+    assert ui.items == log.items
+    assert ui.message().content == "Hello"
+    assert len(ui.message().metadata["attempts"]) == 2
+
+
+def test_an_async_client_outside_a_loop_says_what_it_needs() -> None:
+    client = httpx.AsyncClient()
+    source = rs.chat(client, "gemini", model="m", messages=ASK, api_key="k", retry=rs.Retry())
+    with pytest.raises(RuntimeError, match="needs a running asyncio event loop"):
+        source.subscribe()
+    asyncio.run(client.aclose())
+
+
 def test_retrying_a_from_request_pipeline() -> None:
     scheduler = HistoricalScheduler(START)
     with FakeLLMServer(ANSWER, faults=["429:retry-after=2", "ok"]) as server:
