@@ -383,7 +383,10 @@ class RetryRun:
     """One subscription of a retried stream: the attempts, their waits, and their records.
 
     One method per notification (`on_next`, `on_error`, `on_completed`) and per
-    timer (`attempt`); `plan` decides, before any output, where a failure leads.
+    timer (`attempt`); `_plan` decides, before any output, where a failure
+    leads, and the `after_output` strategy after it. The deltas of the current
+    attempt are kept (references only) until it ends, so that a failure can
+    hand on the partial `Message`.
     """
 
     __slots__ = (
@@ -489,7 +492,7 @@ class RetryRun:
         """Before any output: retry this leg after a wait, go to the next leg, or give up."""
         policy = self._policy
         wait: float | None = None
-        reason = "the last route's attempts ran out"
+        reason = "the attempts ran out" + (" on every route" if len(self._legs) > 1 else "")
         if worth_retrying(error) and self._retries + 1 < policy.attempts:
             wait = policy.wait(self._retries, error)
             if wait is None:
@@ -601,9 +604,7 @@ def _partial(emitted: list[Delta]) -> Message | None:
         messages = accumulator.close()
     except (StreamError, TypeError):  # not deltas (`rs.retrying` over other items)
         return None
-    if not messages:
-        return None
-    message = messages[0]
+    message = messages[0]  # output started: there is a choice
     whole = tuple(c for c in message.tool_calls if _whole(c.arguments))
     if len(whole) == len(message.tool_calls):
         return message

@@ -260,6 +260,7 @@ def test_usage_and_metadata_before_an_error_are_no_output() -> None:
 def test_after_output_the_error_carries_the_partial_message() -> None:
     said = [
         rs.TextDelta("Hel"),
+        rs.ToolCallDelta(2, "", "c0", "now"),
         rs.ToolCallDelta(0, '{"a": 1}', "c1", "f"),
         rs.ToolCallDelta(1, '{"b"', "c2", "g"),
     ]
@@ -272,7 +273,7 @@ def test_after_output_the_error_carries_the_partial_message() -> None:
     partial = cut.partial
     assert partial is not None
     assert partial.content == "Hel"
-    assert [c.name for c in partial.tool_calls] == ["f"]  # the half call is left out
+    assert [c.name for c in partial.tool_calls] == ["f", "now"]  # the half call is left out
     assert partial.metadata["attempts"][0]["error_type"] == "TruncatedStreamError"
 
 
@@ -372,3 +373,13 @@ def test_per_attempt_time_limits_make_a_silent_server_a_retry() -> None:
     assert silent.subscribed_at == [0.0, 6.0]
     assert items[:4] == ANSWER
     assert items[4].data["attempts"][0]["error_type"] == "StreamTimeoutError"
+
+
+def test_an_attempt_due_after_dispose_is_not_made() -> None:
+    source = Scripted((ANSWER, None))
+    scheduler = HistoricalScheduler(START)
+    legs = [Leg(None, source.observable(scheduler))]
+    run = retry_module.RetryRun(legs, STEADY, reactivex.Subject(), scheduler)
+    run.dispose()  # from another thread, while the timer fired
+    run.attempt(legs[0].source)
+    assert source.subscribed_at == []

@@ -240,7 +240,12 @@ def test_a_hundred_streams_hit_by_one_429_retry_in_one_spread_wave() -> None:
     scheduler = HistoricalScheduler(START)
     faults = ["429:retry-after=1"] * 100 + ["ok"]
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
-    with FakeLLMServer(ANSWER, faults=faults) as server, httpx.Client(limits=limits) as client:
+    # Kept-alive connections outlive a slow run (coverage, a loaded machine): a connection
+    # the server closed would be a transport error, retried, and a second wave.
+    with (
+        FakeLLMServer(ANSWER, faults=faults, idle_timeout=120.0) as server,
+        httpx.Client(limits=limits, timeout=120.0) as client,
+    ):
         runs = [
             Timed(
                 chat(client, server, "openai-chat", retry=rs.Retry(), scheduler=scheduler),
@@ -272,6 +277,21 @@ def test_the_async_client_retries_too(answers: dict[str, rs.Message]) -> None:
         assert len(server.requests) == 3
     assert message == answers["anthropic"]
     assert len(message.metadata["attempts"]) == 3
+
+
+def test_subscribed_in_a_loop_without_a_scheduler_the_waits_run_on_that_loop() -> None:
+    async def main(server: FakeLLMServer) -> list[Any]:
+        done: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        items: list[Any] = []
+        async with httpx.AsyncClient() as client:
+            source = chat(client, server, "cohere", retry=rs.Retry(backoff=0.001))
+            source.subscribe(items.append, done.set_exception, lambda: done.set_result(items))
+            return await done
+
+    with FakeLLMServer(ANSWER, faults=["503:retry-after=0.01", "ok"]) as server:
+        items = asyncio.run(main(server))
+        assert len(server.requests) == 2
+    assert [i.text for i in items if isinstance(i, rs.TextDelta)] == ["Hel", "lo"]
 
 
 def test_the_async_client_raises_with_the_partial_after_output() -> None:
