@@ -66,7 +66,9 @@ def answers() -> dict[str, rs.Message]:
 class Timed:
     """Runs one observable on a `HistoricalScheduler`: the items, their virtual times, the end."""
 
-    def __init__(self, source: Observable[Any], scheduler: HistoricalScheduler) -> None:
+    def __init__(
+        self, source: Observable[Any] | rs.Multicast[Any], scheduler: HistoricalScheduler
+    ) -> None:
         self.items: list[Any] = []
         self.times: list[float] = []
         self.error: Exception | None = None
