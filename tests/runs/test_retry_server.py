@@ -51,16 +51,14 @@ def route(server: FakeLLMServer, dialect: str, **options: Any) -> rs.Route:
     return rs.Route(dialect, "m", base_url=base_url(server, dialect), api_key="k", **options)
 
 
-def plain(dialect: str) -> rs.Message:
-    """The scripted answer as `rs.chat` reads it without any fault."""
-    with FakeLLMServer(ANSWER) as server, httpx.Client() as client:
-        message: rs.Message = chat(client, server, dialect).pipe(rs.accumulate_message()).run()
-    return message
-
-
 @pytest.fixture(scope="module")
 def answers() -> dict[str, rs.Message]:
-    return {dialect: plain(dialect) for dialect in DIALECTS}
+    """The scripted answer as `rs.chat` reads it in each dialect, without any fault."""
+    with FakeLLMServer(ANSWER) as server, httpx.Client() as client:
+        return {
+            dialect: chat(client, server, dialect).pipe(rs.accumulate_message()).run()
+            for dialect in DIALECTS
+        }
 
 
 class Timed:
@@ -98,12 +96,13 @@ class Timed:
 def test_a_429_then_the_answer_gives_the_answer_once(
     dialect: str, answers: dict[str, rs.Message]
 ) -> None:
-    faults = ["429:retry-after=0", "error:overloaded@0", "ok"]
+    faults = ["429:retry-after=1", "error:overloaded@0", "ok"]
+    scheduler = HistoricalScheduler(START)
     with FakeLLMServer(ANSWER, faults=faults) as server, httpx.Client() as client:
-        message = (
-            chat(client, server, dialect, retry=rs.Retry()).pipe(rs.accumulate_message()).run()
-        )
+        run = Timed(chat(client, server, dialect, retry=rs.Retry(), scheduler=scheduler), scheduler)
+        scheduler.advance_by(60.0)
         assert len(server.requests) == 3
+    message = run.message()
     assert message == answers[dialect]
     assert message.blocks == answers[dialect].blocks
     attempts = message.metadata["attempts"]
