@@ -33,14 +33,20 @@ import inspect
 import json
 import math
 import random as _random
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias
 
 from reactivex import Observable, abc
-from reactivex.disposable import Disposable, SerialDisposable, SingleAssignmentDisposable
-from reactivex.scheduler import CurrentThreadScheduler
+from reactivex.disposable import (
+    CompositeDisposable,
+    Disposable,
+    SerialDisposable,
+    SingleAssignmentDisposable,
+)
+from reactivex.scheduler import CurrentThreadScheduler, TrampolineScheduler
 from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.lines import DEFAULT_LIMIT
@@ -456,9 +462,9 @@ class RetryRun:
             return source
         from ..operators.timeouts import timeouts
 
-        return source.pipe(
-            timeouts(first=policy.first, idle=policy.idle, scheduler=self._scheduler)
-        )
+        # The timers take the subscription's scheduler, unless it is the current
+        # thread's (busy reading the very stream they watch): then a timer thread.
+        return source.pipe(timeouts(first=policy.first, idle=policy.idle))
 
     def on_next(self, item: Delta) -> None:
         if not self._output and _is_output(item):
@@ -523,11 +529,28 @@ class RetryRun:
                 )
                 return
         self._wait = wait
+        if isinstance(self._scheduler, TrampolineScheduler) and wait > 0:
+            self._serial.disposable = self._sleep_then(wait, source)
+            return
 
         def go(_: abc.SchedulerBase, __: Any = None) -> None:
             self.attempt(source)
 
         self._serial.disposable = self._scheduler.schedule_relative(wait, go)
+
+    def _sleep_then(self, wait: float, source: Observable[Delta]) -> abc.DisposableBase:
+        """A wait on the current thread (a sync client's): an event a dispose sets wakes it.
+
+        The trampoline would sleep through a relative wait (and log that it
+        does); this one ends early, without the next attempt, when disposed.
+        """
+        disposed = threading.Event()
+
+        def go(_: abc.SchedulerBase, __: Any = None) -> None:
+            if not disposed.wait(wait):
+                self.attempt(source)
+
+        return CompositeDisposable(self._scheduler.schedule(go), Disposable(disposed.set))
 
     def _give_up(self, reason: str, error: StreamError) -> None:
         exc = RetryError(reason, attempts=tuple(self._records), last=error)

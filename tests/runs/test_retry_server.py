@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-from reactivex import Observable
+from reactivex import Observable, Subject
+from reactivex import operators as ops
 from reactivex.scheduler import HistoricalScheduler
 
 import rxstream as rs
@@ -132,6 +134,52 @@ def test_the_wait_the_server_asks_for_is_honoured_within_ten_percent(
     assert run.done
     assert asked <= run.times[0] <= asked * 1.1
     assert run.message().content == "Hello"
+
+
+def test_a_server_that_stalls_before_its_first_token_is_asked_again() -> None:
+    policy = rs.Retry(first=0.5, backoff=0.01)
+    with FakeLLMServer(ANSWER, faults=["ok", "stall:forever@0", "ok"]) as server:
+        with httpx.Client() as client:
+            # A first request, so that what a process loads on its first one is not timed.
+            chat(client, server, "anthropic").run()
+            source = chat(client, server, "anthropic", retry=policy)
+            message = source.pipe(rs.accumulate_message()).run()
+        server.wait_for_disconnect()  # the stalled connection was closed
+        assert len(server.requests) == 3
+    assert message.content == "Hello"
+    assert [a["error_type"] for a in message.metadata["attempts"]] == ["StreamTimeoutError", None]
+
+
+def test_a_sync_wait_on_the_current_thread_ends_at_a_dispose_from_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waiting = threading.Event()
+    sleep_then = retry_module.RetryRun._sleep_then
+
+    def noted(run: Any, wait: float, source: Observable[rs.Delta]) -> Any:
+        waiting.set()
+        return sleep_then(run, wait, source)
+
+    monkeypatch.setattr(retry_module.RetryRun, "_sleep_then", noted)
+    stop: Subject[int] = Subject()
+    with FakeLLMServer(ANSWER, faults=["429:retry-after=30", "ok"]) as server:
+        with httpx.Client() as client:
+            source = chat(client, server, "gemini", retry=rs.Retry())
+            items: list[Any] = []
+
+            def stop_when_waiting() -> None:
+                assert waiting.wait(10.0)
+                stop.on_next(0)  # take_until disposes the retried stream
+
+            # The refusal starts a 30 s wait on this thread; the dispose from another
+            # one ends it: subscribe returns, and no second request is sent.
+            stopper = threading.Thread(target=stop_when_waiting)
+            stopper.start()
+            source.pipe(ops.take_until(stop)).subscribe(items.append)
+            stopper.join()
+        assert len(server.requests) == 1
+    assert waiting.is_set()
+    assert items == []
 
 
 def test_a_request_that_cannot_succeed_is_sent_once() -> None:
