@@ -29,12 +29,14 @@ with, else the current thread's trampoline (sync clients) or the running asyncio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import math
+import os
 import random as _random
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias
@@ -60,8 +62,9 @@ from ..errors import (
     TransportError,
     TruncatedStreamError,
 )
-from ..io.requests import ENDPOINTS
+from ..io.requests import ENDPOINTS, base_url_for
 from ..io.requests import chat as io_chat
+from ..io.sources import AsyncClient, SyncClient
 from ..models import (
     Delta,
     JSONObject,
@@ -397,6 +400,7 @@ class RetryRun:
 
     __slots__ = (
         "_began",
+        "_context",
         "_disposed",
         "_emitted",
         "_leg",
@@ -418,6 +422,8 @@ class RetryRun:
         policy: Retry,
         observer: abc.ObserverBase[Delta],
         scheduler: abc.SchedulerBase,
+        *,
+        traced: bool = False,
     ) -> None:
         self._legs = legs
         self._policy = policy
@@ -433,6 +439,9 @@ class RetryRun:
         self._output = False
         self._usage: Usage | None = None
         self._began = scheduler.now
+        # The OpenTelemetry context of the subscription: every attempt's span is its
+        # child, also for an attempt a timer starts (where it is not current).
+        self._context = _current_context() if traced else None
 
     def start(self) -> abc.DisposableBase:
         """Start the first attempt; the disposable ends the run (and a wait) from any thread."""
@@ -452,9 +461,10 @@ class RetryRun:
         self._emitted = []
         inner = SingleAssignmentDisposable()
         self._serial.disposable = inner
-        inner.disposable = self._timed(source).subscribe(
-            self.on_next, self.on_error, self.on_completed, scheduler=self._scheduler
-        )
+        with _attached(self._context):
+            inner.disposable = self._timed(source).subscribe(
+                self.on_next, self.on_error, self.on_completed, scheduler=self._scheduler
+            )
 
     def _timed(self, source: Observable[Delta]) -> Observable[Delta]:
         policy = self._policy
@@ -587,6 +597,27 @@ class RetryRun:
         )
 
 
+def _current_context() -> Any:
+    from opentelemetry import context
+
+    return context.get_current()
+
+
+@contextlib.contextmanager
+def _attached(saved: Any) -> Iterator[None]:
+    """`saved` (an OpenTelemetry context) current inside the block; nothing when None."""
+    if saved is None:
+        yield
+        return
+    from opentelemetry import context
+
+    token = context.attach(saved)
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
 def _usage_record(usage: Usage) -> JSONObject:
     return {
         "prompt_tokens": usage.prompt_tokens,
@@ -649,7 +680,12 @@ def _whole(arguments: str) -> bool:
 
 
 def _resilient(
-    legs: Sequence[Leg], policy: Retry, scheduler: abc.SchedulerBase | None, async_: bool
+    legs: Sequence[Leg],
+    policy: Retry,
+    scheduler: abc.SchedulerBase | None,
+    async_: bool,
+    *,
+    traced: bool = False,
 ) -> Observable[Delta]:
     def subscribe(
         observer: abc.ObserverBase[Delta], scheduler_: abc.SchedulerBase | None = None
@@ -657,7 +693,7 @@ def _resilient(
         chosen = scheduler or scheduler_
         if chosen is None:
             chosen = _loop_scheduler() if async_ else CurrentThreadScheduler.singleton()
-        return RetryRun(legs, policy, observer, chosen).start()
+        return RetryRun(legs, policy, observer, chosen, traced=traced).start()
 
     return Observable(subscribe)
 
@@ -711,7 +747,7 @@ def retrying(
 
 
 def chat(
-    client: Any,
+    client: SyncClient | AsyncClient,
     dialect: str,
     *,
     model: str,
@@ -719,6 +755,7 @@ def chat(
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
     retry: Retry | None = None,
     fallback: Sequence[Route] | None = None,
+    telemetry: bool | Mapping[str, Any] = False,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
     **options: Any,
@@ -742,6 +779,12 @@ def chat(
         tools: as `rs.request` (also sent on each fallback route).
         retry: the retry policy (`rs.Retry`); `fallback=` alone means `rs.Retry()`.
         fallback: routes tried in order once this one gives up (`rs.Route`).
+        telemetry: True (or a dict of `rs.telemetry`'s options: `tracer_provider=`,
+            `meter_provider=`, `capture_content=`) records one OpenTelemetry
+            GenAI client span per attempt (`rs.telemetry` with the route's
+            provider, model and server), each a child of the span current when
+            the stream was subscribed: pipe `rs.telemetry()` after it for one
+            parent span over the attempts.
         scheduler: as `rs.from_request`; the waits run on it too (default: the
             current thread for a sync client, the running loop for an async one).
         line_limit: as `rs.from_request`.
@@ -753,7 +796,9 @@ def chat(
 
     Raises:
         ValueError: as `rs.request`, for any route; a fallback that is not a list of routes.
-        TypeError: a `retry` that is not an `rs.Retry`.
+        TypeError: a `retry` that is not an `rs.Retry`; a `telemetry` that is
+            neither a bool nor a dict of `rs.telemetry`'s options.
+        ImportError: `telemetry=` without opentelemetry-api (the `otel` extra).
 
     Errors (via `on_error`):
         RetryError: the attempts (or the deadline) ran out before any output.
@@ -768,7 +813,8 @@ def chat(
         ...         rs.accumulate_message()).run()
     """
     common: dict[str, Any] = {"scheduler": scheduler, "line_limit": line_limit}
-    if retry is None and not fallback:
+    traced = _telemetry_options(telemetry)
+    if retry is None and not fallback and traced is None:
         return io_chat(
             client, dialect, model=model, messages=messages, tools=tools, **common, **options
         )
@@ -780,18 +826,50 @@ def chat(
     portable = {k: v for k, v in options.items() if k in PORTABLE_OPTIONS}
 
     def leg(route: Route, own: Mapping[str, Any]) -> Leg:
+        watch = _attempt_telemetry(route, own, traced)
+
         def rebuild(asked: Sequence[Mapping[str, Any] | Message]) -> Observable[Delta]:
-            return io_chat(
+            source = io_chat(
                 client, route.dialect, model=route.model, messages=asked, tools=tools,
                 **common, **own,
             )  # fmt: skip
+            return source if watch is None else source.pipe(watch)
 
         return Leg(route, rebuild(messages), rebuild)
 
     legs = [leg(Route(dialect, model, **options), options)]
     legs += [leg(r, {**portable, **r.options}) for r in routes]
     async_ = inspect.iscoroutinefunction(getattr(client, "send", None))
-    return _resilient(legs, retry or Retry(), scheduler, async_)
+    if retry is None and not fallback:
+        return legs[0].source  # one request, one span: nothing to retry
+    return _resilient(legs, retry or Retry(), scheduler, async_, traced=traced is not None)
+
+
+def _telemetry_options(telemetry: object) -> dict[str, Any] | None:
+    """`telemetry=` read: None (off), or the options for `rs.telemetry`."""
+    if telemetry is True:
+        return {}
+    if telemetry is False or telemetry is None:
+        return None
+    if isinstance(telemetry, Mapping):
+        return dict(telemetry)
+    raise TypeError(
+        f"telemetry must be True, False or a dict of rs.telemetry's options, got {telemetry!r}"
+    )
+
+
+def _attempt_telemetry(
+    route: Route, own: Mapping[str, Any], traced: dict[str, Any] | None
+) -> Callable[[Observable[Delta]], Observable[Delta]] | None:
+    """The `rs.telemetry` of one route's attempts (None: telemetry is off)."""
+    if traced is None:
+        return None
+    from ..operators.telemetry import telemetry
+
+    server = base_url_for(route.dialect, own.get("base_url"), os.environ)
+    return telemetry(
+        provider=route.dialect, request_model=route.model, server_address=server, **traced
+    )
 
 
 def _routes(fallback: Sequence[Route] | None) -> list[Route]:
