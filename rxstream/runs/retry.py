@@ -331,11 +331,13 @@ class Leg:
         source: the cold observable of the route's deltas, as asked.
         rebuild: the same route asked with other messages (for a policy that
             asks again with the partial answer), or None where it cannot be.
+        messages: the messages the chat asked with (empty for a bare source).
     """
 
     route: Route | None
     source: Observable[Delta]
     rebuild: Callable[[Sequence[Mapping[str, Any] | Message]], Observable[Delta]] | None = None
+    messages: tuple[Mapping[str, Any] | Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,12 +345,21 @@ class Resume:
     """How a run goes on after a failure after output: items to emit, then a source.
 
     Attributes:
-        source: the next attempt's deltas.
+        source: the next attempt's deltas (e.g. `leg.rebuild([*leg.messages,
+            partial])` piped through an overlap trimmer).
         before: items emitted before it (a reset marker, ...).
+        leg: the index of the leg it asks (None: the same one); its attempt
+            is recorded under that leg's route.
+        wait: seconds to wait first (the deadline applies).
+
+    A resume counts as an attempt of its leg: once `Retry.attempts` are
+    used, the strategy is not asked and the error goes on with its partial.
     """
 
     source: Observable[Delta]
     before: tuple[Any, ...] = ()
+    leg: int | None = None
+    wait: float = 0.0
 
 
 class AfterOutput(Protocol):
@@ -572,7 +583,9 @@ class RetryRun:
         if partial is not None:
             partial.metadata["attempts"] = list(self._records)
         strategy = AFTER_OUTPUT[self._policy.after_output]
-        resume = strategy.failed(error, partial, self._legs, self._leg)
+        resume = None
+        if self._retries + 1 < self._policy.attempts:  # the same budget as before output
+            resume = strategy.failed(error, partial, self._legs, self._leg)
         if resume is None:
             if error.partial is None:
                 error.partial = partial
@@ -580,8 +593,11 @@ class RetryRun:
             return
         for item in resume.before:
             self._observer.on_next(item)
-        self._wait = 0.0
-        self.attempt(resume.source)
+        if resume.leg is not None and resume.leg != self._leg:
+            self._leg, self._retries = resume.leg, 0
+        else:
+            self._retries += 1
+        self._later(resume.wait, resume.source, error)
 
     def _record(self, error: StreamError | None) -> None:
         leg = self._legs[self._leg]
@@ -835,7 +851,7 @@ def chat(
             )  # fmt: skip
             return source if watch is None else source.pipe(watch)
 
-        return Leg(route, rebuild(messages), rebuild)
+        return Leg(route, rebuild(messages), rebuild, tuple(messages))
 
     legs = [leg(Route(dialect, model, **options), options)]
     legs += [leg(r, {**portable, **r.options}) for r in routes]

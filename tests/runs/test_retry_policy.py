@@ -352,6 +352,63 @@ def test_an_after_output_strategy_plugs_in_by_name(monkeypatch: pytest.MonkeyPat
     assert outcome.items[1] == rs.Metadata({"reset": True})
 
 
+class Always:
+    """A strategy that always resumes, on the leg it names, after a wait."""
+
+    def __init__(self, source: Observable[Any], leg: int | None = None) -> None:
+        self.source = source
+        self.leg = leg
+        self.asked = 0
+
+    def failed(
+        self, error: rs.StreamError, partial: rs.Message | None, legs: Sequence[Leg], leg: int
+    ) -> Resume | None:
+        self.asked += 1
+        return Resume(self.source, leg=self.leg, wait=2.0)
+
+
+def test_resuming_after_output_counts_against_the_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cut = Scripted(([rs.TextDelta("Hel")], rs.TruncatedStreamError("cut")))
+    scheduler = HistoricalScheduler(START)
+    strategy = Always(cut.observable(scheduler))
+    monkeypatch.setitem(retry_module.AFTER_OUTPUT, "always", strategy)
+    policy = rs.Retry(attempts=3, after_output="always")  # type: ignore[arg-type]
+    errors: list[Exception] = []
+    cut.observable(scheduler).pipe(rs.retrying(policy, scheduler=scheduler)).subscribe(
+        on_error=errors.append
+    )
+    scheduler.advance_by(100.0)
+    assert strategy.asked == 2
+    assert cut.subscribed_at == [0.0, 2.0, 4.0]
+    (error,) = errors
+    assert isinstance(error, rs.TruncatedStreamError)
+    assert error.partial is not None
+    assert error.partial.content == "Hel"
+    assert [a["wait"] for a in error.partial.metadata["attempts"]] == [0.0, 2.0, 2.0]
+
+
+def test_a_resume_on_another_leg_is_recorded_under_its_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler = HistoricalScheduler(START)
+    first = Scripted(([rs.TextDelta("Hel")], rs.TruncatedStreamError("cut")))
+    second = Scripted(([rs.TextDelta("lo"), rs.Finish("stop")], None))
+    legs = [
+        Leg(rs.Route("gemini", "a"), first.observable(scheduler)),
+        Leg(rs.Route("ollama", "b"), second.observable(scheduler)),
+    ]
+    monkeypatch.setitem(retry_module.AFTER_OUTPUT, "other", Always(legs[1].source, leg=1))
+    policy = rs.Retry(after_output="other")  # type: ignore[arg-type]
+    items: list[Any] = []
+    retry_module._resilient(legs, policy, scheduler, async_=False).subscribe(items.append)
+    scheduler.advance_by(10.0)
+    attempts = items[-1].data["attempts"]
+    assert [a["route"]["dialect"] for a in attempts] == ["gemini", "ollama"]
+    assert second.subscribed_at == [2.0]
+
+
 def test_per_attempt_time_limits_make_a_silent_server_a_retry() -> None:
     silent = Scripted(([], None))
     scheduler = HistoricalScheduler(START)
