@@ -22,8 +22,10 @@ How a run goes (one subscription):
   (`accumulate_message` keeps the last `Usage`, so the final message has the sum).
 
 Waits run on a reactivex scheduler: the one given, else the one the subscription was made
-with, else the current thread's trampoline (sync clients) or the running asyncio loop
-(async clients). A dispose during a wait cancels it: no request is sent after it.
+with, else the current thread (sync clients: an event a dispose sets ends the wait) or the
+running asyncio loop (async clients). A dispose during a wait cancels it: no request is
+sent after it. With `telemetry=`, each attempt is a GenAI client span, a child of the
+span current at subscription.
 """
 
 from __future__ import annotations
