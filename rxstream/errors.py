@@ -179,7 +179,17 @@ class TransportError(StreamError):
     a bare exception of the httpx (or OS) exception's type with that message,
     so `isinstance(error.__cause__, httpx.ReadTimeout)` works, but it holds no
     request: the original, which keeps the request's headers, is not kept.
+
+    Attributes:
+        retryable: False when sending the request again cannot help: the client
+            was closed, a header value cannot be encoded, the event loop
+            stopped under the stream (`rs.chat(..., retry=...)` does not retry
+            those); True otherwise.
     """
+
+    def __init__(self, *args: object, retryable: bool = True) -> None:
+        self.retryable = retryable
+        super().__init__(*args)
 
 
 class StreamTimeoutError(StreamError):

@@ -312,10 +312,12 @@ class Exchange:
         if self._refusal is not None:
             return self._refusal.error(complete=False)
         if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
-            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}")
+            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}", retryable=False)
         if isinstance(exc, UnicodeEncodeError):
             # Its `object` and `args` hold the whole header value: a key, often.
-            return TransportError(f"{self._head(_NOT_ASCII)} (at position {exc.start}). {_ASCII}")
+            return TransportError(
+                f"{self._head(_NOT_ASCII)} (at position {exc.start}). {_ASCII}", retryable=False
+            )
         if not isinstance(exc, transport_types()):
             return None
         what = next(
@@ -326,7 +328,8 @@ class Exchange:
             what = _CLOSED_DURING
         detail = excerpt(self.credentials.redact(str(exc))) or "(no detail)"
         text = f"{self._head(what)}: {type(exc).__name__}: {detail}"
-        error = TransportError(f"{text}. {_KEEP_OPEN}" if what == _CLOSED_DURING else text)
+        closed = what == _CLOSED_DURING
+        error = TransportError(f"{text}. {_KEEP_OPEN}" if closed else text, retryable=not closed)
         error.__cause__ = _bare_copy(exc, detail)
         return error
 
@@ -334,7 +337,7 @@ class Exchange:
         """The error for an async stream whose task someone other than its observer cancelled."""
         closed = getattr(self._client, "is_closed", False) is True
         head = self._head(_CANCELLED) + (", and its client was closed" if closed else "")
-        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}")
+        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}", retryable=False)
 
     def _head(self, what: str) -> str:
         return f"{what} ({self.where})" if self.where else what

@@ -117,7 +117,8 @@ def worth_retrying(error: BaseException) -> bool:
 
     Yes: HTTP 408, 409, 429 and 5xx (529 included), unless the server said
     `x-should-retry: false` (and any status it said `true` for); a transport
-    failure; a time limit (`StreamTimeoutError`); a stream that ended early or
+    failure (not a closed client or a header that cannot be encoded:
+    `TransportError.retryable`); a time limit (`StreamTimeoutError`); a stream that ended early or
     empty (`TruncatedStreamError`, `EmptyStreamError`); a `ProviderError` whose
     type, code or message says overloaded or rate-limited (Anthropic's
     `overloaded_error`, OpenAI's `rate_limit_exceeded`, Gemini's
@@ -134,7 +135,9 @@ def worth_retrying(error: BaseException) -> bool:
         if error.should_retry is not None:
             return error.should_retry
         return error.status_code in RETRY_STATUSES or error.status_code >= 500
-    if isinstance(error, TransportError | StreamTimeoutError | TruncatedStreamError):
+    if isinstance(error, TransportError):
+        return error.retryable
+    if isinstance(error, StreamTimeoutError | TruncatedStreamError):
         return True
     if isinstance(error, ProviderError):
         if error.code in _BUSY_CODES:

@@ -33,6 +33,7 @@ WORTH: dict[str, tuple[BaseException, bool]] = {
     "503-should-not": (rs.HTTPStatusError(503, should_retry=False), False),
     "400-should": (rs.HTTPStatusError(400, should_retry=True), True),
     "transport": (rs.TransportError("reset"), True),
+    "client-closed": (rs.TransportError("the client was closed", retryable=False), False),
     "timeout": (rs.StreamTimeoutError("first", 1.0), True),
     "truncated": (rs.TruncatedStreamError("cut"), True),
     "empty": (rs.EmptyStreamError("nothing"), True),

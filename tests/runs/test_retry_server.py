@@ -190,6 +190,17 @@ def test_a_request_that_cannot_succeed_is_sent_once() -> None:
     assert caught.value.status_code == 400
 
 
+def test_a_closed_client_is_not_retried() -> None:
+    with FakeLLMServer(ANSWER) as server:
+        client = httpx.Client()
+        source = chat(client, server, "openai-chat", retry=rs.Retry())
+        client.close()
+        with pytest.raises(rs.TransportError, match="closed") as caught:
+            source.run()
+        assert server.requests == []
+    assert caught.value.retryable is False
+
+
 def test_x_should_retry_false_is_obeyed() -> None:
     faults = ["503:should-retry=false", "ok"]
     with FakeLLMServer(ANSWER, faults=faults) as server, httpx.Client() as client:
