@@ -23,13 +23,16 @@ is checked against the stream's text. The ratio is the median over the rounds
 of a contender's time against plain's of the same shape in the same round.
 
 Target (issue 30): retry <= 1.05x plain per event. What it measured on a
-2-core machine shared with other work (41 rounds of 5,000 events): the deltas
-shape 1.03-1.05x (+0.2 µs an event: the run's `on_next` and one more
-subscription); the message shape 1.09-1.14x: behind the run,
-`accumulate_message()` is a stage of its own instead of fused with the decoder
-(the fast path that hands the decoder's output to the accumulator directly).
-A pass-through machine fused between them instead costs more (about 1.26x),
-because it too breaks that pair.
+2-core machine shared with other work (41 rounds of 5,000 events, three runs):
+the deltas shape 1.01-1.05x (+0.2-0.4 µs an event: the run's `on_next` and one
+more subscription), which meets it; the message shape 1.09-1.19x (+2.4-3.2 µs),
+which does not: behind the run, `accumulate_message()` is a stage of its own
+instead of fused with the decoder (the fast path that hands the decoder's
+output to the accumulator directly). A pass-through machine fused between them
+instead costs more (about 1.26x), because it too breaks that pair. Fusing the
+downstream machines into each attempt would meet it, at the price of the run
+seeing their output (a `Message`) instead of the deltas, i.e. of retrying a
+cut mid-answer where the deltas stage raises.
 """
 
 from __future__ import annotations
