@@ -32,6 +32,7 @@ from .errors import (
     LineTooLongError,
     MalformedChunkError,
     ProviderError,
+    RetryError,
     StoredStreamError,
     StreamError,
     StreamTimeoutError,
@@ -83,7 +84,7 @@ if TYPE_CHECKING:
     # From its own module: `multicast` is also the name of a submodule of `.io`, which
     # mypy can take for the function when `.io` is in an import cycle with this package.
     from .io.multicast import Multicast, multicast
-    from .io.requests import chat, request
+    from .io.requests import request
     from .operators import (
         accumulate_message,
         accumulate_tool_calls,
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
+    from .runs.retry import Retry, Route, chat, retrying
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -149,10 +151,11 @@ _LAZY = {
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
     **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
-    **dict.fromkeys(("chat", "request"), ".io.requests"),
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
     "Limiter": ".runs.limits",
     "RedisLimiter": ".runs.redis_limits",
+    "request": ".io.requests",
+    **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
 }
 
 
@@ -195,6 +198,9 @@ __all__ = [
     "RedisLimiter",
     "RefusalDelta",
     "Reset",
+    "Retry",
+    "RetryError",
+    "Route",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
@@ -234,6 +240,7 @@ __all__ = [
     "lines",
     "multicast",
     "request",
+    "retrying",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",

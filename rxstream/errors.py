@@ -10,7 +10,10 @@ Caller mistakes (bad arguments, feeding a machine after `close()`) are plain
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # models import this module: the type only
+    from .models import Message
 
 __all__ = [
     "EXCERPT_LIMIT",
@@ -21,6 +24,7 @@ __all__ = [
     "LineTooLongError",
     "MalformedChunkError",
     "ProviderError",
+    "RetryError",
     "StoredStreamError",
     "StreamError",
     "StreamTimeoutError",
@@ -76,7 +80,15 @@ def escaped(data: bytes | bytearray, limit: int = EXCERPT_LIMIT) -> str | None:
 
 
 class StreamError(Exception):
-    """Base class of everything that can go wrong with a stream."""
+    """Base class of everything that can go wrong with a stream.
+
+    Attributes:
+        partial: the `Message` that had arrived when the stream failed, where
+            the code that raised knew it (`rs.chat(..., retry=...)` fills it
+            in), else None.
+    """
+
+    partial: Message | None = None
 
 
 class HTTPStatusError(StreamError):
@@ -84,11 +96,14 @@ class HTTPStatusError(StreamError):
 
     Attributes:
         status_code: the HTTP status.
-        retry_after: seconds to wait before retrying, from `Retry-After` (or
-            `retry-after-ms`), or None.
+        retry_after: seconds to wait before retrying, from `retry-after-ms` or
+            `Retry-After` (seconds or an HTTP date), else from Gemini's
+            `RetryInfo.retryDelay` in the error body, or None.
         provider_message: the provider's own error message when the body was
             JSON in the usual `{"error": {"message": ...}}` shape.
         body: a bounded excerpt of the response body.
+        should_retry: what the server's `x-should-retry` header said (`true`
+            or `false`), or None when it sent none.
     """
 
     def __init__(
@@ -100,8 +115,10 @@ class HTTPStatusError(StreamError):
         provider_message: str | None = None,
         retry_after: float | None = None,
         request: str = "",
+        should_retry: bool | None = None,
     ) -> None:
         self.status_code = status_code
+        self.should_retry = should_retry
         self.reason = reason
         self.body = body
         self.provider_message = provider_message
@@ -163,7 +180,17 @@ class TransportError(StreamError):
     a bare exception of the httpx (or OS) exception's type with that message,
     so `isinstance(error.__cause__, httpx.ReadTimeout)` works, but it holds no
     request: the original, which keeps the request's headers, is not kept.
+
+    Attributes:
+        retryable: False when sending the request again cannot help: the client
+            was closed, a header value cannot be encoded, the event loop
+            stopped under the stream (`rs.chat(..., retry=...)` does not retry
+            those); True otherwise.
     """
+
+    def __init__(self, *args: object, retryable: bool = True) -> None:
+        self.retryable = retryable
+        super().__init__(*args)
 
 
 class StreamTimeoutError(StreamError):
@@ -384,3 +411,38 @@ class LimiterError(StreamError):
         self.limiter = limiter
         self.reason = reason
         super().__init__(f"{limiter}: {reason}")
+
+
+class RetryError(StreamError):
+    """`rs.chat(..., retry=...)` gave up before any output: the attempts or the deadline ran out.
+
+    The message names every attempt (its route, its error, the wait before
+    it); `__cause__` is the last attempt's error.
+
+    Attributes:
+        reason: why it gave up, in words.
+        attempts: one record per attempt, as in `Message.metadata["attempts"]`:
+            `{"route": {"dialect", "model"} | None, "error": str | None,
+            "error_type": str | None, "wait": seconds, "usage": dict | None}`.
+        last: the last attempt's error.
+    """
+
+    def __init__(self, reason: str, *, attempts: tuple[dict[str, Any], ...], last: StreamError):
+        self.reason = reason
+        self.attempts = attempts
+        self.last = last
+        listed = "; ".join(
+            f"{n}. {_route_words(a.get('route'))}: {a.get('error') or 'no error'}"
+            + (f" (after a wait of {a['wait']:.3g} s)" if a.get("wait") else "")
+            for n, a in enumerate(attempts, 1)
+        )
+        count = len(attempts)
+        super().__init__(
+            f"gave up after {count} attempt{'s' if count != 1 else ''} ({reason}): {listed}"
+        )
+
+
+def _route_words(route: object) -> str:
+    if isinstance(route, dict):
+        return f"{route.get('dialect')} {route.get('model')}"
+    return "the source"

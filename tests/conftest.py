@@ -107,6 +107,7 @@ SAMPLED = {
     "tests/io/test_redis_faults.py::*": 2,
     "tests/core/dialects/test_openai_chat_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
     "tests/sources/test_bedrock_secrets.py::*": 3,
+    "tests/runs/test_retry_server.py::test_fallback_between_dialects[*": 6,
 }
 
 

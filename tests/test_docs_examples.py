@@ -74,7 +74,7 @@ from rxstream.models import (
 )
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing.server import FakeLLMServer, Raw, Scenario, Stall, route
+from rxstream.testing.server import Disconnect, FakeLLMServer, Scenario, Stall, route
 from tests.docs_blocks import (
     PROVIDER_VARIABLE,
     READS_PROVIDER,
@@ -126,17 +126,15 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
         Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
         Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
     ),
-    # A rate limit, then a stream cut in the middle of a line (a proxy's idle
-    # timeout, a dropped connection), then the answer.
-    "rate-limited-then-cut": (
-        Scenario.error(429, "Rate limit reached", headers={"retry-after-ms": "100"}),
-        Scenario(
-            steps=(
-                *Scenario.answer(TextDelta("Hel"), end=False).steps,
-                Raw('data: {"choices":[{"index":0,"delta":{"content":"lo aft'),
-            )
-        ),
-        Scenario.answer(TextDelta("Hello"), TextDelta(" after a retry."), Finish("stop")),
+    # Overloaded twice (a tenth of a second asked each time), then the answer (the fallback's).
+    "overloaded-twice": (
+        Scenario.error(529, "Overloaded", headers={"retry-after-ms": "100"}),
+        Scenario.error(529, "Overloaded", headers={"retry-after-ms": "100"}),
+        Scenario.answer(TextDelta("Hello"), TextDelta(" from the fallback."), Finish("stop")),
+    ),
+    # A first token, then the connection drops.
+    "cut-after-output": (
+        Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Disconnect())),
     ),
     # A first token, then nothing for longer than the block's idle limit.
     "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),

@@ -166,7 +166,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_front_door_lists_exactly_what_it_exports() -> None:
     # "@py_builtins" and friends come from pytest rewriting the plugin's package.
     public = {name for name in dir(rs) if not name.startswith(("_", "@"))}
-    modules = {"cli", "core", "errors", "io", "models", "operators", "serve", "testing"}
+    modules = {"cli", "core", "errors", "io", "models", "operators", "runs", "serve", "testing"}
     assert set(rs.__all__) - {"__version__"} == public - modules
     for name in rs.__all__:
         assert getattr(rs, name) is not None

@@ -37,6 +37,7 @@ __all__ = [
     "provider_error",
     "provider_message",
     "reported_error",
+    "retry_delay",
 ]
 
 
@@ -186,6 +187,44 @@ def provider_message(body: str | bytes) -> str | None:
         if type(payload) is dict:
             message = _text(payload.get("message")) or _text(payload.get("detail"))
     return excerpt(message) if message else None
+
+
+def retry_delay(body: str | bytes) -> float | None:
+    """Seconds the provider asks to wait, from Google's `RetryInfo` in an HTTP error body.
+
+    Gemini sends no `Retry-After` header: a 429 names the wait in the error's
+    `details`, as a `google.rpc.RetryInfo` whose `retryDelay` is a protobuf
+    duration in JSON (`"37s"`, `"1.5s"`).
+
+    Returns:
+        The seconds (>= 0), or None when the body holds no such detail.
+
+    >>> retry_delay(b'[{"error": {"code": 429, "details": [{"@type": '
+    ...     b'"type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}]}}]')
+    37.0
+    >>> retry_delay(b'{"error": {"message": "Quota"}}') is None
+    True
+    """
+    try:
+        payload: JSON = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if type(payload) is list and payload:
+        payload = payload[0]
+    error = payload.get("error") if type(payload) is dict else None
+    details = error.get("details") if type(error) is dict else None
+    for detail in details if type(details) is list else ():
+        if type(detail) is not dict:
+            continue
+        kind, delay = detail.get("@type"), detail.get("retryDelay")
+        if type(kind) is str and kind.endswith("google.rpc.RetryInfo") and type(delay) is str:
+            text = delay.strip().removesuffix("s")
+            try:
+                seconds = float(text)
+            except ValueError:
+                return None
+            return seconds if 0 <= seconds < float("inf") else None
+    return None
 
 
 def _text(value: JSON) -> str | None:

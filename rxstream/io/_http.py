@@ -29,7 +29,7 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..core.provider_errors import provider_message
+from ..core.provider_errors import provider_message, retry_delay
 from ..core.rate_limits import retry_after_seconds
 from ..errors import (
     HTTPStatusError,
@@ -54,6 +54,7 @@ __all__ = [
     "header",
     "request_of",
     "retry_after",
+    "should_retry",
     "transport_types",
 ]
 
@@ -170,6 +171,13 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return retry_after_seconds(headers, time.time())
 
 
+def should_retry(headers: Mapping[str, str]) -> bool | None:
+    """What `x-should-retry` says (`true` / `false`, as the OpenAI and Anthropic APIs send it)."""
+    value = header(headers, "x-should-retry")
+    text = value.strip().lower() if value is not None else ""
+    return True if text == "true" else False if text == "false" else None
+
+
 def request_of(response: object) -> Any:
     """The request a response answers, or None (httpx raises when it has none)."""
     try:
@@ -260,13 +268,17 @@ class Exchange:
         reason = getattr(response, "reason_phrase", "")
         # Redacted again once decoded: what is shown is the provider's message.
         message = provider_message(text) if complete else None
+        wait = retry_after(headers)
+        if wait is None and complete:
+            wait = retry_delay(text)
         return HTTPStatusError(
             status,
             reason=redact(reason) if isinstance(reason, str) else "",
             body=shown,
             provider_message=redact(message) if message else message,
-            retry_after=retry_after(headers),
+            retry_after=wait,
             request=self.where,
+            should_retry=should_retry(headers),
         )
 
     def failure(self, exc: BaseException) -> StreamError | None:
@@ -283,10 +295,12 @@ class Exchange:
         if self._refusal is not None:
             return self._refusal.error(complete=False)
         if isinstance(exc, RuntimeError) and "client has been closed" in str(exc):
-            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}")
+            return TransportError(f"{self._head(_CLOSED_BEFORE)}. {_KEEP_OPEN}", retryable=False)
         if isinstance(exc, UnicodeEncodeError):
             # Its `object` and `args` hold the whole header value: a key, often.
-            return TransportError(f"{self._head(_NOT_ASCII)} (at position {exc.start}). {_ASCII}")
+            return TransportError(
+                f"{self._head(_NOT_ASCII)} (at position {exc.start}). {_ASCII}", retryable=False
+            )
         if not isinstance(exc, transport_types()):
             return None
         what = next(
@@ -297,7 +311,8 @@ class Exchange:
             what = _CLOSED_DURING
         detail = excerpt(self.credentials.redact(str(exc))) or "(no detail)"
         text = f"{self._head(what)}: {type(exc).__name__}: {detail}"
-        error = TransportError(f"{text}. {_KEEP_OPEN}" if what == _CLOSED_DURING else text)
+        closed = what == _CLOSED_DURING
+        error = TransportError(f"{text}. {_KEEP_OPEN}" if closed else text, retryable=not closed)
         error.__cause__ = _bare_copy(exc, detail)
         return error
 
@@ -305,7 +320,7 @@ class Exchange:
         """The error for an async stream whose task someone other than its observer cancelled."""
         closed = getattr(self._client, "is_closed", False) is True
         head = self._head(_CANCELLED) + (", and its client was closed" if closed else "")
-        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}")
+        return TransportError(f"{head}: {_LOOP_STOPPED} {_KEEP_OPEN}", retryable=False)
 
     def _head(self, what: str) -> str:
         return f"{what} ({self.where})" if self.where else what

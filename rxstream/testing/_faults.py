@@ -23,6 +23,12 @@ opening events with its first piece):
 | `429[:retry-after=S]` | HTTP 429 in the dialect's error shape, `Retry-After: S` (default 1) |
 | `529`, `503`, any 4xx/5xx `[:retry-after=S]` | that HTTP error in the dialect's shape |
 | `overloaded[:retry-after=S]` | 529 for Anthropic, 503 for every other dialect |
+| `STATUS:retry-after-ms=MS` | the wait in `retry-after-ms` (OpenAI's header) instead |
+| `STATUS:should-retry=true` (or `false`) | with `x-should-retry` (the official SDKs obey it) |
+
+A status fault's options go one after another (`503:retry-after=2:should-retry=false`).
+For Gemini, which sends no `Retry-After`, the wait goes in the error body's
+`google.rpc.RetryInfo` detail (`"retryDelay": "2s"`), as Google's API sends it.
 
 An error's KIND is `server` (the default), `overloaded` or `rate-limit`; a 529
 is Anthropic's `overloaded_error` in its shape. A cut, stall or error never goes
@@ -33,12 +39,14 @@ status faults change anything.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..core.dialects import http_error
 from ._routes import FAULT_HEADER
 from ._scenario import MAX_WAIT, Disconnect, Done, End, Fail, Scenario, Stall, Step
 
@@ -48,7 +56,8 @@ __all__ = ["FAULT_HEADER", "FAULT_SYNTAX", "Fault", "parse_fault", "parse_faults
 FAULT_SYNTAX = (
     "ok | cut:N | reset:N | stall:SECONDS[@N] | stall:forever[@N] | error[:KIND][@N] "
     "(KIND: server, overloaded, rate-limit) | STATUS[:retry-after=SECONDS] (400-599, e.g. "
-    "429, 503, 529) | overloaded[:retry-after=SECONDS] (529 for anthropic, else 503)"
+    "429, 503, 529) | overloaded[:retry-after=SECONDS] (529 for anthropic, else 503); "
+    "a status also takes :retry-after-ms=MS and :should-retry=true|false"
 )
 
 FaultKind = Literal["ok", "cut", "reset", "stall", "error", "status"]
@@ -86,7 +95,10 @@ _STATUS_MESSAGES = {429: "Rate limit exceeded", 503: "Service unavailable", 529:
 _CODES = {"overloaded": 503, "rate-limit": 429}  # Gemini's in-stream code for a kind
 
 _NUMBER = r"\d+(?:\.\d*)?|\.\d+"
-_STATUS = re.compile(rf"(\d{{3}}|overloaded)(?::retry-after=({_NUMBER}))?")
+_STATUS = re.compile(
+    rf"(\d{{3}}|overloaded)(?::retry-after=({_NUMBER}))?(?::retry-after-ms=({_NUMBER}))?"
+    r"(?::should-retry=(true|false))?"
+)
 _PIECES = re.compile(r"(cut|reset):(\d+)")
 _STALL = re.compile(rf"stall:({_NUMBER}|forever|inf)(?:@(\d+))?")
 _ERROR = re.compile(r"error(?::([a-z-]+))?(?:@(\d+))?")
@@ -102,6 +114,8 @@ class Fault:
         seconds: a stall's length (`math.inf`: until the client leaves).
         status: a status fault's HTTP status (0: `overloaded`, by dialect).
         retry_after: the `Retry-After` header's value (None: no header).
+        retry_after_ms: the `retry-after-ms` header's value (None: no header).
+        should_retry: the `x-should-retry` header's value (None: no header).
         error: a mid-stream error's kind (`server`, `overloaded`, `rate-limit`).
         spec: the spec as written.
     """
@@ -113,6 +127,8 @@ class Fault:
     retry_after: str | None = None
     error: str = "server"
     spec: str = "ok"
+    retry_after_ms: str | None = None
+    should_retry: str | None = None
 
     def apply(self, scenario: Scenario, dialect: str) -> Scenario:
         """`scenario` with this fault, for a request in `dialect`.
@@ -125,10 +141,7 @@ class Fault:
         if self.kind == "ok":
             return scenario
         if self.kind == "status":
-            status = self.status or (529 if dialect == "anthropic" else 503)
-            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
-            message = _STATUS_MESSAGES.get(status, f"Fake error {status}")
-            return Scenario.error(status, message, headers=headers)
+            return self._status(dialect)
         if scenario.http_error is not None or scenario.body is not None:
             return scenario  # nothing streams: nothing to cut, stall or interrupt
         steps = scenario.steps
@@ -173,8 +186,41 @@ class Fault:
                 at = "halfway" if self.after is None else f"after {self.after} pieces"
                 return f"a {self.error} error event {at}"
         status = str(self.status) if self.status else "529 (anthropic) / 503"
-        retry = f" (Retry-After: {self.retry_after})" if self.retry_after is not None else ""
+        said = [
+            f"{name}: {value}"
+            for name, value in (
+                ("Retry-After", self.retry_after),
+                ("retry-after-ms", self.retry_after_ms),
+                ("x-should-retry", self.should_retry),
+            )
+            if value is not None
+        ]
+        retry = f" ({', '.join(said)})" if said else ""
         return f"HTTP {status}{retry}"
+
+    def _status(self, dialect: str) -> Scenario:
+        status = self.status or (529 if dialect == "anthropic" else 503)
+        message = _STATUS_MESSAGES.get(status, f"Fake error {status}")
+        headers = {}
+        if self.retry_after_ms is not None:
+            headers["retry-after-ms"] = self.retry_after_ms
+        if self.should_retry is not None:
+            headers["x-should-retry"] = self.should_retry
+        if self.retry_after is None:
+            return Scenario.error(status, message, headers=headers)
+        if dialect != "gemini":
+            return Scenario.error(
+                status, message, headers={"Retry-After": self.retry_after, **headers}
+            )
+        # Google says how long to wait in the body, in a RetryInfo detail.
+        body = json.loads(http_error("gemini", status, message)[1])
+        body[0]["error"]["details"] = [
+            {
+                "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                "retryDelay": f"{self.retry_after}s",
+            }
+        ]
+        return Scenario.error(status, headers=headers, body=body)
 
     def _fail(self, dialect: str) -> Fail:
         message, code, types, other = _ERRORS[self.error]
@@ -194,7 +240,7 @@ def parse_fault(spec: str) -> Fault:
     Example:
         >>> parse_fault("429:retry-after=2")
         Fault(kind='status', after=None, seconds=0.0, status=429, retry_after='2', \
-error='server', spec='429:retry-after=2')
+error='server', spec='429:retry-after=2', retry_after_ms=None, should_retry=None)
         >>> parse_fault("stall:2.5@3").seconds
         2.5
     """
@@ -246,8 +292,16 @@ def _read(text: str) -> Fault | None:
         status = 0 if found.group(1) == "overloaded" else int(found.group(1))
         if status and not 400 <= status <= 599:
             raise ValueError(f"a status fault is an HTTP error, 400 to 599, got {text!r}")
-        retry = found.group(2) or ("1" if status == 429 else None)
-        return Fault("status", status=status, retry_after=retry, spec=text)
+        millis, should = found.group(3), found.group(4)
+        retry = found.group(2) or ("1" if status == 429 and millis is None else None)
+        return Fault(
+            "status",
+            status=status,
+            retry_after=retry,
+            spec=text,
+            retry_after_ms=millis,
+            should_retry=should,
+        )
     return None
 
 

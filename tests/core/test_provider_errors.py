@@ -14,6 +14,7 @@ from rxstream.core.provider_errors import (
     provider_error,
     provider_message,
     reported_error,
+    retry_delay,
 )
 from rxstream.errors import EXCERPT_LIMIT, ProviderError
 
@@ -151,3 +152,36 @@ def test_provider_message_is_bounded() -> None:
     message = provider_message(body)
     assert message is not None
     assert len(message) < EXCERPT_LIMIT + 50
+
+
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+
+DELAYS: dict[str, tuple[Any, float | None]] = {
+    "listed": ([{"error": {"details": [{"@type": RETRY_INFO, "retryDelay": "37s"}]}}], 37.0),
+    "object": ({"error": {"details": [{"@type": RETRY_INFO, "retryDelay": "1.5s"}]}}, 1.5),
+    "after-other-details": (
+        {
+            "error": {
+                "details": [3, {"@type": "x.ErrorInfo"}, {"@type": RETRY_INFO, "retryDelay": "2s"}]
+            }
+        },
+        2.0,
+    ),
+    "no-details": ({"error": {"message": "Quota"}}, None),
+    "details-not-a-list": ({"error": {"details": "x"}}, None),
+    "delay-not-a-duration": (
+        {"error": {"details": [{"@type": RETRY_INFO, "retryDelay": "soon"}]}},
+        None,
+    ),
+    "delay-not-a-string": ({"error": {"details": [{"@type": RETRY_INFO, "retryDelay": 5}]}}, None),
+    "negative": ({"error": {"details": [{"@type": RETRY_INFO, "retryDelay": "-1s"}]}}, None),
+    "error-not-an-object": ({"error": "busy"}, None),
+    "not-json": ("<html>", None),
+}
+
+
+@pytest.mark.parametrize(("body", "seconds"), list(DELAYS.values()), ids=list(DELAYS))
+def test_retry_delay_reads_googles_retry_info(body: Any, seconds: float | None) -> None:
+    text = body if isinstance(body, str) else json.dumps(body)
+    assert retry_delay(text) == seconds
+    assert retry_delay(text.encode()) == seconds

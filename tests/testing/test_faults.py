@@ -39,6 +39,20 @@ PARSED: dict[str, tuple[str, Fault]] = {
     ),
     "529": ("529", Fault("status", status=529, spec="529")),
     "overloaded": ("OVERLOADED", Fault("status", status=0, spec="overloaded")),
+    "retry-after-ms": (
+        "429:retry-after-ms=1500",
+        Fault("status", status=429, spec="429:retry-after-ms=1500", retry_after_ms="1500"),
+    ),
+    "should-retry": (
+        "503:retry-after=2:should-retry=false",
+        Fault(
+            "status",
+            status=503,
+            retry_after="2",
+            spec="503:retry-after=2:should-retry=false",
+            should_retry="false",
+        ),
+    ),
 }
 
 
@@ -57,6 +71,7 @@ BAD: dict[str, tuple[str, str]] = {
     "error-kind": ("error:boom", "unknown error kind 'boom'"),
     "status-2xx": ("200", "400 to 599"),
     "retry-not-a-number": ("429:retry-after=soon", "not a fault: '429:retry-after=soon'"),
+    "should-retry-word": ("503:should-retry=maybe", "not a fault: '503:should-retry=maybe'"),
 }
 
 
@@ -256,3 +271,40 @@ def test_the_header_wins_over_the_sequence_which_goes_on() -> None:
             chat(server, "openai-chat")  # faults work with any scenario, the last repeating
         with pytest.raises(rs.StreamError):
             chat(server, "openai-chat")
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "anthropic", "gemini"])
+def test_the_retry_headers_a_status_fault_says(server: FakeLLMServer, dialect: str) -> None:
+    error = fails(server, dialect, "503:retry-after-ms=1500:should-retry=false")
+    assert isinstance(error, rs.HTTPStatusError)
+    assert (error.status_code, error.retry_after, error.should_retry) == (503, 1.5, False)
+    error = fails(server, dialect, "429:should-retry=true")
+    assert isinstance(error, rs.HTTPStatusError)
+    assert (error.retry_after, error.should_retry) == (1.0, True)
+
+
+def test_gemini_says_its_wait_in_the_body_as_google_does() -> None:
+    scenario = parse_fault("429:retry-after=37").apply(ANSWER, "gemini")
+    assert scenario.headers == {}
+    assert scenario.body == [
+        {
+            "error": {
+                "code": 429,
+                "message": "Rate limit exceeded",
+                "status": "RESOURCE_EXHAUSTED",
+                "details": [
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}
+                ],
+            }
+        }
+    ]
+    assert parse_fault("429:retry-after=37").apply(ANSWER, "anthropic").headers == {
+        "Retry-After": "37"
+    }
+
+
+def test_a_status_faults_description_names_its_headers() -> None:
+    fault = parse_fault("503:retry-after=2:retry-after-ms=2500:should-retry=false")
+    assert fault.describe() == (
+        "HTTP 503 (Retry-After: 2, retry-after-ms: 2500, x-should-retry: false)"
+    )
