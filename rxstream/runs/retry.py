@@ -16,7 +16,11 @@ How a run goes (one subscription):
   succeed anywhere, with no route left, is raised as it is).
 - After output has started, the `after_output` policy decides (`AFTER_OUTPUT`: one
   strategy object per policy). `"raise"` sends the error on with `error.partial`, the
-  `Message` built from what was emitted.
+  `Message` built from what was emitted. `"restart"` emits a `Reset` marker and asks the
+  same request again; `"continue"` asks again with the answer so far as the assistant's
+  turn (`rs.continuation_messages`) and emits only what is new (`rs.continue_from`). Both
+  go on on the same route while its attempts last and its error is worth retrying, then
+  on the next route (the partial goes over in that dialect's terms).
 - At the end, a `Metadata` item lists the attempts (`Message.metadata["attempts"]`) and,
   when an earlier attempt reported usage, a `Usage` item sums every attempt's
   (`accumulate_message` keeps the last `Usage`, so the final message has the sum).
@@ -53,6 +57,7 @@ from reactivex.disposable import (
 from reactivex.scheduler import CurrentThreadScheduler, TrampolineScheduler
 from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
+from ..core.continuation import continuation_messages
 from ..core.lines import DEFAULT_LIMIT
 from ..core.message import MessageAccumulator
 from ..errors import (
@@ -73,16 +78,21 @@ from ..models import (
     Message,
     Metadata,
     ReasoningDelta,
+    Reset,
     TextDelta,
     Tool,
     ToolCall,
     Usage,
 )
+from ..operators.continuation import continue_from
 
 __all__ = [
     "AFTER_OUTPUT",
     "AfterOutput",
+    "ContinueAfterOutput",
     "Leg",
+    "RaiseAfterOutput",
+    "RestartAfterOutput",
     "Resume",
     "Retry",
     "Route",
@@ -162,7 +172,11 @@ class Retry:
         deadline: seconds from subscribing after which no attempt starts (a wait
             that would end past it is not begun), over every route; None: no deadline.
         after_output: what to do when a stream fails after output started
-            (see `AFTER_OUTPUT`): `"raise"` sends the error on, with `error.partial`.
+            (see `AFTER_OUTPUT`): `"raise"` sends the error on, with
+            `error.partial`; `"restart"` emits `rs.Reset` and asks again;
+            `"continue"` asks again with the answer so far as the assistant's
+            turn and emits only what is new. Both count against `attempts`
+            and go on with the next route once the route's attempts run out.
         jitter: the share of each wait taken at random, so that many streams
             refused at once do not come back at once: a backoff wait is cut by
             up to this share (`backoff * 2**n * (1 - jitter * r)`), a wait the
@@ -350,30 +364,36 @@ class Resume:
     """How a run goes on after a failure after output: items to emit, then a source.
 
     Attributes:
-        source: the next attempt's deltas (e.g. `leg.rebuild([*leg.messages,
-            partial])` piped through an overlap trimmer).
-        before: items emitted before it (a reset marker, ...).
-        leg: the index of the leg it asks (None: the same one); its attempt
-            is recorded under that leg's route.
-        wait: seconds to wait first (the deadline applies).
+        source: the next attempt's deltas.
+        before: items emitted before it (a `Reset` marker, ...).
+        carry: whether the consumer's answer carries on through `source` (a
+            continuation): what was emitted stays the answer so far, and a
+            failure before the new attempt's own output is still after output.
 
-    A resume counts as an attempt of its leg: once `Retry.attempts` are
-    used, the strategy is not asked and the error goes on with its partial.
+    The run decides where it goes on (the same leg while its attempts last
+    and the error is worth retrying, else the next leg) and how long it waits
+    first; a resume counts as an attempt of that leg.
     """
 
     source: Observable[Delta]
     before: tuple[Any, ...] = ()
-    leg: int | None = None
-    wait: float = 0.0
+    carry: bool = False
 
 
 class AfterOutput(Protocol):
     """The strategy of one `after_output` policy: what a failure after output leads to."""
 
     def failed(
-        self, error: StreamError, partial: Message | None, legs: Sequence[Leg], leg: int
+        self, error: StreamError, shown: Message, came: Leg, goes: Leg, attempt: int
     ) -> Resume | None:
-        """The way on (None: the error goes to the subscriber, `error.partial` set)."""
+        """The way on (None: the error goes to the subscriber, `error.partial` set).
+
+        Args:
+            error: what ended the attempt.
+            shown: the `Message` the consumer was shown (a cut tool call included).
+            came: the leg that failed; `goes`: the leg the run goes on with.
+            attempt: the number of the attempt about to start (the first is 1).
+        """
         ...  # pragma: no cover
 
 
@@ -381,15 +401,60 @@ class RaiseAfterOutput:
     """`after_output="raise"`: the error goes on, carrying the partial `Message`."""
 
     def failed(
-        self, error: StreamError, partial: Message | None, legs: Sequence[Leg], leg: int
+        self, error: StreamError, shown: Message, came: Leg, goes: Leg, attempt: int
     ) -> Resume | None:
         return None
 
 
-#: The `after_output` policies, by name. `"continue"` (ask again with the partial answer
-#: as the assistant's turn) and `"restart"` (a reset marker, then the answer anew) plug
-#: in here with a strategy each; until then `Retry` refuses them.
-AFTER_OUTPUT: dict[str, AfterOutput] = {"raise": RaiseAfterOutput()}
+class RestartAfterOutput:
+    """`after_output="restart"`: a `Reset` marker, then the answer asked anew.
+
+    Consumers that honour `Reset` (`accumulate_message`, `accumulate_tool_calls`,
+    `count_tokens`, the renderers) drop what they showed; the final `Message`
+    is the new answer's alone.
+    """
+
+    def failed(
+        self, error: StreamError, shown: Message, came: Leg, goes: Leg, attempt: int
+    ) -> Resume | None:
+        return Resume(goes.source, before=(Reset(attempt, _reason(error)),))
+
+
+class ContinueAfterOutput:
+    """`after_output="continue"`: ask again with the answer so far as the assistant's turn.
+
+    The request is `rs.continuation_messages(goes' dialect, messages, shown)`
+    (the provider's prefill where it has one, a continuation instruction
+    where not; a tool call cut in its arguments and, for another dialect,
+    signed reasoning left out), and its deltas go through
+    `rs.continue_from(shown)`: the start that repeats the answer so far is
+    trimmed, new tool calls are numbered after the shown ones, and a cut tool
+    call the consumer saw is taken back with a `Reset` and a replay of the
+    rest. A bare source (`rs.retrying`) cannot be asked with other messages:
+    there the error goes on.
+    """
+
+    def failed(
+        self, error: StreamError, shown: Message, came: Leg, goes: Leg, attempt: int
+    ) -> Resume | None:
+        if goes.rebuild is None or goes.route is None:
+            return None
+        source = came.route.dialect if came.route is not None else None
+        asked = continuation_messages(goes.route.dialect, goes.messages, shown, source=source)
+        trimmed = continue_from(shown, attempt=attempt, reason=_reason(error))
+        return Resume(goes.rebuild(asked).pipe(trimmed), carry=True)
+
+
+def _reason(error: StreamError) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+#: The `after_output` policies, by name: one strategy each.
+AFTER_OUTPUT: dict[str, AfterOutput] = {
+    "raise": RaiseAfterOutput(),
+    "restart": RestartAfterOutput(),
+    "continue": ContinueAfterOutput(),
+}
 
 
 # --------------------------------------------------------------------------- one run
@@ -416,6 +481,7 @@ class RetryRun:
 
     __slots__ = (
         "_began",
+        "_carry",
         "_context",
         "_disposed",
         "_emitted",
@@ -453,6 +519,7 @@ class RetryRun:
         self._records: list[JSONObject] = []
         self._emitted: list[Delta] = []
         self._output = False
+        self._carry = False  # the next attempt continues the answer so far
         self._usage: Usage | None = None
         self._began = scheduler.now
         # The OpenTelemetry context of the subscription: every attempt's span is its
@@ -472,9 +539,12 @@ class RetryRun:
         """Subscribe to the next attempt's source."""
         if self._disposed:
             return
-        self._output = False
+        if self._carry:  # a continuation: the answer so far stays the consumer's
+            self._carry = False
+        else:
+            self._output = False
+            self._emitted = []
         self._usage = None
-        self._emitted = []
         inner = SingleAssignmentDisposable()
         self._serial.disposable = inner
         with _attached(self._context):
@@ -584,25 +654,46 @@ class RetryRun:
         self._observer.on_error(exc)
 
     def _after_output(self, error: StreamError) -> None:
-        partial = _partial(self._emitted)
-        if partial is not None:
-            partial.metadata["attempts"] = list(self._records)
-        strategy = AFTER_OUTPUT[self._policy.after_output]
+        shown = _shown(self._emitted)
+        way = self._way_on(error)
         resume = None
-        if self._retries + 1 < self._policy.attempts:  # the same budget as before output
-            resume = strategy.failed(error, partial, self._legs, self._leg)
-        if resume is None:
+        if way is not None and shown is not None:
+            leg, _ = way
+            strategy = AFTER_OUTPUT[self._policy.after_output]
+            came, goes = self._legs[self._leg], self._legs[leg]
+            resume = strategy.failed(error, shown, came, goes, len(self._records) + 1)
+        if resume is None or way is None:
+            partial = _without_cut_calls(shown) if shown is not None else None
+            if partial is not None:
+                partial.metadata["attempts"] = list(self._records)
             if error.partial is None:
                 error.partial = partial
             self._observer.on_error(error)
             return
+        leg, wait = way
         for item in resume.before:
             self._observer.on_next(item)
-        if resume.leg is not None and resume.leg != self._leg:
-            self._leg, self._retries = resume.leg, 0
+        if leg != self._leg:
+            self._leg, self._retries = leg, 0
         else:
             self._retries += 1
-        self._later(resume.wait, resume.source, error)
+        self._carry = resume.carry
+        self._later(wait, resume.source, error)
+
+    def _way_on(self, error: StreamError) -> tuple[int, float] | None:
+        """After output: the leg to go on with and the wait first (None: nowhere).
+
+        The same leg while its attempts last and the error is worth retrying
+        (after the wait `Retry.wait` gives), else the next leg at once.
+        """
+        policy = self._policy
+        if worth_retrying(error) and self._retries + 1 < policy.attempts:
+            wait = policy.wait(self._retries, error)
+            if wait is not None:
+                return self._leg, wait
+        if self._leg + 1 < len(self._legs):
+            return self._leg + 1, 0.0
+        return None
 
     def _record(self, error: StreamError | None) -> None:
         leg = self._legs[self._leg]
@@ -666,12 +757,8 @@ def _summed(last: Usage | None, earlier: list[Any]) -> Usage:
     )
 
 
-def _partial(emitted: list[Delta]) -> Message | None:
-    """The `Message` (choice 0) of what an attempt emitted, without a half tool call.
-
-    A tool call whose arguments are not yet a whole JSON value (the stream
-    was cut inside them) is left out: arguments are never handed on spliced.
-    """
+def _shown(emitted: list[Delta]) -> Message | None:
+    """The `Message` (choice 0) of what the consumer was shown, a cut tool call included."""
     accumulator = MessageAccumulator()
     try:
         for item in emitted:
@@ -679,7 +766,15 @@ def _partial(emitted: list[Delta]) -> Message | None:
         messages = accumulator.close()
     except (StreamError, TypeError):  # not deltas (`rs.retrying` over other items)
         return None
-    message = messages[0]  # output started: there is a choice
+    return messages[0] if messages else None
+
+
+def _without_cut_calls(message: Message) -> Message:
+    """`message` without a half tool call.
+
+    A tool call whose arguments are not yet a whole JSON value (the stream
+    was cut inside them) is left out: arguments are never handed on spliced.
+    """
     whole = tuple(c for c in message.tool_calls if _whole(c.arguments))
     if len(whole) == len(message.tool_calls):
         return message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -330,9 +329,9 @@ class Again:
         self.seen: list[tuple[str, str | None]] = []
 
     def failed(
-        self, error: rs.StreamError, partial: rs.Message | None, legs: Sequence[Leg], leg: int
+        self, error: rs.StreamError, shown: rs.Message, came: Leg, goes: Leg, attempt: int
     ) -> Resume | None:
-        self.seen.append((type(error).__name__, partial.content if partial else None))
+        self.seen.append((type(error).__name__, shown.content))
         return (
             Resume(self.source, before=(rs.Metadata({"reset": True}),))
             if len(self.seen) == 1
@@ -354,18 +353,17 @@ def test_an_after_output_strategy_plugs_in_by_name(monkeypatch: pytest.MonkeyPat
 
 
 class Always:
-    """A strategy that always resumes, on the leg it names, after a wait."""
+    """A strategy that always resumes with the leg the run goes on with (or a source)."""
 
-    def __init__(self, source: Observable[Any], leg: int | None = None) -> None:
+    def __init__(self, source: Observable[Any] | None = None) -> None:
         self.source = source
-        self.leg = leg
-        self.asked = 0
+        self.asked: list[int] = []  # the attempt numbers it was asked for
 
     def failed(
-        self, error: rs.StreamError, partial: rs.Message | None, legs: Sequence[Leg], leg: int
+        self, error: rs.StreamError, shown: rs.Message, came: Leg, goes: Leg, attempt: int
     ) -> Resume | None:
-        self.asked += 1
-        return Resume(self.source, leg=self.leg, wait=2.0)
+        self.asked.append(attempt)
+        return Resume(self.source if self.source is not None else goes.source)
 
 
 def test_resuming_after_output_counts_against_the_attempts(
@@ -375,19 +373,20 @@ def test_resuming_after_output_counts_against_the_attempts(
     scheduler = HistoricalScheduler(START)
     strategy = Always(cut.observable(scheduler))
     monkeypatch.setitem(retry_module.AFTER_OUTPUT, "always", strategy)
-    policy = rs.Retry(attempts=3, after_output="always")  # type: ignore[arg-type]
+    policy = rs.Retry(attempts=3, backoff=2.0, jitter=0.0, after_output="always")  # type: ignore[arg-type]
     errors: list[Exception] = []
     cut.observable(scheduler).pipe(rs.retrying(policy, scheduler=scheduler)).subscribe(
         on_error=errors.append
     )
     scheduler.advance_by(100.0)
-    assert strategy.asked == 2
-    assert cut.subscribed_at == [0.0, 2.0, 4.0]
+    assert strategy.asked == [2, 3]
+    # After output as before it: the backoff waits (2 s, then 4 s), within the attempts.
+    assert cut.subscribed_at == [0.0, 2.0, 6.0]
     (error,) = errors
     assert isinstance(error, rs.TruncatedStreamError)
     assert error.partial is not None
     assert error.partial.content == "Hel"
-    assert [a["wait"] for a in error.partial.metadata["attempts"]] == [0.0, 2.0, 2.0]
+    assert [a["wait"] for a in error.partial.metadata["attempts"]] == [0.0, 2.0, 4.0]
 
 
 def test_a_resume_on_another_leg_is_recorded_under_its_route(
@@ -400,14 +399,36 @@ def test_a_resume_on_another_leg_is_recorded_under_its_route(
         Leg(rs.Route("gemini", "a"), first.observable(scheduler)),
         Leg(rs.Route("ollama", "b"), second.observable(scheduler)),
     ]
-    monkeypatch.setitem(retry_module.AFTER_OUTPUT, "other", Always(legs[1].source, leg=1))
-    policy = rs.Retry(after_output="other")  # type: ignore[arg-type]
+    monkeypatch.setitem(retry_module.AFTER_OUTPUT, "other", Always())
+    # One attempt a route: after the cut the run goes on with the next route, at once.
+    policy = rs.Retry(attempts=1, after_output="other")  # type: ignore[arg-type]
     items: list[Any] = []
     retry_module._resilient(legs, policy, scheduler, async_=False).subscribe(items.append)
     scheduler.advance_by(10.0)
     attempts = items[-1].data["attempts"]
     assert [a["route"]["dialect"] for a in attempts] == ["gemini", "ollama"]
-    assert second.subscribed_at == [2.0]
+    assert second.subscribed_at == [0.0]
+
+
+def test_an_error_not_worth_retrying_after_output_goes_to_the_next_route_or_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler = HistoricalScheduler(START)
+    bad = Scripted(([rs.TextDelta("Hel")], rs.MalformedChunkError("not JSON", "{")))
+    strategy = Always()
+    monkeypatch.setitem(retry_module.AFTER_OUTPUT, "always", strategy)
+    policy = rs.Retry(attempts=3, after_output="always")  # type: ignore[arg-type]
+    errors: list[Exception] = []
+    bad.observable(scheduler).pipe(rs.retrying(policy, scheduler=scheduler)).subscribe(
+        on_error=errors.append
+    )
+    scheduler.advance_by(100.0)
+    assert strategy.asked == []  # the same source would fail the same way; no route is left
+    assert bad.subscribed_at == [0.0]
+    (error,) = errors
+    assert isinstance(error, rs.MalformedChunkError)
+    assert error.partial is not None
+    assert error.partial.content == "Hel"
 
 
 def test_per_attempt_time_limits_make_a_silent_server_a_retry() -> None:
