@@ -108,6 +108,9 @@ SAMPLED = {
     "tests/core/dialects/test_openai_chat_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
     "tests/sources/test_bedrock_secrets.py::*": 3,
     "tests/runs/test_retry_server.py::test_fallback_between_dialects[*": 6,
+    "tests/runs/test_after_output.py::test_restart_after_a_cut_gives_the_answer_once[*": 4,
+    "tests/runs/test_after_output.py::test_continue_after_a_cut_when_the_model_*": 3,
+    "tests/runs/test_after_output.py::test_continue_on_another_route_*": 4,
 }
 
 

@@ -136,6 +136,11 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     "cut-after-output": (
         Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Disconnect())),
     ),
+    # A first token, the connection drops; asked again, the model starts over.
+    "cut-then-answer": (
+        Scenario(steps=(*Scenario.answer(TextDelta("Hello, "), end=False).steps, Disconnect())),
+        Scenario.answer(TextDelta("Hello, "), TextDelta("world."), Finish("stop")),
+    ),
     # A first token, then nothing for longer than the block's idle limit.
     "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),
 }
