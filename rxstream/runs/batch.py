@@ -24,10 +24,11 @@ from reactivex.scheduler import CurrentThreadScheduler
 from ..core.lines import DEFAULT_LIMIT
 from ..errors import StreamError
 from ..io.limits import Admission
-from ..io.requests import chat, send_request
+from ..io.requests import send_request
 from ..io.sources import AsyncClient, SyncClient
 from ..models import Message
 from ..operators import accumulate_message
+from .retry import chat
 
 __all__ = ["DEFAULT_CONCURRENT", "ChatResult", "chats"]
 

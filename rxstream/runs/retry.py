@@ -905,7 +905,8 @@ def chat(
             current thread for a sync client, the running loop for an async one).
         line_limit: as `rs.from_request`.
         **options: as `rs.request`; anything else is passed on to the
-            io-level `chat` of this route unchanged, for each attempt.
+            io-level `chat` of this route unchanged, for each attempt;
+            `limiter=` (an `rs.Limiter`) admits every attempt on every route.
 
     Returns:
         A cold observable of the deltas.
@@ -929,6 +930,8 @@ def chat(
         ...         rs.accumulate_message()).run()
     """
     common: dict[str, Any] = {"scheduler": scheduler, "line_limit": line_limit}
+    if "limiter" in options:  # one budget for every route (a route's own limiter wins)
+        common["limiter"] = options.pop("limiter")
     traced = _telemetry_options(telemetry)
     if retry is None and not fallback and traced is None:
         return io_chat(
@@ -947,7 +950,7 @@ def chat(
         def rebuild(asked: Sequence[Mapping[str, Any] | Message]) -> Observable[Delta]:
             source = io_chat(
                 client, route.dialect, model=route.model, messages=asked, tools=tools,
-                **common, **own,
+                **{**common, **own},
             )  # fmt: skip
             return source if watch is None else source.pipe(watch)
 

@@ -404,3 +404,45 @@ def test_chat_with_a_limiter_in_every_dialect(dialect: str) -> None:
     assert [status for status, _ in spy.answers] == [200]
     assert len(spy.usages) == 1
     assert spy.limiter.running == 0
+
+
+def test_chats_retries_a_request_that_asks_for_it() -> None:
+    # A mapping is rs.chat's arguments: retry= and fallback= work there too.
+    faults = ["429:retry-after=0.01", "ok"]
+    with FakeLLMServer(Scenario.text("Hel", "lo"), faults=faults) as server, httpx.Client() as c:
+        ask = {
+            "dialect": "openai-chat",
+            "model": "m",
+            "messages": HI,
+            "api_key": KEY,
+            "base_url": server.base_url,
+            "retry": rs.Retry(attempts=2, jitter=0.0),
+        }
+        [result] = rs.chats(c, [ask], limiter=rs.Limiter(concurrency=1)).pipe(ops.to_list()).run()
+        asked = len(server.requests)
+    assert result.ok, result.error
+    assert result.message is not None
+    assert result.message.content == "Hello"
+    assert [a["error_type"] for a in result.message.metadata["attempts"]] == [
+        "HTTPStatusError",
+        None,
+    ]
+    assert asked == 2
+
+
+def test_a_limiter_admits_every_attempt_on_every_route() -> None:
+    spy = Spy(rs.Limiter(concurrency=1))
+    with (
+        FakeLLMServer(Scenario.text("Hel", "lo"), faults=["503"]) as down,
+        FakeLLMServer(Scenario.text("Hi")) as up,
+        httpx.Client() as client,
+    ):
+        fallback = rs.Route("anthropic", "m2", api_key=KEY, base_url=f"http://127.0.0.1:{up.port}")
+        message = (
+            chat(client, down, spy, retry=rs.Retry(attempts=1), fallback=[fallback])
+            .pipe(rs.accumulate_message())
+            .run()
+        )
+    assert message.content == "Hi"
+    assert [status for status, _ in spy.answers] == [503, 200]
+    assert len(spy.asks) == 2
