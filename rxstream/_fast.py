@@ -71,6 +71,7 @@ __all__ = [
     "fuse",
     "fuse_pair",
     "loaders",
+    "record",
     "scan_loads",
     "takes_strings",
     "typed",
@@ -341,7 +342,7 @@ class Chained:
     def _close_lower(self, out: list[Any]) -> None:
         self._lower_closed = True
         lower = self._lower
-        if type(lower) is Chained:
+        if isinstance(lower, Chained):  # a `_Recorded` too
             lower.close_into(out)
         else:
             out += lower.close()
@@ -419,6 +420,95 @@ def chain(machines: list[Feeder[Any, Any]]) -> Any:
     for machine in reversed(run[:-1]):
         whole = Chained(machine, whole)
     return whole
+
+
+# --------------------------------------------------------------------------- recording
+
+
+class _Recorded(Chained):
+    """A `Chained` that also keeps what its upper machine gives in `seen` (see `record`).
+
+    The same code as `Chained`'s, with one `+=` of the list it already builds.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self, pair: Chained, seen: list[Any]) -> None:
+        self._upper, self._lower = pair.parts
+        self._lower_closed = pair._lower_closed
+        self._seen = seen
+
+    def feed_all(self, items: Iterable[Any], out: list[Any]) -> None:
+        """Feed many items through both machines, keeping what the upper one gives."""
+        middle: list[Any] = []
+        try:
+            self._upper.feed_all(items, middle)
+        except Exception:
+            if middle:
+                self._seen += middle
+                self._lower.feed_all(middle, out)
+                if self._lower.done:
+                    return
+            raise
+        if middle:
+            self._seen += middle
+            self._lower.feed_all(middle, out)
+        if self._upper.done and not self._lower_closed:
+            self._close_lower(out)
+
+    def close_into(self, out: list[Any]) -> None:
+        """`Chained.close_into`, keeping what the upper machine flushes."""
+        if self._lower_closed:
+            self._upper.close()
+            return
+        middle = list(self._upper.close())
+        if middle:
+            self._seen += middle
+            self._lower.feed_all(middle, out)
+            if self._lower.done:
+                return
+        if not self._lower_closed:
+            self._close_lower(out)
+
+
+def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool]:
+    """Keep in `seen` what `machine` gives, where it stands in the chain `whole` (from `chain`).
+
+    For the operator plumbing, which keeps what a decoder gave so that an
+    error can carry the partial answer, wherever the shortcuts put the
+    decoder: the pair whose upper part ends with `machine` becomes a
+    `_Recorded` one (the items are the same, and nothing is added per item
+    but one `+=` of a list already built). Asked once, before any input.
+
+    Returns:
+        The chain to run, and whether `machine` is its last machine: the
+        caller then keeps the chain's own output in `seen` (and nothing was
+        changed). A `machine` that a shortcut merged away is not recorded.
+    """
+    if _ends_with(whole, machine):
+        return whole, True
+    found = _record_in(whole, machine, seen)
+    return (whole if found is None else found), False
+
+
+def _ends_with(node: Any, machine: object) -> bool:
+    while isinstance(node, Chained):
+        node = node._lower
+    return node is machine or (type(node) in (_Each, _Batch) and node._machine is machine)
+
+
+def _record_in(node: Any, machine: object, seen: list[Any]) -> Any:
+    """`node` with the pair after `machine` recorded, or None when `machine` is not in it."""
+    if not isinstance(node, Chained):
+        return None
+    if _ends_with(node._upper, machine):
+        return _Recorded(node, seen)
+    for side in ("_upper", "_lower"):
+        found = _record_in(getattr(node, side), machine, seen)
+        if found is not None:
+            setattr(node, side, found)
+            return node
+    return None
 
 
 # --------------------------------------------------------------------------- fusion

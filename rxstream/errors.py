@@ -10,7 +10,10 @@ Caller mistakes (bad arguments, feeding a machine after `close()`) are plain
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # models import this module; the annotation alone needs theirs
+    from .models import Message
 
 __all__ = [
     "EXCERPT_LIMIT",
@@ -75,7 +78,20 @@ def escaped(data: bytes | bytearray, limit: int = EXCERPT_LIMIT) -> str | None:
 
 
 class StreamError(Exception):
-    """Base class of everything that can go wrong with a stream."""
+    """Base class of everything that can go wrong with a stream.
+
+    Attributes:
+        partial: what arrived before the error, as one `Message` (the first
+            choice's: what `rs.accumulate_message()` would have given, a tool
+            call cut in its arguments kept with `complete=False`, and
+            `finish_reason` None for a choice that never finished), or None
+            when no delta arrived. Filled by the pipeline the error passes
+            through (`rs.decode`, `rs.chat`, `rs.timeouts`, `rs.stop_on`,
+            `rs.multicast`, `rs.from_redis_stream`); a stage never replaces
+            a partial an earlier one gave. It is kept when the error is pickled.
+    """
+
+    partial: Message | None = None
 
 
 class HTTPStatusError(StreamError):

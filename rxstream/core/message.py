@@ -35,12 +35,14 @@ its `chat.completion.chunk` stream).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Protocol
 
 from .._deprecate import warn_deprecated
+from ..errors import StreamError
 from ..models import (
+    DELTA_CLASSES,
     Citation,
     Delta,
     Finish,
@@ -54,6 +56,7 @@ from ..models import (
     RefusalDelta,
     ServerToolCall,
     ServerToolResult,
+    StreamEntry,
     TextBlock,
     TextDelta,
     ToolCall,
@@ -63,7 +66,7 @@ from ..models import (
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import ToolCallAccumulator
 
-__all__ = ["ChunkFacts", "MessageAccumulator"]
+__all__ = ["ChunkFacts", "MessageAccumulator", "keep_partial", "partial_message"]
 
 
 class ChunkFacts(Protocol):
@@ -456,3 +459,66 @@ class MessageAccumulator(MachineBase):
                         merged[key] = old + value
                     else:
                         merged[key] = value
+
+
+# --------------------------------------------------------------------------- partial answers
+
+#: `Finish.reason` of a stop (`rs.stop_on`): what cuts a choice short without its provider's end.
+_STOPPED = "cancelled"
+
+
+def partial_message(items: Iterable[object]) -> Message | None:
+    """The `Message` of what arrived before a stream failed, or None when no delta did.
+
+    What a `StreamError` carries as `partial`. `items` are what a stage of
+    the pipeline saw, in order; what is not a delta is left out. The deltas
+    are accumulated as `MessageAccumulator` does, and a choice that began and
+    never finished ends as a stop ends it (`rs.stop_on`): a tool call cut in
+    its arguments is kept with `complete=False`, one whose arguments are
+    already a whole JSON object stays complete; its `finish_reason` stays
+    None, as nothing finished it. With several choices it is the first
+    choice's message.
+
+    >>> from rxstream.models import TextDelta, ToolCallDelta
+    >>> partial_message([TextDelta("Hel"), ToolCallDelta(0, '{"q": ', id="c1", name="f")])
+    Message(choice=0, role='assistant', content='Hel', ...)
+    >>> partial_message(["a line"]) is None
+    True
+    """
+    deltas: list[Delta] = []
+    for item in items:
+        if type(item) is StreamEntry:  # `decode("rxstream", ids=True)`: the item under its id
+            item = item.item
+        if isinstance(item, DELTA_CLASSES):
+            deltas.append(item)
+    if not deltas:
+        return None
+    begun: dict[int, None] = {}
+    finished: set[int] = set()
+    for delta in deltas:
+        if type(delta) is Finish:
+            finished.add(delta.choice)
+        elif type(delta) is not Usage:
+            begun[delta.choice] = None
+    cut = [n for n in begun if n not in finished]
+    accumulator = MessageAccumulator()
+    accumulator.feed_all(deltas, [])
+    # A stop's finish closes the cut calls as a stop would; it is taken back below.
+    accumulator.feed_all([Finish(_STOPPED, choice=n) for n in sorted(cut)], [])
+    messages = accumulator.close()
+    if not messages:
+        return None  # usage alone: no choice began
+    first = messages[0]
+    if first.choice in cut:
+        first = replace(first, finish_reason=None, finish_raw=None)
+    return first
+
+
+def keep_partial(error: BaseException, items: Iterable[object]) -> None:
+    """Give `error` the partial `Message` of `items`, unless it has one or is no `StreamError`.
+
+    An error that already carries a partial keeps it: the stage that set it
+    stood nearer the decoder and saw at least as much.
+    """
+    if isinstance(error, StreamError) and error.partial is None:
+        error.partial = partial_message(items)

@@ -17,6 +17,12 @@ stage. What an observer sees is exactly what separate operators give, errors,
 `done` and disposal included; each operator still works alone, and any
 non-machine operator in between simply ends a run. Which machines of a run
 may merge further (the speed shortcuts) is `rxstream._fast`'s business alone.
+
+A run that holds a machine giving deltas (`rs.decode`'s decoder, marked
+`gives_deltas`) keeps what that machine gave, so that an error ending the
+run, whether raised by a machine of the run or arriving from the source,
+carries the partial answer (`StreamError.partial`, built only then). Where
+the decoder stands in the fused run, `rxstream._fast.record` finds.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .. import _fast
 from ..core import Feeder, Machine
+from ..core.message import keep_partial
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -41,15 +48,26 @@ Factory = Callable[[], Feeder[Any, Any]]
 class _MachineChain(Observable[B]):
     """A run of machines stacked over one source, subscribed as one stage."""
 
-    def __init__(self, source: Observable[Any], factories: tuple[Factory, ...]) -> None:
+    def __init__(
+        self, source: Observable[Any], factories: tuple[Factory, ...], tap: int | None
+    ) -> None:
         super().__init__()
         self._source = source
         self._factories = factories
+        # The index of the (last) factory whose machine gives deltas, or None.
+        self._tap = tap
 
     def _subscribe_core(
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        run = _Run(_fast.chain([factory() for factory in self._factories]), observer)
+        machines = [factory() for factory in self._factories]
+        whole = _fast.chain(machines)
+        if self._tap is None:
+            run = _Run(whole, observer)
+        else:
+            seen: list[Any] = []
+            whole, at_end = _fast.record(whole, machines[self._tap], seen)
+            run = _Run(whole, observer, seen=seen, output=at_end)
         run.upstream.disposable = self._source.subscribe(
             run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
@@ -65,11 +83,22 @@ class _Run:
     before it, and nothing is held past the source item that produced it.
     """
 
-    __slots__ = ("_closing", "_machine", "_observer", "_stopped", "upstream")
+    __slots__ = ("_closing", "_kept", "_machine", "_observer", "_seen", "_stopped", "upstream")
 
-    def __init__(self, machine: Any, observer: abc.ObserverBase[Any]) -> None:
+    def __init__(
+        self,
+        machine: Any,
+        observer: abc.ObserverBase[Any],
+        *,
+        seen: list[Any] | None = None,
+        output: bool = False,
+    ) -> None:
         self._machine = machine
         self._observer = observer
+        # The deltas the run gave so far (for an error's partial), or None; the
+        # run keeps its own output there when the decoder is its last machine.
+        self._seen = seen
+        self._kept = seen if output else None
         # `close_into` for a `Chained`: what came before an error still goes on.
         close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
@@ -84,10 +113,15 @@ class _Run:
         try:
             machine.feed_all((item,), out)
         except Exception as exc:
+            if self._kept is not None:
+                self._kept += out
             self._emit(out)
             if not self._stopped:  # else the observer disposed meanwhile
                 self._fail(exc)
             return
+        kept = self._kept
+        if kept is not None:
+            kept += out
         # `_emit`, inline: this runs for every item of every operator.
         on_next = self._observer.on_next
         for value in out:
@@ -116,6 +150,8 @@ class _Run:
                 out += self._machine.close()
         except Exception as exc:
             error = exc
+        if self._kept is not None:
+            self._kept += out
         self._emit(out)
         if self._stopped:
             return
@@ -139,21 +175,31 @@ class _Run:
 
     def _fail(self, error: Exception) -> None:
         self.stop()
+        if self._seen is not None:
+            keep_partial(error, self._seen)
         self._observer.on_error(error)
 
 
 def machine_operator(
-    factory: Callable[[], Feeder[A, B]],
+    factory: Callable[[], Feeder[A, B]], *, gives_deltas: bool = False
 ) -> Callable[[Observable[A]], Observable[B]]:
     """Turn a machine factory into an Rx operator (see the module docstring).
 
     Applied to the output of another machine operator, the two fuse into one
     subscription; the items observed are the same.
+
+    Args:
+        factory: builds one machine per subscription.
+        gives_deltas: the machine gives deltas (a decoder): the run keeps what
+            it gave, and a `StreamError` that ends the run carries the
+            partial `Message` of it.
     """
 
     def operator(source: Observable[A]) -> Observable[B]:
         if isinstance(source, _MachineChain):
-            return _MachineChain(source._source, (*source._factories, factory))
-        return _MachineChain(source, (factory,))
+            factories = (*source._factories, factory)
+            tap = len(factories) - 1 if gives_deltas else source._tap
+            return _MachineChain(source._source, factories, tap)
+        return _MachineChain(source, (factory,), 0 if gives_deltas else None)
 
     return operator
