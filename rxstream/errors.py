@@ -88,10 +88,25 @@ class StreamError(Exception):
             when no delta arrived. Filled by the pipeline the error passes
             through (`rs.decode`, `rs.chat`, `rs.timeouts`, `rs.stop_on`,
             `rs.multicast`, `rs.from_redis_stream`); a stage never replaces
-            a partial an earlier one gave. It is kept when the error is pickled.
+            a partial an earlier one gave. Every error pickles and copies with
+            its attributes, `partial` included.
     """
 
     partial: Message | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt as it was (its `args`, so its str and repr, and its
+        # attributes, `partial` too) without calling `__init__`, whose
+        # arguments differ from class to class: every error pickles and copies.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[StreamError], args: tuple[Any, ...], state: dict[str, Any]) -> StreamError:
+    """A `StreamError` of class `cls` with these `args` and attributes (see `__reduce__`)."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class HTTPStatusError(StreamError):

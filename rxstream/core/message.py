@@ -66,7 +66,7 @@ from ..models import (
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import ToolCallAccumulator
 
-__all__ = ["ChunkFacts", "MessageAccumulator", "keep_partial", "partial_message"]
+__all__ = ["Arrived", "ChunkFacts", "MessageAccumulator", "keep_partial", "partial_message"]
 
 
 class ChunkFacts(Protocol):
@@ -522,3 +522,37 @@ def keep_partial(error: BaseException, items: Iterable[object]) -> None:
     """
     if isinstance(error, StreamError) and error.partial is None:
         error.partial = partial_message(items)
+
+
+#: What `Arrived` keeps: the deltas, and items stored under an id (which may be deltas).
+_KEPT = frozenset((*DELTA_CLASSES, StreamEntry))
+
+
+class Arrived:
+    """The deltas that passed a stage which makes errors of its own (a timeout, an overflow).
+
+    `see(item)` keeps an item when it is a delta (one set lookup and an
+    append; other items, lines or frames, are not kept); `keep_partial(error)`
+    gives an error the partial `Message` of them, built then.
+
+    >>> arrived = Arrived()
+    >>> arrived.see("a line"); arrived.see(TextDelta("Hi"))
+    >>> error = StreamError("cut")
+    >>> arrived.keep_partial(error).partial.content
+    'Hi'
+    """
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[object] = []
+
+    def see(self, item: object) -> None:
+        """Keep `item` if it is a delta."""
+        if type(item) in _KEPT:
+            self.items.append(item)
+
+    def keep_partial(self, error: BaseException) -> BaseException:
+        """`keep_partial(error, what arrived)`; returns `error`."""
+        keep_partial(error, self.items)
+        return error
