@@ -471,7 +471,7 @@ class _Recorded(Chained):
             self._close_lower(out)
 
 
-def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool]:
+def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool] | None:
     """Keep in `seen` what `machine` gives, where it stands in the chain `whole` (from `chain`).
 
     For the operator plumbing, which keeps what a decoder gave so that an
@@ -483,12 +483,14 @@ def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool]:
     Returns:
         The chain to run, and whether `machine` is its last machine: the
         caller then keeps the chain's own output in `seen` (and nothing was
-        changed). A `machine` that a shortcut merged away is not recorded.
+        changed). None when `machine` is not in the chain: a shortcut merged
+        it into another (a `DeltaDecoder` into the chunk decoder above it,
+        which then gives the deltas itself).
     """
     if _ends_with(whole, machine):
         return whole, True
     found = _record_in(whole, machine, seen)
-    return (whole if found is None else found), False
+    return None if found is None else (found, False)
 
 
 def _ends_with(node: Any, machine: object) -> bool:

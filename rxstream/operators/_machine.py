@@ -62,16 +62,24 @@ class _MachineChain(Observable[B]):
     ) -> abc.DisposableBase:
         machines = [factory() for factory in self._factories]
         whole = _fast.chain(machines)
-        if self._tap is None:
-            run = _Run(whole, observer)
-        else:
-            seen: list[Any] = []
-            whole, at_end = _fast.record(whole, machines[self._tap], seen)
-            run = _Run(whole, observer, seen=seen, output=at_end)
+        run = _Run(whole, observer) if self._tap is None else self._recorded(whole, machines, observer)
         run.upstream.disposable = self._source.subscribe(
             run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
         return Disposable(run.stop)
+
+    def _recorded(self, whole: Any, machines: list[Any], observer: abc.ObserverBase[B]) -> _Run:
+        """A run that keeps what the machine at the tap gives (see `_fast.record`)."""
+        assert self._tap is not None
+        seen: list[Any] = []
+        # The tapped machine, or, when a shortcut merged it into the one above
+        # (`deltas()` after `decode_chunks()`), that one, which now gives the deltas.
+        for machine in machines[self._tap :: -1][:2]:
+            found = _fast.record(whole, machine, seen)
+            if found is not None:
+                whole, at_end = found
+                return _Run(whole, observer, seen=seen, output=at_end)
+        return _Run(whole, observer)
 
 
 class _Run:

@@ -227,3 +227,26 @@ def test_a_source_without_a_decoder_gives_no_partial() -> None:
     ).subscribe(on_error=errors.append)
     (error,) = errors
     assert isinstance(error, rs.StreamError) and error.partial is None
+
+
+@pytest.mark.parametrize("tail", ["none", *TAILS])
+def test_the_long_spelling_decode_chunks_then_deltas_fills_it_too(
+    stream_marbles: StreamMarbles, fast: bool, tail: str
+) -> None:
+    m = stream_marbles
+    operators = [] if tail == "none" else [TAILS[tail]()]
+    source = m.lines("-a-c-x", V)
+    out = m.start(source.pipe(rs.sse_frames(), rs.decode_chunks(), rs.deltas(), *operators))
+    assert isinstance(error_of(out[-1]), rs.MalformedChunkError)
+    assert source.subscriptions == [m.subscription("^----!")]
+    partial = partial_of(out)
+    assert partial is not None and partial.content == "Hel"
+    assert [call.complete for call in partial.tool_calls] == [False]
+
+
+def test_deltas_after_a_chunk_source_fills_it(stream_marbles: StreamMarbles) -> None:
+    m = stream_marbles
+    source = reactivex.concat(m.chunks("-a-b-|", V), reactivex.throw(cut()))
+    out = m.start(source.pipe(rs.deltas(), rs.count_tokens()))
+    partial = partial_of(out)
+    assert partial is not None and partial.content == "Hello"
