@@ -28,7 +28,9 @@ what comes out (items, errors and their messages, `done`, disposal):
   plain attribute stores instead of the dataclass's `__init__`.
 
 `Chained` (two machines as one) is the plain machine-after-machine chaining
-the operator plumbing runs on with or without the shortcuts.
+the operator plumbing runs on with or without the shortcuts; `record` keeps
+what one machine of a chain gives, wherever fusion put it (the decoder's
+deltas, for the partial answer an error carries).
 
 Turning the fast paths off (to debug: a breakpoint in `DeltaDecoder.feed`
 then hits for `lines(), sse_frames(), decode_chunks(), deltas(), ...`):

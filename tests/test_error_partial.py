@@ -118,7 +118,8 @@ def split(source: Observable[Any]) -> BaseException:
         grouped.subscribe(on_error=errors.append)
 
     source.pipe(rs.split_by_delta_type()).subscribe(group, errors.append)
-    assert errors and all(error is errors[0] for error in errors)
+    assert errors
+    assert all(error is errors[0] for error in errors)
     return errors[0]
 
 
@@ -217,7 +218,7 @@ def test_the_cuts_reach_every_part_of_the_answer(server: FakeLLMServer) -> None:
     found = set()
     for k in CUTS:
         with faulty_client(f"cut:{k}") as client:
-            deltas, error = run_decode(chat(client, server, "anthropic"))
+            _deltas, error = run_decode(chat(client, server, "anthropic"))
         assert isinstance(error, rs.StreamError)
         found.add(seen(error.partial) is None)
         if error.partial is not None:

@@ -94,10 +94,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import importlib
 import inspect
 import threading
-import copy
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Iterator

@@ -62,7 +62,10 @@ class _MachineChain(Observable[B]):
     ) -> abc.DisposableBase:
         machines = [factory() for factory in self._factories]
         whole = _fast.chain(machines)
-        run = _Run(whole, observer) if self._tap is None else self._recorded(whole, machines, observer)
+        if self._tap is None:
+            run = _Run(whole, observer)
+        else:
+            run = self._recorded(whole, machines, observer)
         run.upstream.disposable = self._source.subscribe(
             run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
@@ -173,6 +176,8 @@ class _Run:
         """Take no more input and release the source (also the subscription's disposal)."""
         self._stopped = True
         self.upstream.dispose()
+        if self._seen is not None:
+            self._seen.clear()  # no error can come any more: what was kept is let go
 
     def _emit(self, items: list[Any]) -> None:
         on_next = self._observer.on_next
@@ -182,9 +187,9 @@ class _Run:
             on_next(item)
 
     def _fail(self, error: Exception) -> None:
-        self.stop()
         if self._seen is not None:
             keep_partial(error, self._seen)
+        self.stop()
         self._observer.on_error(error)
 
 

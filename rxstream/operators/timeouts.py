@@ -69,8 +69,9 @@ def timeouts(
     are not chunks); applied to raw lines, a keep-alive line does count.
     The error's `limit` is `"first"`, `"idle"` or `"total"` and its `seconds`
     the limit that was exceeded; its `partial` is the `Message` of the deltas
-    that passed before it (applied before `rs.decode`, the decoder fills it). Items pass unchanged; with no limit at all
-    the operator is a plain pass-through.
+    that passed before it (applied before `rs.decode`, the decoder fills it).
+    Items pass unchanged; with no limit at all the operator is a plain
+    pass-through.
 
     Args:
         first: the limit for the first item, or None.

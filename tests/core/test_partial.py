@@ -79,7 +79,8 @@ def test_keep_partial_gives_a_stream_error_its_partial_once() -> None:
     error = errors.TransportError("cut")
     keep_partial(error, [TextDelta("first")])
     keep_partial(error, [TextDelta("second, knowing less")])
-    assert error.partial is not None and error.partial.content == "first"
+    assert error.partial is not None
+    assert error.partial.content == "first"
 
 
 def test_keep_partial_leaves_other_errors_alone() -> None:
@@ -95,7 +96,8 @@ def test_arrived_keeps_deltas_only() -> None:
     assert len(arrived.items) == 2
     error = errors.StreamTimeoutError("idle", 3.0)
     assert arrived.keep_partial(error) is error
-    assert error.partial is not None and error.partial.content == "Hi!"
+    assert error.partial is not None
+    assert error.partial.content == "Hi!"
 
 
 def test_a_stream_error_has_no_partial_by_default() -> None:

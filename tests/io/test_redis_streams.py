@@ -283,7 +283,8 @@ def test_each_follower_gets_the_partial_of_what_it_read(redis_server: RedisServe
     resumed = follow(r, "answer", after=whole.items[1].id)
     assert isinstance(whole.error, rs.TransportError)
     assert isinstance(resumed.error, rs.TransportError)
-    assert whole.error.partial is not None and resumed.error.partial is not None
+    assert whole.error.partial is not None
+    assert resumed.error.partial is not None
     assert (whole.error.partial.reasoning, whole.error.partial.content) == (
         "Let me think",
         "Hello ☃ \U0001f600",
@@ -315,7 +316,8 @@ def test_an_async_follower_gets_the_partial_too(redis_server: RedisServer) -> No
 
     seen = asyncio.run(main())
     assert isinstance(seen.error, rs.StreamError)
-    assert seen.error.partial is not None and seen.error.partial.content == "Hel"
+    assert seen.error.partial is not None
+    assert seen.error.partial.content == "Hel"
 
 
 # --------------------------------------------------------------------------- following live

@@ -39,6 +39,7 @@ V: dict[str, Any] = {
     "D": DONE,
 }
 
+
 def cut() -> rs.TransportError:
     """A new transport error (a stage gives an error its partial once: no sharing)."""
     return rs.TransportError("the connection was closed mid-body")
@@ -85,7 +86,8 @@ def test_an_error_from_the_source_passes_the_decoder_with_the_partial(
     assert out == m.expected("-a-c-#", V, error=rs.TransportError)
     assert error_of(out[-1]) is error  # the very exception, given its partial
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hel"
+    assert partial is not None
+    assert partial.content == "Hel"
     # A call cut in its arguments is kept as a stop keeps it: not complete.
     (call,) = partial.tool_calls
     assert (call.id, call.name, call.arguments, call.complete) == (
@@ -131,7 +133,8 @@ def test_the_machines_after_the_decoder_pass_the_partial_on(
     assert isinstance(error_of(out[-1]), rs.MalformedChunkError)
     assert out[-1].time == 207
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
     assert [call.arguments for call in partial.tool_calls] == ['{"city": ']
 
 
@@ -147,14 +150,13 @@ def test_a_finished_choice_keeps_its_finish(stream_marbles: StreamMarbles) -> No
 def test_a_timeout_after_the_decoder_carries_what_passed(stream_marbles: StreamMarbles) -> None:
     m = stream_marbles
     source = m.lines("-a-b--------b-D", V)
-    pipeline = source.pipe(
-        rs.sse_frames(), rs.decode(), rs.timeouts(idle=4, scheduler=m.scheduler)
-    )
+    pipeline = source.pipe(rs.sse_frames(), rs.decode(), rs.timeouts(idle=4, scheduler=m.scheduler))
     out = m.start(pipeline)
     assert out == m.expected("-a-b---#", V, error=rs.StreamTimeoutError)
     assert source.subscriptions == [m.subscription("^------!")]
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
 
 
 def test_a_timeout_before_the_decoder_gets_the_partial_from_it(
@@ -162,13 +164,12 @@ def test_a_timeout_before_the_decoder_gets_the_partial_from_it(
 ) -> None:
     m = stream_marbles
     source = m.lines("-a-b--------b-D", V)
-    pipeline = source.pipe(
-        rs.timeouts(idle=4, scheduler=m.scheduler), rs.sse_frames(), rs.decode()
-    )
+    pipeline = source.pipe(rs.timeouts(idle=4, scheduler=m.scheduler), rs.sse_frames(), rs.decode())
     out = m.start(pipeline)
     assert out == m.expected("-a-b---#", V, error=rs.StreamTimeoutError)
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
 
 
 def test_a_failing_stop_signal_ends_with_the_partial(stream_marbles: StreamMarbles) -> None:
@@ -179,7 +180,8 @@ def test_a_failing_stop_signal_ends_with_the_partial(stream_marbles: StreamMarbl
     assert out == m.expected("-a-b-#", V, error=rs.StreamError)
     assert source.subscriptions == [m.subscription("^----!")]
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
 
 
 def test_stop_on_gives_an_error_from_upstream_the_partial(stream_marbles: StreamMarbles) -> None:
@@ -187,7 +189,8 @@ def test_stop_on_gives_an_error_from_upstream_the_partial(stream_marbles: Stream
     out = m.start(m.cold("-a-b-e", V | {"e": cut()}).pipe(rs.stop_on(reactivex.never())))
     assert out == m.expected("-a-b-#", V, error=rs.TransportError)
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
 
 
 def test_an_error_that_is_no_stream_error_is_left_alone(stream_marbles: StreamMarbles) -> None:
@@ -212,12 +215,11 @@ def test_decode_of_rxstreams_own_format_with_ids_keeps_the_items_under_their_ids
         ]
     )
     errors: list[Exception] = []
-    events.pipe(rs.sse_frames(), rs.decode("rxstream", ids=True)).subscribe(
-        on_error=errors.append
-    )
+    events.pipe(rs.sse_frames(), rs.decode("rxstream", ids=True)).subscribe(on_error=errors.append)
     (error,) = errors
     assert isinstance(error, rs.StreamError)
-    assert error.partial is not None and error.partial.content == "Hi"
+    assert error.partial is not None
+    assert error.partial.content == "Hi"
 
 
 def test_a_source_without_a_decoder_gives_no_partial() -> None:
@@ -226,7 +228,8 @@ def test_a_source_without_a_decoder_gives_no_partial() -> None:
         rs.accumulate_message()
     ).subscribe(on_error=errors.append)
     (error,) = errors
-    assert isinstance(error, rs.StreamError) and error.partial is None
+    assert isinstance(error, rs.StreamError)
+    assert error.partial is None
 
 
 @pytest.mark.parametrize("tail", ["none", *TAILS])
@@ -240,7 +243,8 @@ def test_the_long_spelling_decode_chunks_then_deltas_fills_it_too(
     assert isinstance(error_of(out[-1]), rs.MalformedChunkError)
     assert source.subscriptions == [m.subscription("^----!")]
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hel"
+    assert partial is not None
+    assert partial.content == "Hel"
     assert [call.complete for call in partial.tool_calls] == [False]
 
 
@@ -249,4 +253,23 @@ def test_deltas_after_a_chunk_source_fills_it(stream_marbles: StreamMarbles) -> 
     source = reactivex.concat(m.chunks("-a-b-|", V), reactivex.throw(cut()))
     out = m.start(source.pipe(rs.deltas(), rs.count_tokens()))
     partial = partial_of(out)
-    assert partial is not None and partial.content == "Hello"
+    assert partial is not None
+    assert partial.content == "Hello"
+
+
+def test_a_client_of_an_rxstream_server_gets_the_partial_of_what_it_read() -> None:
+    sent = reactivex.concat(
+        reactivex.of(text("Hel"), text("lo"), tool(0, '{"ci', id="c", name="f")),
+        reactivex.throw(rs.ProviderError("Overloaded", type="overloaded_error")),
+    )
+    body: list[bytes] = []
+    sent.pipe(rs.to_sse(dialect="rxstream", keepalive=None)).subscribe(body.append)
+    errors: list[Exception] = []
+    rs.from_lines([b"".join(body)]).pipe(rs.sse_frames(), rs.decode("rxstream")).subscribe(
+        on_error=errors.append
+    )
+    (error,) = errors
+    assert isinstance(error, rs.ProviderError)  # the server's error, as its own class
+    assert error.partial is not None
+    assert error.partial.content == "Hello"
+    assert [(c.arguments, c.complete) for c in error.partial.tool_calls] == [('{"ci', False)]
