@@ -72,6 +72,7 @@ __all__ = [
     "fast_paths",
     "fuse",
     "fuse_pair",
+    "last_machine",
     "loaders",
     "record",
     "scan_loads",
@@ -493,6 +494,13 @@ def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool] | N
         return whole, True
     found = _record_in(whole, machine, seen)
     return None if found is None else (found, False)
+
+
+def last_machine(whole: Any) -> object:
+    """The last machine of the chain `whole` (from `chain`), as it was built (not adapted)."""
+    while isinstance(whole, Chained):
+        whole = whole._lower
+    return whole._machine if type(whole) in (_Each, _Batch) else whole
 
 
 def _ends_with(node: Any, machine: object) -> bool:

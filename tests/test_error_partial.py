@@ -4,7 +4,7 @@ For each dialect and each position k of a scripted answer (reasoning, text and
 a tool call whose arguments come in two fragments), the stream fails after k
 events: a transport cut on the fake server (through `rs.chat`), a malformed
 event at k, a stall caught by `rs.timeouts` (on the virtual clock). Whatever
-the pipeline's tail (`decode` alone, `accumulate_tool_calls`,
+the pipeline's tail (`decode` alone, `accumulate_message`, `accumulate_tool_calls`,
 `split_by_delta_type`, `count_tokens`, `rs.multicast`, the sync and async
 iterator bridges), the error the subscriber gets has as `partial` the message
 of the deltas that arrived before it, read here from those deltas by a rule of
@@ -153,6 +153,7 @@ def iterated_async(source: Observable[Any]) -> BaseException:
 
 TAILS: dict[str, Callable[[Observable[Any]], BaseException]] = {
     "decode": lambda source: run_decode(source)[1],
+    "accumulate_message": lambda source: subscribed(source.pipe(rs.accumulate_message())),
     "accumulate_tool_calls": lambda source: subscribed(source.pipe(rs.accumulate_tool_calls())),
     "split_by_delta_type": split,
     "count_tokens": lambda source: subscribed(source.pipe(rs.count_tokens())),
@@ -288,7 +289,13 @@ def stalled(scheduler: TestScheduler, dialect: str, k: int, before: bool) -> Obs
     return source.pipe(rs.decode(dialect), watch)
 
 
-VIRTUAL_TAILS = ["decode", "accumulate_tool_calls", "split_by_delta_type", "count_tokens"]
+VIRTUAL_TAILS = [
+    "decode",
+    "accumulate_message",
+    "accumulate_tool_calls",
+    "split_by_delta_type",
+    "count_tokens",
+]
 
 
 @pytest.mark.parametrize("before", [False, True], ids=["after-decode", "before-decode"])
@@ -310,6 +317,7 @@ def test_a_timeout_after_k_events_keeps_them(dialect: str, k: int, tail: str, be
     else:
         tails = {
             "decode": lambda o: o,
+            "accumulate_message": lambda o: o.pipe(rs.accumulate_message()),
             "accumulate_tool_calls": lambda o: o.pipe(rs.accumulate_tool_calls()),
             "count_tokens": lambda o: o.pipe(rs.count_tokens()),
         }

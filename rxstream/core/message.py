@@ -66,7 +66,14 @@ from ..models import (
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import ToolCallAccumulator
 
-__all__ = ["Arrived", "ChunkFacts", "MessageAccumulator", "keep_partial", "partial_message"]
+__all__ = [
+    "Arrived",
+    "ChunkFacts",
+    "MessageAccumulator",
+    "keep_partial",
+    "keep_partial_of",
+    "partial_message",
+]
 
 
 class ChunkFacts(Protocol):
@@ -380,6 +387,27 @@ class MessageAccumulator(MachineBase):
             self._state = FAILED
             raise
 
+    def partial(self) -> Message | None:
+        """What arrived so far as one `Message`, for an error that ends the stream.
+
+        What `partial_message` gives for the deltas fed: the first choice a
+        delta named, a tool call cut in its arguments kept with
+        `complete=False`, `finish_reason` None for a choice that never
+        finished. It ends the input (the accumulator is closed): the stream
+        is over. None when no delta named a choice, or when the accumulator
+        was closed or failed already.
+        """
+        if self._state is not OPEN or not self._choices:
+            return None
+        first = min(self._choices)
+        cut = sorted(n for n, state in self._choices.items() if state.finish_reason is None)
+        # A stop's finish closes the cut calls as a stop would; it is taken back below.
+        self.feed_all([Finish(_STOPPED, choice=n) for n in cut], [])
+        message = next(m for m in self.close() if m.choice == first)
+        if first in cut:
+            message = replace(message, finish_reason=None, finish_raw=None)
+        return message
+
     def _end_run(self) -> None:
         """Hand the pending run of tool-call fragments to the tool-call accumulator."""
         run = self._run
@@ -491,27 +519,9 @@ def partial_message(items: Iterable[object]) -> Message | None:
             item = item.item
         if isinstance(item, DELTA_CLASSES):
             deltas.append(item)
-    if not deltas:
-        return None
-    begun: dict[int, None] = {}
-    finished: set[int] = set()
-    for delta in deltas:
-        if type(delta) is Finish:
-            finished.add(delta.choice)
-        elif type(delta) is not Usage:
-            begun[delta.choice] = None
-    cut = [n for n in begun if n not in finished]
     accumulator = MessageAccumulator()
     accumulator.feed_all(deltas, [])
-    # A stop's finish closes the cut calls as a stop would; it is taken back below.
-    accumulator.feed_all([Finish(_STOPPED, choice=n) for n in sorted(cut)], [])
-    messages = accumulator.close()
-    if not messages:
-        return None  # usage alone: no choice began
-    first = messages[0]
-    if first.choice in cut:
-        first = replace(first, finish_reason=None, finish_raw=None)
-    return first
+    return accumulator.partial()
 
 
 def keep_partial(error: BaseException, items: Iterable[object]) -> None:
@@ -522,6 +532,12 @@ def keep_partial(error: BaseException, items: Iterable[object]) -> None:
     """
     if isinstance(error, StreamError) and error.partial is None:
         error.partial = partial_message(items)
+
+
+def keep_partial_of(error: BaseException, accumulator: MessageAccumulator) -> None:
+    """`keep_partial` with what `accumulator` holds (`MessageAccumulator.partial`; it ends it)."""
+    if isinstance(error, StreamError) and error.partial is None:
+        error.partial = accumulator.partial()
 
 
 #: What `Arrived` keeps: the deltas, and items stored under an id (which may be deltas).

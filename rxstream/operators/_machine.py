@@ -35,7 +35,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .. import _fast
 from ..core import Feeder, Machine
-from ..core.message import keep_partial
+from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -74,6 +74,11 @@ class _MachineChain(Observable[B]):
     def _recorded(self, whole: Any, machines: list[Any], observer: abc.ObserverBase[B]) -> _Run:
         """A run that keeps what the machine at the tap gives (see `_fast.record`)."""
         assert self._tap is not None
+        last = _fast.last_machine(whole)
+        if type(last) is MessageAccumulator and self._tap == len(machines) - 2:
+            # `accumulate_message()` right after the decoder holds what arrived
+            # already: the partial is read from it, and nothing else is kept.
+            return _Run(whole, observer, message=last)
         seen: list[Any] = []
         # The tapped machine, or, when a shortcut merged it into the one above
         # (`deltas()` after `decode_chunks()`), that one, which now gives the deltas.
@@ -94,7 +99,16 @@ class _Run:
     before it, and nothing is held past the source item that produced it.
     """
 
-    __slots__ = ("_closing", "_kept", "_machine", "_observer", "_seen", "_stopped", "upstream")
+    __slots__ = (
+        "_closing",
+        "_kept",
+        "_machine",
+        "_message",
+        "_observer",
+        "_seen",
+        "_stopped",
+        "upstream",
+    )
 
     def __init__(
         self,
@@ -103,6 +117,7 @@ class _Run:
         *,
         seen: list[Any] | None = None,
         output: bool = False,
+        message: MessageAccumulator | None = None,
     ) -> None:
         self._machine = machine
         self._observer = observer
@@ -110,6 +125,8 @@ class _Run:
         # run keeps its own output there when the decoder is its last machine.
         self._seen = seen
         self._kept = seen if output else None
+        # Or the accumulator that takes the decoder's deltas, which holds them.
+        self._message = message
         # `close_into` for a `Chained`: what came before an error still goes on.
         close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
@@ -189,6 +206,8 @@ class _Run:
     def _fail(self, error: Exception) -> None:
         if self._seen is not None:
             keep_partial(error, self._seen)
+        elif self._message is not None:
+            keep_partial_of(error, self._message)
         self.stop()
         self._observer.on_error(error)
 
