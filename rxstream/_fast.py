@@ -28,9 +28,8 @@ what comes out (items, errors and their messages, `done`, disposal):
   plain attribute stores instead of the dataclass's `__init__`.
 
 `Chained` (two machines as one) is the plain machine-after-machine chaining
-the operator plumbing runs on with or without the shortcuts; `record` keeps
-what one machine of a chain gives, wherever fusion put it (the decoder's
-deltas, for the partial answer an error carries).
+the operator plumbing runs on with or without the shortcuts; `last_machine`
+finds the machine a chain ends with, wherever fusion put it.
 
 Turning the fast paths off (to debug: a breakpoint in `DeltaDecoder.feed`
 then hits for `lines(), sse_frames(), decode_chunks(), deltas(), ...`):
@@ -74,7 +73,6 @@ __all__ = [
     "fuse_pair",
     "last_machine",
     "loaders",
-    "record",
     "scan_loads",
     "takes_strings",
     "typed",
@@ -345,7 +343,7 @@ class Chained:
     def _close_lower(self, out: list[Any]) -> None:
         self._lower_closed = True
         lower = self._lower
-        if isinstance(lower, Chained):  # a `_Recorded` too
+        if type(lower) is Chained:
             lower.close_into(out)
         else:
             out += lower.close()
@@ -425,75 +423,7 @@ def chain(machines: list[Feeder[Any, Any]]) -> Any:
     return whole
 
 
-# --------------------------------------------------------------------------- recording
-
-
-class _Recorded(Chained):
-    """A `Chained` that also keeps what its upper machine gives in `seen` (see `record`).
-
-    The same code as `Chained`'s, with one `+=` of the list it already builds.
-    """
-
-    __slots__ = ("_seen",)
-
-    def __init__(self, pair: Chained, seen: list[Any]) -> None:
-        self._upper, self._lower = pair.parts
-        self._lower_closed = pair._lower_closed
-        self._seen = seen
-
-    def feed_all(self, items: Iterable[Any], out: list[Any]) -> None:
-        """Feed many items through both machines, keeping what the upper one gives."""
-        middle: list[Any] = []
-        try:
-            self._upper.feed_all(items, middle)
-        except Exception:
-            if middle:
-                self._seen += middle
-                self._lower.feed_all(middle, out)
-                if self._lower.done:
-                    return
-            raise
-        if middle:
-            self._seen += middle
-            self._lower.feed_all(middle, out)
-        if self._upper.done and not self._lower_closed:
-            self._close_lower(out)
-
-    def close_into(self, out: list[Any]) -> None:
-        """`Chained.close_into`, keeping what the upper machine flushes."""
-        if self._lower_closed:
-            self._upper.close()
-            return
-        middle = list(self._upper.close())
-        if middle:
-            self._seen += middle
-            self._lower.feed_all(middle, out)
-            if self._lower.done:
-                return
-        if not self._lower_closed:
-            self._close_lower(out)
-
-
-def record(whole: Any, machine: object, seen: list[Any]) -> tuple[Any, bool] | None:
-    """Keep in `seen` what `machine` gives, where it stands in the chain `whole` (from `chain`).
-
-    For the operator plumbing, which keeps what a decoder gave so that an
-    error can carry the partial answer, wherever the shortcuts put the
-    decoder: the pair whose upper part ends with `machine` becomes a
-    `_Recorded` one (the items are the same, and nothing is added per item
-    but one `+=` of a list already built). Asked once, before any input.
-
-    Returns:
-        The chain to run, and whether `machine` is its last machine: the
-        caller then keeps the chain's own output in `seen` (and nothing was
-        changed). None when `machine` is not in the chain: a shortcut merged
-        it into another (a `DeltaDecoder` into the chunk decoder above it,
-        which then gives the deltas itself).
-    """
-    if _ends_with(whole, machine):
-        return whole, True
-    found = _record_in(whole, machine, seen)
-    return None if found is None else (found, False)
+# --------------------------------------------------------------------------- inspection
 
 
 def last_machine(whole: Any) -> object:
@@ -501,26 +431,6 @@ def last_machine(whole: Any) -> object:
     while isinstance(whole, Chained):
         whole = whole._lower
     return whole._machine if type(whole) in (_Each, _Batch) else whole
-
-
-def _ends_with(node: Any, machine: object) -> bool:
-    while isinstance(node, Chained):
-        node = node._lower
-    return node is machine or (type(node) in (_Each, _Batch) and node._machine is machine)
-
-
-def _record_in(node: Any, machine: object, seen: list[Any]) -> Any:
-    """`node` with the pair after `machine` recorded, or None when `machine` is not in it."""
-    if not isinstance(node, Chained):
-        return None
-    if _ends_with(node._upper, machine):
-        return _Recorded(node, seen)
-    for side in ("_upper", "_lower"):
-        found = _record_in(getattr(node, side), machine, seen)
-        if found is not None:
-            setattr(node, side, found)
-            return node
-    return None
 
 
 # --------------------------------------------------------------------------- fusion

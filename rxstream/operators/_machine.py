@@ -19,10 +19,17 @@ non-machine operator in between simply ends a run. Which machines of a run
 may merge further (the speed shortcuts) is `rxstream._fast`'s business alone.
 
 A run that holds a machine giving deltas (`rs.decode`'s decoder, marked
-`gives_deltas`) keeps what that machine gave, so that an error ending the
-run, whether raised by a machine of the run or arriving from the source,
-carries the partial answer (`StreamError.partial`, built only then). Where
-the decoder stands in the fused run, `rxstream._fast.record` finds.
+`gives_deltas`) remembers what arrived, so that an error ending the run,
+whether raised by a machine of the run or arriving from the source, carries
+the partial answer (`StreamError.partial`), built only then:
+
+- the run keeps its source's items (one list append per item: lines or byte
+  blocks, which the garbage collector never traverses), and when an error
+  comes, fresh machines up to the decoder decode them again: the machines are
+  pure, so they give the very deltas the run gave (`_Replay`);
+- when `accumulate_message()` follows the decoder directly, its accumulator
+  holds those deltas already, and the partial is read from it: nothing is
+  kept at all.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from .. import _fast
 from ..core import Feeder, Machine
 from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
+from ..errors import StreamError
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -62,32 +70,51 @@ class _MachineChain(Observable[B]):
     ) -> abc.DisposableBase:
         machines = [factory() for factory in self._factories]
         whole = _fast.chain(machines)
-        if self._tap is None:
-            run = _Run(whole, observer)
-        else:
-            run = self._recorded(whole, machines, observer)
+        run = _Run(whole, observer, self._arrival(whole, len(machines)))
         run.upstream.disposable = self._source.subscribe(
             run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
         return Disposable(run.stop)
 
-    def _recorded(self, whole: Any, machines: list[Any], observer: abc.ObserverBase[B]) -> _Run:
-        """A run that keeps what the machine at the tap gives (see `_fast.record`)."""
-        assert self._tap is not None
+    def _arrival(self, whole: Any, count: int) -> _Replay | MessageAccumulator | None:
+        """How this run knows what arrived, for an error's partial (see the module docstring)."""
+        if self._tap is None:
+            return None
         last = _fast.last_machine(whole)
-        if type(last) is MessageAccumulator and self._tap == len(machines) - 2:
-            # `accumulate_message()` right after the decoder holds what arrived
-            # already: the partial is read from it, and nothing else is kept.
-            return _Run(whole, observer, message=last)
-        seen: list[Any] = []
-        # The tapped machine, or, when a shortcut merged it into the one above
-        # (`deltas()` after `decode_chunks()`), that one, which now gives the deltas.
-        for machine in machines[self._tap :: -1][:2]:
-            found = _fast.record(whole, machine, seen)
-            if found is not None:
-                whole, at_end = found
-                return _Run(whole, observer, seen=seen, output=at_end)
-        return _Run(whole, observer)
+        if type(last) is MessageAccumulator and self._tap == count - 2:
+            return last
+        return _Replay(self._factories[: self._tap + 1])
+
+
+class _Replay:
+    """What a run's source gave, kept to decode again when an error comes.
+
+    `items` grows by one per source item; `deltas(closing)` feeds fresh
+    machines (those of the run up to the decoder) the same items, and
+    `close()` too if the error came at the end of the input: they give what
+    the run's gave, up to the same error.
+    """
+
+    __slots__ = ("_factories", "items")
+
+    def __init__(self, factories: tuple[Factory, ...]) -> None:
+        self._factories = factories
+        self.items: list[Any] = []
+
+    def deltas(self, closing: bool) -> list[Any]:
+        """What the machines gave for the items kept (and their close), before any error."""
+        machine = _fast.chain([factory() for factory in self._factories])
+        out: list[Any] = []
+        try:
+            machine.feed_all(self.items, out)
+            if closing and not machine.done:
+                if isinstance(machine, _fast.Chained):
+                    machine.close_into(out)
+                else:
+                    out += machine.close()
+        except Exception:  # noqa: S110 - the run's own error is the one that counts
+            pass
+        return out
 
 
 class _Run:
@@ -100,12 +127,11 @@ class _Run:
     """
 
     __slots__ = (
+        "_arrival",
         "_closing",
         "_kept",
         "_machine",
-        "_message",
         "_observer",
-        "_seen",
         "_stopped",
         "upstream",
     )
@@ -114,19 +140,14 @@ class _Run:
         self,
         machine: Any,
         observer: abc.ObserverBase[Any],
-        *,
-        seen: list[Any] | None = None,
-        output: bool = False,
-        message: MessageAccumulator | None = None,
+        arrival: _Replay | MessageAccumulator | None = None,
     ) -> None:
         self._machine = machine
         self._observer = observer
-        # The deltas the run gave so far (for an error's partial), or None; the
-        # run keeps its own output there when the decoder is its last machine.
-        self._seen = seen
-        self._kept = seen if output else None
-        # Or the accumulator that takes the decoder's deltas, which holds them.
-        self._message = message
+        # What tells an error's partial (see the module docstring), and the
+        # list of the source's items to keep (a `_Replay`'s), or None.
+        self._arrival = arrival
+        self._kept = arrival.items if isinstance(arrival, _Replay) else None
         # `close_into` for a `Chained`: what came before an error still goes on.
         close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
@@ -136,20 +157,18 @@ class _Run:
     def on_next(self, item: Any) -> None:
         if self._stopped:
             return
+        kept = self._kept
+        if kept is not None:
+            kept.append(item)
         out: list[Any] = []
         machine = self._machine
         try:
             machine.feed_all((item,), out)
         except Exception as exc:
-            if self._kept is not None:
-                self._kept += out
             self._emit(out)
             if not self._stopped:  # else the observer disposed meanwhile
                 self._fail(exc)
             return
-        kept = self._kept
-        if kept is not None:
-            kept += out
         # `_emit`, inline: this runs for every item of every operator.
         on_next = self._observer.on_next
         for value in out:
@@ -178,13 +197,11 @@ class _Run:
                 out += self._machine.close()
         except Exception as exc:
             error = exc
-        if self._kept is not None:
-            self._kept += out
         self._emit(out)
         if self._stopped:
             return
         if error is not None:
-            self._fail(error)
+            self._fail(error, closing=True)
         else:
             self.stop()
             self._observer.on_completed()
@@ -193,8 +210,8 @@ class _Run:
         """Take no more input and release the source (also the subscription's disposal)."""
         self._stopped = True
         self.upstream.dispose()
-        if self._seen is not None:
-            self._seen.clear()  # no error can come any more: what was kept is let go
+        if self._kept is not None:
+            self._kept.clear()  # no error can come any more: what was kept is let go
 
     def _emit(self, items: list[Any]) -> None:
         on_next = self._observer.on_next
@@ -203,11 +220,13 @@ class _Run:
                 return
             on_next(item)
 
-    def _fail(self, error: Exception) -> None:
-        if self._seen is not None:
-            keep_partial(error, self._seen)
-        elif self._message is not None:
-            keep_partial_of(error, self._message)
+    def _fail(self, error: Exception, *, closing: bool = False) -> None:
+        arrival = self._arrival
+        if isinstance(arrival, _Replay):
+            if isinstance(error, StreamError) and error.partial is None:
+                keep_partial(error, arrival.deltas(closing))
+        elif arrival is not None:
+            keep_partial_of(error, arrival)
         self.stop()
         self._observer.on_error(error)
 
@@ -222,9 +241,8 @@ def machine_operator(
 
     Args:
         factory: builds one machine per subscription.
-        gives_deltas: the machine gives deltas (a decoder): the run keeps what
-            it gave, and a `StreamError` that ends the run carries the
-            partial `Message` of it.
+        gives_deltas: the machine gives deltas (a decoder): a `StreamError`
+            that ends the run carries the partial `Message` of what it gave.
     """
 
     def operator(source: Observable[A]) -> Observable[B]:
