@@ -57,7 +57,7 @@ def expected(deltas: list[Any]) -> tuple[Any, ...] | None:
     if not deltas:
         return None
     reasoning, content, finish = "", "", None
-    calls: dict[int, list[Any]] = {}
+    calls: dict[int | None, list[Any]] = {}
     for delta in deltas:
         if isinstance(delta, rs.ReasoningDelta):
             reasoning += delta.text
@@ -70,9 +70,10 @@ def expected(deltas: list[Any]) -> tuple[Any, ...] | None:
             call[2] += delta.arguments
         elif isinstance(delta, rs.Finish):
             finish = delta.reason
+    order = sorted(calls, key=lambda index: -1 if index is None else index)
     shown = tuple(
         (id, name, arguments, finish is not None or whole_object(arguments))
-        for id, name, arguments in (calls[index] for index in sorted(calls))
+        for id, name, arguments in (calls[index] for index in order)
     )
     return reasoning, content, shown, finish
 
@@ -216,7 +217,7 @@ def test_a_cut_after_k_events_keeps_the_first_k(
 
 def test_the_cuts_reach_every_part_of_the_answer(server: FakeLLMServer) -> None:
     """The sweep's positions cover no delta, a cut call, a whole call and a finish."""
-    found = set()
+    found: set[object] = set()
     for k in CUTS:
         with faulty_client(f"cut:{k}") as client:
             _deltas, error = run_decode(chat(client, server, "anthropic"))

@@ -69,7 +69,7 @@ def test_the_decoders_own_error_carries_what_it_decoded(
     m = stream_marbles
     source = m.lines("-r-a-b-x-a-D", V)
     out = m.start(source.pipe(rs.sse_frames(), rs.decode("openai-chat")))
-    assert out == m.expected("-r-a-b-#", V, error=rs.MalformedChunkError)
+    assert out == m.expected("-r-a-b-E", V | {"E": rs.MalformedChunkError})
     assert source.subscriptions == [m.subscription("^------!")]
     partial = partial_of(out)
     assert partial is not None
@@ -83,7 +83,7 @@ def test_an_error_from_the_source_passes_the_decoder_with_the_partial(
     error = rs.TransportError("reset by peer")
     source = failing(m, "-a-c-|", error)
     out = m.start(source.pipe(rs.sse_frames(), rs.decode("openai-chat")))
-    assert out == m.expected("-a-c-#", V, error=rs.TransportError)
+    assert out == m.expected("-a-c-E", V | {"E": rs.TransportError})
     assert error_of(out[-1]) is error  # the very exception, given its partial
     partial = partial_of(out)
     assert partial is not None
@@ -101,7 +101,7 @@ def test_an_error_from_the_source_passes_the_decoder_with_the_partial(
 def test_no_delta_before_the_error_is_no_partial(stream_marbles: StreamMarbles) -> None:
     m = stream_marbles
     out = m.start(failing(m, "--|", cut()).pipe(rs.sse_frames(), rs.decode("openai-chat")))
-    assert out == m.expected("--#", error=rs.TransportError)
+    assert out == m.expected("--E", {"E": rs.TransportError})
     assert partial_of(out) is None
 
 
@@ -111,7 +111,7 @@ def test_a_partial_an_earlier_stage_gave_is_kept(stream_marbles: StreamMarbles) 
     earlier = Message(choice=0, role="assistant", content="known")
     error.partial = earlier
     out = m.start(failing(m, "-a-|", error).pipe(rs.sse_frames(), rs.decode()))
-    assert out == m.expected("-a-#", V, error=rs.TransportError)
+    assert out == m.expected("-a-E", V | {"E": rs.TransportError})
     assert partial_of(out) is earlier
 
 
@@ -152,7 +152,7 @@ def test_a_timeout_after_the_decoder_carries_what_passed(stream_marbles: StreamM
     source = m.lines("-a-b--------b-D", V)
     pipeline = source.pipe(rs.sse_frames(), rs.decode(), rs.timeouts(idle=4, scheduler=m.scheduler))
     out = m.start(pipeline)
-    assert out == m.expected("-a-b---#", V, error=rs.StreamTimeoutError)
+    assert out == m.expected("-a-b---E", V | {"E": rs.StreamTimeoutError})
     assert source.subscriptions == [m.subscription("^------!")]
     partial = partial_of(out)
     assert partial is not None
@@ -166,7 +166,7 @@ def test_a_timeout_before_the_decoder_gets_the_partial_from_it(
     source = m.lines("-a-b--------b-D", V)
     pipeline = source.pipe(rs.timeouts(idle=4, scheduler=m.scheduler), rs.sse_frames(), rs.decode())
     out = m.start(pipeline)
-    assert out == m.expected("-a-b---#", V, error=rs.StreamTimeoutError)
+    assert out == m.expected("-a-b---E", V | {"E": rs.StreamTimeoutError})
     partial = partial_of(out)
     assert partial is not None
     assert partial.content == "Hello"
@@ -177,7 +177,7 @@ def test_a_failing_stop_signal_ends_with_the_partial(stream_marbles: StreamMarbl
     source = m.deltas("-a-b-c-d-f-D", V)
     signal = m.hot("-----e", {"e": rs.StreamError("the stop button broke")})
     out = m.start(source.pipe(rs.stop_on(signal)))
-    assert out == m.expected("-a-b-#", V, error=rs.StreamError)
+    assert out == m.expected("-a-b-E", V | {"E": rs.StreamError})
     assert source.subscriptions == [m.subscription("^----!")]
     partial = partial_of(out)
     assert partial is not None
@@ -187,7 +187,7 @@ def test_a_failing_stop_signal_ends_with_the_partial(stream_marbles: StreamMarbl
 def test_stop_on_gives_an_error_from_upstream_the_partial(stream_marbles: StreamMarbles) -> None:
     m = stream_marbles
     out = m.start(m.cold("-a-b-e", V | {"e": cut()}).pipe(rs.stop_on(reactivex.never())))
-    assert out == m.expected("-a-b-#", V, error=rs.TransportError)
+    assert out == m.expected("-a-b-E", V | {"E": rs.TransportError})
     partial = partial_of(out)
     assert partial is not None
     assert partial.content == "Hello"
