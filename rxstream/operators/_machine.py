@@ -159,7 +159,8 @@ class _Run:
             return
         kept = self._kept
         if kept is not None:
-            kept.append(item)
+            # A bytearray may be the source's buffer, filled again for the next item.
+            kept.append(bytes(item) if type(item) is bytearray else item)
         out: list[Any] = []
         machine = self._machine
         try:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import reactivex
 from reactivex import Observable
+from reactivex.subject import Subject
 
 import rxstream as rs
 from rxstream.core import fast_paths
@@ -273,3 +274,22 @@ def test_a_client_of_an_rxstream_server_gets_the_partial_of_what_it_read() -> No
     assert error.partial is not None
     assert error.partial.content == "Hello"
     assert [(c.arguments, c.complete) for c in error.partial.tool_calls] == [('{"ci', False)]
+
+
+def test_a_source_that_reuses_its_buffer_does_not_change_what_arrived() -> None:
+    # The line splitter copies a bytearray as it takes it; what the run keeps must too.
+    buffer = bytearray(b'data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n')
+    errors: list[Exception] = []
+    source: Subject[bytearray] = Subject()
+    source.pipe(rs.lines(), rs.sse_frames(), rs.decode("openai-chat")).subscribe(
+        on_error=errors.append
+    )
+    source.on_next(buffer)
+    buffer[:] = b'data: {"choices": [{"delta": {"content": "lo"}}]}\n\n'
+    source.on_next(buffer)
+    buffer[:] = b"XXXX"
+    source.on_error(cut())
+    (error,) = errors
+    assert isinstance(error, rs.TransportError)
+    assert error.partial is not None
+    assert error.partial.content == "Hello"
