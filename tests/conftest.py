@@ -104,7 +104,7 @@ SAMPLED = {
     "tests/io/test_redis_faults.py::*": 2,
     "tests/core/dialects/test_openai_chat_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
     "tests/sources/test_bedrock_secrets.py::*": 3,
-    "tests/test_error_partial.py::test_a_cut_after_k_events_keeps_the_first_k[*": 8,
+    "tests/test_error_partial.py::test_a_cut_after_k_events_keeps_the_first_k[*": 16,
     "tests/test_error_partial.py::test_a_malformed_event_at_k_keeps_what_came_before[*": 8,
     "tests/test_error_partial.py::test_a_timeout_after_k_events_keeps_them[*": 8,
 }
