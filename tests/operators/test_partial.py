@@ -280,7 +280,7 @@ def test_a_source_that_reuses_its_buffer_does_not_change_what_arrived() -> None:
     # The line splitter copies a bytearray as it takes it; what the run keeps must too.
     buffer = bytearray(b'data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n')
     errors: list[Exception] = []
-    source: Subject[bytearray] = Subject()
+    source: Subject[Any] = Subject()  # bytearray items: rs.lines() takes them
     source.pipe(rs.lines(), rs.sse_frames(), rs.decode("openai-chat")).subscribe(
         on_error=errors.append
     )
