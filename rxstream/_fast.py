@@ -28,7 +28,8 @@ what comes out (items, errors and their messages, `done`, disposal):
   plain attribute stores instead of the dataclass's `__init__`.
 
 `Chained` (two machines as one) is the plain machine-after-machine chaining
-the operator plumbing runs on with or without the shortcuts.
+the operator plumbing runs on with or without the shortcuts; `last_machine`
+finds the machine a chain ends with, wherever fusion put it.
 
 Turning the fast paths off (to debug: a breakpoint in `DeltaDecoder.feed`
 then hits for `lines(), sse_frames(), decode_chunks(), deltas(), ...`):
@@ -70,6 +71,7 @@ __all__ = [
     "fast_paths",
     "fuse",
     "fuse_pair",
+    "last_machine",
     "loaders",
     "scan_loads",
     "takes_strings",
@@ -419,6 +421,16 @@ def chain(machines: list[Feeder[Any, Any]]) -> Any:
     for machine in reversed(run[:-1]):
         whole = Chained(machine, whole)
     return whole
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+def last_machine(whole: Any) -> object:
+    """The last machine of the chain `whole` (from `chain`), as it was built (not adapted)."""
+    while isinstance(whole, Chained):
+        whole = whole._lower
+    return whole._machine if type(whole) in (_Each, _Batch) else whole
 
 
 # --------------------------------------------------------------------------- fusion

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # models import this module: the type only
+if TYPE_CHECKING:  # models import this module; the annotation alone needs theirs
     from .models import Message
 
 __all__ = [
@@ -83,12 +83,32 @@ class StreamError(Exception):
     """Base class of everything that can go wrong with a stream.
 
     Attributes:
-        partial: the `Message` that had arrived when the stream failed, where
-            the code that raised knew it (`rs.chat(..., retry=...)` fills it
-            in), else None.
+        partial: what arrived before the error, as one `Message` (the first
+            choice's: what `rs.accumulate_message()` would have given, a tool
+            call cut in its arguments kept with `complete=False`, and
+            `finish_reason` None for a choice that never finished), or None
+            when no delta arrived. Filled by the pipeline the error passes
+            through (`rs.decode`, `rs.chat`, `rs.timeouts`, `rs.stop_on`,
+            `rs.multicast`, `rs.from_redis_stream`); a stage never replaces
+            a partial an earlier one gave. Every error pickles and copies with
+            its attributes, `partial` included.
     """
 
     partial: Message | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt as it was (its `args`, so its str and repr, and its
+        # attributes, `partial` too) without calling `__init__`, whose
+        # arguments differ from class to class: every error pickles and copies.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[StreamError], args: tuple[Any, ...], state: dict[str, Any]) -> StreamError:
+    """A `StreamError` of class `cls` with these `args` and attributes (see `__reduce__`)."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class HTTPStatusError(StreamError):

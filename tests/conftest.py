@@ -111,6 +111,9 @@ SAMPLED = {
     "tests/runs/test_after_output.py::test_restart_after_a_cut_gives_the_answer_once[*": 4,
     "tests/runs/test_after_output.py::test_continue_after_a_cut_when_the_model_*": 3,
     "tests/runs/test_after_output.py::test_continue_on_another_route_*": 4,
+    "tests/test_error_partial.py::test_a_cut_after_k_events_keeps_the_first_k[*": 16,
+    "tests/test_error_partial.py::test_a_malformed_event_at_k_keeps_what_came_before[*": 8,
+    "tests/test_error_partial.py::test_a_timeout_after_k_events_keeps_them[*": 8,
 }
 
 

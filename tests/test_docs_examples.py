@@ -141,6 +141,15 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
         Scenario(steps=(*Scenario.answer(TextDelta("Hello, "), end=False).steps, Disconnect())),
         Scenario.answer(TextDelta("Hello, "), TextDelta("world."), Finish("stop")),
     ),
+    # Text and a tool call cut in its arguments, then the connection drops.
+    "cut-in-a-tool-call": (
+        Scenario.answer(
+            TextDelta("Let me check "),
+            TextDelta("the weather."),
+            ToolCallDelta(0, '{"city": "Par', id="call_1", name="weather"),
+            end=False,
+        ).disconnect_after(3),
+    ),
     # A first token, then nothing for longer than the block's idle limit.
     "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),
 }

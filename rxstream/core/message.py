@@ -38,12 +38,14 @@ its `chat.completion.chunk` stream).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Protocol
 
 from .._deprecate import warn_deprecated
+from ..errors import StreamError
 from ..models import (
+    DELTA_CLASSES,
     Citation,
     Delta,
     Finish,
@@ -58,6 +60,7 @@ from ..models import (
     Reset,
     ServerToolCall,
     ServerToolResult,
+    StreamEntry,
     TextBlock,
     TextDelta,
     ToolCall,
@@ -67,7 +70,14 @@ from ..models import (
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .tools import ToolCallAccumulator
 
-__all__ = ["ChunkFacts", "MessageAccumulator"]
+__all__ = [
+    "Arrived",
+    "ChunkFacts",
+    "MessageAccumulator",
+    "keep_partial",
+    "keep_partial_of",
+    "partial_message",
+]
 
 
 class ChunkFacts(Protocol):
@@ -381,6 +391,27 @@ class MessageAccumulator(MachineBase):
             self._state = FAILED
             raise
 
+    def partial(self) -> Message | None:
+        """What arrived so far as one `Message`, for an error that ends the stream.
+
+        What `partial_message` gives for the deltas fed: the first choice a
+        delta named, a tool call cut in its arguments kept with
+        `complete=False`, `finish_reason` None for a choice that never
+        finished. It ends the input (the accumulator is closed): the stream
+        is over. None when no delta named a choice, or when the accumulator
+        was closed or failed already.
+        """
+        if self._state is not OPEN or not self._choices:
+            return None
+        first = min(self._choices)
+        cut = sorted(n for n, state in self._choices.items() if state.finish_reason is None)
+        # A stop's finish closes the cut calls as a stop would; it is taken back below.
+        self.feed_all([Finish(_STOPPED, choice=n) for n in cut], [])
+        message = next(m for m in self.close() if m.choice == first)
+        if first in cut:
+            message = replace(message, finish_reason=None, finish_raw=None)
+        return message
+
     def _end_run(self) -> None:
         """Hand the pending run of tool-call fragments to the tool-call accumulator."""
         run = self._run
@@ -469,3 +500,88 @@ class MessageAccumulator(MachineBase):
                         merged[key] = old + value
                     else:
                         merged[key] = value
+
+
+# --------------------------------------------------------------------------- partial answers
+
+#: `Finish.reason` of a stop (`rs.stop_on`): what cuts a choice short without its provider's end.
+_STOPPED = "cancelled"
+
+
+def partial_message(items: Iterable[object]) -> Message | None:
+    """The `Message` of what arrived before a stream failed, or None when no delta did.
+
+    What a `StreamError` carries as `partial`. `items` are what a stage of
+    the pipeline saw, in order; what is not a delta is left out. The deltas
+    are accumulated as `MessageAccumulator` does, and a choice that began and
+    never finished ends as a stop ends it (`rs.stop_on`): a tool call cut in
+    its arguments is kept with `complete=False`, one whose arguments are
+    already a whole JSON object stays complete; its `finish_reason` stays
+    None, as nothing finished it. With several choices it is the first
+    choice's message.
+
+    >>> from rxstream.models import TextDelta, ToolCallDelta
+    >>> partial_message([TextDelta("Hel"), ToolCallDelta(0, '{"q": ', id="c1", name="f")])
+    Message(choice=0, role='assistant', content='Hel', ...)
+    >>> partial_message(["a line"]) is None
+    True
+    """
+    deltas: list[Delta] = []
+    for item in items:
+        if type(item) is StreamEntry:  # `decode("rxstream", ids=True)`: the item under its id
+            item = item.item
+        if isinstance(item, DELTA_CLASSES):
+            deltas.append(item)
+    accumulator = MessageAccumulator()
+    accumulator.feed_all(deltas, [])
+    return accumulator.partial()
+
+
+def keep_partial(error: BaseException, items: Iterable[object]) -> None:
+    """Give `error` the partial `Message` of `items`, unless it has one or is no `StreamError`.
+
+    An error that already carries a partial keeps it: the stage that set it
+    stood nearer the decoder and saw at least as much.
+    """
+    if isinstance(error, StreamError) and error.partial is None:
+        error.partial = partial_message(items)
+
+
+def keep_partial_of(error: BaseException, accumulator: MessageAccumulator) -> None:
+    """`keep_partial` with what `accumulator` holds (`MessageAccumulator.partial`; it ends it)."""
+    if isinstance(error, StreamError) and error.partial is None:
+        error.partial = accumulator.partial()
+
+
+#: What `Arrived` keeps: the deltas, and items stored under an id (which may be deltas).
+_KEPT = frozenset((*DELTA_CLASSES, StreamEntry))
+
+
+class Arrived:
+    """The deltas that passed a stage which makes errors of its own (a timeout, an overflow).
+
+    `see(item)` keeps an item when it is a delta (one set lookup and an
+    append; other items, lines or frames, are not kept); `keep_partial(error)`
+    gives an error the partial `Message` of them, built then.
+
+    >>> arrived = Arrived()
+    >>> arrived.see("a line"); arrived.see(TextDelta("Hi"))
+    >>> error = StreamError("cut")
+    >>> arrived.keep_partial(error).partial.content
+    'Hi'
+    """
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[object] = []
+
+    def see(self, item: object) -> None:
+        """Keep `item` if it is a delta."""
+        if type(item) in _KEPT:
+            self.items.append(item)
+
+    def keep_partial(self, error: BaseException) -> BaseException:
+        """`keep_partial(error, what arrived)`; returns `error`."""
+        keep_partial(error, self.items)
+        return error

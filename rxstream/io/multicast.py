@@ -30,7 +30,9 @@ source produces:
 - `"latest"`: at most `maxsize` items wait (default 1); the oldest are
   dropped, so a status display shows the newest item without slowing anyone.
 - `"error"`: at most `maxsize` items wait; one more ends that observer with
-  `BufferOverflowError` (after the items already buffered). The others go on.
+  `BufferOverflowError` (after the items already buffered), whose `partial`
+  is the `Message` of the deltas the stream brought before that item. The
+  others go on.
 
 Without a scheduler an observer is called on the source's thread as each item
 arrives: it cannot fall behind, it slows the source (`"block"` in effect).
@@ -59,6 +61,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler, ImmediateScheduler, VirtualTimeScheduler
 
 from .._flow import Demand, demand_scope
+from ..core.message import Arrived
 from ..errors import BufferOverflowError
 from ..operators.stop import StopSignal, stop_on
 from ._args import check_count
@@ -127,6 +130,8 @@ class Multicast(Generic[T]):
         self._stop = StopSignal()
         # How the stream ended (None: completed), for observers that join after the end.
         self._terminal: Exception | None = None
+        # The deltas the stream brought (on the source's thread), for an overflow's partial.
+        self._arrived = Arrived()
 
     # ----------------------------------------------------------------- public
 
@@ -397,6 +402,8 @@ class Multicast(Generic[T]):
     def _on_next(self, item: T) -> None:
         for outlet in self._live():
             outlet.push(item)
+        # After the push: an observer that overflows on this item did not get it.
+        self._arrived.see(item)
 
     def _on_error(self, error: Exception) -> None:
         for outlet in self._end(error):
@@ -472,6 +479,7 @@ class _Outlet(Generic[T]):
                 elif self._overflow == "error":
                     overflowed = self._stopped = True
                     error = BufferOverflowError(self._maxsize, observer=self._name, item=item)
+                    self._hub._arrived.keep_partial(error)
                     self._end = lambda: self._observer.on_error(error)
                 elif self._may_wait():
                     while len(self._buffer) >= self._maxsize and not self._gone:

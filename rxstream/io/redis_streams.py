@@ -94,6 +94,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import importlib
 import inspect
 import threading
@@ -108,6 +109,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .._deprecate import deprecated_arguments
 from .._flow import Demand, current_demand, demand_scope
+from ..core.message import Arrived, partial_message
 from ..errors import (
     BufferOverflowError,
     StoredStreamError,
@@ -744,6 +746,9 @@ def from_redis_stream(
             client's retries.
         StreamError: the error the producer stored (its own class).
 
+    Each error (a `StreamError`) carries as `partial` the `Message` of the
+    deltas this subscription read before it (None when it read none).
+
     Example:
         >>> rs.from_redis_stream(redis, "answer:42", after="1700000000000-3")  # doctest: +SKIP
 
@@ -763,9 +768,67 @@ def from_redis_stream(
 
     if _is_async(redis):
         afollower = _AsyncFollower(redis, key, plan, _poll(redis, _ASYNC_POLL), where)  # type: ignore[arg-type]
-        return async_source(afollower.batches, scheduler)
+        return async_source(_kept_async(afollower.batches), scheduler)
     follower = _SyncFollower(redis, key, plan, _poll(redis, _SYNC_POLL), where)  # type: ignore[arg-type]
-    return sync_source(follower.batches, scheduler)
+    return sync_source(_kept_sync(follower.batches), scheduler)
+
+
+def _kept_sync(
+    batches: Callable[[Handle], Iterator[list[Any]]],
+) -> Callable[[Handle], Iterator[list[Any]]]:
+    """`batches`, its error carrying the partial `Message` of the deltas it gave."""
+
+    def reader(handle: Handle) -> Iterator[list[Any]]:
+        arrived = Arrived()
+        try:
+            for batch in batches(handle):
+                for item in batch:
+                    arrived.see(item)
+                yield batch
+        except Exception as exc:
+            failure = _with_partial(exc, arrived)
+            if failure is exc:
+                raise
+            raise failure from exc.__cause__
+
+    return reader
+
+
+def _kept_async(
+    batches: Callable[[Handle], AsyncIterator[list[Any]]],
+) -> Callable[[Handle], AsyncIterator[list[Any]]]:
+    """`_kept_sync` for the async follower."""
+
+    async def reader(handle: Handle) -> AsyncIterator[list[Any]]:
+        arrived = Arrived()
+        try:
+            async for batch in batches(handle):
+                for item in batch:
+                    arrived.see(item)
+                yield batch
+        except Exception as exc:
+            failure = _with_partial(exc, arrived)
+            if failure is exc:
+                raise
+            raise failure from exc.__cause__
+
+    return reader
+
+
+def _with_partial(error: Exception, arrived: Arrived) -> Exception:
+    """`error`, or a copy of it with the partial `Message` of what this follower read.
+
+    A copy: the key's feed hands one error to every follower, and followers
+    that resumed at different entries read different parts of the answer.
+    """
+    if not isinstance(error, StreamError) or error.partial is not None:
+        return error
+    partial = partial_message(arrived.items)
+    if partial is None:
+        return error
+    own = copy.copy(error)
+    own.partial = partial
+    return own
 
 
 class _SyncFeed:

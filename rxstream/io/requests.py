@@ -465,7 +465,9 @@ def chat(
     is sent); each subscription sends it. SSE dialects are read with
     `lines()`, `sse_frames()`, `decode(dialect)`; Ollama's lines with
     `decode("ollama")`; Bedrock's binary event stream as bytes with
-    `eventstream_frames()`, `decode("bedrock")`.
+    `eventstream_frames()`, `decode("bedrock")`. As after `rs.decode`, a
+    `StreamError` that ends the stream (an HTTP status, a cut, a malformed
+    event) carries the `Message` of what arrived before it as `error.partial`.
 
     Args:
         client: an `httpx.Client` or `httpx.AsyncClient` (as `rs.from_request`).

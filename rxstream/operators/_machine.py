@@ -17,6 +17,19 @@ stage. What an observer sees is exactly what separate operators give, errors,
 `done` and disposal included; each operator still works alone, and any
 non-machine operator in between simply ends a run. Which machines of a run
 may merge further (the speed shortcuts) is `rxstream._fast`'s business alone.
+
+A run that holds a machine giving deltas (`rs.decode`'s decoder, marked
+`gives_deltas`) remembers what arrived, so that an error ending the run,
+whether raised by a machine of the run or arriving from the source, carries
+the partial answer (`StreamError.partial`), built only then:
+
+- the run keeps its source's items (one list append per item: lines or byte
+  blocks, which the garbage collector never traverses), and when an error
+  comes, fresh machines up to the decoder decode them again: the machines are
+  pure, so they give the very deltas the run gave (`_Replay`);
+- when `accumulate_message()` follows the decoder directly, its accumulator
+  holds those deltas already, and the partial is read from it: nothing is
+  kept at all.
 """
 
 from __future__ import annotations
@@ -29,6 +42,8 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .. import _fast
 from ..core import Feeder, Machine
+from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
+from ..errors import StreamError
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -41,19 +56,65 @@ Factory = Callable[[], Feeder[Any, Any]]
 class _MachineChain(Observable[B]):
     """A run of machines stacked over one source, subscribed as one stage."""
 
-    def __init__(self, source: Observable[Any], factories: tuple[Factory, ...]) -> None:
+    def __init__(
+        self, source: Observable[Any], factories: tuple[Factory, ...], tap: int | None
+    ) -> None:
         super().__init__()
         self._source = source
         self._factories = factories
+        # The index of the (last) factory whose machine gives deltas, or None.
+        self._tap = tap
 
     def _subscribe_core(
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        run = _Run(_fast.chain([factory() for factory in self._factories]), observer)
+        machines = [factory() for factory in self._factories]
+        whole = _fast.chain(machines)
+        run = _Run(whole, observer, self._arrival(whole, len(machines)))
         run.upstream.disposable = self._source.subscribe(
             run.on_next, run.on_error, run.on_completed, scheduler=scheduler
         )
         return Disposable(run.stop)
+
+    def _arrival(self, whole: Any, count: int) -> _Replay | MessageAccumulator | None:
+        """How this run knows what arrived, for an error's partial (see the module docstring)."""
+        if self._tap is None:
+            return None
+        last = _fast.last_machine(whole)
+        if type(last) is MessageAccumulator and self._tap == count - 2:
+            return last
+        return _Replay(self._factories[: self._tap + 1])
+
+
+class _Replay:
+    """What a run's source gave, kept to decode again when an error comes.
+
+    `items` grows by one per source item; `deltas(closing)` feeds fresh
+    machines (those of the run up to the decoder) the same items, and
+    `close()` too if the error came at the end of the input: they give what
+    the run's gave, up to the same error.
+    """
+
+    __slots__ = ("_factories", "items")
+
+    def __init__(self, factories: tuple[Factory, ...]) -> None:
+        self._factories = factories
+        self.items: list[Any] = []
+
+    def deltas(self, closing: bool) -> list[Any]:
+        """What the machines gave for the items kept (and their close), before any error."""
+        machine = _fast.chain([factory() for factory in self._factories])
+        out: list[Any] = []
+        try:
+            machine.feed_all(self.items, out)
+            if closing and not machine.done:
+                if isinstance(machine, _fast.Chained):
+                    machine.close_into(out)
+                else:
+                    out += machine.close()
+        except Exception:  # the run's own error is the one that counts: this one repeats it
+            pass
+        return out
 
 
 class _Run:
@@ -65,11 +126,28 @@ class _Run:
     before it, and nothing is held past the source item that produced it.
     """
 
-    __slots__ = ("_closing", "_machine", "_observer", "_stopped", "upstream")
+    __slots__ = (
+        "_arrival",
+        "_closing",
+        "_kept",
+        "_machine",
+        "_observer",
+        "_stopped",
+        "upstream",
+    )
 
-    def __init__(self, machine: Any, observer: abc.ObserverBase[Any]) -> None:
+    def __init__(
+        self,
+        machine: Any,
+        observer: abc.ObserverBase[Any],
+        arrival: _Replay | MessageAccumulator | None = None,
+    ) -> None:
         self._machine = machine
         self._observer = observer
+        # What tells an error's partial (see the module docstring), and the
+        # list of the source's items to keep (a `_Replay`'s), or None.
+        self._arrival = arrival
+        self._kept = arrival.items if isinstance(arrival, _Replay) else None
         # `close_into` for a `Chained`: what came before an error still goes on.
         close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
@@ -79,6 +157,10 @@ class _Run:
     def on_next(self, item: Any) -> None:
         if self._stopped:
             return
+        kept = self._kept
+        if kept is not None:
+            # A bytearray may be the source's buffer, filled again for the next item.
+            kept.append(bytes(item) if type(item) is bytearray else item)
         out: list[Any] = []
         machine = self._machine
         try:
@@ -120,7 +202,7 @@ class _Run:
         if self._stopped:
             return
         if error is not None:
-            self._fail(error)
+            self._fail(error, closing=True)
         else:
             self.stop()
             self._observer.on_completed()
@@ -129,6 +211,8 @@ class _Run:
         """Take no more input and release the source (also the subscription's disposal)."""
         self._stopped = True
         self.upstream.dispose()
+        if self._kept is not None:
+            self._kept.clear()  # no error can come any more: what was kept is let go
 
     def _emit(self, items: list[Any]) -> None:
         on_next = self._observer.on_next
@@ -137,23 +221,36 @@ class _Run:
                 return
             on_next(item)
 
-    def _fail(self, error: Exception) -> None:
+    def _fail(self, error: Exception, *, closing: bool = False) -> None:
+        arrival = self._arrival
+        if isinstance(arrival, _Replay):
+            if isinstance(error, StreamError) and error.partial is None:
+                keep_partial(error, arrival.deltas(closing))
+        elif arrival is not None:
+            keep_partial_of(error, arrival)
         self.stop()
         self._observer.on_error(error)
 
 
 def machine_operator(
-    factory: Callable[[], Feeder[A, B]],
+    factory: Callable[[], Feeder[A, B]], *, gives_deltas: bool = False
 ) -> Callable[[Observable[A]], Observable[B]]:
     """Turn a machine factory into an Rx operator (see the module docstring).
 
     Applied to the output of another machine operator, the two fuse into one
     subscription; the items observed are the same.
+
+    Args:
+        factory: builds one machine per subscription.
+        gives_deltas: the machine gives deltas (a decoder): a `StreamError`
+            that ends the run carries the partial `Message` of what it gave.
     """
 
     def operator(source: Observable[A]) -> Observable[B]:
         if isinstance(source, _MachineChain):
-            return _MachineChain(source._source, (*source._factories, factory))
-        return _MachineChain(source, (factory,))
+            factories = (*source._factories, factory)
+            tap = len(factories) - 1 if gives_deltas else source._tap
+            return _MachineChain(source._source, factories, tap)
+        return _MachineChain(source, (factory,), 0 if gives_deltas else None)
 
     return operator

@@ -55,8 +55,11 @@ def decode(
     `TruncatedStreamError` (`EmptyStreamError` when nothing of an answer
     came); an item of another dialect or of the wrong shape is
     `MalformedChunkError` naming the dialect (or is dropped with
-    `on_malformed="skip"`). `"auto"` picks the dialect from the first item
-    that tells, and says so when none does. `decode("openai-chat")` is
+    `on_malformed="skip"`). Every `StreamError` that ends the stream here,
+    the decoder's own or one from the source (a transport error, a
+    timeout), carries what arrived as `error.partial`: the `Message` of the
+    deltas given before it (None when none were). `"auto"` picks the dialect
+    from the first item that tells, and says so when none does. `decode("openai-chat")` is
     `decode_chunks()` followed by `deltas()`, fused.
 
     `decode("rxstream")` reads rxstream's own event format back (what
@@ -98,7 +101,9 @@ def decode(
     """
     # Build one decoder now so a bad name or option fails at pipe-building time.
     decoder(dialect, on_malformed=on_malformed, ids=ids)
-    decode_items = machine_operator(partial(decoder, dialect, on_malformed=on_malformed, ids=ids))
+    decode_items = machine_operator(
+        partial(decoder, dialect, on_malformed=on_malformed, ids=ids), gives_deltas=True
+    )
     frame_sse, frame_eventstream = machine_operator(SSEParser), machine_operator(EventStreamParser)
 
     def operator(source: Observable[Any]) -> Observable[Any]:

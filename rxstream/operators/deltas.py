@@ -36,10 +36,12 @@ def deltas() -> Callable[[Observable[ChatChunk | Delta]], Observable[Delta]]:
     the wrong JSON type (the message names its path); `TypeError` for an item
     that is neither a chunk nor a delta, naming what is missing in front
     (frames: "add rs.decode_chunks() before it"). The upstream is disposed.
+    As after `rs.decode`, every `StreamError` that ends the stream here
+    carries the `Message` of the deltas given before it as `error.partial`.
 
     >>> import reactivex
     >>> chunk = ChatChunk({"choices": [{"index": 0, "delta": {"content": "Hi"}}]})
     >>> _ = reactivex.of(chunk).pipe(deltas()).subscribe(print)
     TextDelta(text='Hi', choice=0)
     """
-    return machine_operator(DeltaDecoder)
+    return machine_operator(DeltaDecoder, gives_deltas=True)

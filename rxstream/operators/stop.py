@@ -27,6 +27,7 @@ from typing import Any, TypeVar, cast
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
 
+from ..core.message import Arrived
 from ..models import (
     Citation,
     Finish,
@@ -194,7 +195,8 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
     with nothing (and, if the signal had already fired when the pipeline was
     subscribed, no request is made). A signal that completes without an item
     never stops the stream; a signal that fails ends the stream with its
-    error (the upstream disposed too).
+    error (the upstream disposed too), which, a `StreamError`, carries the
+    `Message` of the deltas that passed as its `partial`.
 
     Args:
         signal: any observable: a `rs.StopSignal` (a button whose `stop()`
@@ -245,6 +247,7 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
             upstream = SingleAssignmentDisposable()
             watch = SingleAssignmentDisposable()
             choices = _Choices()
+            arrived = Arrived()  # the deltas passed on, for an error's partial
             ended = False  # stopped, completed, failed or disposed: nothing new goes out
             busy = False  # an item is being delivered (the end then follows it)
             pending: list[Callable[[], None]] = []
@@ -289,6 +292,7 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
                     if ended:
                         return
                     choices.see(item)
+                    arrived.see(item)
                     busy = True
                 try:
                     observer.on_next(item)
@@ -304,9 +308,12 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
                 end(observer.on_completed, cut=True, cancel=True)
 
             def on_signal_error(error: Exception) -> None:
+                with lock:
+                    arrived.keep_partial(error)
                 end(partial(observer.on_error, error), cut=True)
 
             def on_error(error: Exception) -> None:
+                arrived.keep_partial(error)
                 end(partial(observer.on_error, error), cut=False)
 
             def on_completed() -> None:

@@ -29,6 +29,7 @@ from reactivex.disposable import (
 
 from .._deprecate import deprecated_arguments
 from .._flow import Demand, current_demand
+from ..core.message import Arrived
 from ..errors import StreamTimeoutError
 from .timing import Duration, SerialQueue, duration, timer_scheduler
 
@@ -67,8 +68,10 @@ def timeouts(
     `decode_chunks`, SSE keep-alive comments never count as progress (they
     are not chunks); applied to raw lines, a keep-alive line does count.
     The error's `limit` is `"first"`, `"idle"` or `"total"` and its `seconds`
-    the limit that was exceeded. Items pass unchanged; with no limit at all
-    the operator is a plain pass-through.
+    the limit that was exceeded; its `partial` is the `Message` of the deltas
+    that passed before it (applied before `rs.decode`, the decoder fills it).
+    Items pass unchanged; with no limit at all the operator is a plain
+    pass-through.
 
     Args:
         first: the limit for the first item, or None.
@@ -155,6 +158,7 @@ class TimeoutWatch(Generic[T]):
         self._total_timer = SerialDisposable()
         self._stopped = False
         self._generation = 0  # bumped per item, so a gap timer armed earlier is stale
+        self._arrived = Arrived()  # the deltas passed on, for an error's partial
 
     def run(
         self, source: Observable[T], scheduler: abc.SchedulerBase | None = None
@@ -185,6 +189,7 @@ class TimeoutWatch(Generic[T]):
             if self._stopped:
                 return
             self._generation += 1
+            self._arrived.see(item)
             self._gap_timer.disposable = Disposable()
             self._queue.put(lambda: self._observer.on_next(item))
         self._queue.drain()
@@ -194,6 +199,7 @@ class TimeoutWatch(Generic[T]):
                     self._arm_gap_locked("idle", self._idle)
 
     def on_error(self, error: Exception) -> None:
+        self._arrived.keep_partial(error)
         self._terminate(lambda: self._observer.on_error(error))
 
     def on_completed(self) -> None:
@@ -247,6 +253,7 @@ class TimeoutWatch(Generic[T]):
 
     def _expire_locked(self, limit: str, seconds: float) -> None:
         error = StreamTimeoutError(limit, seconds, _MESSAGES[limit].format(s=seconds))
+        self._arrived.keep_partial(error)
         self._stop_locked()
         self._queue.put(lambda: self._observer.on_error(error))
 

@@ -37,13 +37,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import math
 import os
 import random as _random
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -59,7 +58,7 @@ from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.continuation import continuation_messages
 from ..core.lines import DEFAULT_LIMIT
-from ..core.message import MessageAccumulator
+from ..core.message import MessageAccumulator, partial_message
 from ..errors import (
     HTTPStatusError,
     ProviderError,
@@ -81,7 +80,6 @@ from ..models import (
     Reset,
     TextDelta,
     Tool,
-    ToolCall,
     Usage,
 )
 from ..operators.continuation import continue_from
@@ -663,10 +661,12 @@ class RetryRun:
             came, goes = self._legs[self._leg], self._legs[leg]
             resume = strategy.failed(error, shown, came, goes, len(self._records) + 1)
         if resume is None or way is None:
-            partial = _without_cut_calls(shown) if shown is not None else None
+            # The answer the consumer was shown, over every attempt it saw (a continuation
+            # included): it replaces the partial the failed attempt's decoder gave, which
+            # knew that attempt only.
+            partial = partial_message(self._emitted)
             if partial is not None:
                 partial.metadata["attempts"] = list(self._records)
-            if error.partial is None:
                 error.partial = partial
             self._observer.on_error(error)
             return
@@ -767,29 +767,6 @@ def _shown(emitted: list[Delta]) -> Message | None:
     except (StreamError, TypeError):  # not deltas (`rs.retrying` over other items)
         return None
     return messages[0] if messages else None
-
-
-def _without_cut_calls(message: Message) -> Message:
-    """`message` without a half tool call.
-
-    A tool call whose arguments are not yet a whole JSON value (the stream
-    was cut inside them) is left out: arguments are never handed on spliced.
-    """
-    whole = tuple(c for c in message.tool_calls if _whole(c.arguments))
-    if len(whole) == len(message.tool_calls):
-        return message
-    blocks = tuple(b for b in message.blocks if not isinstance(b, ToolCall) or b in whole)
-    return replace(message, tool_calls=whole, blocks=blocks)
-
-
-def _whole(arguments: str) -> bool:
-    if not arguments.strip():
-        return True  # a call without arguments
-    try:
-        json.loads(arguments)
-    except ValueError:
-        return False
-    return True
 
 
 # --------------------------------------------------------------------------- the entries

@@ -271,6 +271,55 @@ def test_the_stored_error_comes_back_after_a_resume(redis_server: RedisServer) -
     )
 
 
+def test_each_follower_gets_the_partial_of_what_it_read(redis_server: RedisServer) -> None:
+    r = client(redis_server)
+    cut = rs.TransportError("the provider went away")
+    run(
+        reactivex.concat(reactivex.from_iterable(CHAT[:4]), reactivex.throw(cut)).pipe(
+            rs.to_redis_stream(r, "answer")
+        )
+    )
+    whole = follow(r, "answer", ids=True)
+    resumed = follow(r, "answer", after=whole.items[1].id)
+    assert isinstance(whole.error, rs.TransportError)
+    assert isinstance(resumed.error, rs.TransportError)
+    assert whole.error.partial is not None
+    assert resumed.error.partial is not None
+    assert (whole.error.partial.reasoning, whole.error.partial.content) == (
+        "Let me think",
+        "Hello ☃ \U0001f600",
+    )
+    (call,) = whole.error.partial.tool_calls
+    assert (call.arguments, call.complete) == ('{"city"', False)
+    # A follower that resumed read less: its error is its own, with its own partial.
+    assert (resumed.error.partial.reasoning, resumed.error.partial.content) == (
+        "",
+        "lo ☃ \U0001f600",
+    )
+    assert str(resumed.error) == str(whole.error)
+
+
+def test_an_async_follower_gets_the_partial_too(redis_server: RedisServer) -> None:
+    r = client(redis_server)
+    run(
+        reactivex.concat(
+            reactivex.from_iterable(CHAT[:2]), reactivex.throw(rs.StreamError("gone"))
+        ).pipe(rs.to_redis_stream(r, "answer"))
+    )
+
+    async def main() -> Outcome:
+        a = aclient(redis_server)
+        try:
+            return await afollow(a, "answer")
+        finally:
+            await a.aclose()
+
+    seen = asyncio.run(main())
+    assert isinstance(seen.error, rs.StreamError)
+    assert seen.error.partial is not None
+    assert seen.error.partial.content == "Hel"
+
+
 # --------------------------------------------------------------------------- following live
 
 

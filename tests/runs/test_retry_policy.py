@@ -273,7 +273,12 @@ def test_after_output_the_error_carries_the_partial_message() -> None:
     partial = cut.partial
     assert partial is not None
     assert partial.content == "Hel"
-    assert [c.name for c in partial.tool_calls] == ["f", "now"]  # the half call is left out
+    # The half call is kept as a stop keeps it: not complete (the errors page's rule).
+    assert [(c.name, c.complete) for c in partial.tool_calls] == [
+        ("f", True),
+        ("g", False),
+        ("now", False),  # no arguments yet: not a whole JSON object either
+    ]
     assert partial.metadata["attempts"][0]["error_type"] == "TruncatedStreamError"
 
 
@@ -284,13 +289,16 @@ def test_a_stream_of_other_items_has_no_partial_message() -> None:
     assert cut.partial is None
 
 
-def test_a_partial_an_error_already_carries_is_kept() -> None:
+def test_the_runs_partial_replaces_the_one_the_attempt_gave() -> None:
+    # The attempt's decoder knew that attempt only; the run knows what the consumer saw
+    # and the attempts.
     cut = rs.TruncatedStreamError("ended early")
-    kept = rs.Message(content="kept")
-    cut.partial = kept
+    cut.partial = rs.Message(content="x")
     outcome = run(Scripted(([rs.TextDelta("x")], cut)), STEADY)
     assert outcome.error is cut
-    assert cut.partial is kept
+    assert cut.partial is not None
+    assert cut.partial.content == "x"
+    assert cut.partial.metadata["attempts"][0]["error_type"] == "TruncatedStreamError"
 
 
 def test_dispose_during_a_wait_cancels_the_next_attempt() -> None:
