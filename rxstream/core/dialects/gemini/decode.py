@@ -37,7 +37,7 @@ from .._base import (
     opt_str,
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
-from .._shared import Budget, Template, dumps
+from .._shared import Budget, Template, dumps, load_with
 from .citations import _citations
 from .fields import finish_reason, server_parts, usage_of
 
@@ -87,6 +87,17 @@ _IDS_AND_CANDIDATES = frozenset(
 )
 #: The counts that make a `usageMetadata` the stream's usage (another object is left alone).
 _USAGE_COUNTS = frozenset({"totalTokenCount", "promptTokenCount", "candidatesTokenCount"})
+
+
+def _is_usage(counts: object) -> bool:
+    """Whether a chunk's `usageMetadata` is the stream's usage so far: the one rule of every path.
+
+    It is when it holds a token count; Vertex sends `{"trafficType": ...}`
+    before it has any, and a chunk may send `{}` after them: those leave the
+    usage so far as it was.
+    """
+    return type(counts) is dict and not _USAGE_COUNTS.isdisjoint(counts)
+
 #: The counts of `usageMetadata` that change from chunk to chunk (Gemini sends the
 #: counts so far with every chunk): the holes of a learnt chunk's `Template`.
 _COUNTS: dict[str, type] = dict.fromkeys(
@@ -141,9 +152,13 @@ class _Candidate:
         self.safety: JSON = None  # the last safetyRatings
 
 
+#: What `_usual_typed` and `_usual_dict` found of a usual chunk (see `_usual_typed`).
+_Usual = tuple[_Candidate, int, str, bool, bool]
+
 #: A chunk but for its one part's text (see `GeminiDecoder._learn`): its
-#: `Template`, whether its usage counts are holes, the candidate's state and
-#: index, and whether the part is a thought.
+#: `Template`, whether its `usageMetadata` is the usage (`_is_usage`: then
+#: its counts are holes, read when needed), the candidate's state and index,
+#: and whether the part is a thought.
 _Skeleton = tuple[Template, bool, _Candidate, int, bool]
 
 
@@ -293,18 +308,23 @@ class GeminiDecoder(DialectDecoder):
                 self._usage = self._counts(counted)
 
     def _counts(self, item: str) -> JSONObject:
-        """The `usageMetadata` of a chunk a template read (so: an object with counts)."""
-        chunk: Any = self._loads(item)
+        """The `usageMetadata` of a chunk a template read whose counts are holes (an object).
+
+        Read as the plain path reads it: the standard library has the last
+        word on what msgspec refuses (a lone surrogate in the text).
+        """
+        chunk: Any = load_with(item, self._fast)
         counts: JSONObject = chunk["usageMetadata"]
         return counts
 
     def _usual_typed(
         self, chunk: Any, ids: tuple[JSON, JSON, JSON], out: list[Delta]
-    ) -> tuple[_Candidate, int, str, bool] | None:
+    ) -> _Usual | None:
         """A typed chunk's deltas into `out` if it is the usual one; None (nothing done) if not.
 
         Returns (the candidate's state, its index, the text of its one part
-        or "" when it has none or several, whether that is a thought).
+        or "" when it has none or several, whether that is a thought, whether
+        its `usageMetadata` is the usage: see `_is_usage`).
         """
         candidates = chunk.candidates
         if (
@@ -335,13 +355,14 @@ class GeminiDecoder(DialectDecoder):
             if len(content.parts) == 1:
                 found = (state, choice, content.parts[0].text, content.parts[0].thought)
         counts = chunk.usage_metadata
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
+        counted = _is_usage(counts)
+        if counted:
             self._usage = counts
-        return found
+        return (*found, counted)
 
     def _usual_dict(
         self, chunk: JSONObject, ids: tuple[JSON, JSON, JSON], out: list[Delta]
-    ) -> tuple[_Candidate, int, str, bool] | None:
+    ) -> _Usual | None:
         """`_usual_typed` for a chunk decoded to dicts (`_general`'s and `_candidate`'s rules)."""
         if (
             not _IDS_AND_CANDIDATES.issuperset(chunk)
@@ -388,12 +409,20 @@ class GeminiDecoder(DialectDecoder):
             else:
                 state.texts.append(text)
                 out.append(_text(text, choice))
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
+        counted = _is_usage(counts)
+        if counted:
             self._usage = counts
-        return (state, choice, text, thought)
+        return (state, choice, text, thought, counted)
 
     def _learn(
-        self, item: str, count: int, state: _Candidate, choice: int, text: str, thought: bool
+        self,
+        item: str,
+        count: int,
+        state: _Candidate,
+        choice: int,
+        text: str,
+        thought: bool,
+        counted: bool,
     ) -> _Skeleton | None:
         """The chunk `item` (item number `count`, its one part holding `text`) learnt, or None.
 
@@ -404,14 +433,16 @@ class GeminiDecoder(DialectDecoder):
         that string. Only for a chunk that says so beyond doubt: no escape
         outside the string (so no key spelled in two ways, no key twice
         unseen), the key `"text"` once, and the string there is the text read.
-        As often as the `Budget` allows.
+        As often as the `Budget` allows. `counted`: its `usageMetadata` was
+        the usage (`_is_usage`), so a later one filling in the holes is too
+        (it has the same keys); else a later one is not either.
         """
         if not text or not self._budget.take(count):
             return None
         template = Template.learn(item, "text", text, _COUNTS)
         if template is None:
             return None
-        return (template, "usageMetadata" in item, state, choice, thought)
+        return (template, counted, state, choice, thought)
 
     def _one(self, item: Any, chunk: Any) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
@@ -485,7 +516,7 @@ class GeminiDecoder(DialectDecoder):
         if counts is not None:
             if type(counts) is not dict:
                 raise ShapeError("usageMetadata", "an object", counts)
-            if not _USAGE_COUNTS.isdisjoint(counts):
+            if _is_usage(counts):
                 self._usage = counts
         if (
             chunk.get("responseId") != self._id
@@ -548,7 +579,7 @@ class GeminiDecoder(DialectDecoder):
             if reason is not None:
                 self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
         counts = chunk.usage_metadata
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
+        if _is_usage(counts):
             self._usage = counts
         rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
         if rid != self._id or model != self._model or created != self._created:
