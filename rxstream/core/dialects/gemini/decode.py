@@ -98,6 +98,7 @@ def _is_usage(counts: object) -> bool:
     """
     return type(counts) is dict and not _USAGE_COUNTS.isdisjoint(counts)
 
+
 #: The counts of `usageMetadata` that change from chunk to chunk (Gemini sends the
 #: counts so far with every chunk): the holes of a learnt chunk's `Template`.
 _COUNTS: dict[str, type] = dict.fromkeys(
