@@ -167,21 +167,20 @@ class Template:
         """
         if not value or type(data) is not str:
             return None
-        fields = [(key, _TEXT)]
-        for name, type_ in (free or {}).items():
-            fields.append((name, _INTEGER if type_ is int else _STRING))
         holes: list[tuple[int, int, int]] = []
-        for name, kind in fields:
-            quoted = f'"{name}"'
-            found = data.count(quoted)
-            if found == 0 and kind != _TEXT:
+        for quoted, kind in _fields(key, free):
+            at = data.find(quoted)
+            if at < 0:
+                if kind == _TEXT:
+                    return None
                 continue  # a free field this event does not have: none later either
-            if found != 1:
+            at += len(quoted)
+            if data.find(quoted, at) >= 0:
+                return None  # written twice
+            colon = _colon(data, at)
+            if colon is None:
                 return None
-            at = _after_blanks(data, data.index(quoted) + len(quoted))
-            if data[at : at + 1] != ":":
-                return None
-            at = _after_blanks(data, at + 1)
+            at = colon.end()
             if kind == _INTEGER:
                 number = _integer(data, at)
                 if number is None:
@@ -202,16 +201,16 @@ class Template:
                     at += 1  # the string's text, from after its quote (to after the closing one)
             holes.append((at, end, kind))
         holes.sort()
-        if any(end > start for (_, end, _), (start, _, _) in pairwise(holes)):
-            return None
         # Each hole with the fixed text before it, and the text after the last one.
         texts: list[tuple[str, int]] = []
         at = 0
         for start, end, kind in holes:
+            if start < at:
+                return None  # holes that overlap
             texts.append((data[at:start], kind))
             at = end
         rest = data[at:]
-        if "\\" in rest or any("\\" in text for text, _ in texts):
+        if "\\" in data and ("\\" in rest or any("\\" in text for text, _ in texts)):
             return None
         split = next(i for i, (_, kind) in enumerate(texts) if kind == _TEXT)
         before = texts[: split + 1]
@@ -312,11 +311,28 @@ class Budget:
         return True
 
 
-def _after_blanks(data: str, at: int) -> int:
-    """The place of the first character at or after `at` that is not JSON whitespace."""
-    while data[at : at + 1] in (" ", "\t", "\r", "\n"):
-        at += 1
-    return at
+#: A key's colon, with the JSON whitespace around it.
+_colon: Callable[[str, int], re.Match[str] | None] = re.compile(r"[ \t\r\n]*:[ \t\r\n]*").match
+
+#: `_fields`'s answers: (key, id of free) -> (free, its fields).
+_FIELDS: dict[tuple[str, int], tuple[object, list[tuple[str, int]]]] = {}
+
+
+def _fields(key: str, free: dict[str, type] | None) -> list[tuple[str, int]]:
+    """`Template.learn`'s fields, quoted, with their kinds: `key`'s string, then each free one.
+
+    Kept per `free` (a decoder's module constant), which the entry holds, so
+    its id stays its own.
+    """
+    found = _FIELDS.get((key, id(free)))
+    if found is None or found[0] is not free:
+        fields = [(f'"{key}"', _TEXT)]
+        for name, type_ in (free or {}).items():
+            fields.append((f'"{name}"', _INTEGER if type_ is int else _STRING))
+        if len(_FIELDS) >= 64:
+            _FIELDS.clear()  # free dicts made anew for each call: keep none for long
+        found = _FIELDS[key, id(free)] = (free, fields)
+    return found[1]
 
 
 def stdlib_loads(data: str) -> JSON:
