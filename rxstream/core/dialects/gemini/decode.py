@@ -187,6 +187,9 @@ class GeminiDecoder(DialectDecoder):
         self._candidates: dict[int, _Candidate] = {}
         self._unfinished = 0  # candidates seen without their finishReason yet
         self._usage: JSONObject | None = None
+        # A chunk a template read whose `usageMetadata` is the usage, not read yet
+        # (see `_usage_so_far`): a later chunk's usage makes reading it needless.
+        self._counted: str | None = None
         self._id: JSON = None
         self._model: JSON = None
         self._created: JSON = None
@@ -245,12 +248,14 @@ class GeminiDecoder(DialectDecoder):
         if skeleton is not None:
             template, counts, state, choice, thought = skeleton
         # The last chunk read by its text alone whose usage counts are holes: its
-        # `usageMetadata` is the decoder's usage, read when it is needed.
+        # `usageMetadata` is the decoder's usage, read when it is needed (it is
+        # not, when a later chunk brings its own: see `_usage_so_far`).
         counted: str | None = None
         try:
             for item in items:
                 count += 1
                 chunk: Any = _UNREAD
+                data: Any = None
                 if answered and type(item) is str:
                     if skeleton is not None:
                         text = template.read(item)
@@ -266,7 +271,7 @@ class GeminiDecoder(DialectDecoder):
                                 counted = item
                             continue
                     if counted is not None:
-                        self._usage, counted = self._counts(counted), None
+                        self._counted, counted = counted, None
                     if read is not None:
                         try:
                             chunk = read(item)
@@ -296,8 +301,8 @@ class GeminiDecoder(DialectDecoder):
                 self._items = count
                 skeleton = None  # what it stood for may have changed
                 if counted is not None:
-                    self._usage, counted = self._counts(counted), None
-                out += self._one(item, chunk)
+                    self._counted, counted = counted, None
+                out += self._one(item, chunk, data if type(data) is dict else None)
                 if self._done:
                     return
                 answered = self._gave_answer
@@ -306,7 +311,20 @@ class GeminiDecoder(DialectDecoder):
             self._items = count
             self._skeleton = skeleton
             if counted is not None:
-                self._usage = self._counts(counted)
+                self._counted = counted
+
+    def _take_usage(self, counts: JSON) -> bool:
+        """Take a chunk's `usageMetadata` as the usage so far if it is one (`_is_usage`)."""
+        if not _is_usage(counts):
+            return False
+        self._usage, self._counted = counts, None
+        return True
+
+    def _usage_so_far(self) -> JSONObject | None:
+        """The usage so far: the last `usageMetadata` taken, or a template-read chunk's after it."""
+        if self._counted is not None:
+            self._usage, self._counted = self._counts(self._counted), None
+        return self._usage
 
     def _counts(self, item: str) -> JSONObject:
         """The `usageMetadata` of a chunk a template read whose counts are holes (an object).
@@ -356,10 +374,7 @@ class GeminiDecoder(DialectDecoder):
             if len(content.parts) == 1:
                 found = (state, choice, content.parts[0].text, content.parts[0].thought)
         counts = chunk.usage_metadata
-        counted = _is_usage(counts)
-        if counted:
-            self._usage = counts
-        return (*found, counted)
+        return (*found, self._take_usage(counts))
 
     def _usual_dict(
         self, chunk: JSONObject, ids: tuple[JSON, JSON, JSON], out: list[Delta]
@@ -410,10 +425,7 @@ class GeminiDecoder(DialectDecoder):
             else:
                 state.texts.append(text)
                 out.append(_text(text, choice))
-        counted = _is_usage(counts)
-        if counted:
-            self._usage = counts
-        return (state, choice, text, thought, counted)
+        return (state, choice, text, thought, self._take_usage(counts))
 
     def _learn(
         self,
@@ -445,16 +457,19 @@ class GeminiDecoder(DialectDecoder):
             return None
         return (template, counted, state, choice, thought)
 
-    def _one(self, item: Any, chunk: Any) -> list[Delta]:
+    def _one(self, item: Any, chunk: Any, parsed: JSONObject | None = None) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
 
         `chunk`: the typed read of `item`, None when it failed (or there is
         none: the standard library), `_UNREAD` when it was not tried.
+        `parsed`: the object the standard library read `item` as, if it did.
         """
         try:
             typed = None if chunk is None or chunk is _UNREAD else self._typed(chunk)
             if typed is not None:
                 got = typed
+            elif parsed is not None:
+                got = self._general_read(parsed, item, "message", item)
             elif type(item) is str and chunk is not _UNREAD:
                 got = self._general(item, "message", item)
             else:
@@ -496,6 +511,10 @@ class GeminiDecoder(DialectDecoder):
             chunk = self._loads(data)
         except (ValueError, TypeError, RecursionError):
             chunk = None
+        return self._general_read(chunk, data, event, frame)
+
+    def _general_read(self, chunk: JSON, data: str, event: str, frame: _Frame) -> list[Delta]:
+        """`_general` once `data` was read (`chunk`: what the first loader made of it, or None)."""
         if type(chunk) is not dict:
             chunk = self._not_object(data, event, frame)
             if chunk is None:
@@ -517,8 +536,7 @@ class GeminiDecoder(DialectDecoder):
         if counts is not None:
             if type(counts) is not dict:
                 raise ShapeError("usageMetadata", "an object", counts)
-            if _is_usage(counts):
-                self._usage = counts
+            self._take_usage(counts)
         if (
             chunk.get("responseId") != self._id
             or chunk.get("modelVersion") != self._model
@@ -529,8 +547,8 @@ class GeminiDecoder(DialectDecoder):
             self._chunk_fields(chunk, bool(candidates), out)
         if self._done or (self._unfinished == 0 and self._candidates):
             self._done = True
-            if self._usage is not None:
-                out.append(usage_of(self._usage))
+            if (usage := self._usage_so_far()) is not None:
+                out.append(usage_of(usage))
         return out
 
     def _typed(self, chunk: Any) -> list[Delta] | None:
@@ -580,8 +598,7 @@ class GeminiDecoder(DialectDecoder):
             if reason is not None:
                 self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
         counts = chunk.usage_metadata
-        if _is_usage(counts):
-            self._usage = counts
+        self._take_usage(counts)
         rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
         if rid != self._id or model != self._model or created != self._created:
             data: JSONObject = {}
@@ -595,8 +612,8 @@ class GeminiDecoder(DialectDecoder):
                 out.append(Metadata(data))
         if self._unfinished == 0 and states:
             self._done = True
-            if self._usage is not None:
-                out.append(usage_of(self._usage))
+            if (usage := self._usage_so_far()) is not None:
+                out.append(usage_of(usage))
         return out
 
     def _finish_typed(
@@ -952,8 +969,8 @@ class GeminiDecoder(DialectDecoder):
                     self._finish_candidate(candidate, state, choice, where, reason, out)
             if out and self._unfinished == 0:
                 self._done = True
-                if self._usage is not None:
-                    out.append(usage_of(self._usage))
+                if (usage := self._usage_so_far()) is not None:
+                    out.append(usage_of(usage))
         return out + super()._end()
 
     def _citation_sources(self, cited: JSON, state: _Candidate, where: str) -> None:
