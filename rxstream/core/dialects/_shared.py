@@ -256,8 +256,8 @@ class Template:
     def _read_parts(self, data: str) -> str | None:
         """`read`, part by part (no pattern of the template's own to compile)."""
         prefix = self._prefix
-        if not data.startswith(prefix):
-            return None
+        if not (data.startswith(prefix) and data.endswith(self._suffix)):
+            return None  # (another kind of event mostly ends otherwise: told at once)
         at = len(prefix)
         for kind, text in self._lead:
             hole = _HOLES[kind](data, at)
