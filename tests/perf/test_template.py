@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
+from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
 
@@ -477,3 +478,13 @@ def test_gemini_takes_the_shortcut_when_the_counts_change(reads: list[str | None
     # The first chunk is read whole (no answer yet), the second teaches the template.
     assert reads == ["c", "d", None]
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
+
+
+def test_free_fields_made_anew_for_each_learning_are_not_kept() -> None:
+    # `Template.learn` keeps each free dict's quoted fields (a decoder's constant);
+    # dicts made anew each time are dropped after a few dozen.
+    for n in range(100):
+        template = Template.learn(LEARNT, "text", "hi", dict(FREE))
+        assert template is not None
+        assert template.read(LEARNT.replace('"n":7', f'"n":{n}')) == "hi"
+    assert len(_shared._FIELDS) <= 64

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 import rxstream as rs
+from rxstream.core.dialects import _shared
+from rxstream.core.dialects._shared import Template
 from tests.support.fast import WAYS, Outcome, outcome
 
 JSONObject = dict[str, Any]
@@ -108,3 +110,27 @@ def test_an_empty_usage_metadata_keeps_the_counts_before_it(way: str) -> None:
     usage = _usage(seen)
     assert [(u.prompt_tokens, u.completion_tokens, u.raw) for u in usage] == [(3, 1, _counts(3, 1))]
     assert seen == outcome(reads, PIPELINE, "plain")
+
+
+def test_a_long_stream_compiles_its_template_and_reads_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A template reads part by part, then (after `_COMPILE_AT` reads) with its one
+    # compiled pattern: the stream reads alike every way across the switch.
+    compiled: list[Template] = []
+    original = Template._compile
+
+    def counted(self: Template) -> Any:
+        compiled.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Template, "_compile", counted)
+    count = _shared._COMPILE_AT + 40
+    chunks = [_chunk(f"w{i} ", _counts(3, i)) for i in range(count)]
+    reads = _reads(chunks[:300], chunks[300:], [_chunk("!", _counts(3, count), "STOP")])
+    seen = outcome(reads, PIPELINE, "stdlib")
+    assert compiled  # the switch was crossed
+    assert seen[2] == []
+    assert _texts(seen) == "".join(f"w{i} " for i in range(count)) + "!"
+    assert [u.completion_tokens for u in _usage(seen)] == [count]
+    assert seen == outcome(reads, PIPELINE, "plain") == outcome(reads, PIPELINE, "typed")
