@@ -2,6 +2,7 @@
 
     python benchmarks/bench_dialects.py            # 20,000 events per dialect; exits 1 on a miss
     python benchmarks/bench_dialects.py --quick    # 2,000 events, for CI: prints, never fails
+    python benchmarks/bench_dialects.py --setup    # many three-event streams: the cost per stream
 
 Per dialect, one stream of 20,000 text events (plus the finish, usage and end
 events the dialect sends), made by the core's renderer, cut into 4 KiB reads,
@@ -41,6 +42,14 @@ issue 11's <= 1.5x with the standard library (and <= 1.0x with the `fast`
 extra for "openai-chat"); the anthropic helper >= 7x and the openai Responses
 helper >= 30x rxstream. The summary at the end says, per dialect, what an
 event costs on each path.
+
+`--setup` measures what a stream costs to set up instead, where many short
+streams pay it: per dialect, a stream of three text events (and the finish,
+usage and end events), CPU µs per stream (the pipeline built, subscribed and
+run, as a user does per request) for the hand loop, rxstream with the `fast`
+extra, on the standard library, and with every fast path off, the switch set
+once around a batch of streams (see `SETUP_WAYS`). Target (issue 29): the fast
+paths' stream costs no more than the plain one's (<= 1.0x), both ways.
 """
 
 from __future__ import annotations
@@ -522,9 +531,12 @@ SLOW = {label for label, *_ in SDKS.values()}
 
 
 def measure(
-    found: dict[str, Callable[[Stream], Answer]], stream: Stream, repeats: int
+    found: dict[str, Callable[[Stream], Answer]],
+    stream: Stream,
+    repeats: int,
+    base: str = FLOOR,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """CPU µs per event of each contender (median), and its ratio to the floor.
+    """CPU µs per event of each contender (median), and its ratio to the floor (or `base`).
 
     The contenders take turns, round after round, so a burst of load on a
     shared machine falls on all of them alike; a ratio is the median, over
@@ -540,7 +552,7 @@ def measure(
             start = time.process_time()
             run(stream)
             times[name].append(time.process_time() - start)
-    floor = times[FLOOR]
+    floor = times[base]
     us = {name: statistics.median(t) / stream.events * 1e6 for name, t in times.items()}
     ratios = {
         name: statistics.median(a / b for a, b in zip(t, floor, strict=False))
@@ -549,9 +561,94 @@ def measure(
     return us, ratios
 
 
+# -- the cost of a stream (--setup) -----------------------------------------------------------
+
+#: The ways `--setup` runs rxstream: (the fast paths on, with the `fast` extra's msgspec).
+SETUP_WAYS: dict[str, tuple[bool, bool]] = {
+    FAST: (True, True),
+    STDLIB: (True, False),
+    PLAIN: (False, False),
+}
+#: How many streams one timing runs (a stream takes a few hundred µs).
+BATCH = 200
+#: The ids the renderers write, which `setup_main` makes distinct per stream (as a
+#: provider does: one id per response); Bedrock's and Ollama's events carry none.
+IDS = (
+    b"chatcmpl-rxstream",
+    b"resp_test",
+    b"msg_01rxstreamRenderedMessage",
+    b"rxstream-gemini-0001",
+    b"rxstream-cohere-0001",
+)
+
+
+def distinct(stream: Stream, k: int) -> Stream:
+    """The stream with its ids made the `k`th response's (the same length: the same reads)."""
+    body = b"".join(stream.pieces)
+    for name in IDS:
+        body = body.replace(name, name[:-6] + b"%06d" % k)
+    pieces = [body[i : i + READ] for i in range(0, len(body), READ)]
+    return dataclasses.replace(stream, pieces=pieces)
+
+
+def batched(
+    run: Callable[[Stream], Answer], way: tuple[bool, bool] | None, streams: list[Stream]
+) -> Callable[[Stream], None]:
+    """`run` over each stream of `streams`, the switch (`way`) set once around them all."""
+
+    def runs(_: Stream) -> None:
+        previous = FAST_PATHS(way[0]) if way is not None and FAST_PATHS is not None else None
+        try:
+            for stream in streams:
+                run(stream)
+        finally:
+            if previous is not None and FAST_PATHS is not None:
+                FAST_PATHS(previous)
+
+    return runs
+
+
+def setup_main(dialects_: list[str], repeats: int, quick: bool) -> int:
+    """CPU µs per three-event stream, per dialect and way; 1 when a fast way costs more."""
+    print("\n## The cost of a stream: three text events, µs of CPU per stream (median)")
+    print(f"| dialect | hand loop | {FAST} | {STDLIB} | {PLAIN} | fast / plain | stdlib / plain |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    has_fast = getattr(_chunks, _FAST, None) is not None
+    failures = []
+    for dialect in dialects_:
+        stream = make_stream(dialect, 3, "sent")
+        truth = Answer(stream.text, *stream.usage)
+        streams = [distinct(stream, k) for k in range(BATCH)]
+        assert rxstream_run(fast=has_fast)(streams[-1]) == truth
+        found: dict[str, Callable[[Stream], Any]] = {FLOOR: batched(FLOORS[dialect], None, streams)}
+        for name, (on, typed) in SETUP_WAYS.items():
+            if (typed and not has_fast) or (not on and FAST_PATHS is None):
+                continue
+            found[name] = batched(rxstream_run(fast=typed), (on, typed), streams)
+        base = PLAIN if PLAIN in found else FLOOR
+        us, against = measure(found, dataclasses.replace(stream, events=BATCH), repeats, base)
+        row = [f"{us[name]:.1f}" if name in us else "-" for name in (FLOOR, *SETUP_WAYS)]
+        ratios = [
+            against[name] if name in us and base == PLAIN else None for name in (FAST, STDLIB)
+        ]
+        row += ["-" if r is None else f"{r:.2f}x" for r in ratios]
+        print(f"| {dialect} | {' | '.join(row)} |")
+        failures += [
+            f"{dialect}: {name} costs {r:.2f}x the plain stream"
+            for name, r in zip((FAST, STDLIB), ratios, strict=True)
+            if r is not None and r > 1.0
+        ]
+    for failure in failures:
+        print(f"MISSED: {failure}")
+    return 0 if quick or not failures else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small streams; never fails")
+    parser.add_argument(
+        "--setup", action="store_true", help="the cost per stream of three-event streams"
+    )
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--dialect", action="append", help="only these dialects")
     parser.add_argument(
@@ -563,6 +660,8 @@ def main() -> int:
     args = parser.parse_args()
     n = 2_000 if args.quick else 20_000
     repeats = args.repeats or (3 if args.quick else 5)
+    if args.setup:
+        return setup_main(args.dialect or list(dialects.DIALECTS), repeats, args.quick)
     print(
         f"# rxstream dialect benchmarks ({'quick' if args.quick else 'full'}) — "
         f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}"

@@ -464,9 +464,21 @@ def fuse_pair(upper: object, lower: object) -> Any:
             return None
         upper._lower = merged
         return upper
+    types_: tuple[Any, Any] = (type(upper), type(lower))  # (no Hashable to mypy as type[object])
+    how = _shortcut(*types_)
+    return None if how is None else how(upper, lower)
+
+
+@cache
+def _shortcut(upper: type, lower: type) -> Callable[..., Any] | None:
+    """How to fuse a machine of type `upper` feeding one of type `lower`, or None.
+
+    The first pair of `_pairs()` they are of; asked once per pair of types
+    (each stream's pipeline asks for each of its pairs).
+    """
     for upper_types, lower_types, how in _pairs():
-        if isinstance(upper, upper_types) and isinstance(lower, lower_types):
-            return how(upper, lower)
+        if issubclass(upper, upper_types) and issubclass(lower, lower_types):
+            return how
     return None
 
 

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
+from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
 
@@ -97,6 +98,19 @@ def test_read_gives_the_string_json_gives_or_none(later: str, expected: str | No
     template = Template.learn(LEARNT, "text", "hi", FREE)
     assert template is not None
     assert template.read(later) == expected
+    assert _compiled(LEARNT, "hi").read(later) == expected
+
+
+def _compiled(learnt: str, value: str) -> Template:
+    """The template of `learnt` reading with its one compiled pattern from the first read.
+
+    A template reads part by part until it has read often enough to compile
+    that pattern (`_shared._COMPILE_AT`); both readers must read alike.
+    """
+    template = Template.learn(learnt, "text", value, FREE)
+    assert template is not None
+    template._compile()
+    return template
 
 
 def _without_holes(value: Any) -> Any:
@@ -127,6 +141,7 @@ def test_whatever_a_template_reads_json_reads_the_same(
     start, stop = sorted(cut)
     edited = later[:start] + insert + later[stop:]
     read = template.read(edited)
+    assert _compiled(learnt, "seed").read(edited) == read
     if read is not None:
         value = json.loads(edited)  # never refused by json when the template took it
         assert value["text"] == read
@@ -463,3 +478,13 @@ def test_gemini_takes_the_shortcut_when_the_counts_change(reads: list[str | None
     # The first chunk is read whole (no answer yet), the second teaches the template.
     assert reads == ["c", "d", None]
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
+
+
+def test_free_fields_made_anew_for_each_learning_are_not_kept() -> None:
+    # `Template.learn` keeps each free dict's quoted fields (a decoder's constant);
+    # dicts made anew each time are dropped after a few dozen.
+    for n in range(100):
+        template = Template.learn(LEARNT, "text", "hi", dict(FREE))
+        assert template is not None
+        assert template.read(LEARNT.replace('"n":7', f'"n":{n}')) == "hi"
+    assert len(_shared._FIELDS) <= 64

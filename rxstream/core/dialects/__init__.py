@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
+from functools import cache
 from typing import Any, Protocol
 
 from ..._fast import takes_strings
@@ -145,6 +146,12 @@ def _attr(name: str, which: int) -> Any:
     module, *classes = _MODULES[_check_name(name)]
     attribute = classes[which]
     assert attribute is not None  # the names without a renderer are refused before
+    return _imported(module, attribute)
+
+
+@cache
+def _imported(module: str, attribute: str) -> Any:
+    """A dialect module's class, imported on first use (then kept: a decoder a stream)."""
     return getattr(importlib.import_module(f".{module}", __name__), attribute)
 
 

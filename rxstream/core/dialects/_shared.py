@@ -97,11 +97,22 @@ _TEXT, _STRING, _INTEGER = 0, 1, 2
 _STRING_TEXT = r'([^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*)'
 _PATTERNS = {
     # In a template a fixed text always follows an integer hole (the JSON after a
-    # number), so the pattern need not look past its last digit; a leading zero
-    # before another digit is no JSON number.
+    # number, never a digit), so the pattern need not look past its last digit; a
+    # leading zero before another digit is no JSON number.
     _INTEGER: r"-?(?!0[0-9])[0-9]{1,640}",
     _STRING: '"' + _STRING_TEXT.replace("(", "(?:", 1) + '"',
 }
+#: Each free hole's pattern, compiled, and the string's text and closing quote: what
+#: `Template` reads an event with part by part (see `Template.read`).
+_HOLES: dict[int, Callable[[str, int], re.Match[str] | None]] = {
+    kind: re.compile(pattern).match for kind, pattern in _PATTERNS.items()
+}
+_string_text: Callable[[str, int], re.Match[str] | None] = re.compile(_STRING_TEXT + '"').match
+#: The reads a `Template` makes part by part before it compiles its one pattern:
+#: compiling an event's pattern costs some 700 µs (a stream's ids make it new to
+#: `re`'s cache), which the compiled read, some 1.4 µs faster, pays back after
+#: about 500 reads; so a short stream never compiles one.
+_COMPILE_AT = 512
 
 
 class Template:
@@ -125,25 +136,20 @@ class Template:
     True
     """
 
-    __slots__ = ("_holes", "_match", "_pattern", "_prefix", "_suffix")
+    __slots__ = ("_after", "_before", "_lead", "_match", "_prefix", "_reads", "_suffix")
 
     def __init__(self, before: list[tuple[str, int]], after: list[tuple[int, str]]) -> None:
         # The text up to the string's opening quote: the fixed texts and the free
         # holes between them (`before`: each text and the hole after it, the last
         # one the string's), and after its closing quote (`after`: each hole and
-        # the text after it, the first hole the string's). One compiled pattern
-        # reads the whole event: a regular expression compares fixed text faster
-        # than a `startswith` and an `endswith` call, and the string's text is
-        # taken as it stands unless it has an escape (then `scanstring` reads it).
-        pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in before)
-        pattern += _STRING_TEXT + '"'
-        pattern += "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in after)
-        # Compiled on the first `read` (`skeleton` wants only the text around).
-        self._pattern = pattern
-        self._match: Callable[[str], re.Match[str] | None] | None = None
-        self._holes = len(before) + len(after) > 2
+        # the text after it, the first hole the string's).
+        self._before, self._after = before, after
         # The fixed text before and after the string (`around`, when there are no free holes).
         self._prefix, self._suffix = before[0][0], after[-1][1]
+        # The holes between the prefix and the string, each with the text after it.
+        self._lead = [(kind, text) for (_, kind), (text, _) in pairwise(before)]
+        self._reads = 0
+        self._match: Callable[[str], re.Match[str] | None] | None = None
 
     @classmethod
     def learn(
@@ -161,21 +167,20 @@ class Template:
         """
         if not value or type(data) is not str:
             return None
-        fields = [(key, _TEXT)]
-        for name, type_ in (free or {}).items():
-            fields.append((name, _INTEGER if type_ is int else _STRING))
         holes: list[tuple[int, int, int]] = []
-        for name, kind in fields:
-            quoted = f'"{name}"'
-            found = data.count(quoted)
-            if found == 0 and kind != _TEXT:
+        for quoted, kind in _fields(key, free):
+            at = data.find(quoted)
+            if at < 0:
+                if kind == _TEXT:
+                    return None
                 continue  # a free field this event does not have: none later either
-            if found != 1:
+            at += len(quoted)
+            if data.find(quoted, at) >= 0:
+                return None  # written twice
+            colon = _colon(data, at)
+            if colon is None:
                 return None
-            at = _after_blanks(data, data.index(quoted) + len(quoted))
-            if data[at : at + 1] != ":":
-                return None
-            at = _after_blanks(data, at + 1)
+            at = colon.end()
             if kind == _INTEGER:
                 number = _integer(data, at)
                 if number is None:
@@ -196,16 +201,16 @@ class Template:
                     at += 1  # the string's text, from after its quote (to after the closing one)
             holes.append((at, end, kind))
         holes.sort()
-        if any(end > start for (_, end, _), (start, _, _) in pairwise(holes)):
-            return None
         # Each hole with the fixed text before it, and the text after the last one.
         texts: list[tuple[str, int]] = []
         at = 0
         for start, end, kind in holes:
+            if start < at:
+                return None  # holes that overlap
             texts.append((data[at:start], kind))
             at = end
         rest = data[at:]
-        if "\\" in rest or any("\\" in text for text, _ in texts):
+        if "\\" in data and ("\\" in rest or any("\\" in text for text, _ in texts)):
             return None
         split = next(i for i, (_, kind) in enumerate(texts) if kind == _TEXT)
         before = texts[: split + 1]
@@ -216,17 +221,30 @@ class Template:
     @property
     def around(self) -> tuple[str, str]:
         """A template without free holes as `skeleton`'s (prefix, suffix); else `ValueError`."""
-        if self._holes:
+        if len(self._before) + len(self._after) > 2:
             raise ValueError("this template has free holes: no fixed prefix and suffix")
         return self._prefix, self._suffix
 
     def read(self, data: object) -> str | None:
-        """The string at the template's key in `data` if `data` fills the template in, else None."""
+        """The string at the template's key in `data` if `data` fills the template in, else None.
+
+        The first reads go part by part (`_read_parts`: each fixed text
+        compared with `startswith`, each hole matched by its kind's compiled
+        pattern); after `_COMPILE_AT` of them, the template's one pattern
+        (`_compile`) reads the whole event at once, which is faster, but costs
+        its compiling. The two read alike: the holes' patterns are the same,
+        and each is followed by fixed text it cannot match (a closing quote,
+        the JSON after a number), so matching part by part takes what the
+        whole pattern takes.
+        """
         if type(data) is not str:
             return None
         match = self._match
         if match is None:
-            match = self._match = re.compile(self._pattern).fullmatch
+            self._reads += 1
+            if self._reads < _COMPILE_AT:
+                return self._read_parts(data)
+            match = self._compile()
         found = match(data)
         if found is None:
             return None
@@ -234,6 +252,43 @@ class Template:
         if "\\" in text:
             return _scanstring(data, found.start(1))[0]
         return text
+
+    def _read_parts(self, data: str) -> str | None:
+        """`read`, part by part (no pattern of the template's own to compile)."""
+        prefix = self._prefix
+        if not (data.startswith(prefix) and data.endswith(self._suffix)):
+            return None  # (another kind of event mostly ends otherwise: told at once)
+        at = len(prefix)
+        for kind, text in self._lead:
+            hole = _HOLES[kind](data, at)
+            if hole is None or not data.startswith(text, hole.end()):
+                return None
+            at = hole.end() + len(text)
+        found = _string_text(data, at)
+        if found is None:
+            return None
+        start, at = at, found.end()
+        for kind, text in self._after:
+            if kind != _TEXT:
+                hole = _HOLES[kind](data, at)
+                if hole is None:
+                    return None
+                at = hole.end()
+            if not data.startswith(text, at):
+                return None
+            at += len(text)
+        if at != len(data):
+            return None
+        string: str = found[1]
+        return _scanstring(data, start)[0] if "\\" in string else string
+
+    def _compile(self) -> Callable[[str], re.Match[str] | None]:
+        """The template's one pattern, compiled: `read` from now on (see `read`)."""
+        pattern = "".join(re.escape(text) + _PATTERNS.get(kind, "") for text, kind in self._before)
+        pattern += _STRING_TEXT + '"'
+        pattern += "".join(_PATTERNS.get(kind, "") + re.escape(text) for kind, text in self._after)
+        match = self._match = re.compile(pattern).fullmatch
+        return match
 
 
 class Budget:
@@ -256,11 +311,28 @@ class Budget:
         return True
 
 
-def _after_blanks(data: str, at: int) -> int:
-    """The place of the first character at or after `at` that is not JSON whitespace."""
-    while data[at : at + 1] in (" ", "\t", "\r", "\n"):
-        at += 1
-    return at
+#: A key's colon, with the JSON whitespace around it.
+_colon: Callable[[str, int], re.Match[str] | None] = re.compile(r"[ \t\r\n]*:[ \t\r\n]*").match
+
+#: `_fields`'s answers: (key, id of free) -> (free, its fields).
+_FIELDS: dict[tuple[str, int], tuple[object, list[tuple[str, int]]]] = {}
+
+
+def _fields(key: str, free: dict[str, type] | None) -> list[tuple[str, int]]:
+    """`Template.learn`'s fields, quoted, with their kinds: `key`'s string, then each free one.
+
+    Kept per `free` (a decoder's module constant), which the entry holds, so
+    its id stays its own.
+    """
+    found = _FIELDS.get((key, id(free)))
+    if found is None or found[0] is not free:
+        fields = [(f'"{key}"', _TEXT)]
+        for name, type_ in (free or {}).items():
+            fields.append((f'"{name}"', _INTEGER if type_ is int else _STRING))
+        if len(_FIELDS) >= 64:
+            _FIELDS.clear()  # free dicts made anew for each call: keep none for long
+        found = _FIELDS[key, id(free)] = (free, fields)
+    return found[1]
 
 
 def stdlib_loads(data: str) -> JSON:

@@ -37,7 +37,7 @@ from .._base import (
     opt_str,
 )
 from .._json_paths import ArgumentsWriter, PathError, format_path, parse_path
-from .._shared import Budget, Template, dumps
+from .._shared import Budget, Template, dumps, load_with
 from .citations import _citations
 from .fields import finish_reason, server_parts, usage_of
 
@@ -87,6 +87,18 @@ _IDS_AND_CANDIDATES = frozenset(
 )
 #: The counts that make a `usageMetadata` the stream's usage (another object is left alone).
 _USAGE_COUNTS = frozenset({"totalTokenCount", "promptTokenCount", "candidatesTokenCount"})
+
+
+def _is_usage(counts: object) -> bool:
+    """Whether a chunk's `usageMetadata` is the stream's usage so far: the one rule of every path.
+
+    It is when it holds a token count; Vertex sends `{"trafficType": ...}`
+    before it has any, and a chunk may send `{}` after them: those leave the
+    usage so far as it was.
+    """
+    return type(counts) is dict and not _USAGE_COUNTS.isdisjoint(counts)
+
+
 #: The counts of `usageMetadata` that change from chunk to chunk (Gemini sends the
 #: counts so far with every chunk): the holes of a learnt chunk's `Template`.
 _COUNTS: dict[str, type] = dict.fromkeys(
@@ -141,9 +153,13 @@ class _Candidate:
         self.safety: JSON = None  # the last safetyRatings
 
 
+#: What `_usual_typed` and `_usual_dict` found of a usual chunk (see `_usual_typed`).
+_Usual = tuple[_Candidate, int, str, bool, bool]
+
 #: A chunk but for its one part's text (see `GeminiDecoder._learn`): its
-#: `Template`, whether its usage counts are holes, the candidate's state and
-#: index, and whether the part is a thought.
+#: `Template`, whether its `usageMetadata` is the usage (`_is_usage`: then
+#: its counts are holes, read when needed), the candidate's state and index,
+#: and whether the part is a thought.
 _Skeleton = tuple[Template, bool, _Candidate, int, bool]
 
 
@@ -171,6 +187,9 @@ class GeminiDecoder(DialectDecoder):
         self._candidates: dict[int, _Candidate] = {}
         self._unfinished = 0  # candidates seen without their finishReason yet
         self._usage: JSONObject | None = None
+        # A chunk a template read whose `usageMetadata` is the usage, not read yet
+        # (see `_usage_so_far`): a later chunk's usage makes reading it needless.
+        self._counted: str | None = None
         self._id: JSON = None
         self._model: JSON = None
         self._created: JSON = None
@@ -229,12 +248,14 @@ class GeminiDecoder(DialectDecoder):
         if skeleton is not None:
             template, counts, state, choice, thought = skeleton
         # The last chunk read by its text alone whose usage counts are holes: its
-        # `usageMetadata` is the decoder's usage, read when it is needed.
+        # `usageMetadata` is the decoder's usage, read when it is needed (it is
+        # not, when a later chunk brings its own: see `_usage_so_far`).
         counted: str | None = None
         try:
             for item in items:
                 count += 1
                 chunk: Any = _UNREAD
+                data: Any = None
                 if answered and type(item) is str:
                     if skeleton is not None:
                         text = template.read(item)
@@ -250,7 +271,7 @@ class GeminiDecoder(DialectDecoder):
                                 counted = item
                             continue
                     if counted is not None:
-                        self._usage, counted = self._counts(counted), None
+                        self._counted, counted = counted, None
                     if read is not None:
                         try:
                             chunk = read(item)
@@ -280,8 +301,8 @@ class GeminiDecoder(DialectDecoder):
                 self._items = count
                 skeleton = None  # what it stood for may have changed
                 if counted is not None:
-                    self._usage, counted = self._counts(counted), None
-                out += self._one(item, chunk)
+                    self._counted, counted = counted, None
+                out += self._one(item, chunk, data if type(data) is dict else None)
                 if self._done:
                     return
                 answered = self._gave_answer
@@ -290,21 +311,39 @@ class GeminiDecoder(DialectDecoder):
             self._items = count
             self._skeleton = skeleton
             if counted is not None:
-                self._usage = self._counts(counted)
+                self._counted = counted
+
+    def _take_usage(self, counts: JSON) -> bool:
+        """Take a chunk's `usageMetadata` as the usage so far if it is one (`_is_usage`)."""
+        if not _is_usage(counts):
+            return False
+        self._usage, self._counted = counts, None
+        return True
+
+    def _usage_so_far(self) -> JSONObject | None:
+        """The usage so far: the last `usageMetadata` taken, or a template-read chunk's after it."""
+        if self._counted is not None:
+            self._usage, self._counted = self._counts(self._counted), None
+        return self._usage
 
     def _counts(self, item: str) -> JSONObject:
-        """The `usageMetadata` of a chunk a template read (so: an object with counts)."""
-        chunk: Any = self._loads(item)
+        """The `usageMetadata` of a chunk a template read whose counts are holes (an object).
+
+        Read as the plain path reads it: the standard library has the last
+        word on what msgspec refuses (a lone surrogate in the text).
+        """
+        chunk: Any = load_with(item, self._fast)
         counts: JSONObject = chunk["usageMetadata"]
         return counts
 
     def _usual_typed(
         self, chunk: Any, ids: tuple[JSON, JSON, JSON], out: list[Delta]
-    ) -> tuple[_Candidate, int, str, bool] | None:
+    ) -> _Usual | None:
         """A typed chunk's deltas into `out` if it is the usual one; None (nothing done) if not.
 
         Returns (the candidate's state, its index, the text of its one part
-        or "" when it has none or several, whether that is a thought).
+        or "" when it has none or several, whether that is a thought, whether
+        its `usageMetadata` is the usage: see `_is_usage`).
         """
         candidates = chunk.candidates
         if (
@@ -335,13 +374,11 @@ class GeminiDecoder(DialectDecoder):
             if len(content.parts) == 1:
                 found = (state, choice, content.parts[0].text, content.parts[0].thought)
         counts = chunk.usage_metadata
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
-            self._usage = counts
-        return found
+        return (*found, self._take_usage(counts))
 
     def _usual_dict(
         self, chunk: JSONObject, ids: tuple[JSON, JSON, JSON], out: list[Delta]
-    ) -> tuple[_Candidate, int, str, bool] | None:
+    ) -> _Usual | None:
         """`_usual_typed` for a chunk decoded to dicts (`_general`'s and `_candidate`'s rules)."""
         if (
             not _IDS_AND_CANDIDATES.issuperset(chunk)
@@ -388,12 +425,17 @@ class GeminiDecoder(DialectDecoder):
             else:
                 state.texts.append(text)
                 out.append(_text(text, choice))
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
-            self._usage = counts
-        return (state, choice, text, thought)
+        return (state, choice, text, thought, self._take_usage(counts))
 
     def _learn(
-        self, item: str, count: int, state: _Candidate, choice: int, text: str, thought: bool
+        self,
+        item: str,
+        count: int,
+        state: _Candidate,
+        choice: int,
+        text: str,
+        thought: bool,
+        counted: bool,
     ) -> _Skeleton | None:
         """The chunk `item` (item number `count`, its one part holding `text`) learnt, or None.
 
@@ -404,25 +446,30 @@ class GeminiDecoder(DialectDecoder):
         that string. Only for a chunk that says so beyond doubt: no escape
         outside the string (so no key spelled in two ways, no key twice
         unseen), the key `"text"` once, and the string there is the text read.
-        As often as the `Budget` allows.
+        As often as the `Budget` allows. `counted`: its `usageMetadata` was
+        the usage (`_is_usage`), so a later one filling in the holes is too
+        (it has the same keys); else a later one is not either.
         """
         if not text or not self._budget.take(count):
             return None
         template = Template.learn(item, "text", text, _COUNTS)
         if template is None:
             return None
-        return (template, "usageMetadata" in item, state, choice, thought)
+        return (template, counted, state, choice, thought)
 
-    def _one(self, item: Any, chunk: Any) -> list[Delta]:
+    def _one(self, item: Any, chunk: Any, parsed: JSONObject | None = None) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
 
         `chunk`: the typed read of `item`, None when it failed (or there is
         none: the standard library), `_UNREAD` when it was not tried.
+        `parsed`: the object the standard library read `item` as, if it did.
         """
         try:
             typed = None if chunk is None or chunk is _UNREAD else self._typed(chunk)
             if typed is not None:
                 got = typed
+            elif parsed is not None:
+                got = self._general_read(parsed, item, "message", item)
             elif type(item) is str and chunk is not _UNREAD:
                 got = self._general(item, "message", item)
             else:
@@ -464,6 +511,10 @@ class GeminiDecoder(DialectDecoder):
             chunk = self._loads(data)
         except (ValueError, TypeError, RecursionError):
             chunk = None
+        return self._general_read(chunk, data, event, frame)
+
+    def _general_read(self, chunk: JSON, data: str, event: str, frame: _Frame) -> list[Delta]:
+        """`_general` once `data` was read (`chunk`: what the first loader made of it, or None)."""
         if type(chunk) is not dict:
             chunk = self._not_object(data, event, frame)
             if chunk is None:
@@ -485,8 +536,7 @@ class GeminiDecoder(DialectDecoder):
         if counts is not None:
             if type(counts) is not dict:
                 raise ShapeError("usageMetadata", "an object", counts)
-            if not _USAGE_COUNTS.isdisjoint(counts):
-                self._usage = counts
+            self._take_usage(counts)
         if (
             chunk.get("responseId") != self._id
             or chunk.get("modelVersion") != self._model
@@ -497,8 +547,8 @@ class GeminiDecoder(DialectDecoder):
             self._chunk_fields(chunk, bool(candidates), out)
         if self._done or (self._unfinished == 0 and self._candidates):
             self._done = True
-            if self._usage is not None:
-                out.append(usage_of(self._usage))
+            if (usage := self._usage_so_far()) is not None:
+                out.append(usage_of(usage))
         return out
 
     def _typed(self, chunk: Any) -> list[Delta] | None:
@@ -548,8 +598,7 @@ class GeminiDecoder(DialectDecoder):
             if reason is not None:
                 self._finish_typed(state, choice, f"candidates[{n}]", reason, out)
         counts = chunk.usage_metadata
-        if counts is not None and not _USAGE_COUNTS.isdisjoint(counts):
-            self._usage = counts
+        self._take_usage(counts)
         rid, model, created = chunk.response_id, chunk.model_version, chunk.create_time
         if rid != self._id or model != self._model or created != self._created:
             data: JSONObject = {}
@@ -563,8 +612,8 @@ class GeminiDecoder(DialectDecoder):
                 out.append(Metadata(data))
         if self._unfinished == 0 and states:
             self._done = True
-            if self._usage is not None:
-                out.append(usage_of(self._usage))
+            if (usage := self._usage_so_far()) is not None:
+                out.append(usage_of(usage))
         return out
 
     def _finish_typed(
@@ -920,8 +969,8 @@ class GeminiDecoder(DialectDecoder):
                     self._finish_candidate(candidate, state, choice, where, reason, out)
             if out and self._unfinished == 0:
                 self._done = True
-                if self._usage is not None:
-                    out.append(usage_of(self._usage))
+                if (usage := self._usage_so_far()) is not None:
+                    out.append(usage_of(usage))
         return out + super()._end()
 
     def _citation_sources(self, cited: JSON, state: _Candidate, where: str) -> None:
