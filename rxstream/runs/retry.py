@@ -22,8 +22,10 @@ How a run goes (one subscription):
   go on on the same route while its attempts last and its error is worth retrying, then
   on the next route (the partial goes over in that dialect's terms).
 - At the end, a `Metadata` item lists the attempts (`Message.metadata["attempts"]`) and,
-  when an earlier attempt reported usage, a `Usage` item sums every attempt's
-  (`accumulate_message` keeps the last `Usage`, so the final message has the sum).
+  when an earlier attempt reported usage or died after output (its usage then
+  estimated: `rxstream.runs._estimate`, marked `"estimated": True`), a `Usage` item
+  sums every attempt's, provided some attempt reported one (`accumulate_message` keeps
+  the last `Usage`, so the final message has the sum).
 
 Waits run on a reactivex scheduler: the one given, else the one the subscription was made
 with, else the current thread (sync clients: an event a dispose sets ends the wait) or the
@@ -83,6 +85,7 @@ from ..models import (
     Usage,
 )
 from ..operators.continuation import continue_from
+from ._estimate import estimated_usage
 
 __all__ = [
     "AFTER_OUTPUT",
@@ -367,6 +370,8 @@ class Resume:
         carry: whether the consumer's answer carries on through `source` (a
             continuation): what was emitted stays the answer so far, and a
             failure before the new attempt's own output is still after output.
+        messages: the messages `source` asks with, when not the leg's own (a
+            continuation's): what an estimate of its usage counts.
 
     The run decides where it goes on (the same leg while its attempts last
     and the error is worth retrying, else the next leg) and how long it waits
@@ -376,6 +381,7 @@ class Resume:
     source: Observable[Delta]
     before: tuple[Any, ...] = ()
     carry: bool = False
+    messages: tuple[Mapping[str, Any] | Message, ...] | None = None
 
 
 class AfterOutput(Protocol):
@@ -440,7 +446,7 @@ class ContinueAfterOutput:
         source = came.route.dialect if came.route is not None else None
         asked = continuation_messages(goes.route.dialect, goes.messages, shown, source=source)
         trimmed = continue_from(shown, attempt=attempt, reason=_reason(error))
-        return Resume(goes.rebuild(asked).pipe(trimmed), carry=True)
+        return Resume(goes.rebuild(asked).pipe(trimmed), carry=True, messages=tuple(asked))
 
 
 def _reason(error: StreamError) -> str:
@@ -478,6 +484,7 @@ class RetryRun:
     """
 
     __slots__ = (
+        "_asked",
         "_began",
         "_carry",
         "_context",
@@ -492,6 +499,7 @@ class RetryRun:
         "_retries",
         "_scheduler",
         "_serial",
+        "_start",
         "_usage",
         "_wait",
     )
@@ -519,6 +527,8 @@ class RetryRun:
         self._output = False
         self._carry = False  # the next attempt continues the answer so far
         self._usage: Usage | None = None
+        self._asked = legs[0].messages  # the messages of the current attempt
+        self._start = 0  # where the current attempt's items begin in `_emitted`
         self._began = scheduler.now
         # The OpenTelemetry context of the subscription: every attempt's span is its
         # child, also for an attempt a timer starts (where it is not current).
@@ -542,6 +552,7 @@ class RetryRun:
         else:
             self._output = False
             self._emitted = []
+        self._start = len(self._emitted)
         self._usage = None
         inner = SingleAssignmentDisposable()
         self._serial.disposable = inner
@@ -582,7 +593,10 @@ class RetryRun:
         self._record(None)
         self._observer.on_next(Metadata({"attempts": list(self._records)}))
         earlier = [r["usage"] for r in self._records[:-1] if r["usage"] is not None]
-        if earlier:
+        # Summed when the provider reports usage (an estimate alone is not a usage: it
+        # stays in the records).
+        reported = self._usage is not None or any(not u.get("estimated") for u in earlier)
+        if earlier and reported:
             self._observer.on_next(_summed(self._usage, earlier))
         self._observer.on_completed()
 
@@ -602,11 +616,13 @@ class RetryRun:
             return
         if wait is not None:
             self._retries += 1
+            self._asked = self._legs[self._leg].messages
             self._later(wait, self._legs[self._leg].source, error)
             return
         if self._leg + 1 < len(self._legs):
             self._leg += 1
             self._retries = 0
+            self._asked = self._legs[self._leg].messages
             self._later(0.0, self._legs[self._leg].source, error)
             return
         self._give_up(reason, error)
@@ -678,6 +694,7 @@ class RetryRun:
         else:
             self._retries += 1
         self._carry = resume.carry
+        self._asked = resume.messages if resume.messages is not None else self._legs[leg].messages
         self._later(wait, resume.source, error)
 
     def _way_on(self, error: StreamError) -> tuple[int, float] | None:
@@ -697,16 +714,25 @@ class RetryRun:
 
     def _record(self, error: StreamError | None) -> None:
         leg = self._legs[self._leg]
-        usage = self._usage
         self._records.append(
             {
                 "route": leg.route.describe() if leg.route is not None else None,
                 "error": str(error) if error is not None else None,
                 "error_type": type(error).__name__ if error is not None else None,
                 "wait": self._wait,
-                "usage": _usage_record(usage) if usage is not None else None,
+                "usage": self._attempt_usage(error),
             }
         )
+
+    def _attempt_usage(self, error: StreamError | None) -> JSONObject | None:
+        """The attempt's usage record: as reported; estimated when it died after output
+        without one (it was billed); None when it reported none otherwise."""
+        if self._usage is not None:
+            return _usage_record(self._usage)
+        own = self._emitted[self._start :]
+        if error is None or not any(_is_output(item) for item in own):
+            return None
+        return estimated_usage(own, self._asked)
 
 
 def _current_context() -> Any:
@@ -862,7 +888,8 @@ def chat(
     attempts (see `rxstream.runs.retry`): silent retries before output, then the
     next route; after output, `retry.after_output`. The final `Message` of
     `accumulate_message()` lists the attempts in `metadata["attempts"]` (route,
-    error, wait, usage) and its usage sums every attempt's.
+    error, wait, usage) and its usage sums every attempt's (an attempt cut after
+    output without a usage of its own is estimated, and marked `"estimated": True`).
 
     Args:
         client: an `httpx.Client` or `httpx.AsyncClient` (as `rs.from_request`).

@@ -65,6 +65,7 @@ def api() -> Iterator[str]:
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
             "REDIS_URL": redis_server.url,
             "CHAT_BASE_URL": model.base_url,
+            "CHAT_API_KEY": "sk-test",  # the scripted model takes any key
         }
         command = [sys.executable, "-m", "examples.ai_sdk_chat", "--port", str(port)]
         process = subprocess.Popen(

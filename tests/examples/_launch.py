@@ -55,6 +55,7 @@ def launched(
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "REDIS_URL": redis_url,
         "CHAT_BASE_URL": base_url,
+        "CHAT_API_KEY": "sk-test",  # the scripted model takes any key
         **(env or {}),
     }
     with tempfile.TemporaryDirectory(prefix="rxstream-chat-") as tmp:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ import reactivex
 import redis
 
 import rxstream as rs
+from rxstream.cli._apis import APIS
 from rxstream.models import StreamEntry
 from rxstream.testing import FakeLLMServer, RedisServer, Scenario
 from rxstream.testing.redis_server import find_redis_server
@@ -35,7 +37,35 @@ from ._launch import App, launched
 
 PACE = 0.02
 ANSWER = fake_answer(PACE)
-EXPECTED = ANSWER.deltas()
+
+
+def attempts(*records: tuple[str, str | None, Any]) -> rs.Metadata:
+    """The `Metadata` a run ends with: one record per (dialect, error type, usage or ANY)."""
+    return rs.Metadata(
+        {
+            "attempts": [
+                {
+                    "route": {"dialect": dialect, "model": APIS[dialect].default_model},
+                    "error": mock.ANY if error else None,
+                    "error_type": error,
+                    "wait": mock.ANY,
+                    "usage": _usage_record(usage) if isinstance(usage, rs.Usage) else usage,
+                }
+                for dialect, error, usage in records
+            ]
+        }
+    )
+
+
+def _usage_record(usage: rs.Usage) -> dict[str, int | None]:
+    names = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
+    return {**{n: getattr(usage, n) for n in names}, "cached_tokens": usage.cached_tokens}
+
+
+DELTAS = ANSWER.deltas()
+USAGE = next(d for d in DELTAS if isinstance(d, rs.Usage))
+#: What the app stores: the answer, then the record of its one attempt.
+EXPECTED = [*DELTAS, attempts(("openai-chat", None, USAGE))]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +84,13 @@ def model() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def app(redis_url: str, model: FakeLLMServer) -> Iterator[App]:
-    with launched(redis_url=redis_url, base_url=model.base_url) as running:
+    # The fallback route: the same scripted model, in Anthropic's dialect.
+    fallback = {
+        "CHAT_FALLBACK_API": "anthropic",
+        "CHAT_FALLBACK_BASE_URL": fake_base_url(model, "anthropic"),
+        "CHAT_FALLBACK_API_KEY": "sk-test",
+    }
+    with launched(redis_url=redis_url, base_url=model.base_url, env=fallback) as running:
         yield running
 
 
@@ -233,19 +269,55 @@ def test_bad_ids_and_unknown_chats(app: App, answer: FakeLLMServer) -> None:
         read(app, chat_id, last_event_id="1-0")
 
 
-def test_the_models_error_reaches_the_client_as_its_class(app: App, answer: FakeLLMServer) -> None:
-    answer.serve(Scenario(steps=(*ANSWER.steps[:3], Fail("Overloaded", type="overloaded_error"))))
-    chat_id, _ = start(app)
+def events(app: App, chat_id: str) -> tuple[list[Any], list[Exception]]:
+    """Every item of a chat's events, and the error it ended with."""
     items: list[Any] = []
     errors: list[Exception] = []
     with httpx.Client(timeout=30) as client:
         rs.from_request(client, "GET", f"{app.url}/chat/{chat_id}/events").pipe(
             rs.sse_frames(), rs.decode("rxstream")
         ).subscribe(items.append, errors.append)
+    return items, errors
+
+
+def test_the_models_error_reaches_the_client_as_its_class(app: App, answer: FakeLLMServer) -> None:
+    # An error that asking again cannot mend: the fallback route is asked to continue (and
+    # fails the same way), then the error goes to the client.
+    answer.serve(
+        Scenario(steps=(*ANSWER.steps[:3], Fail("Bad input", type="invalid_request_error")))
+    )
+    requests_before = len(answer.requests)
+    chat_id, _ = start(app)
+    items, errors = events(app, chat_id)
     [error] = errors
     assert isinstance(error, rs.ProviderError)
-    assert (error.type, error.message) == ("overloaded_error", "Overloaded")
-    assert items == Scenario(steps=ANSWER.steps[:3]).deltas()
+    assert (error.type, error.message) == ("invalid_request_error", "Bad input")
+    first = Scenario(steps=ANSWER.steps[:3]).deltas()
+    assert items[: len(first)] == first
+    assert _message(items).content == _message(first).content  # nothing shown twice
+    paths = [r.path for r in answer.requests[requests_before:]]
+    assert paths == ["/v1/chat/completions", "/v1/messages"]
+
+
+def test_a_provider_that_refuses_falls_back_to_the_other_route(
+    app: App, answer: FakeLLMServer
+) -> None:
+    refused = Scenario(status=400, body={"error": {"message": "no", "type": "invalid_request"}})
+    answer.serve(refused, ANSWER)
+    requests_before = len(answer.requests)
+    chat_id, _ = start(app)
+    items, errors = events(app, chat_id)
+    assert errors == []
+    message = _message(items)
+    assert message.content == _message(DELTAS).content
+    assert (
+        message.metadata["attempts"]
+        == attempts(("openai-chat", "HTTPStatusError", None), ("anthropic", None, mock.ANY)).data[
+            "attempts"
+        ]
+    )
+    paths = [r.path for r in answer.requests[requests_before:]]
+    assert paths == ["/v1/chat/completions", "/v1/messages"]
 
 
 def test_a_worker_that_shuts_down_mid_answer_ends_its_stream_with_a_clear_error(
@@ -319,3 +391,11 @@ def test_settings_from_the_environment() -> None:
     assert Provider.from_env({}) == Provider("openai-chat", None, None, None)
     with pytest.raises(ValueError, match="CHAT_API must be one of"):
         Provider.from_env({"CHAT_API": "telepathy"})
+    fallback = Provider.from_env(
+        {"CHAT_FALLBACK_API": "gemini", "CHAT_FALLBACK_MODEL": "g", "CHAT_FALLBACK_API_KEY": "k2"}
+    ).fallback
+    assert fallback == (rs.Route("gemini", "g", api_key="k2"),)
+    (default,) = Provider.from_env({"CHAT_FALLBACK_API": "anthropic"}).fallback
+    assert default == rs.Route("anthropic", APIS["anthropic"].default_model)
+    with pytest.raises(ValueError, match="CHAT_FALLBACK_API must be one of"):
+        Provider.from_env({"CHAT_FALLBACK_API": "telepathy"})

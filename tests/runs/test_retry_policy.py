@@ -413,8 +413,11 @@ def test_a_resume_on_another_leg_is_recorded_under_its_route(
     items: list[Any] = []
     retry_module._resilient(legs, policy, scheduler, async_=False).subscribe(items.append)
     scheduler.advance_by(10.0)
-    attempts = items[-1].data["attempts"]
+    (metadata,) = [i for i in items if isinstance(i, rs.Metadata)]
+    attempts = metadata.data["attempts"]
     assert [a["route"]["dialect"] for a in attempts] == ["gemini", "ollama"]
+    assert attempts[0]["usage"]["estimated"] is True  # "Hel" was streamed, then cut
+    assert items[-1] is metadata  # no usage was reported: an estimate alone is not summed
     assert second.subscribed_at == [0.0]
 
 
