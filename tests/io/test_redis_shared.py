@@ -1,6 +1,6 @@
 """One Redis read per key per process: followers of a key share one `XREAD` loop.
 
-The rules first, without Redis (`rxstream.io._redis_follow.Feed`, fed by hand):
+The rules first, without Redis (`rxstream.io.redis.feed.Feed`, fed by hand):
 who gets which entries when a follower joins a feed that is ahead of it (its
 backlog read while the feed reads on), behind it, or slower than it. Then
 against a real `redis-server`: many followers, one blocked read; a joiner
@@ -22,8 +22,8 @@ from reactivex.subject import Subject
 
 import rxstream as rs
 from rxstream.core import wire
-from rxstream.io._redis_entries import entries_of, item_payload
-from rxstream.io._redis_follow import MAX_QUEUED, Feed, FollowPlan, Member
+from rxstream.io.redis.entries import entries_of, item_payload
+from rxstream.io.redis.feed import MAX_QUEUED, Feed, FollowPlan, Member
 from rxstream.testing.redis_server import RedisServer
 
 from .redis_helpers import TIMEOUT, Outcome, aclient, arun, client, until

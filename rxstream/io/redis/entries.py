@@ -40,9 +40,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ..core import wire
-from ..errors import StoredStreamError, StreamError, StreamTimeoutError, excerpt
-from ..models import StreamEntry
+from ...core import wire
+from ...errors import StoredStreamError, StreamError, StreamTimeoutError, excerpt
+from ...models import StreamEntry
 
 __all__ = [
     "START_SCRIPT",

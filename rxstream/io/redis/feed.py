@@ -10,7 +10,7 @@ shared by every follower of it in a process; the rules only, without I/O.
 - `Member` is one follower in a feed: the batches queued for it, and what it
   still skips.
 
-The shells in `rxstream.io.redis_streams` send the commands and wake the
+The shells in `rxstream.io.redis.follower` send the commands and wake the
 followers (a thread per feed for a sync client, a task for an async one).
 
 Joining a feed that is already reading (the race between a joiner's backlog
@@ -49,9 +49,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import StoredStreamError, StreamError, excerpt
-from ..models import StreamEntry
-from ._redis_entries import EntryReader, Reply, entries_of, parse_id
+from ...errors import StoredStreamError, StreamError, excerpt
+from ...models import StreamEntry
+from .entries import EntryReader, Reply, entries_of, parse_id
 
 __all__ = [
     "BACKLOG_COUNT",
