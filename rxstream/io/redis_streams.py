@@ -5,17 +5,10 @@ re-exported here unchanged (this path stays supported), with
 `map_redis_error` and `gone_cause` for tools that read Redis's errors.
 """
 
-from .redis import AsyncPipeline, AsyncRedis, SyncPipeline, SyncRedis
+from . import redis
 from .redis import from_redis_stream as from_redis_stream
 from .redis import to_redis_stream as to_redis_stream
 from .redis.client import map_redis_error as map_redis_error
 from .redis.feed import gone_cause as gone_cause
 
-__all__ = [
-    "AsyncPipeline",
-    "AsyncRedis",
-    "SyncPipeline",
-    "SyncRedis",
-    "from_redis_stream",
-    "to_redis_stream",
-]
+__all__ = redis.__all__

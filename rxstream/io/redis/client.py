@@ -8,7 +8,6 @@ not, where it connects, how long a read may block) and checks arguments.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 from datetime import timedelta
@@ -34,7 +33,6 @@ __all__ = [
     "is_async",
     "map_redis_error",
     "poll_of",
-    "running_loop",
     "where_of",
 ]
 
@@ -145,13 +143,6 @@ def poll_of(client: object, default: float) -> float:
     if isinstance(limit, int | float) and limit > 0:
         return min(default, limit / 2)
     return default
-
-
-def running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def check_key(key: object) -> None:

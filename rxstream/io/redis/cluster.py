@@ -25,6 +25,7 @@ __all__ = [
     "asend",
     "asend_all",
     "failing_over",
+    "pipeline_of",
     "refresh",
     "send",
     "send_all",
@@ -91,11 +92,21 @@ class Failover:
         return delay
 
 
-def _raise_failover(replies: list[Any], client: object) -> None:
-    """Raise a reply (of a pipeline sent with `raise_on_error=False`) that a failover explains."""
+def pipeline_of(client: Any, commands: list[tuple[Any, ...]]) -> Any:
+    """A pipeline (no transaction) of `client` holding `commands`, not sent yet."""
+    pipe = client.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe
+
+
+def _checked(replies: list[Any], client: object) -> list[Any]:
+    """`replies` (of a pipeline sent with `raise_on_error=False`), or the one a failover explains
+    raised."""
     for reply in replies:
         if isinstance(reply, Exception) and failing_over(reply, client):
             raise reply
+    return replies
 
 
 def send(client: SyncRedis, command: tuple[Any, ...]) -> Any:
@@ -138,13 +149,9 @@ def send_all(
     """Send `commands` in one pipeline, again while a master fails over; the replies."""
     failover = Failover()
     while True:
-        pipe = client.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
+        pipe = pipeline_of(client, commands)
         try:
-            replies = pipe.execute(raise_on_error=raise_on_error)
-            _raise_failover(replies, client)
-            return replies
+            return _checked(pipe.execute(raise_on_error=raise_on_error), client)
         except Exception as exc:
             time.sleep(failover.wait(exc, client))
 
@@ -154,12 +161,8 @@ async def asend_all(
 ) -> list[Any]:
     failover = Failover()
     while True:
-        pipe = client.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
+        pipe = pipeline_of(client, commands)
         try:
-            replies = await pipe.execute(raise_on_error=raise_on_error)
-            _raise_failover(replies, client)
-            return replies
+            return _checked(await pipe.execute(raise_on_error=raise_on_error), client)
         except Exception as exc:
             await asyncio.sleep(failover.wait(exc, client))

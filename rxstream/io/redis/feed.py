@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import StoredStreamError, StreamError, excerpt
 from ...models import StreamEntry
@@ -57,6 +57,7 @@ __all__ = [
     "BACKLOG_COUNT",
     "MAX_QUEUED",
     "READ_COUNT",
+    "Backlog",
     "Feed",
     "FollowPlan",
     "Member",
@@ -243,12 +244,53 @@ class Member:
             return True, batch
         return True, got
 
+    def next(self) -> tuple[Literal["batch", "wait", "rejoin", "end"], Any]:
+        """What the follower does next: take a batch, wait for one, join the feed again
+        (it was dropped for being slow), or end (with None or the feed's error)."""
+        has, got = self.pop()
+        if not has:
+            return ("rejoin" if self.detached else "wait"), None
+        return ("batch" if isinstance(got, list) else "end"), got
+
     def drop(self) -> None:
         """Leave the feed for being slow: what is queued is read again, from Redis, on joining."""
         self.queue.clear()
         self.queued = 0
         self.pending = None
         self.detached = True
+
+
+class Backlog:
+    """A joiner's backlog: the `XRANGE`s from its reader's position up to where the feed stood.
+
+    Args:
+        plan: the joiner's plan (its reader reads the backlog).
+        mark: what `Feed.join` returned: the feed's position and the number it expects next.
+    """
+
+    def __init__(self, plan: FollowPlan, mark: tuple[str, int]) -> None:
+        self._plan = plan
+        self._upto, self._expected = mark
+        self._target = id_key(self._upto)
+        self._exhausted = False  # an XRANGE came back empty: what is left is gone
+
+    def command(self) -> tuple[Any, ...] | None:
+        """The next `XRANGE`, or None once the backlog is read (its reader then stands at
+        the feed's position, or fails on the entries that are gone)."""
+        reader = self._plan.reader
+        if not (self._exhausted or reader.done) and id_key(reader.position) < self._target:
+            return self._plan.backlog(self._upto)
+        reader.reached(self._upto, self._expected)
+        return None
+
+    def received(self, reply: Reply) -> list[Any]:
+        """The items of an `XRANGE`'s reply (none, possibly)."""
+        entries = entries_of(reply, xread=False)
+        if not entries:
+            self._exhausted = True
+            return []
+        self._plan.existed = True
+        return self._plan.reader.feed(entries)
 
 
 class Feed:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import timedelta
-from typing import Any, ClassVar, Literal, overload
+from typing import Any, ClassVar, Generic, Literal, TypeVar, overload
 
 from reactivex import Observable, abc
 
@@ -37,11 +37,12 @@ from .client import (
     poll_of,
     where_of,
 )
-from .cluster import asend, asend_all, send, send_all
-from .entries import entries_of
-from .feed import Feed, FollowPlan, Member, diagnosis, explained, explains, id_key
+from .cluster import asend, asend_all, pipeline_of, send, send_all
+from .feed import Backlog, Feed, FollowPlan, Member, diagnosis, explained, explains
 
 __all__ = ["from_redis_stream"]
+
+C = TypeVar("C")  # the client: SyncRedis or AsyncRedis
 
 
 @overload
@@ -147,6 +148,20 @@ def from_redis_stream(
     return sync_source(follower.batches, scheduler)
 
 
+class _Follower(Generic[C]):
+    """What a follower's shell is given: the client, the key, each subscription's plan
+    (made anew for each), how long one read blocks, and where the client connects."""
+
+    def __init__(
+        self, client: C, key: str, plan: Callable[[], FollowPlan], poll: float, where: str
+    ) -> None:
+        self._client = client
+        self._key = key
+        self._plan = plan
+        self._poll = poll
+        self._where = where
+
+
 class _SyncFeed:
     """The thread that reads one key for every sync follower of it with one client.
 
@@ -216,37 +231,39 @@ class _SyncFeed:
                 del self._feeds[slot]
 
     def _run(self) -> None:
-        feed = self.feed
+        error: Exception | None
         try:
-            while True:
-                with self.lock:
-                    if feed.closed:
-                        return
-                    command = feed.command(time.monotonic(), self.poll)
-                reply = send(self.client, command)
-                with self.lock:
-                    if feed.closed:
-                        return
-                    feed.received(reply, time.monotonic())
-                    if not feed.reader.done:
-                        continue
-                error: Exception | None = feed.reader.failure
-                if error is not None and explains(error):
-                    error = explained(error, _diagnosis(self.client, self.key))
-                with self.lock:
-                    feed.finish(error)
-                return
-        except Exception as exc:
-            error = map_redis_error(exc, self.key, self.where) or exc
-            if explains(error):
-                error = explained(error, _diagnosis(self.client, self.key))
+            try:
+                if not self._read():
+                    return
+                error = self.feed.reader.failure
+            except Exception as exc:
+                error = exc
+            if error is not None:
+                error = _failure(self.client, self.key, self.where, error)
             with self.lock:
-                feed.finish(error)
+                self.feed.finish(error)
         finally:
             self._forget()
 
+    def _read(self) -> bool:
+        """`XREAD` until the feed's reader is done (True) or the feed is closed (False)."""
+        feed = self.feed
+        while True:
+            with self.lock:
+                if feed.closed:
+                    return False
+                command = feed.command(time.monotonic(), self.poll)
+            reply = send(self.client, command)
+            with self.lock:
+                if feed.closed:
+                    return False
+                feed.received(reply, time.monotonic())
+                if feed.reader.done:
+                    return True
 
-class _SyncFollower:
+
+class _SyncFollower(_Follower[SyncRedis]):
     """The read loop of `from_redis_stream` for `redis.Redis`: one `FollowPlan` per subscription.
 
     `batches` is what `sync_source` reads: the subscription opens (resumes)
@@ -254,54 +271,39 @@ class _SyncFollower:
     backlog, if the feed is ahead of it), then takes the feed's batches.
     """
 
-    def __init__(
-        self,
-        client: SyncRedis,
-        key: str,
-        plan: Callable[[], FollowPlan],
-        poll: float,
-        where: str,
-    ) -> None:
-        self._client = client
-        self._key = key
-        self._plan = plan
-        self._poll = poll
-        self._where = where
-
     def batches(self, handle: Handle) -> Iterator[list[Any]]:
         """The items, a batch at a time, to the end or until disposed."""
         plan = self._plan()
         woken = threading.Event()
         member = Member(plan, woken.set)
         shell: _SyncFeed | None = None
-        delivered: Exception | None = None
+        end: Exception | None = None
         try:
             try:
                 self._open(plan)
                 while not plan.done:
-                    shell, backlog = _SyncFeed.join(
+                    shell, mark = _SyncFeed.join(
                         self._client, self._key, member, self._poll, self._where
                     )
-                    if backlog is not None:
-                        yield from self._backlog(plan, backlog)
+                    if mark is not None:
+                        yield from self._backlog(Backlog(plan, mark))
                         if plan.done:
                             break
                         if not shell.settle(member):
                             continue  # dropped meanwhile, for being slow: join again
-                    outcome = yield from self._live(shell, member, woken, handle)
-                    if outcome is not True:
-                        delivered = outcome
+                    what, end = "end", None
+                    for what, got in self._live(shell, member, woken, handle):
+                        if what == "batch":
+                            yield got
+                        else:
+                            end = got
+                    if what != "rejoin":
                         break
                 plan.reader.check()
             except Exception as exc:
-                error = map_redis_error(exc, self._key, self._where) or exc
-                if explains(error):
-                    error = explained(error, _diagnosis(self._client, self._key))
+                error = _failure(self._client, self._key, self._where, exc)
             else:
-                if delivered is not None:
-                    # As the feed made it (mapped and explained there), shared by every
-                    # follower: each raises it with a traceback of its own.
-                    raise delivered.with_traceback(None)
+                _raise_end(end)
                 return
             raise error
         finally:
@@ -314,39 +316,29 @@ class _SyncFollower:
         replies = send_all(self._client, commands, raise_on_error=False)
         plan.opened(replies, (t0 + time.monotonic()) / 2)
 
-    def _backlog(self, plan: FollowPlan, backlog: tuple[str, int]) -> Iterator[list[Any]]:
+    def _backlog(self, backlog: Backlog) -> Iterator[list[Any]]:
         """What the feed read before this follower joined: its entries after its own, by XRANGE."""
-        upto, expected = backlog
-        reader, target = plan.reader, id_key(upto)
-        while not reader.done and id_key(reader.position) < target:
-            entries = entries_of(send(self._client, plan.backlog(upto)), xread=False)
-            if not entries:
-                break
-            plan.existed = True
-            batch = reader.feed(entries)
+        while (command := backlog.command()) is not None:
+            batch = backlog.received(send(self._client, command))
             if batch:
                 yield batch
-        reader.reached(upto, expected)
 
     def _live(
         self, shell: _SyncFeed, member: Member, woken: threading.Event, handle: Handle
-    ) -> Generator[list[Any], None, Literal[True] | Exception | None]:
-        """The feed's batches, until its end (None), its error, disposal (None), or until
-        this follower was dropped for being slow (True: it joins again)."""
+    ) -> Iterator[tuple[str, Any]]:
+        """`member.next()`'s batches, then its end ("end" with None or the feed's error, also
+        on disposal) or "rejoin" (dropped for being slow)."""
         while not handle.disposed:
             woken.clear()
             with shell.lock:
-                detached = member.detached
-                has, got = member.pop()
-            if not has:
-                if detached:
-                    return True
+                what, got = member.next()
+            if what == "wait":
                 woken.wait(self._poll)
-            elif isinstance(got, list):
-                yield got
-            else:
-                return got
-        return None
+                continue
+            yield what, got
+            if what != "batch":
+                return
+        yield "end", None
 
 
 class _AsyncFeed:
@@ -405,55 +397,47 @@ class _AsyncFeed:
             del self._feeds[self._slot]
 
     async def _run(self) -> None:
-        feed, client = self.feed, self.client
+        error: Exception | None
         try:
-            while not feed.closed:
-                command = feed.command(time.monotonic(), self.poll)
-                reply = await asend(client, command)
-                if feed.closed:
+            try:
+                if not await self._read():
                     return
-                feed.received(reply, time.monotonic())
-                if feed.reader.done:
-                    error: Exception | None = feed.reader.failure
-                    if error is not None and explains(error):
-                        error = explained(error, await _adiagnosis(client, self.key))
-                    feed.finish(error)
-                    return
+                error = self.feed.reader.failure
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = exc
+            if error is not None:
+                error = await _afailure(self.client, self.key, self.where, error)
+            self.feed.finish(error)
         except asyncio.CancelledError:
             # Not by the last follower leaving (that closes the feed first): the loop is
             # shutting down under followers that still run.
-            feed.finish(
+            self.feed.finish(
                 StreamError(
                     f"the read of Redis stream {self.key!r} was cancelled before the stream "
                     "ended (did the event loop stop while it was still running?)"
                 )
             )
             raise
-        except Exception as exc:
-            error = map_redis_error(exc, self.key, self.where) or exc
-            if explains(error):
-                error = explained(error, await _adiagnosis(client, self.key))
-            feed.finish(error)
         finally:
             self._forget()
 
+    async def _read(self) -> bool:
+        """`XREAD` until the feed's reader is done (True) or the feed is closed (False)."""
+        feed = self.feed
+        while not feed.closed:
+            reply = await asend(self.client, feed.command(time.monotonic(), self.poll))
+            if feed.closed:
+                return False
+            feed.received(reply, time.monotonic())
+            if feed.reader.done:
+                return True
+        return False
 
-class _AsyncFollower:
+
+class _AsyncFollower(_Follower[AsyncRedis]):
     """The read loop of `from_redis_stream` for `redis.asyncio.Redis` (see `_SyncFollower`)."""
-
-    def __init__(
-        self,
-        client: AsyncRedis,
-        key: str,
-        plan: Callable[[], FollowPlan],
-        poll: float,
-        where: str,
-    ) -> None:
-        self._client = client
-        self._key = key
-        self._plan = plan
-        self._poll = poll
-        self._where = where
 
     async def batches(self, handle: Handle) -> AsyncIterator[list[Any]]:
         """The items, a batch at a time, to the end or until disposed (cancelled)."""
@@ -461,55 +445,56 @@ class _AsyncFollower:
         woken = asyncio.Event()
         member = Member(plan, woken.set)
         shell: _AsyncFeed | None = None
-        delivered: Exception | None = None
+        end: Exception | None = None
         try:
             try:
                 shell = await self._opening(plan)
                 while not plan.done:
-                    shell, backlog = _AsyncFeed.join(
+                    shell, mark = _AsyncFeed.join(
                         self._client, self._key, member, self._poll, self._where
                     )
-                    if backlog is not None:
-                        async for batch in self._backlog(plan, backlog):
+                    if mark is not None:
+                        async for batch in self._backlog(Backlog(plan, mark)):
                             yield batch
                         if plan.done:
                             break
                         if not shell.feed.settle(member):
                             continue  # dropped meanwhile, for being slow: join again
-                    rejoin = False
-                    # The flag as well as the cancel: a lost cancellation must not leave
-                    # this loop waiting.
-                    while not handle.disposed:
-                        woken.clear()
-                        has, got = member.pop()
-                        if not has:
-                            if member.detached:
-                                rejoin = True
-                                break
-                            await woken.wait()
-                            handle.waited = True  # the loop ran the others meanwhile
-                        elif isinstance(got, list):
+                    what, end = "end", None
+                    async for what, got in self._live(member, woken, handle):
+                        if what == "batch":
                             yield got
                         else:
-                            delivered = got
-                            break
-                    if not rejoin:
+                            end = got
+                    if what != "rejoin":
                         break
                 plan.reader.check()
             except Exception as exc:
-                error = map_redis_error(exc, self._key, self._where) or exc
-                if explains(error):
-                    error = explained(error, await _adiagnosis(self._client, self._key))
+                error = await _afailure(self._client, self._key, self._where, exc)
             else:
-                if delivered is not None:
-                    # As the feed made it (mapped and explained there), shared by every
-                    # follower: each raises it with a traceback of its own.
-                    raise delivered.with_traceback(None)
+                _raise_end(end)
                 return
             raise error
         finally:
             if shell is not None:
                 shell.leave(member)
+
+    async def _live(
+        self, member: Member, woken: asyncio.Event, handle: Handle
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """As `_SyncFollower._live`, on the loop (the flag as well as the cancel: a lost
+        cancellation must not leave this loop waiting)."""
+        while not handle.disposed:
+            woken.clear()
+            what, got = member.next()
+            if what == "wait":
+                await woken.wait()
+                handle.waited = True  # the loop ran the others meanwhile
+                continue
+            yield what, got
+            if what != "batch":
+                return
+        yield "end", None
 
     async def _opening(self, plan: FollowPlan) -> _AsyncFeed | None:
         """Open `plan`; the feed it will join, when the first to open for it.
@@ -551,22 +536,13 @@ class _AsyncFollower:
             t1 = time.monotonic()
         plan.opened(replies, (t0 + t1) / 2)
 
-    async def _backlog(
-        self, plan: FollowPlan, backlog: tuple[str, int]
-    ) -> AsyncIterator[list[Any]]:
-        upto, expected = backlog
-        reader, target = plan.reader, id_key(upto)
-        while not reader.done and id_key(reader.position) < target:
+    async def _backlog(self, backlog: Backlog) -> AsyncIterator[list[Any]]:
+        while (command := backlog.command()) is not None:
             async with _Gate.of(self._client):
-                reply = await asend(self._client, plan.backlog(upto))
-            entries = entries_of(reply, xread=False)
-            if not entries:
-                break
-            plan.existed = True
-            batch = reader.feed(entries)
+                reply = await asend(self._client, command)
+            batch = backlog.received(reply)
             if batch:
                 yield batch
-        reader.reached(upto, expected)
 
 
 class _Gate:
@@ -609,13 +585,28 @@ class _Gate:
             del self._gates[self._slot]
 
 
+def _raise_end(end: Exception | None) -> None:
+    """Raise the feed's error, as the feed made it (mapped and explained there) and shared by
+    every follower: each raises it with a traceback of its own."""
+    if end is not None:
+        raise end.with_traceback(None)
+
+
+def _failure(client: SyncRedis, key: str, where: str, exc: Exception) -> Exception:
+    """`exc` as a follower reports it: mapped, and when entries are gone, saying why."""
+    error = map_redis_error(exc, key, where) or exc
+    return explained(error, _diagnosis(client, key)) if explains(error) else error
+
+
+async def _afailure(client: AsyncRedis, key: str, where: str, exc: Exception) -> Exception:
+    error = map_redis_error(exc, key, where) or exc
+    return explained(error, await _adiagnosis(client, key)) if explains(error) else error
+
+
 def _diagnosis(client: SyncRedis, key: str) -> list[Any] | None:
     """The replies of `diagnosis(key)`, or None when they cannot be had."""
     try:
-        pipe = client.pipeline(transaction=False)
-        for command in diagnosis(key):
-            pipe.execute_command(*command)
-        replies: list[Any] = pipe.execute(raise_on_error=False)
+        replies: list[Any] = pipeline_of(client, diagnosis(key)).execute(raise_on_error=False)
     except Exception:  # the error at hand is the one to report
         return None
     return replies
@@ -623,9 +614,7 @@ def _diagnosis(client: SyncRedis, key: str) -> list[Any] | None:
 
 async def _adiagnosis(client: AsyncRedis, key: str) -> list[Any] | None:
     try:
-        pipe = client.pipeline(transaction=False)
-        for command in diagnosis(key):
-            pipe.execute_command(*command)
+        pipe = pipeline_of(client, diagnosis(key))
         async with _Gate.of(client):
             replies: list[Any] = await pipe.execute(raise_on_error=False)
     except Exception:  # the error at hand is the one to report

@@ -37,6 +37,7 @@ from ..._deprecate import deprecated_arguments
 from ..._flow import Demand, current_demand, demand_scope
 from ...errors import BufferOverflowError, StoredStreamError, TruncatedStreamError, excerpt
 from .._args import check_count, loop_for
+from .._loops import _running_loop
 from .client import (
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_PENDING,
@@ -49,7 +50,6 @@ from .client import (
     check_key,
     is_async,
     map_redis_error,
-    running_loop,
     where_of,
 )
 from .cluster import asend_all, send_all
@@ -58,6 +58,7 @@ from .entries import EntryWriter, Reply, encodable, error_payload, item_payload
 __all__ = ["to_redis_stream"]
 
 T = TypeVar("T")
+C = TypeVar("C")  # the client: SyncRedis or AsyncRedis
 
 
 @deprecated_arguments(renamed={"max_pending": "maxsize"})
@@ -164,12 +165,19 @@ def to_redis_stream(
     return operator
 
 
-class _Producer(Generic[T]):
+class _Producer(Generic[T, C]):
     """What the sync and async producers share: the first write's check, the end, the emissions."""
 
     def __init__(
-        self, writer: EntryWriter, observer: abc.ObserverBase[T], *, maxsize: int, where: str
+        self,
+        client: C,
+        writer: EntryWriter,
+        observer: abc.ObserverBase[T],
+        *,
+        maxsize: int,
+        where: str,
     ) -> None:
+        self._client = client
         self._writer = writer
         self._observer = observer
         self._maxsize = maxsize
@@ -180,6 +188,11 @@ class _Producer(Generic[T]):
         self._failure: Exception | None = None  # what went wrong writing
         self._stopped = False  # downstream got its terminal event, or was disposed
         self._upstream = SingleAssignmentDisposable()
+        self._setup()
+
+    def _setup(self) -> None:
+        """The shell's own state (its locks and thread, or its event and demand)."""
+        raise NotImplementedError
 
     @property
     def _key(self) -> str:
@@ -210,27 +223,43 @@ class _Producer(Generic[T]):
     def _mapped(self, exc: Exception) -> Exception:
         return map_redis_error(exc, self._key, self._where) or exc
 
+    def _beat_wait(self) -> float | None:
+        """How long the writer may wait for work before the next heartbeat is due, or None
+        when it has work (items queued, or the end) or the heartbeat is due now."""
+        if self._queue or self._end is not None:
+            return None
+        wait = self._writer.next_beat() - time.monotonic()
+        return wait if wait > 0 else None
 
-class _SyncProducer(_Producer[T]):
+    def _truncate(self) -> bool:
+        """Disposed downstream: the stream ends with `TruncatedStreamError`, unless it has
+        an end already; whether the writer is to be woken for it."""
+        if self._end is not None:
+            return False
+        self._end = (b"error", self._truncated())
+        return True
+
+    def _terminate(self, error: Exception | None) -> None:
+        """Pass the end downstream, once: `error`, or completion when None."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if error is not None:
+            self._observer.on_error(error)
+        else:
+            self._observer.on_completed()
+
+
+class _SyncProducer(_Producer[T, SyncRedis]):
     """A producer with a sync client: a writer thread drains the queue in batches."""
 
-    def __init__(
-        self,
-        client: SyncRedis,
-        writer: EntryWriter,
-        observer: abc.ObserverBase[T],
-        *,
-        maxsize: int,
-        where: str,
-    ) -> None:
-        super().__init__(writer, observer, maxsize=maxsize, where=where)
-        self._client = client
+    def _setup(self) -> None:
         self._cond = threading.Condition()
         self._idle = False  # the writer waits for work
         self._emit = threading.RLock()
-        self.send_all = threading.Event()
+        self._written = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, name=f"rxstream redis writer {writer.key!r}", daemon=True
+            target=self._run, name=f"rxstream redis writer {self._key!r}", daemon=True
         )
 
     def subscribe(
@@ -281,23 +310,14 @@ class _SyncProducer(_Producer[T]):
                 return
             self._end, self._error = end, error
             self._cond.notify_all()
-        self.send_all.wait()
+        self._written.wait()
         with self._emit:
-            if self._stopped:
-                return
-            self._stopped = True
-            if self._error is not None:
-                self._observer.on_error(self._error)
-            elif self._failure is not None:
-                self._observer.on_error(self._failure)
-            else:
-                self._observer.on_completed()
+            self._terminate(self._error or self._failure)
 
     def _dispose(self) -> None:
         self._stopped = True
         with self._cond:
-            if self._end is None:
-                self._end = (b"error", self._truncated())
+            self._truncate()
             self._cond.notify_all()
         self._upstream.dispose()
 
@@ -305,10 +325,7 @@ class _SyncProducer(_Producer[T]):
         try:
             while True:
                 with self._cond:
-                    while not self._queue and self._end is None:
-                        wait = self._writer.next_beat() - time.monotonic()
-                        if wait <= 0:
-                            break
+                    while (wait := self._beat_wait()) is not None:
                         self._idle = True
                         self._cond.wait(wait)
                         self._idle = False
@@ -336,12 +353,10 @@ class _SyncProducer(_Producer[T]):
                 self._cond.notify_all()
             if not ended:
                 with self._emit:
-                    if not self._stopped:
-                        self._stopped = True
-                        self._observer.on_error(failure)
+                    self._terminate(failure)
                 self._upstream.dispose()
         finally:
-            self.send_all.set()
+            self._written.set()
 
     def _encode(self, items: list[Any]) -> tuple[list[bytes], TypeError | None]:
         """The payloads of `items`, up to one holding a value that is not JSON (and that error)."""
@@ -361,9 +376,7 @@ class _SyncProducer(_Producer[T]):
             self._cond.notify_all()
         if not finishing:
             with self._emit:
-                if not self._stopped:
-                    self._stopped = True
-                    self._observer.on_error(error)
+                self._terminate(error)
             self._upstream.dispose()
 
 
@@ -388,20 +401,10 @@ class _JointDemand(Demand):
                 return
 
 
-class _AsyncProducer(_Producer[T]):
+class _AsyncProducer(_Producer[T, AsyncRedis]):
     """A producer with an async client: a task on the loop drains the queue in batches."""
 
-    def __init__(
-        self,
-        client: AsyncRedis,
-        writer: EntryWriter,
-        observer: abc.ObserverBase[T],
-        *,
-        maxsize: int,
-        where: str,
-    ) -> None:
-        super().__init__(writer, observer, maxsize=maxsize, where=where)
-        self._client = client
+    def _setup(self) -> None:
         self._wake = asyncio.Event()
         self._demand = _JointDemand(current_demand())
         self._thread: int | None = None  # the loop's thread, once known
@@ -411,7 +414,7 @@ class _AsyncProducer(_Producer[T]):
         self, source: Observable[T], scheduler: abc.SchedulerBase | None
     ) -> abc.DisposableBase:
         loop = self._loop = loop_for(scheduler, what="an async Redis client", instead="redis.Redis")
-        if running_loop() is loop:
+        if _running_loop() is loop:
             self._thread = threading.get_ident()
             task: Any = loop.create_task(self._run())
         else:
@@ -468,8 +471,7 @@ class _AsyncProducer(_Producer[T]):
 
     def _dispose(self) -> None:
         self._stopped = True
-        if self._end is None:
-            self._end = (b"error", self._truncated())
+        if self._truncate():
             if self._thread is None or threading.get_ident() == self._thread:
                 self._wake.set()
             elif self._loop is not None and not self._loop.is_closed():
@@ -483,10 +485,7 @@ class _AsyncProducer(_Producer[T]):
         try:
             self._started(await self._client.execute_command(*self._writer.start(time.monotonic())))
             while True:
-                while not self._queue and self._end is None:
-                    wait = self._writer.next_beat() - time.monotonic()
-                    if wait <= 0:
-                        break
+                while (wait := self._beat_wait()) is not None:
                     self._wake.clear()
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(wait):
@@ -510,14 +509,7 @@ class _AsyncProducer(_Producer[T]):
         except Exception as exc:
             self._failure = self._mapped(exc)
             self._demand.resume()
-            if not self._stopped:
-                self._stopped = True
-                self._observer.on_error(self._error or self._failure)
+            self._terminate(self._error or self._failure)
             self._upstream.dispose()
             return
-        if not self._stopped:
-            self._stopped = True
-            if self._error is not None:
-                self._observer.on_error(self._error)
-            else:
-                self._observer.on_completed()
+        self._terminate(self._error)
