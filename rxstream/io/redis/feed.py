@@ -183,7 +183,18 @@ class Member:
     the follower's reader to where that batch ends.
     """
 
-    __slots__ = ("busy", "detached", "ids", "pending", "plan", "queue", "queued", "skip", "wake")
+    __slots__ = (
+        "busy",
+        "detached",
+        "ended",
+        "ids",
+        "pending",
+        "plan",
+        "queue",
+        "queued",
+        "skip",
+        "wake",
+    )
 
     def __init__(self, plan: FollowPlan, wake: Callable[[], object]) -> None:
         self.plan = plan
@@ -195,6 +206,7 @@ class Member:
         self.pending: list[tuple[list[StreamEntry], str, int] | Exception | None] | None = None
         self.skip: tuple[int, int] | None = None  # entries up to this id are not for it
         self.detached = False
+        self.ended: Exception | None = None  # the feed's error, once `next` has met it
         # Still on the batch it took last (not back for the next): a batch read now
         # is not queued for it; it reads that from Redis itself (`drop`).
         self.busy = False
@@ -244,13 +256,17 @@ class Member:
             return True, batch
         return True, got
 
-    def next(self) -> tuple[Literal["batch", "wait", "rejoin", "end"], Any]:
-        """What the follower does next: take a batch, wait for one, join the feed again
-        (it was dropped for being slow), or end (with None or the feed's error)."""
+    def next(self) -> tuple[Literal["batch", "wait", "rejoin", "end"], list[Any] | None]:
+        """What the follower does next: take a batch (the second value), wait for one, join
+        the feed again (it was dropped for being slow), or end (`ended`: None or the feed's
+        error)."""
         has, got = self.pop()
         if not has:
             return ("rejoin" if self.detached else "wait"), None
-        return ("batch" if isinstance(got, list) else "end"), got
+        if isinstance(got, list):
+            return "batch", got
+        self.ended = got
+        return "end", None
 
     def drop(self) -> None:
         """Leave the feed for being slow: what is queued is read again, from Redis, on joining."""

@@ -277,7 +277,6 @@ class _SyncFollower(_Follower[SyncRedis]):
         woken = threading.Event()
         member = Member(plan, woken.set)
         shell: _SyncFeed | None = None
-        end: Exception | None = None
         try:
             try:
                 self._open(plan)
@@ -291,19 +290,14 @@ class _SyncFollower(_Follower[SyncRedis]):
                             break
                         if not shell.settle(member):
                             continue  # dropped meanwhile, for being slow: join again
-                    what, end = "end", None
-                    for what, got in self._live(shell, member, woken, handle):
-                        if what == "batch":
-                            yield got
-                        else:
-                            end = got
-                    if what != "rejoin":
-                        break
+                    yield from self._live(shell, member, woken, handle)
+                    if handle.disposed or not member.detached:
+                        break  # the end, or disposed; else dropped for being slow: join again
                 plan.reader.check()
             except Exception as exc:
                 error = _failure(self._client, self._key, self._where, exc)
             else:
-                _raise_end(end)
+                _raise_end(member.ended)
                 return
             raise error
         finally:
@@ -325,20 +319,18 @@ class _SyncFollower(_Follower[SyncRedis]):
 
     def _live(
         self, shell: _SyncFeed, member: Member, woken: threading.Event, handle: Handle
-    ) -> Iterator[tuple[str, Any]]:
-        """`member.next()`'s batches, then its end ("end" with None or the feed's error, also
-        on disposal) or "rejoin" (dropped for being slow)."""
+    ) -> Iterator[list[Any]]:
+        """The feed's batches for `member`, until its end, disposal, or until it is dropped."""
         while not handle.disposed:
             woken.clear()
             with shell.lock:
-                what, got = member.next()
-            if what == "wait":
+                what, batch = member.next()
+            if batch is not None:
+                yield batch
+            elif what == "wait":
                 woken.wait(self._poll)
-                continue
-            yield what, got
-            if what != "batch":
+            else:
                 return
-        yield "end", None
 
 
 class _AsyncFeed:
@@ -445,7 +437,6 @@ class _AsyncFollower(_Follower[AsyncRedis]):
         woken = asyncio.Event()
         member = Member(plan, woken.set)
         shell: _AsyncFeed | None = None
-        end: Exception | None = None
         try:
             try:
                 shell = await self._opening(plan)
@@ -460,19 +451,15 @@ class _AsyncFollower(_Follower[AsyncRedis]):
                             break
                         if not shell.feed.settle(member):
                             continue  # dropped meanwhile, for being slow: join again
-                    what, end = "end", None
-                    async for what, got in self._live(member, woken, handle):
-                        if what == "batch":
-                            yield got
-                        else:
-                            end = got
-                    if what != "rejoin":
+                    async for batch in self._live(member, woken, handle):
+                        yield batch
+                    if handle.disposed or not member.detached:
                         break
                 plan.reader.check()
             except Exception as exc:
                 error = await _afailure(self._client, self._key, self._where, exc)
             else:
-                _raise_end(end)
+                _raise_end(member.ended)
                 return
             raise error
         finally:
@@ -481,20 +468,19 @@ class _AsyncFollower(_Follower[AsyncRedis]):
 
     async def _live(
         self, member: Member, woken: asyncio.Event, handle: Handle
-    ) -> AsyncIterator[tuple[str, Any]]:
+    ) -> AsyncIterator[list[Any]]:
         """As `_SyncFollower._live`, on the loop (the flag as well as the cancel: a lost
         cancellation must not leave this loop waiting)."""
         while not handle.disposed:
             woken.clear()
-            what, got = member.next()
-            if what == "wait":
+            what, batch = member.next()
+            if batch is not None:
+                yield batch
+            elif what == "wait":
                 await woken.wait()
                 handle.waited = True  # the loop ran the others meanwhile
-                continue
-            yield what, got
-            if what != "batch":
+            else:
                 return
-        yield "end", None
 
     async def _opening(self, plan: FollowPlan) -> _AsyncFeed | None:
         """Open `plan`; the feed it will join, when the first to open for it.

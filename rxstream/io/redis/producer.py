@@ -144,21 +144,9 @@ def to_redis_stream(
             observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             writer = EntryWriter(key, maxlen=maxlen, ttl=ttl_s, heartbeat=heartbeat_s)
-            if asynchronous:
-                return _AsyncProducer(
-                    redis,  # type: ignore[arg-type]
-                    writer,
-                    observer,
-                    maxsize=maxsize,
-                    where=where,
-                ).subscribe(source, scheduler)
-            return _SyncProducer(
-                redis,  # type: ignore[arg-type]
-                writer,
-                observer,
-                maxsize=maxsize,
-                where=where,
-            ).subscribe(source, scheduler)
+            shell = _AsyncProducer if asynchronous else _SyncProducer
+            producer = shell(redis, writer, observer, maxsize=maxsize, where=where)  # type: ignore[arg-type]
+            return producer.subscribe(source, scheduler)
 
         return Observable(subscribe)
 
