@@ -85,8 +85,8 @@ def from_redis_stream(
     there, or raises the error the producer stored, as its own class. Items
     come out equal to the items that went in, in order, each exactly once, so
     any operator runs on this side as on the producer's. The subscriptions of
-    one process that follow a key with one client share one `XREAD` (see the
-    module docstring): a thousand followers cost one read per entry.
+    one process that follow a key with one client share one `XREAD` (see
+    `rxstream.io.redis`): a thousand followers cost one read per entry.
 
     Args:
         redis: a `redis.Redis` (read on the scheduler, by default the current

@@ -78,7 +78,7 @@ def to_redis_stream(
     while the stream runs, then the end (completed, or the error). Followers
     anywhere read it with `rs.from_redis_stream`. Items go downstream
     unchanged, so the operator composes with `rs.multicast` (one request, a UI,
-    and Redis). See the module docstring for the decisions (heartbeat, TTL,
+    and Redis). See `rxstream.io.redis` for the decisions (heartbeat, TTL,
     trimming, restarts, backpressure).
 
     Args:
@@ -94,7 +94,7 @@ def to_redis_stream(
             heartbeat entry; followers' `heartbeat_timeout` should be a few
             times this.
         maxsize: how many entries may wait to be written before the
-            source is held back (see the module docstring), as the bridges'
+            source is held back (see `rxstream.io.redis`), as the bridges'
             and `multicast`'s `maxsize`. (Formerly `max_pending=`, deprecated.)
 
     Returns:
