@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 from datetime import timedelta
@@ -153,7 +154,7 @@ def to_redis_stream(
     return operator
 
 
-class _Producer(Generic[T, C]):
+class _Producer(ABC, Generic[T, C]):
     """What the sync and async producers share: the first write's check, the end, the emissions."""
 
     def __init__(
@@ -178,9 +179,9 @@ class _Producer(Generic[T, C]):
         self._upstream = SingleAssignmentDisposable()
         self._setup()
 
+    @abstractmethod
     def _setup(self) -> None:
         """The shell's own state (its locks and thread, or its event and demand)."""
-        raise NotImplementedError
 
     @property
     def _key(self) -> str:
@@ -218,6 +219,12 @@ class _Producer(Generic[T, C]):
             return None
         wait = self._writer.next_beat() - time.monotonic()
         return wait if wait > 0 else None
+
+    def _take(self) -> tuple[list[Any], tuple[bytes, bytes | None] | None]:
+        """The next batch: all that is queued, and the end if it has come."""
+        batch = list(self._queue)
+        self._queue.clear()
+        return batch, self._end
 
     def _truncate(self) -> bool:
         """Disposed downstream: the stream ends with `TruncatedStreamError`, unless it has
@@ -317,9 +324,7 @@ class _SyncProducer(_Producer[T, SyncRedis]):
                         self._idle = True
                         self._cond.wait(wait)
                         self._idle = False
-                    items = list(self._queue)
-                    self._queue.clear()
-                    end = self._end
+                    items, end = self._take()
                     self._cond.notify_all()
                 # Encoded here rather than in `on_next`: the source's thread does
                 # the least, so the two threads contend less for the GIL.
@@ -485,9 +490,7 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
                 while size != len(self._queue) < self._maxsize and self._end is None:
                     size = len(self._queue)
                     await asyncio.sleep(0)
-                payloads = list(self._queue)
-                self._queue.clear()
-                end = self._end
+                payloads, end = self._take()
                 self._demand.resume()
                 commands = self._writer.commands(payloads, end, time.monotonic())
                 if commands:
