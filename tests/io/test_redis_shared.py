@@ -125,12 +125,17 @@ def test_a_joiner_behind_the_feed_reads_its_backlog_while_the_feed_reads_on() ->
     assert texts(drain(first)[0]) == [str(i) for i in range(1, 7)]
 
 
-def test_a_joiner_whose_backlog_was_trimmed_meanwhile_names_the_gap() -> None:
+def behind() -> tuple[Member, tuple[str, int] | None]:
+    """A joiner after entry 1 of a feed that has read entries 0 to 5, and its backlog."""
     feed = Feed("k")
     feed.join(Member(opened(), lambda: None))
     feed.received(xread(0, 1, 2, 3, 4, 5), 0.0)
     joiner = Member(opened("1001-0"), lambda: None)
-    backlog = feed.join(joiner)
+    return joiner, feed.join(joiner)
+
+
+def test_a_joiner_whose_backlog_was_trimmed_meanwhile_names_the_gap() -> None:
+    joiner, backlog = behind()
     assert backlog == ("1005-0", 6)
     # Entries 2 to 5 trimmed before its XRANGE ran: it read nothing.
     joiner.plan.reader.feed(entries_of(xrange(), xread=False))
@@ -264,11 +269,7 @@ BACKLOGS = [
 def test_a_backlog_reads_up_to_the_feed_and_names_what_is_gone(
     replies: list[list[Any]], sent: list[Any], read: list[str], missing: tuple[int, int] | None
 ) -> None:
-    feed = Feed("k")
-    feed.join(Member(opened(), lambda: None))
-    feed.received(xread(0, 1, 2, 3, 4, 5), 0.0)
-    joiner = Member(opened("1001-0"), lambda: None)
-    mark = feed.join(joiner)
+    joiner, mark = behind()
     assert mark == ("1005-0", 6)
     assert backlog_run(Backlog(joiner.plan, mark), replies) == (sent, read)
     failure = joiner.plan.reader.failure
