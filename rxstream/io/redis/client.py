@@ -16,13 +16,6 @@ from typing import Any, Protocol
 from ...errors import StoredStreamError, TransportError, excerpt
 
 __all__ = [
-    "ASYNC_POLL",
-    "DEFAULT_HEARTBEAT",
-    "DEFAULT_HEARTBEAT_TIMEOUT",
-    "DEFAULT_MAXLEN",
-    "DEFAULT_MAX_PENDING",
-    "DEFAULT_TTL",
-    "SYNC_POLL",
     "TASKS",
     "AsyncPipeline",
     "AsyncRedis",
@@ -36,16 +29,6 @@ __all__ = [
     "where_of",
 ]
 
-DEFAULT_MAXLEN = 100_000
-DEFAULT_TTL = 3600.0
-DEFAULT_HEARTBEAT = 2.0
-DEFAULT_HEARTBEAT_TIMEOUT = 10.0
-DEFAULT_MAX_PENDING = 1024
-
-# The longest one XREAD blocks: a sync follower notices a dispose between two
-# reads (so within this), an async one is cancelled at once and can block longer.
-SYNC_POLL = 0.25
-ASYNC_POLL = 1.0
 #: The tasks (writers, feeds) under way: held here so that the loop does not lose them.
 TASKS: set[Any] = set()
 

@@ -24,9 +24,6 @@ from ...errors import StreamError
 from ...models import StreamEntry
 from .._loops import Handle, async_source, sync_source
 from .client import (
-    ASYNC_POLL,
-    DEFAULT_HEARTBEAT_TIMEOUT,
-    SYNC_POLL,
     TASKS,
     AsyncRedis,
     SyncRedis,
@@ -43,6 +40,13 @@ from .feed import Backlog, Feed, FollowPlan, Member, diagnosis, explained, expla
 __all__ = ["from_redis_stream"]
 
 C = TypeVar("C")  # the client: SyncRedis or AsyncRedis
+
+DEFAULT_HEARTBEAT_TIMEOUT = 10.0
+
+# The longest one XREAD blocks: a sync follower notices a dispose between two
+# reads (so within this), an async one is cancelled at once and can block longer.
+SYNC_POLL = 0.25
+ASYNC_POLL = 1.0
 
 
 @overload

@@ -40,10 +40,6 @@ from ...errors import BufferOverflowError, StoredStreamError, TruncatedStreamErr
 from .._args import check_count, loop_for
 from .._loops import _running_loop
 from .client import (
-    DEFAULT_HEARTBEAT,
-    DEFAULT_MAX_PENDING,
-    DEFAULT_MAXLEN,
-    DEFAULT_TTL,
     TASKS,
     AsyncRedis,
     SyncRedis,
@@ -60,6 +56,11 @@ __all__ = ["to_redis_stream"]
 
 T = TypeVar("T")
 C = TypeVar("C")  # the client: SyncRedis or AsyncRedis
+
+DEFAULT_MAXLEN = 100_000
+DEFAULT_TTL = 3600.0
+DEFAULT_HEARTBEAT = 2.0
+DEFAULT_MAX_PENDING = 1024
 
 
 @deprecated_arguments(renamed={"max_pending": "maxsize"})
