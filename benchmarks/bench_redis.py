@@ -53,7 +53,7 @@ from reactivex.subject import Subject
 
 import rxstream as rs
 from rxstream.core import wire
-from rxstream.io._redis_entries import item_payload
+from rxstream.io.redis.entries import item_payload
 from rxstream.testing.redis_server import RedisServer, find_redis_server
 
 TARGET = 1.3

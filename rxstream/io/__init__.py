@@ -9,7 +9,7 @@
   in steps and closes what it holds on dispose: the CLI's byte source);
 - `bridges`: `to_iterator`, `to_async_iterator`, pulling at the consumer's pace;
 - `multicast`: one upstream (one request) for several observers;
-- `redis_streams` (with `_redis_entries`, its entry format): `to_redis_stream`,
+- `redis` (a package: entries, feed, cluster, producer, follower): `to_redis_stream`,
   `from_redis_stream`, a pipeline's items kept in Redis Streams for followers
   in other processes and for resuming (needs the `redis` extra only when used).
 """
@@ -18,7 +18,7 @@ from ._loops import Handle, sync_source
 from .bridges import to_async_iterator, to_iterator
 from .credentials import Credentials, shown_url
 from .multicast import Multicast, multicast
-from .redis_streams import from_redis_stream, to_redis_stream
+from .redis import from_redis_stream, to_redis_stream
 from .sources import from_lines, from_request, from_response
 
 __all__ = [

@@ -58,6 +58,7 @@ from reactivex.scheduler import TimeoutScheduler
 from ..core.rate_limits import rate_limits
 from ..errors import LimiterError, excerpt
 from ..io.limits import Ask, Ticket
+from ..io.redis.client import where_of
 from ..models import Usage
 from .limits import HOLD_AFTER_429, WINDOW, _positive
 
@@ -222,17 +223,6 @@ _SCRIPTS = {
 }
 
 
-def _where(redis: object) -> str:
-    """Where the client connects (host:port or a socket path), never with a password."""
-    kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", None)
-    if isinstance(kwargs, dict):
-        if kwargs.get("path"):
-            return f"unix:{kwargs['path']}"
-        if kwargs.get("host") is not None:
-            return f"{kwargs['host']}:{kwargs.get('port', 6379)}"
-    return type(redis).__name__
-
-
 class _Waiter:
     __slots__ = ("admitted", "ask", "cancelled", "failed")
 
@@ -352,7 +342,7 @@ class RedisLimiter:
         self._renewal = SerialDisposable()
 
     def __repr__(self) -> str:
-        return f"RedisLimiter({self.name!r} at {_where(self.redis)})"
+        return f"RedisLimiter({self.name!r} at {where_of(self.redis)})"
 
     @property
     def waiting(self) -> int:
@@ -401,7 +391,7 @@ class RedisLimiter:
     def _failure(self, what: str, exc: Exception) -> LimiterError:
         return LimiterError(
             f"RedisLimiter {self.name!r}",
-            f"Redis at {_where(self.redis)} failed {what}: {type(exc).__name__}: "
+            f"Redis at {where_of(self.redis)} failed {what}: {type(exc).__name__}: "
             f"{excerpt(str(exc))}",
         )
 

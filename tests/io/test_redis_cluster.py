@@ -93,9 +93,9 @@ def test_an_error_names_the_cluster(cluster: RedisClusterNodes) -> None:
     read = run(rs.from_redis_stream(r, "plain"))
     assert isinstance(read.error, rs.StoredStreamError)
     assert "not a stream" in str(read.error)
-    from rxstream.io.redis_streams import _where
+    from rxstream.io.redis.client import where_of
 
-    assert _where(r).startswith("cluster 127.0.0.1:")
+    assert where_of(r).startswith("cluster 127.0.0.1:")
     r.close()
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import rxstream as rs
 from rxstream.core import wire
-from rxstream.io._redis_entries import (
+from rxstream.io.redis.entries import (
     Entry,
     EntryReader,
     EntryWriter,

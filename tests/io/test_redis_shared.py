@@ -1,6 +1,6 @@
 """One Redis read per key per process: followers of a key share one `XREAD` loop.
 
-The rules first, without Redis (`rxstream.io._redis_follow.Feed`, fed by hand):
+The rules first, without Redis (`rxstream.io.redis.feed.Feed`, fed by hand):
 who gets which entries when a follower joins a feed that is ahead of it (its
 backlog read while the feed reads on), behind it, or slower than it. Then
 against a real `redis-server`: many followers, one blocked read; a joiner
@@ -22,8 +22,8 @@ from reactivex.subject import Subject
 
 import rxstream as rs
 from rxstream.core import wire
-from rxstream.io._redis_entries import entries_of, item_payload
-from rxstream.io._redis_follow import MAX_QUEUED, Feed, FollowPlan, Member
+from rxstream.io.redis.entries import entries_of, item_payload
+from rxstream.io.redis.feed import MAX_QUEUED, Backlog, Feed, FollowPlan, Member
 from rxstream.testing.redis_server import RedisServer
 
 from .redis_helpers import TIMEOUT, Outcome, aclient, arun, client, until
@@ -125,12 +125,17 @@ def test_a_joiner_behind_the_feed_reads_its_backlog_while_the_feed_reads_on() ->
     assert texts(drain(first)[0]) == [str(i) for i in range(1, 7)]
 
 
-def test_a_joiner_whose_backlog_was_trimmed_meanwhile_names_the_gap() -> None:
+def behind() -> tuple[Member, tuple[str, int] | None]:
+    """A joiner after entry 1 of a feed that has read entries 0 to 5, and its backlog."""
     feed = Feed("k")
     feed.join(Member(opened(), lambda: None))
     feed.received(xread(0, 1, 2, 3, 4, 5), 0.0)
     joiner = Member(opened("1001-0"), lambda: None)
-    backlog = feed.join(joiner)
+    return joiner, feed.join(joiner)
+
+
+def test_a_joiner_whose_backlog_was_trimmed_meanwhile_names_the_gap() -> None:
+    joiner, backlog = behind()
     assert backlog == ("1005-0", 6)
     # Entries 2 to 5 trimmed before its XRANGE ran: it read nothing.
     joiner.plan.reader.feed(entries_of(xrange(), xread=False))
@@ -233,6 +238,67 @@ def test_the_last_to_leave_closes_the_feed() -> None:
     assert feed.closed
     with pytest.raises(RuntimeError, match="closed"):
         feed.join(a)
+
+
+def backlog_run(backlog: Backlog, replies: list[list[Any]]) -> tuple[list[Any], list[str]]:
+    """Drive `backlog` as a shell does, with `replies` for its XRANGEs: its commands' starts
+    and ends, and the texts of what it read."""
+    sent: list[Any] = []
+    read: list[list[Any]] = []
+    while (command := backlog.command()) is not None:
+        sent.append(command[2:4])
+        read.append(backlog.received(replies.pop(0)))
+    return sent, texts(read)
+
+
+BACKLOGS = [
+    # (the XRANGE replies, the commands sent, the texts read, the entries gone or None)
+    ([xrange(2, 3, 4, 5)], [("(1001-0", "1005-0")], ["2", "3", "4", "5"], None),
+    (
+        [xrange(2, 3), xrange(4, 5)],
+        [("(1001-0", "1005-0"), ("(1003-0", "1005-0")],
+        ["2", "3", "4", "5"],
+        None,
+    ),
+    ([xrange()], [("(1001-0", "1005-0")], [], (2, 5)),  # all trimmed before the read
+    ([xrange(2, 3), xrange()], [("(1001-0", "1005-0"), ("(1003-0", "1005-0")], ["2", "3"], (4, 5)),
+]
+
+
+@pytest.mark.parametrize(("replies", "sent", "read", "missing"), BACKLOGS)
+def test_a_backlog_reads_up_to_the_feed_and_names_what_is_gone(
+    replies: list[list[Any]], sent: list[Any], read: list[str], missing: tuple[int, int] | None
+) -> None:
+    joiner, mark = behind()
+    assert mark == ("1005-0", 6)
+    assert backlog_run(Backlog(joiner.plan, mark), replies) == (sent, read)
+    failure = joiner.plan.reader.failure
+    if missing is None:
+        assert failure is None
+        assert (joiner.plan.reader.position, joiner.plan.reader.expected) == mark
+    else:
+        assert isinstance(failure, rs.StoredStreamError)
+        assert failure.missing == missing
+
+
+def test_a_members_next_step_is_a_batch_a_wait_a_rejoin_or_the_end() -> None:
+    feed = Feed("k")
+    member, other = Member(opened(), lambda: None), Member(opened(), lambda: None)
+    feed.join(member)
+    feed.join(other)
+    assert member.next() == ("wait", None)
+    feed.received(xread(0, 1, 2), 0.0)
+    what, batch = member.next()
+    assert what == "batch"
+    assert texts([batch or []]) == ["1", "2"]
+    feed.received(xread(3), 0.0)  # it is still on its batch: dropped
+    assert member.next() == ("rejoin", None)
+    assert [other.next()[0], other.next()[0]] == ["batch", "batch"]  # entries 1-2, then 3
+    error = rs.StoredStreamError("k", "gone")
+    feed.finish(error)
+    assert other.next() == ("end", None)
+    assert other.ended is error
+    assert member.ended is None
 
 
 # --------------------------------------------------------------------------- against Redis

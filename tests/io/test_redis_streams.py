@@ -835,12 +835,12 @@ def test_durations_as_timedeltas(redis_server: RedisServer) -> None:
 
 
 def test_where_names_the_server_but_never_a_password() -> None:
-    from rxstream.io.redis_streams import _where
+    from rxstream.io.redis.client import where_of
 
-    assert _where(redis.Redis(unix_socket_path="/run/redis.sock")) == "unix:/run/redis.sock"
+    assert where_of(redis.Redis(unix_socket_path="/run/redis.sock")) == "unix:/run/redis.sock"
     url = "redis://user:hunter2@10.0.0.1:6380/0"
-    assert _where(redis.Redis.from_url(url)) == "10.0.0.1:6380"
-    assert _where(object()) == "object"
+    assert where_of(redis.Redis.from_url(url)) == "10.0.0.1:6380"
+    assert where_of(object()) == "object"
 
 
 # --------------------------------------------------------------------------- options

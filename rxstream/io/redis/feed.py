@@ -10,7 +10,7 @@ shared by every follower of it in a process; the rules only, without I/O.
 - `Member` is one follower in a feed: the batches queued for it, and what it
   still skips.
 
-The shells in `rxstream.io.redis_streams` send the commands and wake the
+The shells in `rxstream.io.redis.follower` send the commands and wake the
 followers (a thread per feed for a sync client, a task for an async one).
 
 Joining a feed that is already reading (the race between a joiner's backlog
@@ -47,16 +47,17 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-from ..errors import StoredStreamError, StreamError, excerpt
-from ..models import StreamEntry
-from ._redis_entries import EntryReader, Reply, entries_of, parse_id
+from ...errors import StoredStreamError, StreamError, excerpt
+from ...models import StreamEntry
+from .entries import EntryReader, Reply, entries_of, parse_id
 
 __all__ = [
     "BACKLOG_COUNT",
     "MAX_QUEUED",
     "READ_COUNT",
+    "Backlog",
     "Feed",
     "FollowPlan",
     "Member",
@@ -182,7 +183,18 @@ class Member:
     the follower's reader to where that batch ends.
     """
 
-    __slots__ = ("busy", "detached", "ids", "pending", "plan", "queue", "queued", "skip", "wake")
+    __slots__ = (
+        "busy",
+        "detached",
+        "ended",
+        "ids",
+        "pending",
+        "plan",
+        "queue",
+        "queued",
+        "skip",
+        "wake",
+    )
 
     def __init__(self, plan: FollowPlan, wake: Callable[[], object]) -> None:
         self.plan = plan
@@ -194,6 +206,7 @@ class Member:
         self.pending: list[tuple[list[StreamEntry], str, int] | Exception | None] | None = None
         self.skip: tuple[int, int] | None = None  # entries up to this id are not for it
         self.detached = False
+        self.ended: Exception | None = None  # the feed's error, once `next` has met it
         # Still on the batch it took last (not back for the next): a batch read now
         # is not queued for it; it reads that from Redis itself (`drop`).
         self.busy = False
@@ -243,12 +256,57 @@ class Member:
             return True, batch
         return True, got
 
+    def next(self) -> tuple[Literal["batch", "wait", "rejoin", "end"], list[Any] | None]:
+        """What the follower does next: take a batch (the second value), wait for one, join
+        the feed again (it was dropped for being slow), or end (`ended`: None or the feed's
+        error)."""
+        has, got = self.pop()
+        if not has:
+            return ("rejoin" if self.detached else "wait"), None
+        if isinstance(got, list):
+            return "batch", got
+        self.ended = got
+        return "end", None
+
     def drop(self) -> None:
         """Leave the feed for being slow: what is queued is read again, from Redis, on joining."""
         self.queue.clear()
         self.queued = 0
         self.pending = None
         self.detached = True
+
+
+class Backlog:
+    """A joiner's backlog: the `XRANGE`s from its reader's position up to where the feed stood.
+
+    Args:
+        plan: the joiner's plan (its reader reads the backlog).
+        mark: what `Feed.join` returned: the feed's position and the number it expects next.
+    """
+
+    def __init__(self, plan: FollowPlan, mark: tuple[str, int]) -> None:
+        self._plan = plan
+        self._upto, self._expected = mark
+        self._target = id_key(self._upto)
+        self._exhausted = False  # an XRANGE came back empty: what is left is gone
+
+    def command(self) -> tuple[Any, ...] | None:
+        """The next `XRANGE`, or None once the backlog is read (its reader then stands at
+        the feed's position, or fails on the entries that are gone)."""
+        reader = self._plan.reader
+        if not (self._exhausted or reader.done) and id_key(reader.position) < self._target:
+            return self._plan.backlog(self._upto)
+        reader.reached(self._upto, self._expected)
+        return None
+
+    def received(self, reply: Reply) -> list[Any]:
+        """The items of an `XRANGE`'s reply (none, possibly)."""
+        entries = entries_of(reply, xread=False)
+        if not entries:
+            self._exhausted = True
+            return []
+        self._plan.existed = True
+        return self._plan.reader.feed(entries)
 
 
 class Feed:

@@ -40,9 +40,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ..core import wire
-from ..errors import StoredStreamError, StreamError, StreamTimeoutError, excerpt
-from ..models import StreamEntry
+from ...core import wire
+from ...errors import StoredStreamError, StreamError, StreamTimeoutError, excerpt
+from ...models import StreamEntry
 
 __all__ = [
     "START_SCRIPT",
@@ -341,22 +341,7 @@ class EntryReader:
         """
         if self.done or self.expected >= expected:
             return
-        first, last = self.expected, expected - 1
-        what = f"entry {first} is" if first == last else f"entries {first} to {last} are"
-        where = (
-            "before the first entry this reader read"
-            if self.position == "0-0"
-            else f"between ids {self.position!r} and {position!r}"
-        )
-        self.done = True
-        self.failure = StoredStreamError(
-            self.key,
-            f"{what} gone ({last - first + 1} in all, {where}) before this reader read "
-            "them: trimmed by MAXLEN (a follower slower than maxlen allows, or one that "
-            "started late) or lost in a restart of Redis",
-            after=self.position,
-            missing=(first, last),
-        )
+        self.done, self.failure = True, self._gone(expected, position)
 
     def check(self) -> None:
         """Raise the error the stream ended with, if any (see `feed`)."""
@@ -439,14 +424,18 @@ class EntryReader:
             self.failure = wire.decode_error(obj)
 
     def _gap(self, entry: Entry, number: int) -> None:
+        raise self._gone(number, entry.id)
+
+    def _gone(self, number: int, entry_id: str) -> StoredStreamError:
+        """The entries from the one expected up to `number` (whose id is `entry_id`), gone."""
         first, last = self.expected, number - 1
         what = f"entry {first} is" if first == last else f"entries {first} to {last} are"
         where = (
             "before the first entry this reader read"
             if self.position == "0-0"
-            else f"between ids {self.position!r} and {entry.id!r}"
+            else f"between ids {self.position!r} and {entry_id!r}"
         )
-        raise StoredStreamError(
+        return StoredStreamError(
             self.key,
             f"{what} gone ({last - first + 1} in all, {where}) before this reader read "
             "them: trimmed by MAXLEN (a follower slower than maxlen allows, or one that "
