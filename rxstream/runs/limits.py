@@ -36,7 +36,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from reactivex import abc
 from reactivex.disposable import SerialDisposable
@@ -137,15 +137,29 @@ class _Route:
             self.held_until = max(self.held_until, now + hold)
 
 
-class _LimiterTicket:
-    """An admitted request's hold on a `Limiter` (`rxstream.io.limits.Ticket`)."""
+H = TypeVar("H")  # what a ticket holds: a budget entry, a lease id
+H_contra = TypeVar("H_contra", contravariant=True)
 
-    __slots__ = ("_limiter", "_released", "route", "spent")
 
-    def __init__(self, limiter: Limiter, route: str, spent: _Spent | None) -> None:
+class _Settles(Protocol[H_contra]):
+    """What a ticket reports to the limiter that admitted it."""
+
+    def _answered(self, route: str, status: int, headers: Mapping[str, str]) -> None: ...
+
+    def _release(self, hold: H_contra, usage: Usage | None) -> None: ...
+
+
+class LimiterTicket(Generic[H]):
+    """An admitted request's hold on a limiter (`rxstream.io.limits.Ticket`): what it
+    reports (the answer's status and headers) goes to the limiter, and the hold (a
+    `Limiter`'s budget entry, a `RedisLimiter`'s lease id) is given back once."""
+
+    __slots__ = ("_limiter", "_released", "hold", "route")
+
+    def __init__(self, limiter: _Settles[H], route: str, hold: H) -> None:
         self._limiter = limiter
         self.route = route
-        self.spent = spent
+        self.hold = hold
         self._released = False
 
     def answered(self, status: int, headers: Mapping[str, str]) -> None:
@@ -155,7 +169,7 @@ class _LimiterTicket:
         if self._released:
             return
         self._released = True
-        self._limiter._release(self, usage)
+        self._limiter._release(self.hold, usage)
 
 
 _Ready = list[tuple[_Waiter, Ticket]]
@@ -376,7 +390,7 @@ class Limiter:
             self._tokens += ask.tokens
         if route is not None:
             route.spend(ask.tokens)
-        return _LimiterTicket(self, ask.route, spent)
+        return LimiterTicket(self, ask.route, spent)
 
     def _unpark(self, now: float) -> None:
         """Put back in the queue, in arrival order, the requests of routes whose hold ended."""
@@ -410,10 +424,9 @@ class Limiter:
             ready = self._pump(now)
         _hand_out(ready)
 
-    def _release(self, ticket: _LimiterTicket, usage: Usage | None) -> None:
+    def _release(self, spent: _Spent | None, usage: Usage | None) -> None:
         with self._lock:
             self._running -= 1
-            spent = ticket.spent
             if usage is not None and spent is not None:
                 actual = usage.prompt_tokens + usage.completion_tokens
                 if spent.live:

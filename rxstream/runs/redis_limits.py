@@ -60,7 +60,7 @@ from ..errors import LimiterError, excerpt
 from ..io.limits import Ask, Ticket
 from ..io.redis.client import where_of
 from ..models import Usage
-from .limits import HOLD_AFTER_429, WINDOW, _positive
+from .limits import HOLD_AFTER_429, WINDOW, LimiterTicket, _positive
 
 __all__ = ["RedisLimiter", "SyncRedis"]
 
@@ -71,16 +71,23 @@ class SyncRedis(Protocol):
     def execute_command(self, *args: Any, **options: Any) -> Any: ...
 
 
+def _now(arg: int) -> str:
+    """The Lua that sets `now` (ms): `ARGV[arg]`, or Redis's own clock where it is -1."""
+    return f"""
+local now = tonumber(ARGV[{arg}])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end"""
+
+
 # KEYS: requests tokens spent sum leases routes state
 # ARGV: id tokens rpm tpm concurrency window_ms lease_ms route (unused) now_ms (-1: Redis TIME)
 # Returns {admitted (1/0), wait_ms, why}: why 1 = held after a restart, 2 = a slot,
 # 3 = a route's hold, 4 = no state yet (see `_START`), 0 = a window.
-_ADMIT = """
-local now = tonumber(ARGV[10])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+_ADMIT = (
+    _now(10)
+    + """
 local id, tokens = ARGV[1], tonumber(ARGV[2])
 local rpm, tpm, conc = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local window, lease, route = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
@@ -135,20 +142,19 @@ redis.call('ZADD', KEYS[5], now + lease, id)
 if left and reset > now then redis.call('HSET', KEYS[6], route .. '|left', left - tokens) end
 return {1, 0, 0}
 """
+)
 
 # KEYS: state; ARGV: uptime_ms window_ms now_ms (-1: Redis TIME). No state: whatever was
 # admitted before Redis started is gone from it, so hold until a window after the start.
-_START = """
-local now = tonumber(ARGV[3])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+_START = (
+    _now(3)
+    + """
 local hold = 0
 if tonumber(ARGV[2]) > 0 then hold = now - tonumber(ARGV[1]) + tonumber(ARGV[2]) end
 redis.call('SET', KEYS[1], hold, 'NX')
 return 1
 """
+)
 
 # KEYS: spent sum leases; ARGV: id actual (-1: no usage)
 _RELEASE = """
@@ -163,12 +169,9 @@ return 1
 """
 
 # KEYS: routes; ARGV: route hold_s left reset_s (-1: not said) now_ms (-1: Redis TIME)
-_ANSWERED = """
-local now = tonumber(ARGV[5])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+_ANSWERED = (
+    _now(5)
+    + """
 local route, hold = ARGV[1], tonumber(ARGV[2])
 if hold >= 0 then
   local old = tonumber(redis.call('HGET', KEYS[1], route .. '|hold') or '0')
@@ -180,17 +183,16 @@ if tonumber(ARGV[3]) >= 0 then
 end
 return 1
 """
+)
 
 # KEYS: leases; ARGV: lease_ms now_ms (-1: Redis TIME) id...
-_RENEW = """
-local now = tonumber(ARGV[2])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+_RENEW = (
+    _now(2)
+    + """
 for i = 3, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
 return 1
 """
+)
 
 _WHY_RESTARTED, _WHY_SLOT, _WHY_ROUTE, _WHY_NO_STATE = 1, 2, 3, 4
 
@@ -233,27 +235,6 @@ class _Waiter:
         self.admitted = admitted
         self.failed = failed
         self.cancelled = False
-
-
-class _RedisTicket:
-    """An admitted request's lease in Redis (`rxstream.io.limits.Ticket`)."""
-
-    __slots__ = ("_limiter", "_released", "id", "route")
-
-    def __init__(self, limiter: RedisLimiter, id: str, route: str) -> None:
-        self._limiter = limiter
-        self.id = id
-        self.route = route
-        self._released = False
-
-    def answered(self, status: int, headers: Mapping[str, str]) -> None:
-        self._limiter._answered(self.route, status, headers)
-
-    def release(self, usage: Usage | None) -> None:
-        if self._released:
-            return
-        self._released = True
-        self._limiter._release(self.id, usage)
 
 
 class RedisLimiter:
@@ -458,7 +439,7 @@ class RedisLimiter:
                     break
                 del queue[at]
                 self._leases.add(id)
-                ready.append((waiter, _RedisTicket(self, id, waiter.ask.route)))
+                ready.append((waiter, LimiterTicket(self, waiter.ask.route, id)))
             self._arm(min(wake, *held.values()) if held else wake)
             if ready:
                 self._arm_renewal()
