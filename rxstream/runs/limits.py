@@ -280,14 +280,9 @@ class Limiter:
         Returns the withdrawal: called while the ask still waits, it leaves the
         queue and `admitted` is never called.
         """
-        if self.tokens_per_minute is not None and ask.tokens > self.tokens_per_minute:
-            failed(
-                LimiterError(
-                    repr(self),
-                    f"a request to {ask.route!r} is estimated at {ask.tokens} tokens, more than "
-                    f"tokens_per_minute={self.tokens_per_minute}: it could never be admitted",
-                )
-            )
+        refusal = never_admitted(repr(self), self.tokens_per_minute, ask)
+        if refusal is not None:
+            failed(refusal)
             return _nothing
         with self._lock:
             self._seq += 1
@@ -434,6 +429,17 @@ class Limiter:
                 spent.tokens = actual
             ready = self._pump(self._now())
         _hand_out(ready)
+
+
+def never_admitted(limiter: str, tokens_per_minute: int | None, ask: Ask) -> LimiterError | None:
+    """The error for an ask estimated above the whole minute's token budget, else None."""
+    if tokens_per_minute is None or ask.tokens <= tokens_per_minute:
+        return None
+    return LimiterError(
+        limiter,
+        f"a request to {ask.route!r} is estimated at {ask.tokens} tokens, more than "
+        f"tokens_per_minute={tokens_per_minute}: it could never be admitted",
+    )
 
 
 def _seq(waiter: _Waiter) -> int:

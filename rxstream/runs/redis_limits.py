@@ -60,7 +60,7 @@ from ..errors import LimiterError, excerpt
 from ..io.limits import Ask, Ticket
 from ..io.redis.client import where_of
 from ..models import Usage
-from .limits import HOLD_AFTER_429, WINDOW, LimiterTicket, _positive
+from .limits import HOLD_AFTER_429, WINDOW, LimiterTicket, _positive, never_admitted
 
 __all__ = ["RedisLimiter", "SyncRedis"]
 
@@ -344,14 +344,9 @@ class RedisLimiter:
         failed: Callable[[Exception], None],
     ) -> Callable[[], None]:
         """Queue `ask` (`rxstream.io.limits.Admission`); see `rs.Limiter.admit`."""
-        if self.tokens_per_minute is not None and ask.tokens > self.tokens_per_minute:
-            failed(
-                LimiterError(
-                    repr(self),
-                    f"a request to {ask.route!r} is estimated at {ask.tokens} tokens, more than "
-                    f"tokens_per_minute={self.tokens_per_minute}: it could never be admitted",
-                )
-            )
+        refusal = never_admitted(repr(self), self.tokens_per_minute, ask)
+        if refusal is not None:
+            failed(refusal)
             return _nothing
         waiter = _Waiter(ask, admitted, failed)
         with self._lock:
