@@ -395,7 +395,9 @@ def peak_memory_mb(chunks: int) -> float:
     seen = [0]
 
     def on_group(group: Any) -> None:
-        group.subscribe(lambda _: seen.__setitem__(0, seen[0] + 1))
+        # The text deltas (the stream's chunks); the id and model come as one Metadata.
+        if group.key == rs.DeltaType.TEXT:
+            group.subscribe(lambda _: seen.__setitem__(0, seen[0] + 1))
 
     gc.collect()
     tracemalloc.start()
