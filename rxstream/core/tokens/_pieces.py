@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..._encodings import _CL100K_PAT, _O200K_PAT, _R50K_PAT
+from ..._encodings import CL100K_PAT, O200K_PAT, R50K_PAT
 
 # The ASCII characters: the stdlib split keeps each class's members among them (and the
 # counter looks up the Unicode category only of the others).
@@ -84,9 +84,9 @@ class _Boundaries:
 _SPACES = _Boundaries(_REVERSED_BOUNDARY)  # what every tokenizer that pre-splits at spaces has
 _SMALL_THEN_CAPITAL = re.compile(r"[A-Z][a-z]")  # o200k's: a small letter, then a capital
 _BOUNDARIES: dict[str, _Boundaries] = {
-    _R50K_PAT: _Boundaries(*_CLASS_CUTS),  # also p50k's
-    _CL100K_PAT: _Boundaries(*_CLASS_CUTS),
-    _O200K_PAT: _Boundaries(*_CLASS_CUTS, _SMALL_THEN_CAPITAL),
+    R50K_PAT: _Boundaries(*_CLASS_CUTS),  # also p50k's
+    CL100K_PAT: _Boundaries(*_CLASS_CUTS),
+    O200K_PAT: _Boundaries(*_CLASS_CUTS, _SMALL_THEN_CAPITAL),
 }
 
 
