@@ -39,7 +39,6 @@ Pure: no I/O, no clocks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -63,6 +62,7 @@ from ..models import (
     ToolCallDelta,
 )
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
+from .tools import whole_object
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -90,12 +90,7 @@ CONTINUE_INSTRUCTION = (
 
 def _whole_arguments(call: ToolCall) -> bool:
     """Whether a call's arguments are finished: one whole JSON object."""
-    if not call.complete:
-        return False
-    try:
-        return isinstance(json.loads(call.arguments), dict)
-    except (ValueError, RecursionError):
-        return False
+    return call.complete and whole_object(call.arguments)
 
 
 def trim_partial(

@@ -55,6 +55,7 @@ __all__ = [
     "ToolCallMatcher",
     "parse_partial_json",
     "partial_parser",
+    "whole_object",
 ]
 
 
@@ -348,7 +349,7 @@ class ToolCallAccumulator(MachineBase):
         out = []
         for c in calls:
             arguments = c.arguments()
-            if stopped and not _whole_object(arguments):
+            if stopped and not whole_object(arguments):
                 partial = parse_partial_json(arguments) if self._partial else None
                 out.append(
                     ToolCall(
@@ -375,8 +376,8 @@ def _is_stop(finish: Finish) -> bool:
     return finish.reason == STOPPED and finish.raw is None
 
 
-def _whole_object(arguments: str) -> bool:
-    """Whether a stopped call's arguments are already whole: a JSON object, nothing missing.
+def whole_object(arguments: str) -> bool:
+    """Whether a call's arguments are whole: a JSON object, nothing missing.
 
     A tool's arguments are an object, so a prefix of them never parses as one:
     a call that arrived whole (Gemini, Ollama, a closed Anthropic block) before

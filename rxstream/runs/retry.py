@@ -60,7 +60,7 @@ from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.continuation import continuation_messages
 from ..core.lines import DEFAULT_LIMIT
-from ..core.message import MessageAccumulator, partial_message
+from ..core.message import partial_message
 from ..errors import (
     HTTPStatusError,
     ProviderError,
@@ -668,7 +668,11 @@ class RetryRun:
         self._observer.on_error(exc)
 
     def _after_output(self, error: StreamError) -> None:
-        shown = _shown(self._emitted)
+        # The answer the consumer was shown, over every attempt it saw (a continuation
+        # included; a cut call kept with complete=False): what a policy goes on from, and
+        # the partial that replaces the one the failed attempt's decoder gave (it knew
+        # that attempt only).
+        shown = partial_message(self._emitted)
         way = self._way_on(error)
         resume = None
         if way is not None and shown is not None:
@@ -677,13 +681,9 @@ class RetryRun:
             came, goes = self._legs[self._leg], self._legs[leg]
             resume = strategy.failed(error, shown, came, goes, len(self._records) + 1)
         if resume is None or way is None:
-            # The answer the consumer was shown, over every attempt it saw (a continuation
-            # included): it replaces the partial the failed attempt's decoder gave, which
-            # knew that attempt only.
-            partial = partial_message(self._emitted)
-            if partial is not None:
-                partial.metadata["attempts"] = list(self._records)
-                error.partial = partial
+            if shown is not None:
+                shown.metadata["attempts"] = list(self._records)
+                error.partial = shown
             self._observer.on_error(error)
             return
         leg, wait = way
@@ -781,18 +781,6 @@ def _summed(last: Usage | None, earlier: list[Any]) -> Usage:
         reasoning_tokens=total("reasoning_tokens"),
         cached_tokens=total("cached_tokens"),
     )
-
-
-def _shown(emitted: list[Delta]) -> Message | None:
-    """The `Message` (choice 0) of what the consumer was shown, a cut tool call included."""
-    accumulator = MessageAccumulator()
-    try:
-        for item in emitted:
-            accumulator.feed(item)
-        messages = accumulator.close()
-    except (StreamError, TypeError):  # not deltas (`rs.retrying` over other items)
-        return None
-    return messages[0] if messages else None
 
 
 # --------------------------------------------------------------------------- the entries
