@@ -12,6 +12,10 @@
 - In the everyday selection a property runs at most EVERYDAY_EXAMPLES examples (the
   `everyday` profile), and some sweeps run a fixed sample of their cases (SAMPLED);
   `--full` runs them all, with each property's own number of examples.
+- The whole suite (no test path named, no `-n` given) runs on every core with
+  pytest-xdist (`-n auto`): the controller decides everyday or `--full` and tells its
+  workers, which collect the same selection. A file or test named on the command line
+  runs in one process; `-n 0` keeps the whole suite in one.
 - SIGTERM stops the run as Ctrl-C does (fixtures are torn down), and every process
   the run started that is still alive at its end is ended (`tests.support.processes`).
 """
@@ -136,9 +140,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _full(config: pytest.Config) -> bool:
-    """Whether this run takes the matrix: `--full`, a `-m` of its own, or tests named by hand."""
+    """Whether this run takes the matrix: `--full`, a `-m` of its own, or tests named by hand.
+
+    An xdist worker is started with the controller's paths named, so it asks the controller.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "rxstream_full" in workerinput:
+        return bool(workerinput["rxstream_full"])
     named = config.args_source != _Config.ArgsSource.TESTPATHS
     return bool(config.getoption("--full") or config.getoption("-m") or named)
+
+
+def _whole_suite_on_every_core(config: pytest.Config) -> bool:
+    """No path and no `-n` given, xdist installed, nothing that needs one process."""
+    return (
+        config.pluginmanager.hasplugin("xdist")
+        and config.args_source == _Config.ArgsSource.TESTPATHS
+        and getattr(config.option, "numprocesses", 0) is None
+        and getattr(config, "workerinput", None) is None
+        and not config.getoption("collectonly")
+        and not config.getoption("usepdb")
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # Runs before xdist's own hook, which turns "auto" into the number of cores.
+    if _whole_suite_on_every_core(config):
+        config.option.numprocesses = "auto"
+
+
+class _TellWorkers:
+    """An xdist hook: each worker learns the controller's everyday-or-full decision."""
+
+    def __init__(self, full: bool) -> None:
+        self.full = full
+
+    def pytest_configure_node(self, node: object) -> None:
+        node.workerinput["rxstream_full"] = self.full  # type: ignore[attr-defined]
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -147,6 +186,8 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("full" if _full(config) else "everyday")
+    if config.pluginmanager.hasplugin("xdist") and getattr(config, "workerinput", None) is None:
+        config.pluginmanager.register(_TellWorkers(_full(config)), "rxstream-tell-workers")
     signal.signal(signal.SIGTERM, _on_sigterm)
     # A run started with SIGINT ignored (in the background of a shell without job control)
     # would pass that on to every child: the tests that stop a command with Ctrl-C need it.

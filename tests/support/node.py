@@ -11,6 +11,7 @@ reads JSON from stdout: one Node process for a whole matrix.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -43,6 +44,14 @@ def installed_node(directory: Path, why: str) -> str:
         _missing("no node or npm on PATH", how)
     assert found is not None
     assert npm is not None
+    # Test workers in other processes may ask at the same time: one installs, the others wait.
+    with (directory / ".npm-ci.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        _install(directory, npm, how)
+    return found
+
+
+def _install(directory: Path, npm: str, how: str) -> None:
     lock = (directory / "package-lock.json").read_bytes()
     installed = directory / "node_modules" / ".package-lock.json"
     stamp = directory / "node_modules" / ".rxstream-lock"
@@ -58,7 +67,6 @@ def installed_node(directory: Path, why: str) -> str:
         if done.returncode != 0:
             _missing(f"npm ci failed in {directory}: {done.stderr[-800:]}", how)
         stamp.write_bytes(lock)
-    return found
 
 
 def run_node(node: str, script: Path, cases: list[dict[str, Any]]) -> Any:
