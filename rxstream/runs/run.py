@@ -54,6 +54,7 @@ from ..models import (
     RunItem,
     StepEnd,
     StepStart,
+    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -66,6 +67,8 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "RunState",
     "RunStep",
+    "StepAnswer",
+    "StepRequest",
     "StopCondition",
     "run",
     "tool_called",
@@ -93,6 +96,30 @@ class RunStep:
     message: Message
     results: tuple[ToolResult, ...]
 
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """What a step asks, for a run whose `client` is a function answering each step itself.
+
+    Attributes:
+        step: the step's number.
+        dialect: the run's dialect.
+        model: the step's model.
+        messages: the conversation to send.
+        tools: the step's tools, as the model sees them.
+        options: the step's other options (those `rs.chat` would get).
+    """
+
+    step: int
+    dialect: str
+    model: str
+    messages: tuple[Message | JSONObject, ...]
+    tools: tuple[Tool, ...]
+    options: Mapping[str, Any]
+
+
+#: A function that answers each step (in place of an HTTP client): a cold Observable of deltas.
+StepAnswer: TypeAlias = Callable[[StepRequest], Observable[Delta]]
 
 StopCondition: TypeAlias = int | Callable[[RunStep], bool]
 """When a run stops after a step: after that many steps, or when the predicate says so."""
@@ -198,6 +225,7 @@ def run(
     needs_approval: Callable[[ToolCall], bool] | None = None,
     resume: RunState | RunEnd | None = None,
     decisions: Iterable[ApprovalResponse] = (),
+    approvals: Observable[ApprovalResponse] | None = None,
     retry: Retry | None = None,
     fallback: Sequence[Route] | None = None,
     prepare_step: Callable[[int, tuple[Message | JSONObject, ...]], Mapping[str, Any] | None]
@@ -247,6 +275,11 @@ def run(
         resume: the state of a run that waits for approval (`RunState`, or its `RunEnd`).
         decisions: the `rs.ApprovalResponse`s for the waiting calls; a call
             without one keeps waiting.
+        approvals: decisions as they come (an Observable of
+            `rs.ApprovalResponse`, a `Subject` a UI feeds): the run waits for
+            them instead of ending, and goes on once every waiting call of the
+            step has one; if it completes first, the run ends waiting as
+            without it (every call of the step still pending).
         retry, fallback: as `rs.chat`, for every step.
         prepare_step: called before each step with its number and the
             conversation; a dict it returns changes that step: `"model"`,
@@ -279,6 +312,7 @@ def run(
         resume=resume,
         decisions=decisions,
         tool_errors=tool_errors,
+        approvals=approvals,
     )
     chat_options = {"retry": retry, "fallback": fallback, "scheduler": scheduler, **options}
 
@@ -305,6 +339,7 @@ class _Setup:
     state: RunState | None
     decisions: Mapping[str, ApprovalResponse]
     raise_errors: bool
+    approvals: Observable[ApprovalResponse] | None
 
 
 def _setup(client: Any, dialect: str, **given: Any) -> _Setup:
@@ -334,6 +369,7 @@ def _setup(client: Any, dialect: str, **given: Any) -> _Setup:
         state,
         decisions,
         given["tool_errors"] == "raise",
+        given["approvals"],
     )
 
 
@@ -499,14 +535,7 @@ class _Run:
             )
         step = self.steps
         self._emit(StepStart(step, self.setup.dialect, model))
-        source = chat(
-            self.setup.client,
-            self.setup.dialect,
-            model=model,
-            messages=list(self.messages),
-            tools=[t.spec for t in tools.values()] or None,
-            **options,
-        )
+        source = self._source(step, model, tools, options)
         accumulator = MessageAccumulator()
 
         def on_next(delta: Delta) -> None:
@@ -517,6 +546,18 @@ class _Run:
             self._guarded(lambda: self._answered(step, accumulator.close(), tools))
 
         self._hold(lambda: source.subscribe(on_next, self._fail, on_completed))
+
+    def _source(
+        self, step: int, model: str, tools: Mapping[str, FunctionTool], options: dict[str, Any]
+    ) -> Observable[Delta]:
+        specs = tuple(t.spec for t in tools.values())
+        client, dialect = self.setup.client, self.setup.dialect
+        if _answers_itself(client):
+            asked = StepRequest(step, dialect, model, tuple(self.messages), specs, options)
+            answer: Observable[Delta] = client(asked)
+            return answer
+        messages = list(self.messages)
+        return chat(client, dialect, model=model, messages=messages, tools=specs or None, **options)
 
     def _answered(
         self, step: int, answers: list[Message], tools: Mapping[str, FunctionTool]
@@ -572,12 +613,48 @@ class _Run:
         if waiting:
             for request in waiting:
                 self._emit(request)
-            self._end(waiting)
+            if self.setup.approvals is None:
+                self._end(waiting)
+            else:
+                self._await_approvals(step, message, planned, waiting)
             return
         for item in planned:
             if item.result is not None:
                 self._emit(item.result)
         self._run_calls(step, message, planned)
+
+    def _await_approvals(
+        self,
+        step: int,
+        message: Message,
+        planned: list[_Call],
+        waiting: tuple[ApprovalRequest, ...],
+    ) -> None:
+        """Collect the decisions from `approvals=`; go on once every waiting call has one."""
+        assert self.setup.approvals is not None
+        ids = {request.call_id for request in waiting}
+        decided: dict[str, ApprovalResponse] = {}
+
+        def on_next(decision: ApprovalResponse) -> None:
+            if not isinstance(decision, ApprovalResponse) or decision.call_id not in ids:
+                raise ValueError(
+                    f"approvals= sent {decision!r}, which decides no waiting call "
+                    f"(waiting: {sorted(ids)!r})"
+                )
+            decided[decision.call_id] = decision
+            self._emit(decision)
+            if decided.keys() == ids:
+                self._settle_step(step, message, planned, decided)
+
+        def on_completed() -> None:
+            if decided.keys() != ids:  # the decisions so far are given again on resume
+                self._end(waiting)
+
+        def guarded(decision: ApprovalResponse) -> None:
+            self._guarded(lambda: on_next(decision))
+
+        approvals = self.setup.approvals.pipe(ops.take_while(lambda _: decided.keys() != ids))
+        self._hold(lambda: approvals.subscribe(guarded, self._fail, on_completed))
 
     def _run_calls(self, step: int, message: Message, planned: list[_Call]) -> None:
         running = [p for p in planned if p.result is None]
@@ -754,6 +831,11 @@ def _waiting_turn(messages: Sequence[Message | JSONObject]) -> tuple[Message, se
             break
         answered.add(str(entry.get("tool_call_id")))
     raise ValueError("the state's conversation does not end with a turn whose tool calls wait")
+
+
+def _answers_itself(client: Any) -> bool:
+    """True for a `StepAnswer` function (an HTTP client has `send`)."""
+    return callable(client) and not hasattr(client, "send")
 
 
 def _loop_of(client: Any, scheduler: abc.SchedulerBase | None) -> asyncio.AbstractEventLoop | None:

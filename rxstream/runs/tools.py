@@ -149,8 +149,8 @@ def tool(
         A `FunctionTool` (with `fn=None`: a decorator that makes one).
 
     Raises:
-        TypeError: `fn` is not callable; a parameter is `*args` / `**kwargs`,
-            or has a type hint that has no JSON schema (give `spec=`).
+        TypeError: `fn` is not callable; without `spec=`, a parameter is
+            `*args` / `**kwargs`, or has a type hint that has no JSON schema.
 
     >>> def get_weather(city: str, unit: Literal["c", "f"] = "c") -> str:
     ...     '''The weather in a city.'''
@@ -165,15 +165,18 @@ def tool(
     def make(function: Callable[..., Any]) -> FunctionTool:
         if not callable(function):
             raise TypeError(f"a tool is a function, got {function!r}")
-        token, validate, derived = _derive(function)
+        if spec is not None:
+            token, validate, described = _token_parameter(function), None, spec
+        else:
+            token, validate, described = _derive(function)
         return FunctionTool(
-            spec=spec or derived,
+            spec=described,
             fn=function,
             needs_approval=needs_approval,
             timeout=timeout,
             blocking=blocking,
             token_parameter=token,
-            validate=None if spec is not None else validate,
+            validate=validate,
         )
 
     return make if fn is None else make(fn)
@@ -220,6 +223,12 @@ def _derive(
         if key in schema.get("properties", {}):
             schema["properties"][key].setdefault("description", text)
     return token, validate, Tool(name, summary, schema)
+
+
+def _token_parameter(fn: Callable[..., Any]) -> str | None:
+    """The parameter annotated `CancelToken`, if any."""
+    hints = _hints(fn)
+    return next((name for name, hint in hints.items() if hint is CancelToken), None)
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
