@@ -219,7 +219,7 @@ def run(
     *,
     model: str,
     messages: Iterable[Mapping[str, Any] | Message] | None = None,
-    tools: Iterable[ToolLike] = (),
+    tools: Iterable[object] = (),
     stop_when: StopCondition | Sequence[StopCondition] = DEFAULT_MAX_STEPS,
     max_parallel: int = 8,
     needs_approval: Callable[[ToolCall], bool] | None = None,

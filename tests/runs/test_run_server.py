@@ -23,26 +23,10 @@ from rxstream.testing._asked import read_asked
 from rxstream.testing._routes import route
 from rxstream.testing._scenario import RecordedRequest
 
+from .run_resume import TOOLS, get_time, get_weather, resume, to_fahrenheit
+
 DIALECTS = ("openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "ollama", "bedrock")
 ASK = [{"role": "user", "content": "How warm is it in Paris, in Fahrenheit, and what time is it?"}]
-
-
-def get_weather(city: str) -> dict[str, Any]:
-    """The weather in a city."""
-    return {"city": city, "temperature_c": 18}
-
-
-def get_time(city: str) -> str:
-    """The local time in a city."""
-    return f"12:00 in {city}"
-
-
-def to_fahrenheit(celsius: float) -> float:
-    """Celsius to Fahrenheit."""
-    return celsius * 9 / 5 + 32
-
-
-TOOLS = [get_weather, get_time, to_fahrenheit]
 
 
 def call(index: int, call_id: str, name: str, arguments: dict[str, Any]) -> rs.ToolCallDelta:
@@ -209,50 +193,19 @@ def test_a_tool_error_goes_back_to_the_model_or_ends_the_run(server: FakeLLMServ
     assert "no clock in Paris" in str(caught.value)
 
 
-RESUME = """
-import json, sys
-import httpx
-import rxstream as rs
-sys.path.insert(0, {tests!r})
-from tests.runs.test_run_server import TOOLS, items_of, options_for
-
-state = rs.RunState.from_json(sys.stdin.read())
-decision = rs.ApprovalResponse(state.pending[0].call_id, approved={approved!r}, reason="no")
-with httpx.Client() as client:
-    items = items_of(rs.run(client, {dialect!r}, model="m", tools=TOOLS, resume=state,
-                            decisions=[decision], **options_for({port!r}, {dialect!r})))
-print(rs.RunState.of(items[-1]).to_json())
-"""
-
-
-def options_for(port: int, dialect: str) -> dict[str, Any]:
-    """`options` from a port (for the resuming process)."""
-    root = f"http://127.0.0.1:{port}"
-    return {
-        "base_url": f"{root}/v1" if dialect.startswith("openai") else root,
-        "api_key": "k",
-        "max_tokens": 100,
-    }
-
-
-def resumed_elsewhere(
-    state: rs.RunState, port: int, dialect: str, *, approved: bool
-) -> rs.RunState:
-    script = RESUME.format(
-        tests=str(Path(__file__).parents[2]), approved=approved, dialect=dialect, port=port
-    )
+def resumed_elsewhere(state: rs.RunState, port: int, dialect: str) -> rs.RunState:
+    """`state` approved and resumed in a new process (`tests/runs/run_resume.py`)."""
     done = subprocess.run(
-        [sys.executable, "-c", script], input=state.to_json(), capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-m", "tests.runs.run_resume", str(port), dialect, "1"],
+        input=state.to_json(), capture_output=True, text=True, timeout=120, check=False,
+        cwd=Path(__file__).parents[2],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return rs.RunState.from_json(done.stdout)
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
-def test_an_approval_stored_as_json_resumes_in_a_new_process(
-    server: FakeLLMServer, dialect: str
-) -> None:
+def test_an_approval_stored_as_json_resumes_in_a_new_process(server: FakeLLMServer) -> None:
+    dialect = "openai-responses"
     waiting_time = rs.tool(get_time, needs_approval=True)
     tools = [get_weather, waiting_time, to_fahrenheit]
     with httpx.Client() as client:
@@ -273,12 +226,12 @@ def test_an_approval_stored_as_json_resumes_in_a_new_process(
     state = rs.RunState.from_json(rs.RunState.of(waiting).to_json())
     assert state == rs.RunState.of(waiting)
 
-    resumed = resumed_elsewhere(state, server.port, dialect, approved=True)
+    resumed = resumed_elsewhere(state, server.port, dialect)
     assert resumed.messages == whole[-1].messages
     assert resumed.steps == 3
     assert resumed.usage == whole[-1].usage
 
-    denied = resumed_elsewhere(state, server.port, dialect, approved=False)
+    denied = resume(state, server.port, dialect, approved=False)
     assert shape(denied.messages)[3] == ("tool", "get_time", "Denied: no")
 
 
@@ -373,6 +326,7 @@ def test_unknown_tools_and_bad_arguments_go_back_as_errors() -> None:
         r"no tool is named 'get_stock' \(tools: \[.*'get_weather'", results[0].error or ""
     )
     assert "arguments do not fit" in (results[1].error or "")
-    assert "town" in (results[1].error or "") and "city" in (results[1].error or "")
+    assert "town" in (results[1].error or "")
+    assert "city" in (results[1].error or "")
     assert "invalid JSON" in (results[2].error or "")
     assert items[-1].messages[-1].content.count("Error: ") == 3
