@@ -61,7 +61,7 @@ from ..models import (
 )
 from ._calls import Invoker
 from .retry import Retry, Route, chat
-from .tools import FunctionTool, ToolLike, as_tool
+from .tools import FunctionTool, as_tool
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
