@@ -677,7 +677,8 @@ class _Run:
         assert planned.keywords is not None
         output = self.invoker.call(tool, planned.keywords)
         if tool.timeout is not None:
-            output = output.pipe(ops.timeout(tool.timeout, scheduler=self.timers))
+            late = reactivex.throw(TimeoutError(f"no result within {tool.timeout:g} s"))
+            output = output.pipe(ops.timeout(tool.timeout, other=late, scheduler=self.timers))
 
         def done(value: JSON) -> ToolResult:
             planned.result = ToolResult(planned.id, tool.name, value)

@@ -78,6 +78,7 @@ __all__ = [
     "SUBSCRIBED",
     "Keepalive",
     "Malformed",
+    "MarbleTool",
     "RunAnswers",
     "StreamMarbles",
     "Values",
@@ -485,9 +486,11 @@ class StreamMarbles:
     # -- runs (rs.run) -------------------------------------------------------------
 
     def answers(self, *steps: str, values: Values | None = None) -> RunAnswers:
-        """A run's answers, one diagram of deltas per step, for `rs.run(m.answers(...), ...)`.
+        """A run's answers, one diagram of deltas per request, for `rs.run(m.answers(...), ...)`.
 
-        Each diagram starts when its step does (it is cold); the requests the
+        The first request gets the first diagram (a resumed run's first step
+        too), and so on. Each diagram starts when its step does (it is
+        cold); the requests the
         run made are kept in `.requests` (`rs.StepRequest`: the messages and
         tools each step sent). A step past the last diagram is an error.
         """
@@ -508,14 +511,14 @@ class StreamMarbles:
 
         `"---r|"` gives the output `r` three ticks after the call (a slow
         tool), `"--#"` fails (with `error=`, else a `RuntimeError`), `"-"`
-        never answers (for `timeout=`, in ticks). The arguments it was called
-        with are kept in `.fn.calls`.
+        never answers (for `timeout=`, in ticks). Its `fn` is a `MarbleTool`
+        (the diagram, and the arguments of each call).
         """
         source = self.cold(marbles, values, error=error or RuntimeError(f"{name} failed"))
         schema = parameters or {"type": "object", "properties": {}}
         return FunctionTool(
             spec=Tool(name, f"The {name} tool of a marble test.", schema),
-            fn=_MarbleTool(source),
+            fn=MarbleTool(source),
             needs_approval=needs_approval,
             timeout=timeout,
             blocking=False,
@@ -584,9 +587,11 @@ class StreamMarbles:
         records: list[Recorded[Any]] = []
         for tick, note in _parse(marbles, values, shift):
             if isinstance(note, OnError):
-                # `#` alone: any exception in an expectation, reactivex's default in a source.
+                # `#` alone: any exception in an expectation, reactivex's default in a source
+                # (`error` in either, when given).
                 matcher = _error_matcher(Exception if error is None else error)
-                records.append(Recorded(tick, matcher if expect else note))
+                source = note if error is None else OnError(error)
+                records.append(Recorded(tick, matcher if expect else source))
                 continue
             if not isinstance(note, OnNext):
                 records.append(Recorded(tick, note))
@@ -615,18 +620,24 @@ class RunAnswers:
 
     def __call__(self, request: StepRequest) -> Observable[Delta]:
         self.requests.append(request)
-        if request.step > len(self.steps):
+        if len(self.requests) > len(self.steps):
             raise AssertionError(
-                f"the run asked for step {request.step}; the test scripted {len(self.steps)}"
+                f"the run asked for step {request.step}, its request number "
+                f"{len(self.requests)}; the test scripted {len(self.steps)}"
             )
-        answer: Observable[Delta] = self.steps[request.step - 1]
+        answer: Observable[Delta] = self.steps[len(self.requests) - 1]
         return answer
 
 
-class _MarbleTool:
-    """A marble tool's function: its cold diagram for every call, the calls kept."""
+class MarbleTool:
+    """The function of a `StreamMarbles.tool`: its cold diagram for every call.
 
-    def __init__(self, source: Observable[Any]) -> None:
+    Attributes:
+        source: the diagram (its `subscriptions` show when each call ran).
+        calls: the arguments of each call, in order.
+    """
+
+    def __init__(self, source: ColdObservable[Any]) -> None:
         self.source = source
         self.calls: list[JSONObject] = []
 
