@@ -392,7 +392,7 @@ def test_a_resume_without_a_decision_keeps_waiting() -> None:
     assert out == [(0, rs.ApprovalRequest("c1", "slow", {})), (0, end), (0, "|")]
 
 
-def test_the_run_needs_approval_predicate_decides_per_call() -> None:
+def test_the_run_s_approve_predicate_decides_per_call() -> None:
     m = StreamMarbles()
     tools = [m.tool("slow", "r|", V), m.tool("slower", "s|", V)]
     answers = m.answers("(c,d,t,D)", values=V)
@@ -402,7 +402,7 @@ def test_the_run_needs_approval_predicate_decides_per_call() -> None:
         model="m",
         messages=ASK,
         tools=tools,
-        needs_approval=lambda call: call.name == "slower",
+        approve=lambda call: call.name == "slower",
         scheduler=m.scheduler,
     )
     assert values(m.start(run))[-2][1].pending == (rs.ApprovalRequest("c2", "slower", {}),)
