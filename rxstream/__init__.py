@@ -37,11 +37,14 @@ from .errors import (
     StreamError,
     StreamTimeoutError,
     ToolArgumentsError,
+    ToolError,
     TransportError,
     TruncatedStreamError,
     UnexpectedContentTypeError,
 )
 from .models import (
+    ApprovalRequest,
+    ApprovalResponse,
     ChatChunk,
     Citation,
     Delta,
@@ -56,9 +59,13 @@ from .models import (
     ReasoningState,
     RefusalDelta,
     Reset,
+    RunEnd,
+    RunItem,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StepEnd,
+    StepStart,
     StreamEntry,
     TextBlock,
     TextDelta,
@@ -66,6 +73,7 @@ from .models import (
     Tool,
     ToolCall,
     ToolCallDelta,
+    ToolResult,
     Usage,
 )
 
@@ -111,6 +119,8 @@ if TYPE_CHECKING:
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
+    from .runs.run import RunState, RunStep, run, tool_called
+    from .runs.tools import CancelToken, FunctionTool, tool
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -156,6 +166,8 @@ _LAZY = {
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
+    **dict.fromkeys(("RunState", "RunStep", "run", "tool_called"), ".runs.run"),
+    **dict.fromkeys(("CancelToken", "FunctionTool", "tool"), ".runs.tools"),
 }
 
 
@@ -173,7 +185,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalResponse",
     "BufferOverflowError",
+    "CancelToken",
     "ChatChunk",
     "ChatResult",
     "Citation",
@@ -182,6 +197,7 @@ __all__ = [
     "EmptyStreamError",
     "EventStreamMessage",
     "Finish",
+    "FunctionTool",
     "HTTPStatusError",
     "Limiter",
     "LimiterError",
@@ -201,9 +217,15 @@ __all__ = [
     "Retry",
     "RetryError",
     "Route",
+    "RunEnd",
+    "RunItem",
+    "RunState",
+    "RunStep",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StepEnd",
+    "StepStart",
     "StopSignal",
     "StoredStreamError",
     "StreamEntry",
@@ -216,6 +238,8 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallDelta",
+    "ToolError",
+    "ToolResult",
     "TransportError",
     "TruncatedStreamError",
     "UnexpectedContentTypeError",
@@ -241,6 +265,7 @@ __all__ = [
     "multicast",
     "request",
     "retrying",
+    "run",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",
@@ -251,5 +276,7 @@ __all__ = [
     "to_iterator",
     "to_redis_stream",
     "to_sse",
+    "tool",
+    "tool_called",
     "trim_partial",
 ]
