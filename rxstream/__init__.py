@@ -42,6 +42,8 @@ from .errors import (
     UnexpectedContentTypeError,
 )
 from .models import (
+    ApprovalRequest,
+    ApprovalResponse,
     ChatChunk,
     Citation,
     Delta,
@@ -56,9 +58,13 @@ from .models import (
     ReasoningState,
     RefusalDelta,
     Reset,
+    RunEnd,
+    RunItem,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StepEnd,
+    StepStart,
     StreamEntry,
     TextBlock,
     TextDelta,
@@ -66,6 +72,7 @@ from .models import (
     Tool,
     ToolCall,
     ToolCallDelta,
+    ToolResult,
     Usage,
 )
 
@@ -173,6 +180,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalResponse",
     "BufferOverflowError",
     "ChatChunk",
     "ChatResult",
@@ -201,9 +210,13 @@ __all__ = [
     "Retry",
     "RetryError",
     "Route",
+    "RunEnd",
+    "RunItem",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StepEnd",
+    "StepStart",
     "StopSignal",
     "StoredStreamError",
     "StreamEntry",
@@ -216,6 +229,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallDelta",
+    "ToolResult",
     "TransportError",
     "TruncatedStreamError",
     "UnexpectedContentTypeError",

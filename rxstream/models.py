@@ -11,6 +11,8 @@ Stages and their items:
   and `Reset` (a new answer replaces the one shown so far)
 - `eventstream_frames`: `EventStreamMessage` (AWS binary event stream)
 - accumulators: `ToolCall`, `Message`, `TokenCount`
+- runs (`rs.run`): `RunItem` = `StepStart | StepEnd | ToolResult |
+  ApprovalRequest | ApprovalResponse | RunEnd`, between the steps' deltas
 
 A delta carries only the new piece; accumulators keep the totals. Every item
 compares by value, so plain asserts and marble comparisons work.
@@ -28,6 +30,9 @@ from .errors import ToolArgumentsError
 __all__ = [
     "DELTA_CLASSES",
     "JSON",
+    "RUN_ITEM_CLASSES",
+    "ApprovalRequest",
+    "ApprovalResponse",
     "ChatChunk",
     "Citation",
     "Delta",
@@ -43,9 +48,13 @@ __all__ = [
     "ReasoningState",
     "RefusalDelta",
     "Reset",
+    "RunEnd",
+    "RunItem",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
+    "StepEnd",
+    "StepStart",
     "StreamEntry",
     "TextBlock",
     "TextDelta",
@@ -53,6 +62,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallDelta",
+    "ToolResult",
     "Usage",
 ]
 
@@ -703,3 +713,122 @@ class TokenCount:
     def total(self) -> int:
         """The sum of the four local counts (the output dropped by a `Reset` is not in it)."""
         return self.text + self.reasoning + self.refusal + self.tool_arguments
+
+
+@dataclass(frozen=True, slots=True)
+class StepStart:
+    """A step of a run begins: one request to the model (`rs.run`).
+
+    The step's deltas follow, as `rs.chat` gives them, then its `StepEnd`.
+
+    Attributes:
+        step: the step's number (the first is 1; it goes on counting across a resume).
+        dialect: the wire format the step's request speaks.
+        model: the model it asks.
+
+    >>> StepStart(1, "openai-chat", "gpt-4o-mini").step
+    1
+    """
+
+    step: int
+    dialect: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepEnd:
+    """A step's answer has ended (its tools, if any, run after it).
+
+    Attributes:
+        step: the step's number.
+        finish_reason: the answer's normalised finish reason (see `Finish`);
+            `"tool_calls"` when the model asked for tools.
+        usage: the step's `Usage`, or None when the provider sent none.
+    """
+
+    step: int
+    finish_reason: str | None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one tool call gave, as it goes back to the model.
+
+    Attributes:
+        call_id: the id of the `ToolCall` it answers.
+        name: the tool's name.
+        output: the tool's return value (JSON when it can be: it is sent as
+            JSON text, a `str` as it is); None for an error or a denial.
+        error: what went wrong, in words the model can act on (the tool
+            raised, ran out of time, the arguments failed its schema, no tool
+            has that name), or None.
+        denied: True when a person (or the `approve=` callable) refused the call.
+    """
+
+    call_id: str
+    name: str
+    output: JSON = None
+    error: str | None = None
+    denied: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A tool call that waits for a decision before it runs.
+
+    The run stops after the step that asked for it; its `RunEnd.pending`
+    lists every such call, and a later run resumes with the decisions
+    (`ApprovalResponse`).
+
+    Attributes:
+        call_id: the id of the waiting `ToolCall`.
+        name: the tool's name.
+        arguments: the call's decoded arguments (JSON).
+    """
+
+    call_id: str
+    name: str
+    arguments: JSON = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResponse:
+    """A decision on an `ApprovalRequest`.
+
+    Attributes:
+        call_id: the id of the call decided on.
+        approved: True to run it; False to send it back to the model as denied.
+        reason: why, for the model (a denial's reason is in its `ToolResult.error`).
+    """
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A run has ended: finished, stopped by its `stop_when`, or waiting for approval.
+
+    Attributes:
+        messages: the whole conversation, the messages to send next time: the
+            ones the run began with, then each step's `Message` and its tool
+            results (OpenAI chat-style `{"role": "tool", ...}` dicts, as
+            `rs.request` takes them).
+        usage: the usage summed over the steps (None when no step had any).
+        steps: how many steps the run made (counted across a resume).
+        pending: the calls waiting for approval (empty unless the run waits).
+    """
+
+    messages: tuple[Message | JSONObject, ...]
+    usage: Usage | None
+    steps: int
+    pending: tuple[ApprovalRequest, ...] = ()
+
+
+RunItem: TypeAlias = StepStart | StepEnd | ToolResult | ApprovalRequest | ApprovalResponse | RunEnd
+"""An item `rs.run` adds between the steps' deltas."""
+
+#: Every class a `RunItem` may be (for `isinstance` checks).
+RUN_ITEM_CLASSES = (StepStart, StepEnd, ToolResult, ApprovalRequest, ApprovalResponse, RunEnd)
