@@ -118,6 +118,7 @@ if TYPE_CHECKING:
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
+    from .runs.telemetry import RunTelemetry
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {
@@ -163,6 +164,7 @@ _LAZY = {
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
+    "RunTelemetry": ".runs.telemetry",
 }
 
 
@@ -212,6 +214,7 @@ __all__ = [
     "Route",
     "RunEnd",
     "RunItem",
+    "RunTelemetry",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",
