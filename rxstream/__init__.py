@@ -37,6 +37,7 @@ from .errors import (
     StreamError,
     StreamTimeoutError,
     ToolArgumentsError,
+    ToolError,
     TransportError,
     TruncatedStreamError,
     UnexpectedContentTypeError,
@@ -118,6 +119,8 @@ if TYPE_CHECKING:
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
+    from .runs.run import RunState, RunStep, run, tool_called
+    from .runs.tools import CancelToken, FunctionTool, tool
     from .runs.telemetry import RunTelemetry
 
 # The names that load their layer on first use: name -> module.
@@ -164,6 +167,8 @@ _LAZY = {
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
+    **dict.fromkeys(("RunState", "RunStep", "run", "tool_called"), ".runs.run"),
+    **dict.fromkeys(("CancelToken", "FunctionTool", "tool"), ".runs.tools"),
     "RunTelemetry": ".runs.telemetry",
 }
 
@@ -185,6 +190,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalResponse",
     "BufferOverflowError",
+    "CancelToken",
     "ChatChunk",
     "ChatResult",
     "Citation",
@@ -193,6 +199,7 @@ __all__ = [
     "EmptyStreamError",
     "EventStreamMessage",
     "Finish",
+    "FunctionTool",
     "HTTPStatusError",
     "Limiter",
     "LimiterError",
@@ -214,6 +221,8 @@ __all__ = [
     "Route",
     "RunEnd",
     "RunItem",
+    "RunState",
+    "RunStep",
     "RunTelemetry",
     "SSEFrame",
     "ServerToolCall",
@@ -232,6 +241,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallDelta",
+    "ToolError",
     "ToolResult",
     "TransportError",
     "TruncatedStreamError",
@@ -258,6 +268,7 @@ __all__ = [
     "multicast",
     "request",
     "retrying",
+    "run",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",
@@ -268,5 +279,7 @@ __all__ = [
     "to_iterator",
     "to_redis_stream",
     "to_sse",
+    "tool",
+    "tool_called",
     "trim_partial",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "StreamError",
     "StreamTimeoutError",
     "ToolArgumentsError",
+    "ToolError",
     "TransportError",
     "TruncatedStreamError",
     "UnexpectedContentTypeError",
@@ -359,6 +360,24 @@ class ToolArgumentsError(StreamError):
             f"arguments of tool call {name!r} (id {id!r}) are not a JSON object ({reason}): "
             f"{excerpt(arguments)!r}"
         )
+
+
+class ToolError(StreamError):
+    """A tool of a run (`rs.run(..., tool_errors="raise")`) raised or ran out of time.
+
+    `__cause__` is the tool's own exception (`TimeoutError` for a timeout).
+
+    Attributes:
+        name: the tool's name.
+        call_id: the id of the call.
+        reason: what went wrong, in words.
+    """
+
+    def __init__(self, *, name: str, call_id: str, reason: str) -> None:
+        self.name = name
+        self.call_id = call_id
+        self.reason = reason
+        super().__init__(f"tool {name!r} (call {call_id!r}) failed: {reason}")
 
 
 class BufferOverflowError(StreamError):

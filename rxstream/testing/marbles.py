@@ -54,15 +54,19 @@ from ..core.sse import comment_lines, event_lines
 from ..errors import ProviderError
 from ..models import (
     ChatChunk,
+    Delta,
     Finish,
     JSONObject,
     ReasoningDelta,
     RefusalDelta,
     SSEFrame,
     TextDelta,
+    Tool,
     ToolCallDelta,
     Usage,
 )
+from ..runs.run import StepRequest
+from ..runs.tools import FunctionTool
 from . import builders
 from .marble_diff import ExpectedRecords
 
@@ -74,6 +78,8 @@ __all__ = [
     "SUBSCRIBED",
     "Keepalive",
     "Malformed",
+    "MarbleTool",
+    "RunAnswers",
     "StreamMarbles",
     "Values",
     "diagram",
@@ -477,6 +483,47 @@ class StreamMarbles:
         """A cold source of deltas (the values as they are; `DONE` completes)."""
         return self.cold(marbles, values)
 
+    # -- runs (rs.run) -------------------------------------------------------------
+
+    def answers(self, *steps: str, values: Values | None = None) -> RunAnswers:
+        """A run's answers, one diagram of deltas per request, for `rs.run(m.answers(...), ...)`.
+
+        The first request gets the first diagram (a resumed run's first step
+        too), and so on. Each diagram starts when its step does (it is
+        cold); the requests the
+        run made are kept in `.requests` (`rs.StepRequest`: the messages and
+        tools each step sent). A step past the last diagram is an error.
+        """
+        return RunAnswers(tuple(self.deltas(step, values) for step in steps))
+
+    def tool(
+        self,
+        name: str,
+        marbles: str,
+        values: Values | None = None,
+        *,
+        error: Exception | None = None,
+        parameters: JSONObject | None = None,
+        needs_approval: bool = False,
+        timeout: float | None = None,
+    ) -> FunctionTool:
+        """A tool whose every call answers as `marbles` says, counted from the call's tick.
+
+        `"---r|"` gives the output `r` three ticks after the call (a slow
+        tool), `"--#"` fails (with `error=`, else a `RuntimeError`), `"-"`
+        never answers (for `timeout=`, in ticks). Its `fn` is a `MarbleTool`
+        (the diagram, and the arguments of each call).
+        """
+        source = self.cold(marbles, values, error=error or RuntimeError(f"{name} failed"))
+        schema = parameters or {"type": "object", "properties": {}}
+        return FunctionTool(
+            spec=Tool(name, f"The {name} tool of a marble test.", schema),
+            fn=MarbleTool(source),
+            needs_approval=needs_approval,
+            timeout=timeout,
+            blocking=False,
+        )
+
     # -- running and expecting -----------------------------------------------------
 
     def start(
@@ -540,9 +587,11 @@ class StreamMarbles:
         records: list[Recorded[Any]] = []
         for tick, note in _parse(marbles, values, shift):
             if isinstance(note, OnError):
-                # `#` alone: any exception in an expectation, reactivex's default in a source.
+                # `#` alone: any exception in an expectation, reactivex's default in a source
+                # (`error` in either, when given).
                 matcher = _error_matcher(Exception if error is None else error)
-                records.append(Recorded(tick, matcher if expect else note))
+                source = note if error is None else OnError(error)
+                records.append(Recorded(tick, matcher if expect else source))
                 continue
             if not isinstance(note, OnNext):
                 records.append(Recorded(tick, note))
@@ -560,6 +609,41 @@ class StreamMarbles:
             else:
                 records.append(Recorded(tick, OnNext(convert(value))))
         return records
+
+
+class RunAnswers:
+    """`StreamMarbles.answers`: a `StepAnswer` for `rs.run` that keeps what it was asked."""
+
+    def __init__(self, steps: tuple[Observable[Any], ...]) -> None:
+        self.steps = steps
+        self.requests: list[StepRequest] = []
+
+    def __call__(self, request: StepRequest) -> Observable[Delta]:
+        self.requests.append(request)
+        if len(self.requests) > len(self.steps):
+            raise AssertionError(
+                f"the run asked for step {request.step}, its request number "
+                f"{len(self.requests)}; the test scripted {len(self.steps)}"
+            )
+        answer: Observable[Delta] = self.steps[len(self.requests) - 1]
+        return answer
+
+
+class MarbleTool:
+    """The function of a `StreamMarbles.tool`: its cold diagram for every call.
+
+    Attributes:
+        source: the diagram (its `subscriptions` show when each call ran).
+        calls: the arguments of each call, in order.
+    """
+
+    def __init__(self, source: ColdObservable[Any]) -> None:
+        self.source = source
+        self.calls: list[JSONObject] = []
+
+    def __call__(self, **arguments: Any) -> Observable[Any]:
+        self.calls.append(arguments)
+        return self.source
 
 
 def diagram(records: list[Recorded[Any]], values: Values | None = None) -> str:
