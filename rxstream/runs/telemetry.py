@@ -28,16 +28,22 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.disposable import CompositeDisposable, Disposable
 
 from ..__about__ import __version__
 from ..models import JSON, RunEnd, ToolCall, ToolResult, Usage
 from ..operators.telemetry import CANCELLED, LATEST_EXPERIMENTAL, PROVIDER_NAMES
 
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
 __all__ = ["RunSpan", "RunTelemetry", "ToolSpan"]
+
+T = TypeVar("T")
 
 _INSTALL_HINT = (
     'rs.RunTelemetry needs the "otel" extra (opentelemetry-api): pip install -e ".[otel]" '
@@ -68,9 +74,13 @@ class RunTelemetry:
         agent_id: `gen_ai.agent.id`.
         conversation_id: `gen_ai.conversation.id` (a chat's id, to find its runs).
         tracer_provider: default the global one.
+        meter_provider: for the steps' client metrics (default the global one).
         capture_content: record each tool call's arguments and result
-            (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`): content,
-            so off by default, as the conventions ask.
+            (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`) and each
+            step's answer: content, so off by default, as the conventions ask.
+        chat_spans: each step's request records its own `chat` span (and the
+            GenAI client metrics) under the run's: `step_options()` is the
+            `telemetry=` a run gives `rs.chat` (False: the run's spans only).
 
     Raises:
         ImportError: opentelemetry-api is not installed (the `otel` extra).
@@ -92,7 +102,9 @@ class RunTelemetry:
         agent_id: str | None = None,
         conversation_id: str | None = None,
         tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
         capture_content: bool = False,
+        chat_spans: bool = True,
     ) -> None:
         try:
             from opentelemetry import trace
@@ -102,6 +114,8 @@ class RunTelemetry:
         self.agent_name = agent_name
         self.capture_content = capture_content
         self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self.chat_spans = chat_spans
         self._base: dict[str, str] = {"gen_ai.operation.name": "invoke_agent"}
         for key, value in (
             ("gen_ai.agent.name", agent_name),
@@ -110,6 +124,21 @@ class RunTelemetry:
         ):
             if value:
                 self._base[key] = value
+
+    def step_options(self) -> dict[str, Any] | bool:
+        """What a run passes as each step's `rs.chat(..., telemetry=...)`: the options of
+        `rs.telemetry` for its `chat` spans, or False with `chat_spans=False`.
+
+        >>> RunTelemetry(capture_content=True).step_options()
+        {'tracer_provider': None, 'meter_provider': None, 'capture_content': True}
+        """
+        if not self.chat_spans:
+            return False
+        return {
+            "tracer_provider": self._tracer_provider,
+            "meter_provider": self._meter_provider,
+            "capture_content": self.capture_content,
+        }
 
     def _tracer(self) -> Tracer:
         provider = self._tracer_provider or self._trace.get_tracer_provider()
@@ -214,6 +243,43 @@ class RunSpan:
         )
         return ToolSpan(span, capture_content=self._telemetry.capture_content, trace=trace)
 
+    def watch(self, observer: abc.ObserverBase[Any]) -> abc.ObserverBase[Any]:
+        """`observer`, telling this span how the run ends: its `RunEnd` (passed on first), or
+        its error. A run wraps the observer it emits to (`rs.run`'s subscribe)."""
+        return _RunObserver(self, observer)
+
+    def watch_tool(
+        self, call: ToolCall, output: Observable[T], *, description: str | None = None
+    ) -> Observable[T]:
+        """`output` (a tool call's result, as an Observable) in its own `execute_tool` span:
+        opened at subscription (current while the call is subscribed), ended with the last
+        value, the error (a timeout is a `TimeoutError`) or, disposed first, as cancelled."""
+
+        def subscribe(
+            observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            tool = self.tool(call, description=description)
+            last: list[T] = []
+
+            def on_next(value: T) -> None:
+                last[:] = [value]
+                observer.on_next(value)
+
+            def on_error(error: Exception) -> None:
+                tool.end(error=error)
+                observer.on_error(error)
+
+            def on_completed() -> None:
+                value: JSON = last[0] if last else None
+                tool.end(ToolResult(call.id or "", call.name or "", value))
+                observer.on_completed()
+
+            with tool.current():
+                upstream = output.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+            return CompositeDisposable(upstream, Disposable(lambda: tool.end(cancelled=True)))
+
+        return Observable(subscribe)
+
     def end(
         self,
         run_end: RunEnd | None = None,
@@ -242,6 +308,27 @@ class RunSpan:
                     span.set_attribute("rxstream.run.pending", len(run_end.pending))
             self._ending.fail(error, cancelled)
         span.end()
+
+
+class _RunObserver(abc.ObserverBase[Any]):
+    """The run's observer, ending the run's span at its `RunEnd` or its error."""
+
+    def __init__(self, span: RunSpan, observer: abc.ObserverBase[Any]) -> None:
+        self._span = span
+        self._observer = observer
+
+    def on_next(self, value: Any) -> None:
+        self._observer.on_next(value)
+        if isinstance(value, RunEnd):
+            self._span.end(value)
+
+    def on_error(self, error: Exception) -> None:
+        self._span.end(error=error)
+        self._observer.on_error(error)
+
+    def on_completed(self) -> None:
+        self._span.end()
+        self._observer.on_completed()
 
 
 def _usage(span: Span, usage: Usage | None) -> None:

@@ -19,6 +19,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from reactivex import Observer
+from reactivex.subject import Subject
 
 import rxstream as rs
 from rxstream.runs.telemetry import RunSpan
@@ -275,3 +277,84 @@ def test_without_an_sdk_nothing_is_recorded() -> None:
             pass
         tool.end(rs.ToolResult("call_9", "delete_file", 1))
     run.end(rs.RunEnd((), None, 1))
+
+
+# --------------------------------------------------------------------------- the hooks rs.run uses
+
+
+def test_watch_tool_spans_a_call_from_subscription_to_its_value(
+    exporter: tuple[InMemorySpanExporter, TracerProvider],
+) -> None:
+    spans, provider = exporter
+    run = telemetry_of(provider, capture_content=True).start()
+    subject: Subject[Any] = Subject()
+    got: list[Any] = []
+    run.watch_tool(CALL, subject).subscribe(got.append)
+    assert spans.get_finished_spans() == ()  # open while the call runs
+    subject.on_next({"deleted": 1})
+    subject.on_completed()
+    [span] = spans.get_finished_spans()
+    assert got == [{"deleted": 1}]
+    assert span.name == "execute_tool delete_file"
+    assert (span.attributes or {})["gen_ai.tool.call.result"] == '{"deleted": 1}'
+    assert span.status.status_code is StatusCode.UNSET
+
+
+@pytest.mark.parametrize(
+    ("finish", "error_type"),
+    [
+        pytest.param(
+            lambda s, d: s.on_error(TimeoutError("late")), "builtins.TimeoutError", id="error"
+        ),
+        pytest.param(lambda s, d: d.dispose(), "cancelled", id="disposed"),
+    ],
+)
+def test_watch_tool_ends_a_failed_or_disposed_call_as_an_error(
+    exporter: tuple[InMemorySpanExporter, TracerProvider],
+    finish: Callable[[Subject[Any], Any], None],
+    error_type: str,
+) -> None:
+    spans, provider = exporter
+    run = telemetry_of(provider).start()
+    subject: Subject[Any] = Subject()
+    errors: list[Exception] = []
+    subscription = run.watch_tool(CALL, subject).subscribe(on_error=errors.append)
+    finish(subject, subscription)
+    subscription.dispose()  # after the end, changes nothing
+    [span] = spans.get_finished_spans()
+    assert (span.attributes or {})["error.type"] == error_type
+    assert len(errors) == (1 if error_type != "cancelled" else 0)
+
+
+def test_watch_ends_the_run_span_at_the_run_end_or_its_error(
+    exporter: tuple[InMemorySpanExporter, TracerProvider],
+) -> None:
+    spans, provider = exporter
+    telemetry = telemetry_of(provider)
+    items: list[Any] = []
+    ended = telemetry.start(dialect="cohere")
+    observer = ended.watch(Observer(items.append, items.append, lambda: items.append("done")))
+    end = rs.RunEnd((), rs.Usage(3, 2, 5), 1)
+    observer.on_next(rs.StepStart(1, "cohere", "m"))
+    observer.on_next(end)
+    observer.on_completed()
+    failed = telemetry.start(dialect="cohere").watch(Observer(items.append, items.append))
+    failed.on_error(rs.ProviderError("Overloaded"))
+    first, second = spans.get_finished_spans()
+    assert (first.attributes or {})["gen_ai.usage.output_tokens"] == 2
+    assert "error.type" not in (first.attributes or {})
+    assert (second.attributes or {})["error.type"] == "rxstream.errors.ProviderError"
+    assert items[:3] == [rs.StepStart(1, "cohere", "m"), end, "done"]
+
+
+def test_step_options_give_each_step_its_chat_span(
+    exporter: tuple[InMemorySpanExporter, TracerProvider],
+) -> None:
+    _spans, provider = exporter
+    telemetry = telemetry_of(provider)
+    assert telemetry.step_options() == {
+        "tracer_provider": provider,
+        "meter_provider": None,
+        "capture_content": False,
+    }
+    assert telemetry_of(provider, chat_spans=False).step_options() is False
