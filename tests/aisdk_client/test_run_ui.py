@@ -12,12 +12,13 @@ import json
 import subprocess
 from typing import Any
 
+import httpx
 import pytest
 import reactivex
 
 import rxstream as rs
 from rxstream.core.dialects.ai_sdk import approval_id, approval_responses
-from rxstream.testing import FakeLLMServer, Scenario
+from rxstream.testing import FakeLLMServer, RunScript, Scenario, ScriptCall, tool_results
 from rxstream.testing.server import Raw, RecordedRequest
 
 from ..run_items import FIRST, resumed
@@ -119,3 +120,98 @@ def test_use_chat_runs_the_steps_waits_for_approval_and_resumes(node: str, appro
         assert delete["approval"]["reason"] == "not now"
         assert text(final) == "Clearing the cache.18 C in Paris; the cache stays."
     assert final["metadata"]["usage"]["totalTokens"] == 79
+
+
+# --------------------------------------------------------------------------- with rs.run itself
+
+
+def get_weather(city: str) -> dict[str, Any]:
+    """The weather in a city."""
+    return {"city": city, "temp_c": 18}
+
+
+def clear_cache(path: str) -> str:
+    """Delete a cache directory."""
+    return f"deleted {path}"
+
+
+TOOLS = [get_weather, rs.tool(clear_cache, needs_approval=True)]
+MODEL = RunScript(
+    [ScriptCall("get_weather", {"city": "Paris"})],
+    [ScriptCall("clear_cache", {"path": "/tmp/cache"})],
+    lambda seen: f"{seen['get_weather']['temp_c']} C; {seen['clear_cache']}",
+)
+
+
+class Backend:
+    """A `useChat` backend running `rs.run` against a scripted model, keeping each waiting run."""
+
+    def __init__(self, model: FakeLLMServer) -> None:
+        self.model = model
+        self.waiting: dict[str, rs.RunState] = {}  # the chat id -> its run's state
+
+    def __call__(self, request: RecordedRequest) -> Scenario:
+        body = request.json
+        assert isinstance(body, dict)
+        chat_id = body["id"]
+        decisions = approval_responses(body["messages"])
+        with httpx.Client() as client:
+            options: dict[str, Any] = {
+                "base_url": f"http://127.0.0.1:{self.model.port}",
+                "api_key": "k",
+                "max_tokens": 100,
+            }
+            if decisions:
+                state = self.waiting.pop(chat_id)
+                run = rs.run(
+                    client, "anthropic", model="m", tools=TOOLS, resume=state,
+                    decisions=decisions, **options,
+                )  # fmt: skip
+                message_id = body["messages"][-1]["id"]  # the resumed run continues it
+            else:
+                text = body["messages"][-1]["parts"][0]["text"]
+                ask = [{"role": "user", "content": text}]
+                run = rs.run(client, "anthropic", model="m", messages=ask, tools=TOOLS, **options)
+                message_id = f"msg-{chat_id}"
+            items = list(rs.to_iterator(run))
+        end = items[-1]
+        assert isinstance(end, rs.RunEnd)
+        if end.pending:
+            self.waiting[chat_id] = rs.RunState.of(end)
+        return Scenario(steps=(Raw(rendered(items, message_id)),))
+
+
+def test_use_chat_through_rs_run_with_an_approval(node: str) -> None:
+    with FakeLLMServer(MODEL) as model, FakeLLMServer(Backend(model)) as server:
+        done = subprocess.run(
+            [node, str(HERE / "run_approval.mjs")],
+            input=json.dumps({"api": server.url_for("ai-sdk"), "approved": True}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        asked = [tool_results(r) for r in model.requests]
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["errors"] == []
+    assert result["requests"] == 2
+    [_user, waiting] = result["waiting"]
+    assert tools(waiting) == [
+        ("tool-get_weather", "output-available"),
+        ("tool-clear_cache", "approval-requested"),
+    ]
+    [_user, final] = result["messages"]
+    assert final["id"] == waiting["id"] == "msg-chat-run"
+    assert [p["type"] for p in final["parts"]].count("step-start") == 3
+    assert tools(final) == [
+        ("tool-get_weather", "output-available"),
+        ("tool-clear_cache", "output-available"),
+    ]
+    assert text(final) == "18 C; deleted /tmp/cache"
+    # What the run sent the model at each step: the approved call's result only after the decision.
+    assert [[r.name for r in results] for results in asked] == [
+        [],
+        ["get_weather"],
+        ["get_weather", "clear_cache"],
+    ]
