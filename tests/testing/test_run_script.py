@@ -332,3 +332,28 @@ def test_a_bad_script_is_a_caller_mistake(steps: tuple[Any, ...], error: str) ->
 def test_an_unknown_dialect_has_no_results_to_read() -> None:
     with pytest.raises(ValueError, match="no tool results to read in the dialect 'x'"):
         tool_results(RecordedRequest("POST", "/v1/messages", {}, b"", {}), dialect="x")
+
+
+def test_a_step_function_that_gives_neither_calls_nor_text_is_a_caller_mistake() -> None:
+    def wrong(seen: SeenResults) -> Any:
+        return 42
+
+    broken = RunScript(wrong)
+    request = RecordedRequest("POST", "/v1/chat/completions", {}, b"", {"messages": []})
+    with pytest.raises(TypeError, match="step 1 gave 42: a sequence of ScriptCall or a str"):
+        broken(request)
+
+
+def test_seen_results_show_what_they_hold() -> None:
+    results = SeenResults([SeenResult("a", "f", 1)])
+    assert len(results) == 1
+    assert (
+        repr(results) == "SeenResults([SeenResult(call_id='a', name='f', output=1, error=False)])"
+    )
+    # A part in an output state that is no tool part is not a result.
+    body = {
+        "messages": [
+            {"role": "assistant", "parts": [{"type": "data-x", "state": "output-available"}]}
+        ]
+    }
+    assert tool_results(RecordedRequest("POST", "/api/chat", {}, b"", {"id": "c", **body})) == ()
