@@ -280,7 +280,8 @@ def run(
             them instead of ending, and goes on once every waiting call of the
             step has one; if it completes first, the run ends waiting as
             without it (every call of the step still pending).
-        retry, fallback: as `rs.chat`, for every step.
+        retry: as `rs.chat`, for every step.
+        fallback: as `rs.chat`, for every step.
         prepare_step: called before each step with its number and the
             conversation; a dict it returns changes that step: `"model"`,
             `"tools"`, and any option of `rs.chat`.

@@ -124,6 +124,28 @@ class FunctionTool:
 ToolLike: TypeAlias = FunctionTool | Callable[..., Any]
 
 
+@typing.overload
+def tool(
+    fn: Callable[..., Any],
+    spec: Tool | None = None,
+    *,
+    needs_approval: bool | Callable[[JSONObject], bool] = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    blocking: bool = True,
+) -> FunctionTool: ...
+
+
+@typing.overload
+def tool(
+    fn: None = None,
+    spec: Tool | None = None,
+    *,
+    needs_approval: bool | Callable[[JSONObject], bool] = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    blocking: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     spec: Tool | None = None,
@@ -131,7 +153,7 @@ def tool(
     needs_approval: bool | Callable[[JSONObject], bool] = False,
     timeout: float | None = DEFAULT_TIMEOUT,
     blocking: bool = True,
-) -> Any:
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function a tool of `rs.run`; also a decorator (`@rs.tool`, `@rs.tool(timeout=5)`).
 
     Args:
@@ -192,8 +214,7 @@ def as_tool(value: object) -> FunctionTool:
             "(give rs.tool(fn, spec) instead)"
         )
     if callable(value):
-        made: FunctionTool = tool(value)
-        return made
+        return tool(value)
     raise TypeError(f"a tool is a function or rs.tool(...), got {value!r}")
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 import reactivex
+from hypothesis import given
+from hypothesis import strategies as st
 from reactivex import operators as ops
 from reactivex.notification import OnCompleted, OnError, OnNext
 from reactivex.testing.recorded import Recorded
@@ -522,3 +524,40 @@ def test_usage_sums_the_optional_counts_where_a_step_has_them() -> None:
 def test_a_broken_run_state_says_so(text: str) -> None:
     with pytest.raises(ValueError, match=r"not a run state written by RunState\.to_json"):
         rs.RunState.from_json(text)
+
+
+JSON_TEXT = st.text(max_size=20)
+JSON_VALUE = (
+    st.none() | st.integers() | JSON_TEXT | st.dictionaries(JSON_TEXT, JSON_TEXT, max_size=2)
+)
+CALL = st.builds(
+    rs.ToolCall,
+    index=st.integers(0, 5),
+    id=JSON_TEXT,
+    name=JSON_TEXT,
+    arguments=JSON_TEXT,
+)
+TURN = st.builds(
+    rs.Message,
+    content=JSON_TEXT,
+    reasoning=JSON_TEXT,
+    tool_calls=st.lists(CALL, max_size=3).map(tuple),
+    finish_reason=st.sampled_from([None, "stop", "tool_calls"]),
+)
+ENTRY = TURN | st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "tool"]), "content": JSON_TEXT}
+)
+USAGE = st.none() | st.builds(rs.Usage, st.integers(0, 99), st.integers(0, 99), st.integers(0, 99))
+
+
+@given(
+    messages=st.lists(ENTRY, max_size=5).map(tuple),
+    pending=st.lists(st.builds(rs.ApprovalRequest, JSON_TEXT, JSON_TEXT, JSON_VALUE), max_size=3),
+    steps=st.integers(0, 50),
+    usage=USAGE,
+)
+def test_a_run_state_reads_back_as_it_was_written(
+    messages: tuple[Any, ...], pending: list[rs.ApprovalRequest], steps: int, usage: rs.Usage | None
+) -> None:
+    state = rs.RunState(messages, tuple(pending), steps, usage)
+    assert rs.RunState.from_json(state.to_json()) == state

@@ -330,3 +330,44 @@ def test_unknown_tools_and_bad_arguments_go_back_as_errors() -> None:
     assert "city" in (results[1].error or "")
     assert "invalid JSON" in (results[2].error or "")
     assert items[-1].messages[-1].content.count("Error: ") == 3
+
+
+def test_the_calls_of_a_step_really_run_at_once() -> None:
+    """Each of two thread tools waits for the other: they pass only if they overlap."""
+    both = threading.Barrier(2, timeout=30)
+
+    def get_weather(city: str) -> dict[str, Any]:
+        """The weather in a city."""
+        both.wait()
+        return {"city": city, "temperature_c": 18}
+
+    def get_time(city: str) -> str:
+        """The local time in a city."""
+        both.wait()
+        return f"12:00 in {city}"
+
+    with FakeLLMServer(three_steps) as server, httpx.Client() as client:
+        tools = [get_weather, get_time, to_fahrenheit]
+        run = rs.run(
+            client, "bedrock", model="m", messages=ASK, tools=tools, **options(server, "bedrock")
+        )
+        assert shape(items_of(run)[-1].messages) == EXPECTED_SHAPE
+
+
+def test_retry_applies_to_each_step() -> None:
+    faults = ["ok", "503", "ok", "503", "ok"]  # the second and third steps fail once each
+    with FakeLLMServer(three_steps, faults=faults) as server, httpx.Client() as client:
+        retry = rs.Retry(attempts=2, backoff=0.001, jitter=0)
+        run = rs.run(
+            client,
+            "openai-chat",
+            model="m",
+            messages=ASK,
+            tools=TOOLS,
+            retry=retry,
+            **options(server, "openai-chat"),
+        )
+        end = items_of(run)[-1]
+        assert len(server.requests) == 5
+    assert shape(end.messages) == EXPECTED_SHAPE
+    assert end.steps == 3
