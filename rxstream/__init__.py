@@ -120,8 +120,8 @@ if TYPE_CHECKING:
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
     from .runs.run import RunState, RunStep, run, tool_called
-    from .runs.tools import CancelToken, FunctionTool, tool
     from .runs.telemetry import RunTelemetry
+    from .runs.tools import CancelToken, FunctionTool, tool
 
 # The names that load their layer on first use: name -> module.
 _LAZY = {

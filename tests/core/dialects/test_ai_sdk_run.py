@@ -206,3 +206,14 @@ def test_a_broken_decision_is_a_malformed_chunk_error(messages: Any, match: str)
     with pytest.raises(MalformedChunkError, match=match) as caught:
         approval_responses(messages)
     assert caught.value.dialect == "ai-sdk"
+
+
+def test_a_resumed_run_that_still_waits_asks_again_outside_any_step() -> None:
+    waiting = rs.ApprovalRequest("call_3", "delete_file", {})
+    items = [waiting, rs.RunEnd((), None, 2, (waiting,))]
+    assert chunks(items) == [
+        {"type": "start", "messageId": "msg-1"},
+        {"type": "tool-approval-request", "approvalId": "approval-call_3", "toolCallId": "call_3"},
+        {"type": "finish", "finishReason": "tool-calls"},  # it waits for a call
+        "[DONE]",
+    ]

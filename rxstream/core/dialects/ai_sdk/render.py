@@ -175,6 +175,7 @@ class AISDKRenderer:
         self._announced: set[str] = set()  # ids shown for calls of the steps before
         self._shown: dict[str, str] = {}  # a run's call id -> the id the stream shows for it
         self._run_usage: Usage | None = None  # `RunEnd.usage`, the run's sum
+        self._waits = False  # the run ended waiting for approvals
 
     def feed(self, delta: Delta | RunItem) -> list[Wire]:
         """The chunks `delta` (or a run's item) becomes."""
@@ -196,11 +197,13 @@ class AISDKRenderer:
                     "approvalId": approval_id(call_id),
                     "toolCallId": self._shown.get(call_id, call_id),
                 }
-                return [*self._start(), _chunk(body)]
+                # In its step; a resumed run that still waits asks again in none.
+                return [*self._message(), _chunk(body)]
             case ApprovalResponse():
                 return []
-            case RunEnd(usage=usage):
+            case RunEnd(usage=usage, pending=pending):
                 self._run_usage = usage
+                self._waits = bool(pending)
                 return self._end_step()
         if delta.choice != 0:
             return []
@@ -235,7 +238,7 @@ class AISDKRenderer:
     def close(self) -> list[Wire]:
         """The chunks that end the stream: open parts, the tool inputs, `finish`, `[DONE]`."""
         self._check()
-        asked = bool(self._calls)
+        asked = bool(self._calls) or self._waits
         out = self._start() if not self._started else []
         out += self._end_step()
         self._closed = True
