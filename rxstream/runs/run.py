@@ -222,7 +222,7 @@ def run(
     tools: Iterable[object] = (),
     stop_when: StopCondition | Sequence[StopCondition] = DEFAULT_MAX_STEPS,
     max_parallel: int = 8,
-    needs_approval: Callable[[ToolCall], bool] | None = None,
+    approve: Callable[[ToolCall], bool] | None = None,
     resume: RunState | RunEnd | None = None,
     decisions: Iterable[ApprovalResponse] = (),
     approvals: Observable[ApprovalResponse] | None = None,
@@ -248,8 +248,8 @@ def run(
     The run ends with `rs.RunEnd`: the whole conversation, the usage summed
     over the steps, the step count.
 
-    Approval: a call whose tool says `needs_approval` (or for which the
-    run's `needs_approval(call)` says True) waits. The step ends with an
+    Approval: a call whose tool says `needs_approval` (or, given `approve=`,
+    for which `approve(call)` says True) waits. The step ends with an
     `rs.ApprovalRequest` per waiting call and the run with a `RunEnd` whose
     `pending` lists them (the step's other calls wait with them, so the
     results go back together, in call order). Resume with
@@ -270,8 +270,8 @@ def run(
             predicate on the last `RunStep` (`rs.tool_called("name")`), or a
             list of them (any). Default: 20 steps.
         max_parallel: how many calls of one step run at once.
-        needs_approval: a predicate on each call (an `rs.ToolCall`), in place
-            of the tools' own `needs_approval`.
+        approve: a predicate on each call (an `rs.ToolCall`): True makes the
+            call wait for approval; in place of the tools' own `needs_approval`.
         resume: the state of a run that waits for approval (`RunState`, or its `RunEnd`).
         decisions: the `rs.ApprovalResponse`s for the waiting calls; a call
             without one keeps waiting.
@@ -309,7 +309,7 @@ def run(
         tools=tools,
         stop_when=stop_when,
         max_parallel=max_parallel,
-        needs_approval=needs_approval,
+        approve=approve,
         resume=resume,
         decisions=decisions,
         tool_errors=tool_errors,
@@ -336,7 +336,7 @@ class _Setup:
     tools: Mapping[str, FunctionTool]
     stops: tuple[StopCondition, ...]
     max_parallel: int
-    needs_approval: Callable[[ToolCall], bool] | None
+    approve: Callable[[ToolCall], bool] | None
     state: RunState | None
     decisions: Mapping[str, ApprovalResponse]
     raise_errors: bool
@@ -366,7 +366,7 @@ def _setup(client: Any, dialect: str, **given: Any) -> _Setup:
         by_name,
         stops,
         max_parallel,
-        given["needs_approval"],
+        given["approve"],
         state,
         decisions,
         given["tool_errors"] == "raise",
@@ -589,7 +589,7 @@ class _Run:
             reason = getattr(exc, "reason", None) or str(exc)
             planned.result = _error(planned, f"the arguments do not fit the tool: {reason}")
             return planned
-        asked = self.setup.needs_approval
+        asked = self.setup.approve
         planned.waits = asked(call) if asked is not None else planned.tool.waits(planned.arguments)
         return planned
 

@@ -392,7 +392,7 @@ def test_a_resume_without_a_decision_keeps_waiting() -> None:
     assert out == [(0, rs.ApprovalRequest("c1", "slow", {})), (0, end), (0, "|")]
 
 
-def test_the_run_needs_approval_predicate_decides_per_call() -> None:
+def test_the_run_s_approve_predicate_decides_per_call() -> None:
     m = StreamMarbles()
     tools = [m.tool("slow", "r|", V), m.tool("slower", "s|", V)]
     answers = m.answers("(c,d,t,D)", values=V)
@@ -402,7 +402,7 @@ def test_the_run_needs_approval_predicate_decides_per_call() -> None:
         model="m",
         messages=ASK,
         tools=tools,
-        needs_approval=lambda call: call.name == "slower",
+        approve=lambda call: call.name == "slower",
         scheduler=m.scheduler,
     )
     assert values(m.start(run))[-2][1].pending == (rs.ApprovalRequest("c2", "slower", {}),)
@@ -561,3 +561,63 @@ def test_a_run_state_reads_back_as_it_was_written(
 ) -> None:
     state = rs.RunState(messages, tuple(pending), steps, usage)
     assert rs.RunState.from_json(state.to_json()) == state
+
+
+def test_plain_functions_on_the_run_s_thread() -> None:
+    def slow(**_: Any) -> str:
+        return "R"
+
+    def slower(**_: Any) -> str:
+        raise KeyError("gone")
+
+    m = StreamMarbles()
+    tools = [
+        rs.tool(slow, rs.Tool("slow"), blocking=False),
+        rs.tool(slower, rs.Tool("slower"), blocking=False),
+    ]
+    answers = m.answers("(c,d,t,D)", "(a,f,D)", values=V)
+    out = values(
+        m.start(rs.run(answers, "d", model="m", messages=ASK, tools=tools, scheduler=m.scheduler))
+    )
+    results = [v for _, v in out if isinstance(v, rs.ToolResult)]
+    assert results == [
+        rs.ToolResult("c1", "slow", "R"),
+        rs.ToolResult("c2", "slower", error="KeyError: 'gone'"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: rs.tool_called(), "tool_called takes one or more tool names"),
+        (lambda: rs.tool_called(3), "tool_called takes one or more tool names"),  # type: ignore[arg-type]
+    ],
+)
+def test_tool_called_needs_names(call: Any, words: str) -> None:
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+def test_decisions_must_be_approval_responses() -> None:
+    end, _ = waiting(StreamMarbles())
+    with pytest.raises(TypeError, match=r"decisions= takes rs\.ApprovalResponse items"):
+        rs.run(lambda _: reactivex.empty(), "d", model="m", resume=end, decisions=[("c1", True)])  # type: ignore[list-item]
+
+
+def test_a_state_that_ends_with_a_user_turn_does_not_wait() -> None:
+    turn = rs.Message(tool_calls=(rs.ToolCall(0, "c1", "slow", "{}"),), finish_reason="tool_calls")
+    state = rs.RunState((*ASK, turn, {"role": "user", "content": "and?"}))
+    m = StreamMarbles()
+    error = values(
+        m.start(rs.run(m.answers(values=V), "d", model="m", resume=state, scheduler=m.scheduler))
+    )[-1][1]
+    assert isinstance(error, ValueError)
+    assert "does not end with a turn whose tool calls wait" in str(error)
+
+
+def test_a_parameter_pydantic_cannot_describe_is_a_type_error() -> None:
+    def f(lock: reactivex.Observable[int]) -> None:
+        """F."""
+
+    with pytest.raises(TypeError, match="its parameters have no JSON schema"):
+        rs.tool(f)
