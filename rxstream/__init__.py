@@ -120,6 +120,7 @@ if TYPE_CHECKING:
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
     from .runs.run import RunState, RunStep, run, tool_called
+    from .runs.telemetry import RunTelemetry
     from .runs.tools import CancelToken, FunctionTool, tool
 
 # The names that load their layer on first use: name -> module.
@@ -168,6 +169,7 @@ _LAZY = {
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
     **dict.fromkeys(("RunState", "RunStep", "run", "tool_called"), ".runs.run"),
     **dict.fromkeys(("CancelToken", "FunctionTool", "tool"), ".runs.tools"),
+    "RunTelemetry": ".runs.telemetry",
 }
 
 
@@ -221,6 +223,7 @@ __all__ = [
     "RunItem",
     "RunState",
     "RunStep",
+    "RunTelemetry",
     "SSEFrame",
     "ServerToolCall",
     "ServerToolResult",

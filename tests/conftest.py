@@ -118,6 +118,8 @@ SAMPLED = {
     "tests/test_error_partial.py::test_a_cut_after_k_events_keeps_the_first_k[*": 16,
     "tests/test_error_partial.py::test_a_malformed_event_at_k_keeps_what_came_before[*": 8,
     "tests/test_error_partial.py::test_a_timeout_after_k_events_keeps_them[*": 8,
+    "tests/testing/test_run_script.py::test_the_same_three_step_run_plays_in_every_dialect[*": 2,
+    "tests/runs/test_run_script_run.py::test_rs_run_sends_each_steps_results_back_in_every_*": 2,
 }
 
 

@@ -130,7 +130,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._deprecate import deprecated_arguments, moved_names, warn_deprecated
 from ...errors import HTTPStatusError, ProviderError, StreamError
-from ...models import DELTA_CLASSES, Delta, SSEFrame, StreamEntry
+from ...models import DELTA_CLASSES, RUN_ITEM_CLASSES, Delta, SSEFrame, StreamEntry
 from .. import wire
 from ..sse import check_field, check_retry, comment_text, event_text
 from ..wire import RXSTREAM
@@ -431,6 +431,15 @@ class SSEEncoder:
         if isinstance(item, DELTA_CLASSES):
             delta: Delta = item
             return _pairs(self._renderer.feed(delta))
+        if isinstance(item, RUN_ITEM_CLASSES) and getattr(self._renderer, "runs", False):
+            # A renderer that writes a whole run (the AI SDK's) takes its items too.
+            return _pairs(self._renderer.feed(item))  # type: ignore[arg-type]
+        if isinstance(item, RUN_ITEM_CLASSES):
+            raise TypeError(
+                f"the {self._dialect!r} format sends one answer, not a run's "
+                f"{type(item).__name__}: use dialect='ai-sdk' (one UI message of steps) "
+                "or 'rxstream' (every item) for a run"
+            )
         raise TypeError(
             f"the {self._dialect!r} format sends deltas (and passes SSEFrames on), "
             f"not a {type(item).__name__}: add rs.decode() or rs.deltas() before it, "

@@ -26,8 +26,16 @@ from typing import Any
 
 from ... import errors as _errors
 from ...errors import StreamError, excerpt
-from ...models import JSON, EventStreamMessage, JSONObject, Message, TokenCount
-from .encoding import DONE, ENTRY_KINDS, FIELDS, FORMAT_VERSION, TAGS
+from ...models import (
+    JSON,
+    EventStreamMessage,
+    JSONObject,
+    Message,
+    RunEnd,
+    StepEnd,
+    TokenCount,
+)
+from .encoding import DONE, ENTRY_KINDS, FIELDS, FORMAT_VERSION, MIXED, TAGS
 
 __all__ = [
     "Done",
@@ -50,6 +58,9 @@ _ITEM_FIELDS = {
     (Message, "server_tools"),
     (Message, "reasoning_state"),
     (TokenCount, "usage"),
+    (StepEnd, "usage"),
+    (RunEnd, "usage"),
+    (RunEnd, "pending"),
 }
 # Fields holding a tuple (JSON has only lists).
 _TUPLES = {
@@ -89,6 +100,8 @@ def decode(obj: JSONObject) -> Any:
         value = obj[name]
         if (cls, name) in _ITEM_FIELDS:
             value = _items(value)
+        elif (cls, name) in MIXED:
+            value = _mixed(value)
         elif cls is EventStreamMessage:
             value = _bytes(value) if name == "payload" else _headers(value)
         if (cls, name) in _TUPLES and isinstance(value, list):
@@ -104,6 +117,19 @@ def _items(value: JSON) -> Any:
     if isinstance(value, list):
         return [decode(v) for v in value]
     return None if value is None else decode(value)
+
+
+def _mixed(value: JSON) -> list[Any]:
+    """A conversation: tagged items, and plain JSON wrapped as `{"$json": value}`."""
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of messages, got {value!r:.80}")
+    out: list[Any] = []
+    for entry in value:
+        if isinstance(entry, dict) and list(entry) == ["$json"]:
+            out.append(entry["$json"])
+        else:
+            out.append(decode(entry))
+    return out
 
 
 def _bytes(value: JSON) -> bytes:

@@ -1,7 +1,9 @@
 """rxstream's own event format, written: items as JSON, as SSE events, as Redis entry fields.
 
 Input: any item of a pipeline (`SSEFrame`, `ChatChunk`, `EventStreamMessage`,
-every delta, `ToolCall`, `Message`, `TokenCount`) or a `StreamError`.
+every delta, `ToolCall`, `Message`, `TokenCount`, a run's items: `StepStart`,
+`StepEnd`, `ToolResult`, `ApprovalRequest`, `ApprovalResponse`, `RunEnd`) or a
+`StreamError`.
 Output: the item's tagged JSON object (`encode`), the `(event, data)` pair of
 the SSE event that sends it (`item_event`), or the `data` of the Redis entry
 that stores it (`item_data`). The format is described in
@@ -27,6 +29,8 @@ from typing import Any
 from ...errors import StreamError, excerpt
 from ...models import (
     JSON,
+    ApprovalRequest,
+    ApprovalResponse,
     ChatChunk,
     Citation,
     EventStreamMessage,
@@ -38,13 +42,17 @@ from ...models import (
     ReasoningState,
     RefusalDelta,
     Reset,
+    RunEnd,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StepEnd,
+    StepStart,
     TextDelta,
     TokenCount,
     ToolCall,
     ToolCallDelta,
+    ToolResult,
     Usage,
 )
 
@@ -98,6 +106,12 @@ TAGS: dict[type, str] = {
     ToolCall: "call",
     Message: "message",
     TokenCount: "token_count",
+    StepStart: "step_start",
+    StepEnd: "step_end",
+    ToolResult: "tool_result",
+    ApprovalRequest: "approval_request",
+    ApprovalResponse: "approval_response",
+    RunEnd: "run_end",
 }
 
 #: The item types of this version (the `"type"` of every object but an error's).
@@ -107,6 +121,10 @@ TYPES = frozenset(TAGS.values())
 # turn's order for `rs.request`, made of item classes the format does not tag; a
 # decoded `Message` has none (`rs.request` then sends it from its other fields).
 _NOT_SENT = frozenset({(Message, "blocks")})
+
+# Fields holding a conversation: `Message`s (tagged objects) among the caller's plain message
+# dicts, which go as `{"$json": <dict>}` so that no dict is ever read back as an item.
+MIXED = frozenset({(RunEnd, "messages")})
 
 FIELDS = {
     cls: tuple(f.name for f in dataclasses.fields(cls) if (cls, f.name) not in _NOT_SENT)
@@ -132,7 +150,11 @@ def encode(item: object) -> JSONObject:
         raise TypeError(f"rxstream cannot encode a {type(item).__name__} item")
     out: JSONObject = {"type": tag}
     for name in FIELDS[type(item)]:
-        out[name] = _value(getattr(item, name))
+        value = getattr(item, name)
+        if (type(item), name) in MIXED:
+            out[name] = [encode(v) if type(v) in TAGS else {"$json": _value(v)} for v in value]
+        else:
+            out[name] = _value(value)
     return out
 
 

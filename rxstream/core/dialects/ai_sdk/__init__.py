@@ -42,14 +42,26 @@ at `data: [DONE]`, which follows `finish` (or `abort`); end of input after
 as its message. A chunk that is not an object with a string `type`, or whose
 fields have the wrong JSON types, is `MalformedChunkError` naming the dialect.
 
+A run's items (`rs.run`) render as one UI message of several steps, tools'
+results and approval requests (see `AISDKRenderer`); the decisions come back
+in the page's next request, which `approval_responses` reads.
+
 Follows the `ai` package (6.x): `uiMessageChunkSchema`, `JsonToSseTransformStream`,
 `UI_MESSAGE_STREAM_HEADERS`.
 """
 
 from __future__ import annotations
 
+from .approvals import approval_responses
 from .decode import AISDKDecoder
 from .errors import HEADERS, http_error
-from .render import AISDKRenderer
+from .render import AISDKRenderer, approval_id
 
-__all__ = ["HEADERS", "AISDKDecoder", "AISDKRenderer", "http_error"]
+__all__ = [
+    "HEADERS",
+    "AISDKDecoder",
+    "AISDKRenderer",
+    "approval_id",
+    "approval_responses",
+    "http_error",
+]

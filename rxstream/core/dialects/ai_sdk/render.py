@@ -11,6 +11,8 @@ from typing import ClassVar
 from ....errors import ProviderError
 from ....models import (
     JSON,
+    ApprovalRequest,
+    ApprovalResponse,
     Citation,
     Delta,
     Finish,
@@ -19,11 +21,16 @@ from ....models import (
     ReasoningDelta,
     RefusalDelta,
     Reset,
+    RunEnd,
+    RunItem,
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StepEnd,
+    StepStart,
     TextDelta,
     ToolCallDelta,
+    ToolResult,
     Usage,
 )
 from ...tools import ToolCallMatcher
@@ -31,7 +38,7 @@ from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
 from .._shared import dumps
 from .decode import RESET_PART, RXSTREAM_KEY
 
-__all__ = ["AISDKRenderer"]
+__all__ = ["AISDKRenderer", "approval_id"]
 
 #: rxstream's finish reasons -> the AI SDK's (anything else is `"other"`).
 _WORDS = {
@@ -103,6 +110,28 @@ class AISDKRenderer:
       new answer's parts follow, with new ids. `rs.decode("ai-sdk")` reads the
       part back as the `Reset`.
 
+    A run (`rs.run`'s items between the steps' deltas) is one UI message of
+    several steps, as the AI SDK's `streamText` writes it:
+
+    - `StepStart` opens a step (`start-step`; the one before, if still open,
+      is finished first); `StepEnd` ends the step's open part and gives its
+      calls' inputs (`tool-input-available`), and the step's `finish-step`
+      follows its tools' results, when the next step starts or the run ends.
+    - `ToolResult` is `tool-output-available` (its `output`), or
+      `tool-output-error` (its `error` as the `errorText`), or
+      `tool-output-denied` for a denied call; the results a resumed run
+      begins with (its decided calls) come before its first step, in none.
+    - `ApprovalRequest` is `tool-approval-request`, its `approvalId`
+      `approval_id(call_id)`; the decision comes back in the client's next
+      request, as the tool part's `approval` (`approval_responses` reads it):
+      the protocol has no chunk for it, so an `ApprovalResponse` item renders
+      nothing.
+    - `RunEnd`: the run's summed usage goes on `finish` (in place of the last
+      step's); its conversation stays on the server (the UI keeps its own).
+    - Call ids stay the run's own, so a result or an approval finds its call;
+      one that a step repeats (a provider that numbers its calls per answer)
+      is made unique in the stream, and the results follow it.
+
     Not expressible, so left out: choices other than 0 (the UI message has
     one), reasoning state (signatures, encrypted reasoning).
 
@@ -122,6 +151,8 @@ class AISDKRenderer:
 
     wire: ClassVar[WireKind] = "sse"
     newline: ClassVar[str] = "\n"
+    #: It renders a run's items too (`rs.to_sse(dialect="ai-sdk")` passes them on).
+    runs: ClassVar[bool] = True
 
     def __init__(self, *, model: str = "", id: str = "rxstream-ai-sdk-0001") -> None:
         if not isinstance(id, str) or not id:
@@ -129,6 +160,8 @@ class AISDKRenderer:
         self._model = model
         self._id = id
         self._started = False
+        self._step_open = False  # `start-step` sent, `finish-step` not yet
+        self._step_ended = False  # the open step's answer ended (`StepEnd`): tools' results next
         self._closed = False
         self._part: tuple[str, str] | None = None  # (kind, id) of the open part
         self._parts = 0
@@ -139,10 +172,39 @@ class AISDKRenderer:
         self._finish: Finish | None = None
         self._usage: Usage | None = None
         self._retired: set[str] = set()  # ids of the calls a reset dropped (never reused)
+        self._announced: set[str] = set()  # ids shown for calls of the steps before
+        self._shown: dict[str, str] = {}  # a run's call id -> the id the stream shows for it
+        self._run_usage: Usage | None = None  # `RunEnd.usage`, the run's sum
+        self._waits = False  # the run ended waiting for approvals
 
-    def feed(self, delta: Delta) -> list[Wire]:
-        """The chunks `delta` becomes."""
+    def feed(self, delta: Delta | RunItem) -> list[Wire]:
+        """The chunks `delta` (or a run's item) becomes."""
         self._check()
+        match delta:
+            case StepStart():
+                return self._end_step() + self._start()
+            case StepEnd():
+                out = self._start() + self._inputs()
+                self._step_ended = True
+                return out
+            case ToolResult():
+                # In its step; a resumed run's first results (the decided calls) in none.
+                out = self._message()
+                return [*out, _result(delta, self._shown.get(delta.call_id))]
+            case ApprovalRequest(call_id=call_id):
+                body: JSONObject = {
+                    "type": "tool-approval-request",
+                    "approvalId": approval_id(call_id),
+                    "toolCallId": self._shown.get(call_id, call_id),
+                }
+                # In its step; a resumed run that still waits asks again in none.
+                return [*self._message(), _chunk(body)]
+            case ApprovalResponse():
+                return []
+            case RunEnd(usage=usage, pending=pending):
+                self._run_usage = usage
+                self._waits = bool(pending)
+                return self._end_step()
         if delta.choice != 0:
             return []
         match delta:
@@ -176,21 +238,19 @@ class AISDKRenderer:
     def close(self) -> list[Wire]:
         """The chunks that end the stream: open parts, the tool inputs, `finish`, `[DONE]`."""
         self._check()
+        asked = bool(self._calls) or self._waits
+        out = self._start() if not self._started else []
+        out += self._end_step()
         self._closed = True
-        out = self._start() + self._end_part()
-        for call in self._calls.values():
-            out += self._begin_call(call)
-        for call in self._calls.values():
-            out.append(_available(call))
-        out.append(_chunk({"type": "finish-step"}))
         finish = self._finish
         if finish is None:
-            word = "tool-calls" if self._calls else "stop"
+            word = "tool-calls" if asked else "stop"
         else:
             word = _WORDS.get(finish.reason, "other")
         body: JSONObject = {"type": "finish", "finishReason": word}
-        if self._usage is not None:
-            body["messageMetadata"] = {"usage": _usage(self._usage)}
+        usage = self._run_usage or self._usage
+        if usage is not None:
+            body["messageMetadata"] = {"usage": _usage(usage)}
         out += [_chunk(body), _DONE]
         return out
 
@@ -206,11 +266,44 @@ class AISDKRenderer:
         if self._closed:
             raise RuntimeError("this AISDKRenderer is closed; it renders no more")
 
-    def _start(self) -> list[Wire]:
+    def _message(self) -> list[Wire]:
+        """`start`, once."""
         if self._started:
             return []
         self._started = True
-        return [_chunk({"type": "start", "messageId": self._id}), _chunk({"type": "start-step"})]
+        return [_chunk({"type": "start", "messageId": self._id})]
+
+    def _start(self) -> list[Wire]:
+        """`start` once, then `start-step` whenever no step is open."""
+        out = self._message()
+        if not self._step_open:
+            self._step_open, self._step_ended = True, False
+            out.append(_chunk({"type": "start-step"}))
+        return out
+
+    def _inputs(self) -> list[Wire]:
+        """End the step's answer: its open part, then every call's start and its whole input."""
+        if self._step_ended:
+            return []
+        out = self._end_part()
+        for call in self._calls.values():
+            out += self._begin_call(call)
+        for call in self._calls.values():
+            out.append(_available(call))
+            assert call.id is not None  # set when the call began
+            self._announced.add(call.id)
+        self._calls = {}
+        self._matcher = ToolCallMatcher()
+        return out
+
+    def _end_step(self) -> list[Wire]:
+        """`finish-step` for the open step (its answer ended first, if it had not)."""
+        if not self._step_open:
+            return []
+        out = self._inputs()
+        self._step_open = False
+        out.append(_chunk({"type": "finish-step"}))
+        return out
 
     def _end_part(self) -> list[Wire]:
         part, self._part = self._part, None
@@ -268,11 +361,12 @@ class AISDKRenderer:
         # The client keys a call by its id: two calls of one id (a provider's slip) would
         # merge into one there, so a repeated id is made unique, never shared.
         taken = {other.id for other in self._calls.values() if other.started and other is not call}
-        taken |= self._retired
+        taken |= self._retired | self._announced
         base, n = call.id, 1
         while call.id in taken:
             call.id = f"{base}-{call.index}" if n == 1 else f"{base}-{call.index}-{n}"
             n += 1
+        self._shown[base] = call.id
         if call.name is None:
             call.name = ""
         out.append(
@@ -345,6 +439,25 @@ class AISDKRenderer:
         }
         out.append(_chunk(body))
         return out
+
+
+def approval_id(call_id: str) -> str:
+    """The `approvalId` of the `tool-approval-request` for the call `call_id`.
+
+    >>> approval_id("call_1")
+    'approval-call_1'
+    """
+    return f"approval-{call_id}"
+
+
+def _result(result: ToolResult, shown: str | None) -> SSEFrame:
+    """A tool's result: its output, its error, or its denial."""
+    id = shown or result.call_id
+    if result.denied:
+        return _chunk({"type": "tool-output-denied", "toolCallId": id})
+    if result.error is not None:
+        return _chunk({"type": "tool-output-error", "toolCallId": id, "errorText": result.error})
+    return _chunk({"type": "tool-output-available", "toolCallId": id, "output": result.output})
 
 
 def _input_delta(call: _Call, text: str) -> SSEFrame:
