@@ -20,6 +20,7 @@ in any process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import threading
@@ -61,6 +62,7 @@ from ..models import (
 )
 from ._calls import Invoker
 from .retry import Retry, Route, chat
+from .telemetry import RunSpan, RunTelemetry
 from .tools import FunctionTool, as_tool
 
 __all__ = [
@@ -232,6 +234,7 @@ def run(
     | None = None,
     tool_errors: Literal["return", "raise"] = "return",
     scheduler: abc.SchedulerBase | None = None,
+    telemetry: RunTelemetry | None = None,
     **options: Any,
 ) -> Observable[Delta | RunItem]:
     """Run a conversation with tools as one stream: steps, tool calls, approvals, the end.
@@ -288,6 +291,9 @@ def run(
         tool_errors: `"raise"` ends the run with a `ToolError` when a tool
             raises or times out.
         scheduler: as `rs.chat`; the tools' timeouts run on it too.
+        telemetry: an `rs.RunTelemetry`: the run in an `invoke_agent` span, each
+            step's `chat` span under it (unless its `chat_spans=False`), each
+            tool call in an `execute_tool` span.
         **options: as `rs.chat` (`limiter=`, `max_tokens=`, ...), for every step.
 
     Returns:
@@ -316,9 +322,14 @@ def run(
         approvals=approvals,
     )
     chat_options = {"retry": retry, "fallback": fallback, "scheduler": scheduler, **options}
+    if telemetry is not None:  # each step's chat span, under the run's
+        chat_options["telemetry"] = telemetry.step_options()
 
     def subscribe(observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None) -> Any:
-        runner = _Run(setup, chat_options, prepare_step, scheduler, observer)
+        span = telemetry.start(dialect=dialect, model=model) if telemetry else None
+        watched = span.watch(observer) if span else observer
+        runner = _Run(setup, chat_options, prepare_step, scheduler, watched)
+        runner.span = span
         return runner.start()
 
     return reactivex.create(subscribe)
@@ -466,6 +477,7 @@ class _Run:
         self.lock = threading.RLock()
         self.done = False
         self.current = SerialDisposable()
+        self.span: RunSpan | None = None
         self.disposables = CompositeDisposable(self.current, Disposable(self._stop))
 
     # ------------------------------------------------------------------ life
@@ -482,6 +494,8 @@ class _Run:
 
     def _stop(self) -> None:
         self.done = True
+        if self.span:
+            self.span.end(cancelled=True)
         self.invoker.shutdown()
 
     def _emit(self, item: Any) -> None:
@@ -546,7 +560,8 @@ class _Run:
         def on_completed() -> None:
             self._guarded(lambda: self._answered(step, accumulator.close(), tools))
 
-        self._hold(lambda: source.subscribe(on_next, self._fail, on_completed))
+        with self.span.current() if self.span else contextlib.nullcontext():
+            self._hold(lambda: source.subscribe(on_next, self._fail, on_completed))
 
     def _source(
         self, step: int, model: str, tools: Mapping[str, FunctionTool], options: dict[str, Any]
@@ -680,6 +695,8 @@ class _Run:
         if tool.timeout is not None:
             late = reactivex.throw(TimeoutError(f"no result within {tool.timeout:g} s"))
             output = output.pipe(ops.timeout(tool.timeout, other=late, scheduler=self.timers))
+        if self.span:
+            output = self.span.watch_tool(planned.call, output, description=tool.spec.description)
 
         def done(value: JSON) -> ToolResult:
             planned.result = ToolResult(planned.id, tool.name, value)

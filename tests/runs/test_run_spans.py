@@ -2,15 +2,10 @@
 
 The run's `invoke_agent` span is the parent of each step's `chat` span and each call's
 `execute_tool` span; a tool's timeout and a dispose mid-run end their spans as errors.
-
-`rs.run` takes `telemetry=` once the few lines that wire `RunTelemetry`'s hooks into
-`rxstream/runs/run.py` are in (see the hooks in `rxstream/runs/telemetry.py`); until then this
-module is skipped, saying so.
 """
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Iterator
@@ -24,11 +19,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import rxstream as rs
 from rxstream.testing import FakeLLMServer, RunScript, ScriptCall
-
-pytestmark = pytest.mark.skipif(
-    "telemetry" not in inspect.signature(rs.run).parameters,
-    reason="rs.run has no telemetry= yet (RunTelemetry's hooks are not wired into run.py)",
-)
 
 
 def get_weather(city: str) -> dict[str, Any]:
