@@ -27,7 +27,12 @@ Rules:
   `thinkingBudget`, an effort as `thinkingLevel`, both with
   `includeThoughts`; False as `thinkingBudget: 0`); `tool_choice` is
   `toolConfig.functionCallingConfig` (`AUTO`, `ANY`, `NONE`, or `ANY` with
-  `allowedFunctionNames`).
+  `allowedFunctionNames`);
+- `output=` is `generationConfig.responseMimeType: "application/json"` and
+  `responseJsonSchema`: the JSON Schema as written (`$defs`, `anyOf`, `null`
+  kept), which Gemini 2.5 and later take. (The older `responseSchema`, an
+  OpenAPI subset with upper-case types and `nullable`, is what google-genai
+  derives from `response_schema=Model`; rxstream does not send it.)
 """
 
 from __future__ import annotations
@@ -205,6 +210,9 @@ def render_request(
         config["stopSequences"] = list(opts.stop)
     if opts.reasoning is not None:
         config["thinkingConfig"] = _thinking(opts.reasoning)
+    if opts.output is not None and opts.output.via == "native":
+        config["responseMimeType"] = "application/json"
+        config["responseJsonSchema"] = opts.output.schema
     if config:
         body["generationConfig"] = config
     if opts.tool_choice is not None:
