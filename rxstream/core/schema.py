@@ -47,7 +47,6 @@ import copy
 import dataclasses
 import re
 import sys
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -160,9 +159,7 @@ def json_schema_of(target: Any) -> JSONObject:
         schema = target.model_json_schema()
     elif _is_msgspec_struct(target):
         schema = import_module("msgspec.json").schema(target)
-    elif (isinstance(target, type) and dataclasses.is_dataclass(target)) or typing.is_typeddict(
-        target
-    ):
+    elif isinstance(target, type) and (dataclasses.is_dataclass(target) or _is_typeddict(target)):
         schema = _adapted(target)
     else:
         raise TypeError(
@@ -177,6 +174,11 @@ def _is_pydantic_model(target: Any) -> bool:
     return (
         pydantic is not None and isinstance(target, type) and issubclass(target, pydantic.BaseModel)
     )
+
+
+def _is_typeddict(target: type) -> bool:
+    # typing's and typing_extensions' TypedDicts alike (`typing.is_typeddict` knows only its own).
+    return issubclass(target, dict) and hasattr(target, "__required_keys__")
 
 
 def _is_msgspec_struct(target: Any) -> bool:
@@ -294,7 +296,9 @@ def _resolve(root: JSONObject, ref: str) -> JSONObject:
         raise ValueError(f"a $ref must point inside the schema ('#/...'), got {ref!r}")
     node: JSON = root
     for part in ref[2:].split("/"):
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+        node = (
+            node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+        )
     if not isinstance(node, dict):
         raise ValueError(f"the $ref {ref!r} points to nothing in the schema")
     return node
@@ -360,9 +364,7 @@ def _subset(schema: JSONObject, path: str) -> JSONObject:
             out[key] = rest.pop(key)
     if kind == "object":
         properties = rest.pop("properties", {})
-        out["properties"] = {
-            k: _subset(v, f"{path}/properties/{k}") for k, v in properties.items()
-        }
+        out["properties"] = {k: _subset(v, f"{path}/properties/{k}") for k, v in properties.items()}
         rest.pop("additionalProperties", None)
         out["additionalProperties"] = False
         if "required" in rest:

@@ -44,8 +44,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from reactivex import Observable, abc
 
 from ..core.dialects.chat_input import RequestSpec
-from ..core.schema import OutputSpec, output_spec
 from ..core.lines import DEFAULT_LIMIT
+from ..core.schema import OutputSpec, output_spec
 from ..models import Delta, JSONObject, Message, Output, Tool
 from ..operators.wire import SourceWire
 from .credentials import describe, shown_url

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..schema import OutputSpec, output_spec
 from ...models import (
     JSON,
     JSONObject,
@@ -30,6 +29,7 @@ from ...models import (
     Tool,
     ToolCall,
 )
+from ..schema import OutputSpec, output_spec
 
 __all__ = [
     "OUTPUT_TOOL_DESCRIPTION",

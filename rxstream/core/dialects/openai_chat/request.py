@@ -98,7 +98,7 @@ def render_turns(chat: ChatInput) -> list[JSONObject]:
 
 
 def json_schema_format(output: OutputSpec) -> JSONObject:
-    """`output=` as chat completions' `response_format` (also what Responses' `text.format` holds)."""
+    """`output=` as chat completions' `response_format` (Responses' `text.format` holds it too)."""
     schema = strict_schema(output.schema) if output.strict else output.schema
     return {
         "type": "json_schema",
