@@ -154,10 +154,13 @@ ENDPOINTS: dict[str, Endpoint] = {
     )
 }
 
-#: The key of `httpx.Request.extensions` where `rs.request` keeps what `output=` asked
-#: for, resolved (`rxstream.core.schema.OutputSpec`: its `schema`, `name` and `via`;
-#: with `via == "tool"` the answer arrives as the arguments of the call named `name`).
 OUTPUT_EXTENSION = "rxstream.output"
+"""The key of `httpx.Request.extensions` where `rs.request` keeps what `output=` asked for.
+
+The value is resolved (`rxstream.core.schema.OutputSpec`: its `schema`, `name`, `strict`
+and `via`); with `via == "tool"` the answer arrives as the arguments of the call named
+`name`, else as the text.
+"""
 
 _RENDERERS = {
     "openai-chat": "openai_chat",
