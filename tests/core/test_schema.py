@@ -127,8 +127,18 @@ def test_a_dataclass_without_pydantic_uses_msgspec_and_without_both_says_so(
     with pytest.raises(TypeError, match=r"PointClass needs pydantic or msgspec"):
         json_schema_of(PointClass)
 
+    @dataclasses.dataclass
+    class Odd:
+        lock: Any = dataclasses.field(default_factory=object)
+        where: complex = 0j
 
-def test_typing_typeddict_on_old_python_falls_back_to_msgspec() -> None:
+    monkeypatch.setattr(schema_module, "import_module", without("pydantic"))
+    with pytest.raises(TypeError, match=r"Odd needs pydantic or msgspec .*msgspec: "):
+        json_schema_of(Odd)
+
+
+def test_a_typing_typeddict_works_on_every_python() -> None:
+    # pydantic refuses typing.TypedDict before Python 3.12: msgspec makes its schema then.
     import typing
 
     class Old(typing.TypedDict):
@@ -233,6 +243,16 @@ STRICT_CASES = [
             "additionalProperties": False,
         },
         id="single-allof-merged-in-items",
+    ),
+    pytest.param(
+        {"allOf": [{"type": "object", "properties": {}}, {"minProperties": 0}]},
+        {
+            "allOf": [
+                {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+                {"minProperties": 0},
+            ]
+        },
+        id="allof-of-several-walked",
     ),
 ]
 
