@@ -11,6 +11,8 @@ from typing import Any, Literal
 import msgspec
 import pydantic
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
 import rxstream as rs
@@ -22,6 +24,9 @@ from rxstream.core.schema import (
     strict_schema,
     subset_schema,
 )
+from rxstream.testing._schema_values import schema_value
+
+from ..testing.schema_check import problems
 
 
 class Point(pydantic.BaseModel):
@@ -384,3 +389,55 @@ def test_output_spec_is_a_frozen_record() -> None:
     spec = OutputSpec(None, "n", {"type": "object"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.name = "m"  # type: ignore[misc]
+
+
+# -- a property: what strict mode lets through, the original schema takes --------------------
+
+_LEAVES = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer", "minimum": 0},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"enum": ["a", "b"]},
+        {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
+        {"$ref": "#/$defs/Leaf"},
+        {"$ref": "#/$defs/Leaf", "description": "a leaf"},
+    ]
+)
+
+
+def _objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    names = st.lists(st.sampled_from(["a", "b", "c", "d"]), unique=True, max_size=4)
+    return names.flatmap(
+        lambda keys: st.tuples(
+            st.fixed_dictionaries(dict.fromkeys(keys, children)),
+            st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]),
+        ).map(lambda pair: {"type": "object", "properties": pair[0], "required": pair[1]})
+    )
+
+
+_NODES = st.recursive(
+    _LEAVES,
+    lambda children: st.one_of(
+        _objects(children),
+        children.map(lambda item: {"type": "array", "items": item}),
+        children.map(lambda part: {"allOf": [part]}),
+    ),
+    max_leaves=12,
+)
+SCHEMAS = _objects(_NODES).map(
+    lambda root: {
+        **root,
+        "$defs": {"Leaf": {"type": "object", "properties": {"x": {"type": "string"}}}},
+    }
+)
+
+
+@given(SCHEMAS)
+def test_the_fake_answer_to_a_strict_schema_fits_the_original(schema: dict[str, Any]) -> None:
+    strict = strict_schema(schema)
+    value = schema_value(strict, "answer")
+    assert problems(value, strict) == []
+    assert problems(value, schema) == []  # strict mode never asks for what the type refuses
+    assert subset_schema(schema)["additionalProperties"] is False
