@@ -638,7 +638,7 @@ class Output:
     'native'
     """
 
-    target: Any
+    target: object
     name: str | None = None
     strict: bool = True
     via: Literal["native", "tool"] = "native"

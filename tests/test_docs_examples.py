@@ -72,9 +72,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.testing import echo_answer
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing import echo_answer
 from rxstream.testing.server import Disconnect, FakeLLMServer, Reply, Scenario, Stall, route
 from tests.docs_blocks import (
     PROVIDER_VARIABLE,

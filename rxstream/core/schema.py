@@ -50,7 +50,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..models import JSON, JSONObject, Output
 
@@ -85,14 +85,14 @@ class OutputSpec:
             call of the tool named `name`).
     """
 
-    target: Any
+    target: object
     name: str
     schema: JSONObject
     strict: bool = True
     via: Literal["native", "tool"] = "native"
 
 
-def output_spec(output: Any) -> OutputSpec:
+def output_spec(output: object) -> OutputSpec:
     """`output=` resolved: an `rs.Output`, a type or a schema dict (an `OutputSpec` as it is).
 
     Raises:
@@ -119,11 +119,11 @@ def output_spec(output: Any) -> OutputSpec:
     )
 
 
-def _described(target: Any) -> str:
+def _described(target: object) -> str:
     return getattr(target, "__qualname__", None) or type(target).__name__
 
 
-def _name(target: Any, given: str | None, schema: JSONObject) -> str:
+def _name(target: object, given: str | None, schema: JSONObject) -> str:
     if given is not None:
         if not isinstance(given, str) or not _NAME.match(given):
             raise ValueError(
@@ -137,7 +137,7 @@ def _name(target: Any, given: str | None, schema: JSONObject) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", found)[:64] or "output"
 
 
-def json_schema_of(target: Any) -> JSONObject:
+def json_schema_of(target: object) -> JSONObject:
     """The JSON Schema of an object type, or a schema dict checked (and copied).
 
     Raises:
@@ -156,7 +156,7 @@ def json_schema_of(target: Any) -> JSONObject:
     if isinstance(target, Mapping):
         schema: JSONObject = copy.deepcopy(dict(target))
     elif _is_pydantic_model(target):
-        schema = target.model_json_schema()
+        schema = cast(Any, target).model_json_schema()
     elif _is_msgspec_struct(target):
         schema = import_module("msgspec.json").schema(target)
     elif isinstance(target, type) and (dataclasses.is_dataclass(target) or _is_typeddict(target)):
@@ -169,7 +169,7 @@ def json_schema_of(target: Any) -> JSONObject:
     return _object_root(schema, target)
 
 
-def _is_pydantic_model(target: Any) -> bool:
+def _is_pydantic_model(target: object) -> bool:
     pydantic = sys.modules.get("pydantic")  # a model exists only once pydantic is loaded
     return (
         pydantic is not None and isinstance(target, type) and issubclass(target, pydantic.BaseModel)
@@ -181,12 +181,12 @@ def _is_typeddict(target: type) -> bool:
     return issubclass(target, dict) and hasattr(target, "__required_keys__")
 
 
-def _is_msgspec_struct(target: Any) -> bool:
+def _is_msgspec_struct(target: object) -> bool:
     msgspec = sys.modules.get("msgspec")
     return msgspec is not None and isinstance(target, type) and issubclass(target, msgspec.Struct)
 
 
-def _adapted(target: Any) -> JSONObject:
+def _adapted(target: type) -> JSONObject:
     """A dataclass's or `TypedDict`'s schema: pydantic's `TypeAdapter`, else msgspec's."""
     problems: list[str] = []
     try:
@@ -212,7 +212,7 @@ def _adapted(target: Any) -> JSONObject:
     )
 
 
-def _object_root(schema: JSONObject, target: Any) -> JSONObject:
+def _object_root(schema: JSONObject, target: object) -> JSONObject:
     ref = schema.get("$ref")
     defs = schema.get("$defs")
     if isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(defs, dict):

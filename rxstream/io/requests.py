@@ -446,7 +446,8 @@ def request(
     Raises:
         ValueError: an unknown dialect; no key (the message names the
             environment variable); an option the provider (or the chosen
-            Anthropic version) does not take; a malformed message.
+            Anthropic version) does not take; a malformed message; an
+            `output` schema that is not an object's.
         TypeError: a message, tool or option of the wrong type; an `output`
             rxstream makes no JSON Schema of.
         ImportError: a Bedrock request to sign without botocore (the

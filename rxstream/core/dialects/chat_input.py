@@ -46,6 +46,7 @@ __all__ = [
     "merged_option",
     "read_input",
     "result_object",
+    "taken_by_output",
     "text_of",
     "unknown_option",
 ]
@@ -426,6 +427,19 @@ def merged_option(extra: JSONObject, key: str, value: JSONObject) -> JSONObject:
     """
     own = extra.pop(key, None)
     return {**own, **value} if isinstance(own, dict) else value
+
+
+def taken_by_output(dialect: str, extra: JSONObject, key: str) -> None:
+    """Refuse an option of the caller's own in the field `output=` fills (it would replace it).
+
+    Raises:
+        ValueError: `key` is among the options.
+    """
+    if extra.get(key) is not None:
+        raise ValueError(
+            f"{dialect}: output= fills {key}; pass one or the other, not both "
+            f"(got {key}={extra[key]!r:.120})"
+        )
 
 
 def unknown_option(dialect: str, name: str, why: str) -> ValueError:

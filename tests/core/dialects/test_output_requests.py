@@ -118,13 +118,14 @@ def test_strict_false_sends_the_schema_as_written() -> None:
         ("openai-responses", "text", {"verbosity": "low"}, "format"),
         ("anthropic", "output_config", {"effort": "high"}, "format"),
         ("bedrock", "outputConfig", {"effort": "high"}, "textFormat"),
+        ("gemini", "generationConfig", {"candidateCount": 1}, "responseJsonSchema"),
     ],
 )
 def test_the_callers_own_settings_stay_beside_the_format(
     dialect: str, key: str, own: JSONObject, inside: str
 ) -> None:
     sent = body(dialect, output=CITY, **{key: own})[key]
-    assert set(sent) == {*own, inside}
+    assert set(sent) - {"responseMimeType"} == {*own, inside}
     assert {k: sent[k] for k in own} == own
 
 
@@ -188,6 +189,15 @@ def test_the_forced_tool_goes_after_the_callers_tools() -> None:
     sent = body("anthropic", output=rs.Output(CITY, via="tool"), tools=[weather])
     assert [t["name"] for t in sent["tools"]] == ["get_weather", "City"]
     assert sent["tools"][1]["input_schema"] == CITY
+
+
+@pytest.mark.parametrize(
+    ("dialect", "key"),
+    [("openai-chat", "response_format"), ("cohere", "response_format"), ("ollama", "format")],
+)
+def test_the_format_field_given_twice_is_refused(dialect: str, key: str) -> None:
+    with pytest.raises(ValueError, match=f"output= fills {key}; pass one or the other"):
+        body(dialect, output=CITY, **{key: {"type": "json_object"}})
 
 
 @pytest.mark.parametrize(

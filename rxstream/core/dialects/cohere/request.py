@@ -28,7 +28,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, ReasoningBlock, Tool
-from ..chat_input import Assistant, RequestSpec, apply_extra, read_input, unknown_option
+from ..chat_input import (
+    Assistant,
+    RequestSpec,
+    apply_extra,
+    read_input,
+    taken_by_output,
+    unknown_option,
+)
 from ..openai_chat.request import chat_tool, render_turns
 
 __all__ = ["render_request"]
@@ -92,6 +99,7 @@ def render_request(
             )
         body["tool_choice"] = choices[choice]
     if opts.output is not None and opts.output.via == "native":
+        taken_by_output(_DIALECT, opts.extra, "response_format")
         body["response_format"] = {"type": "json_object", "json_schema": opts.output.schema}
     apply_extra(body, opts.extra)
     body["stream"] = True

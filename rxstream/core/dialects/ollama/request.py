@@ -39,6 +39,7 @@ from ..chat_input import (
     apply_extra,
     arguments_object,
     read_input,
+    taken_by_output,
     unknown_option,
 )
 from ..openai_chat.request import chat_tool
@@ -141,6 +142,7 @@ def render_request(
             raise unknown_option(
                 _DIALECT, "Output(via='tool')", "Ollama cannot force a tool; use via='native'"
             )
+        taken_by_output(_DIALECT, opts.extra, "format")
         body["format"] = opts.output.schema
     if opts.tool_choice not in (None, "auto"):
         raise unknown_option(

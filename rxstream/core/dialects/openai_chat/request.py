@@ -41,6 +41,7 @@ from ..chat_input import (
     User,
     apply_extra,
     read_input,
+    taken_by_output,
     unknown_option,
 )
 
@@ -152,6 +153,7 @@ def render_request(
             else {"type": "function", "function": {"name": choice}}
         )
     if opts.output is not None and opts.output.via == "native":
+        taken_by_output(_DIALECT, opts.extra, "response_format")
         body["response_format"] = json_schema_format(opts.output)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
