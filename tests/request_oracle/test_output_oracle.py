@@ -106,7 +106,13 @@ def test_anthropic_output_format() -> None:
         ) as stream:
             return list(stream)
 
-    assert ours("anthropic") == sdk_request(send).json
+    theirs = sdk_request(send)
+    assert ours("anthropic") == theirs.json
+    # Structured outputs are no beta: the SDK sends no `anthropic-beta` header for them, nor
+    # does rxstream (whose `anthropic-version` stays its default, see test_oracle.py).
+    assert "anthropic-beta" not in theirs.headers
+    request = rs.request("anthropic", model="m-1", messages=MESSAGES, output=Person, api_key=KEY)
+    assert "anthropic-beta" not in request.headers
 
 
 def test_gemini_response_json_schema(monkeypatch: pytest.MonkeyPatch) -> None:
