@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .errors import ToolArgumentsError
 
@@ -43,6 +43,7 @@ __all__ = [
     "Message",
     "MessageBlock",
     "Metadata",
+    "Output",
     "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
@@ -622,6 +623,35 @@ class Tool:
     name: str
     description: str = ""
     parameters: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """The typed answer a request asks for: `rs.request(..., output=rs.Output(Model))`.
+
+    `output=` also takes the type or the schema alone (`output=Model`), which is
+    `Output(Model)`. How each provider is asked is on the Structured output page.
+
+    Attributes:
+        target: a pydantic model, a msgspec `Struct`, a dataclass, a
+            `TypedDict`, or a JSON Schema (a dict) of an object.
+        name: the schema's name where a provider wants one (OpenAI's
+            `json_schema.name`, the forced tool's name); default: the type's
+            name, else the schema's `title`, else `"output"`.
+        strict: ask for the provider's strict mode where it has one (OpenAI:
+            `strict: true`, with the schema rewritten as strict mode needs).
+        via: `"native"` (the provider's own structured output) or `"tool"` (a
+            tool the model is made to call, whose arguments are the answer:
+            for a model without the native form).
+
+    >>> Output({"type": "object", "properties": {}}, name="empty").via
+    'native'
+    """
+
+    target: object
+    name: str | None = None
+    strict: bool = True
+    via: Literal["native", "tool"] = "native"
 
 
 @dataclass(frozen=True, slots=True)

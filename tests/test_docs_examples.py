@@ -72,9 +72,10 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from rxstream.testing import echo_answer
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
-from rxstream.testing.server import Disconnect, FakeLLMServer, Scenario, Stall, route
+from rxstream.testing.server import Disconnect, FakeLLMServer, Reply, Scenario, Stall, route
 from tests.docs_blocks import (
     PROVIDER_VARIABLE,
     READS_PROVIDER,
@@ -92,7 +93,7 @@ WEATHER_CALL = ToolCallDelta(0, '{"city": "Paris"}', id="call_weather_1", name="
 THINKING = "The user wants the weather; I will call get_weather."
 
 #: What the fake server answers, by name (a tuple: successive requests, the last repeating).
-SCENARIOS: dict[str, tuple[Scenario, ...]] = {
+SCENARIOS: dict[str, tuple[Scenario | Reply, ...]] = {
     "text": (
         Scenario.answer(
             TextDelta("Hello"), TextDelta(" from the docs."), Finish("stop"), Usage(12, 5, 17)
@@ -150,6 +151,9 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
             end=False,
         ).disconnect_after(3),
     ),
+    # An answer made from the request (`echo_answer`): JSON valid for the schema asked for by
+    # structured output, a call of the forced tool, else a quote of the prompt.
+    "echo": (echo_answer,),
     # A first token, then nothing for longer than the block's idle limit.
     "stalls": (Scenario(steps=(*Scenario.answer(TextDelta("Hel"), end=False).steps, Stall(2.0))),),
 }

@@ -45,7 +45,8 @@ from reactivex import Observable, abc
 
 from ..core.dialects.chat_input import RequestSpec
 from ..core.lines import DEFAULT_LIMIT
-from ..models import Delta, Message, Tool
+from ..core.schema import OutputSpec, output_spec
+from ..models import Delta, JSONObject, Message, Output, Tool
 from ..operators.wire import SourceWire
 from .credentials import describe, shown_url
 from .limits import Admission
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENDPOINTS",
+    "OUTPUT_EXTENSION",
     "Endpoint",
     "base_url_for",
     "build_request",
@@ -151,6 +153,14 @@ ENDPOINTS: dict[str, Endpoint] = {
         ),
     )
 }
+
+OUTPUT_EXTENSION = "rxstream.output"
+"""The key of `httpx.Request.extensions` where `rs.request` keeps what `output=` asked for.
+
+The value is resolved (`rxstream.core.schema.OutputSpec`: its `schema`, `name`, `strict`
+and `via`); with `via == "tool"` the answer arrives as the arguments of the call named
+`name`, else as the text.
+"""
 
 _RENDERERS = {
     "openai-chat": "openai_chat",
@@ -335,6 +345,7 @@ def build_request(
     model: str,
     messages: Iterable[Mapping[str, Any] | Message],
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    output: Output | type | JSONObject | OutputSpec | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
     headers: Mapping[str, str] | None = None,
@@ -360,6 +371,9 @@ def build_request(
         # As google-genai reads it: "beta" is v1beta, anything else the version itself.
         version = env["GOOGLE_GENAI_API_VERSION"]
         options["api_version"] = "v1beta" if version == "beta" else version
+    resolved = None if output is None else output_spec(output)
+    if resolved is not None:
+        options["output"] = resolved
     spec: RequestSpec = renderer.render_request(model, messages, tools, **options)
     base = base_url_for(dialect, base_url, env)
     url = join_url(base, spec.path + (f"?{urlencode(spec.query)}" if spec.query else ""))
@@ -377,10 +391,12 @@ def build_request(
         sent.update(_sign_sigv4(url, body, sent, env))
     elif require_key and endpoint.key_required:
         raise ValueError(missing_key(dialect, env))
-    # The dialect rides along (never sent), so `from_request` knows how its answer arrives.
-    return httpx.Request(
-        spec.method, url, headers=sent, content=body, extensions={DIALECT_EXTENSION: dialect}
-    )
+    # The dialect rides along (never sent), so `from_request` knows how its answer arrives;
+    # so does the output asked for, for whoever reads the answer as a typed object.
+    extensions: dict[str, Any] = {DIALECT_EXTENSION: dialect}
+    if resolved is not None:
+        extensions[OUTPUT_EXTENSION] = resolved
+    return httpx.Request(spec.method, url, headers=sent, content=body, extensions=extensions)
 
 
 def request(
@@ -389,6 +405,7 @@ def request(
     model: str,
     messages: Iterable[Mapping[str, Any] | Message],
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    output: Output | type | JSONObject | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
     **options: Any,
@@ -408,6 +425,12 @@ def request(
             another (each dialect's rules: `rxstream.core.dialects.<name>.request`).
         tools: OpenAI-style function tools or `rs.Tool`s; a provider's own
             tool dict (web search, ...) goes as it is.
+        output: the typed answer to ask for: a pydantic model, a msgspec
+            `Struct`, a dataclass, a `TypedDict` or a JSON Schema dict of an
+            object, or an `rs.Output` (its name, strict or not, native or a
+            forced tool). Mapped to the provider's own structured output
+            (strict where it has a strict mode); the request keeps it,
+            resolved, in `request.extensions["rxstream.output"]`.
         api_key: the key (default: the provider's environment variable).
         base_url: the API root (default: the provider's environment variable,
             else its public endpoint).
@@ -423,8 +446,10 @@ def request(
     Raises:
         ValueError: an unknown dialect; no key (the message names the
             environment variable); an option the provider (or the chosen
-            Anthropic version) does not take; a malformed message.
-        TypeError: a message, tool or option of the wrong type.
+            Anthropic version) does not take; a malformed message; an
+            `output` schema that is not an object's.
+        TypeError: a message, tool or option of the wrong type; an `output`
+            rxstream makes no JSON Schema of.
         ImportError: a Bedrock request to sign without botocore (the
             `bedrock` extra).
 
@@ -439,6 +464,7 @@ def request(
         model=model,
         messages=messages,
         tools=tools,
+        output=output,
         api_key=api_key,
         base_url=base_url,
         **options,
@@ -452,6 +478,7 @@ def chat(
     model: str,
     messages: Iterable[Mapping[str, Any] | Message],
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    output: Output | type | JSONObject | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
     scheduler: abc.SchedulerBase | None = None,
@@ -475,6 +502,7 @@ def chat(
         model: as `rs.request`.
         messages: as `rs.request`.
         tools: as `rs.request`.
+        output: as `rs.request`.
         api_key: as `rs.request`.
         base_url: as `rs.request`.
         scheduler: as `rs.from_request`.
@@ -500,6 +528,7 @@ def chat(
         model=model,
         messages=messages,
         tools=tools,
+        output=output,
         api_key=api_key,
         base_url=base_url,
         **options,

@@ -261,7 +261,7 @@ def _check_seconds(name: str, value: object, *, zero: bool) -> None:
 
 
 # Options that go over to a fallback route: those `rs.request` maps per provider.
-PORTABLE_OPTIONS = ("max_tokens", "temperature", "reasoning", "tool_choice", "stop")
+PORTABLE_OPTIONS = ("max_tokens", "temperature", "reasoning", "tool_choice", "stop", "output")
 
 
 class Route:
@@ -270,7 +270,8 @@ class Route:
     A fallback route of `rs.chat(..., fallback=[...])` gets the chat's messages
     and tools (converted to its dialect by `rs.request`) and the chat's
     portable options (`PORTABLE_OPTIONS`: `max_tokens`, `temperature`,
-    `reasoning`, `tool_choice`, `stop`); its own `options` come on top
+    `reasoning`, `tool_choice`, `stop`, and `output`, asked of every route in
+    its own provider's form); its own `options` come on top
     (`api_key=`, `base_url=`, `headers=`, anything `rs.request` takes). The
     chat's own key, base URL, headers and other options stay with the chat's
     route.

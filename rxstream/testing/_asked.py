@@ -4,7 +4,14 @@ Input: a dialect's name, the request path and its decoded JSON body, as the
 fake server received them. Output: an `Asked`: the model named (in the body,
 or in the path for Gemini and Bedrock), the function tools offered (name and
 JSON schema), which tool `tool_choice` forces or whether it forbids tools, the
-last user message's text, and the tool results the conversation ends with.
+last user message's text, the tool results the conversation ends with, and
+the JSON Schema the answer must fit when the request asks for structured
+output (OpenAI chat's `response_format`, Responses' `text.format`,
+Anthropic's `output_config.format` (or the older `output_format`), Gemini's
+`generationConfig.responseJsonSchema` or `responseSchema`, Cohere's
+`response_format.json_schema`, Ollama's `format`, Bedrock's
+`outputConfig.textFormat`, whose schema is a JSON string; a JSON mode without
+a schema is `{"type": "object"}`).
 
 Each dialect's own forms: tools as OpenAI's `{"type": "function", "function":
 {...}}` (OpenAI Chat, Cohere, Ollama), the Responses API's flat function tools,
@@ -53,6 +60,8 @@ class Asked:
         prompt: the text of the last user message that has text ("" when none).
         results: the texts of the tool results the conversation ends with
             (empty: the last turn is not a tool result).
+        output: the JSON Schema the answer's text must fit (None: the
+            request asks for no structured output).
     """
 
     model: str | None = None
@@ -61,6 +70,7 @@ class Asked:
     no_tools: bool = False
     prompt: str = ""
     results: tuple[str, ...] = ()
+    output: JSON | None = None
 
 
 _PATH_MODEL = {
@@ -93,7 +103,81 @@ def read_asked(dialect: str, path: str, body: JSON) -> Asked:
         no_tools=no_tools,
         prompt=_prompt(turns),
         results=tuple(_results(dialect, turns)),
+        output=_output(dialect, body),
     )
+
+
+_ANY_OBJECT = {"type": "object"}
+_JSON_FORMS = ("json_schema", "json_object")
+
+
+def _output(dialect: str, body: dict[str, Any]) -> JSON | None:
+    """The schema the answer must fit, from `dialect`'s structured-output field (None: none)."""
+    reader = _OUTPUT_READERS.get(dialect)
+    return None if reader is None else reader(body)
+
+
+def _openai_chat_output(body: dict[str, Any]) -> JSON | None:
+    form = body.get("response_format")
+    if not isinstance(form, dict) or form.get("type") not in _JSON_FORMS:
+        return None
+    return _get(form, "json_schema", "schema") or _ANY_OBJECT
+
+
+def _responses_output(body: dict[str, Any]) -> JSON | None:
+    form = _get(body, "text", "format")
+    if not isinstance(form, dict) or form.get("type") not in _JSON_FORMS:
+        return None
+    return form.get("schema") or _ANY_OBJECT
+
+
+def _anthropic_output(body: dict[str, Any]) -> JSON | None:
+    form = _get(body, "output_config", "format") or body.get("output_format")
+    return (form.get("schema") or _ANY_OBJECT) if isinstance(form, dict) else None
+
+
+def _gemini_output(body: dict[str, Any]) -> JSON | None:
+    config = body.get("generationConfig")
+    config = config if isinstance(config, dict) else {}
+    found = config.get("responseJsonSchema") or config.get("responseSchema")
+    if found is None and config.get("responseMimeType") == "application/json":
+        return _ANY_OBJECT
+    return found
+
+
+def _cohere_output(body: dict[str, Any]) -> JSON | None:
+    form = body.get("response_format")
+    if not isinstance(form, dict) or form.get("type") != "json_object":
+        return None
+    return form.get("json_schema") or _ANY_OBJECT
+
+
+def _ollama_output(body: dict[str, Any]) -> JSON | None:
+    form = body.get("format")
+    if isinstance(form, dict):
+        return form
+    return _ANY_OBJECT if form == "json" else None
+
+
+def _bedrock_output(body: dict[str, Any]) -> JSON | None:
+    text = _get(body, "outputConfig", "textFormat", "structure", "jsonSchema", "schema")
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _ANY_OBJECT
+
+
+_OUTPUT_READERS = {
+    "openai-chat": _openai_chat_output,
+    "openai-responses": _responses_output,
+    "anthropic": _anthropic_output,
+    "gemini": _gemini_output,
+    "cohere": _cohere_output,
+    "ollama": _ollama_output,
+    "bedrock": _bedrock_output,
+}
 
 
 def _model(dialect: str, path: str, body: dict[str, Any]) -> str | None:

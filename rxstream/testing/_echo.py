@@ -7,11 +7,16 @@ and answers, in that dialect (every step a dialect-neutral `Say`):
   (OpenAI's `model`, Anthropic's `message_start`, Gemini's `modelVersion`,
   Ollama's `model`; Cohere's, Bedrock's and the AI SDK's streams name none);
 - a conversation that ends with tool results: a final text quoting them
-  (`The tool returned: ...`), finish `stop`;
+  (`The tool returned: ...`), finish `stop` (or, when the request asks for
+  structured output, the JSON answer below);
 - else, a request that offers tools (and does not forbid calls): one call of
   one of them (the one `tool_choice` forces, else the one whose name's words
   the last user message has most of, else the first), its arguments a value of the
   tool's own JSON schema (`_schema_values.schema_value`), finish `tool_calls`;
+- else, a request that asks for structured output (`Asked.output`, from the
+  dialect's own field): a JSON answer that fits the schema
+  (`_schema_values.schema_value`), sent compactly as text in a few pieces,
+  finish `stop`;
 - else a short text quoting the last user message (`You said: "..."`).
 
 Then usage (rough counts: a token per four bytes of the request, one per piece
@@ -54,12 +59,16 @@ def echo_answer(request: RecordedRequest, *, delay: float = 0.0) -> Scenario:
     dialect = route(request.path, request.json) or "openai-chat"
     asked = read_asked(dialect, request.path, request.json)
     tool = None if asked.results or asked.no_tools else _chosen(asked)
-    if asked.results:
+    if asked.results and asked.output is not None:
+        deltas = [*_json_text(asked.output), Finish("stop")]
+    elif asked.results:
         plural = "s" if len(asked.results) > 1 else ""
         quoted = "; ".join(_quote(result) for result in asked.results)
         deltas = [*_text(f"The tool{plural} returned: {quoted}"), Finish("stop")]
     elif tool is not None:
         deltas = [*_call(tool, request.body), Finish("tool_calls")]
+    elif asked.output is not None:
+        deltas = [*_json_text(asked.output), Finish("stop")]
     else:
         said = f'You said: "{_quote(asked.prompt)}"' if asked.prompt else "Hello!"
         deltas = [*_text(said), Finish("stop")]
@@ -98,6 +107,13 @@ def _call(tool: ToolSpec, body: bytes) -> list[Delta]:
     pieces = [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]
     first = ToolCallDelta(0, pieces[0], id=call_id, name=tool.name)
     return [first, *(ToolCallDelta(0, piece) for piece in pieces[1:])]
+
+
+def _json_text(schema: object) -> list[Delta]:
+    """A value of `schema` as compact JSON text, in a few pieces (cut anywhere, as models do)."""
+    text = json.dumps(schema_value(schema, "answer"), ensure_ascii=False, separators=(",", ":"))
+    size = max(1, -(-len(text) // 4))
+    return [TextDelta(text[i : i + size]) for i in range(0, len(text), size)] or [TextDelta(text)]
 
 
 def _text(text: str) -> list[Delta]:

@@ -40,7 +40,8 @@ dialect. `Raw` bytes are sent as they are; `Stall` sends nothing for a while;
 Requests are served by the given scenarios in order, the last one repeating.
 A `Reply` (a function of the `RecordedRequest`) may stand for a scenario:
 `FakeLLMServer.echoing()` answers with `rxstream.testing.echo_answer`, made from
-each request (its model, one of its tools, its tool results). Faults
+each request (its model, one of its tools, its tool results, the schema its
+structured output asks for). Faults
 (`faults=["429:retry-after=2", "cut:3", "ok"]`, or a request's
 `x-rxstream-fault: SPEC` header) turn an answer into a failing one in the asked
 dialect's terms (`rxstream.testing.parse_fault` reads the syntax).
@@ -278,8 +279,10 @@ class FakeLLMServer:
 
         Each answer (`rxstream.testing.echo_answer`) reports the model asked
         for, calls one of the request's own tools with arguments valid for its
-        schema, answers a tool result with a final text, and quotes the user
-        otherwise; `faults` as for the constructor.
+        schema, answers a tool result with a final text, answers a request for
+        structured output (`rs.request(..., output=...)`, in the dialect's own
+        field) with JSON valid for its schema, and quotes the user otherwise;
+        `faults` as for the constructor.
 
         Example:
             >>> with FakeLLMServer.echoing(faults=["429", "ok"]) as server:  # doctest: +SKIP

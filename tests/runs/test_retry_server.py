@@ -296,6 +296,30 @@ def test_portable_options_go_over_and_a_routes_own_options_win() -> None:
     assert (body["max_tokens"], body["temperature"]) == (7, 0.5)
 
 
+def test_a_fallback_asks_for_the_same_output_in_its_own_form() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    refused = {FAULT_HEADER: "401"}
+    with FakeLLMServer(ANSWER) as server, httpx.Client() as client:
+        source = chat(
+            client,
+            server,
+            "openai-chat",
+            output=schema,
+            headers=refused,
+            fallback=[
+                route(server, "ollama", headers=refused),
+                # A route's own output= wins (a model there without the native form).
+                route(server, "gemini", output=rs.Output(schema, via="tool")),
+            ],
+        )
+        source.pipe(rs.accumulate_message()).run()
+        bodies = [r.json for r in server.requests]
+    assert bodies[0]["response_format"]["json_schema"]["schema"]["required"] == ["n"]
+    assert bodies[1]["format"] == schema  # the fallback's own field for the chat's output
+    assert "responseJsonSchema" not in bodies[2]["generationConfig"]
+    assert bodies[2]["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == ["output"]
+
+
 def test_a_hundred_streams_hit_by_one_429_retry_in_one_spread_wave() -> None:
     scheduler = HistoricalScheduler(START)
     faults = ["429:retry-after=1"] * 100 + ["ok"]

@@ -4,7 +4,8 @@ Input: `messages` as OpenAI chat-style dicts and/or `Message` objects, `tools`
 as OpenAI-style function tools, `Tool`s or provider-native tool dicts, and
 the options. Output: `Turn`s (`System`, `User`, `Assistant`, `ToolResult`),
 `Tool`s (or native dicts, passed through), and `Options` (the common knobs
-apart, the rest passed through to the body unchanged).
+apart, the rest passed through to the body unchanged; `output=` resolved by
+`rxstream.core.schema`, its forced tool added when it asks for one).
 
 Invariants: pure, no I/O; a caller mistake (a role rxstream does not know, a
 tool result whose call id no assistant turn made, a knob of the wrong type)
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...models import (
@@ -28,8 +29,10 @@ from ...models import (
     Tool,
     ToolCall,
 )
+from ..schema import OutputSpec, output_spec
 
 __all__ = [
+    "OUTPUT_TOOL_DESCRIPTION",
     "Assistant",
     "ChatInput",
     "Options",
@@ -40,8 +43,10 @@ __all__ = [
     "User",
     "apply_extra",
     "arguments_object",
+    "merged_option",
     "read_input",
     "result_object",
+    "taken_by_output",
     "text_of",
     "unknown_option",
 ]
@@ -122,6 +127,9 @@ class Options:
         tool_choice: `"auto"`, `"none"`, `"required"`, or a function name
             (also as OpenAI's `{"type": "function", "function": {"name": ...}}`).
         stop: the stop sequences.
+        output: the typed answer asked for (`output=`), resolved; None when
+            none is. With `via="tool"` the forced tool is already among the
+            tools and `tool_choice` names it: a renderer maps only the native form.
         extra: every other option, for the body as it is (None leaves that
             field out, also one rxstream would send: `stream_options=None`).
     """
@@ -131,6 +139,7 @@ class Options:
     reasoning: str | int | bool | None = None
     tool_choice: str | None = None
     stop: tuple[str, ...] = ()
+    output: OutputSpec | None = None
     extra: JSONObject = field(default_factory=dict)
 
 
@@ -307,14 +316,41 @@ def _options(options: Mapping[str, Any]) -> Options:
         stops = tuple(stop)
     else:
         raise TypeError(f"stop must be a string or a list of strings, got {stop!r}")
+    output = extra.pop("output", None)
     return Options(
         max_tokens,
         None if temperature is None else float(temperature),
         reasoning,
         _tool_choice(extra.pop("tool_choice", None)),
         stops,
+        None if output is None else output_spec(output),
         extra,
     )
+
+
+#: What the forced tool of `Output(via="tool")` tells the model.
+OUTPUT_TOOL_DESCRIPTION = "Give your answer by calling this function: its arguments are the answer."
+
+
+def _with_output_tool(
+    tools: tuple[Tool | JSONObject, ...], options: Options
+) -> tuple[tuple[Tool | JSONObject, ...], Options]:
+    """The tools and options with `Output(via="tool")`'s forced tool added (else as they are)."""
+    output = options.output
+    if output is None or output.via != "tool":
+        return tools, options
+    if options.tool_choice not in (None, output.name):
+        raise ValueError(
+            f"output= with via='tool' forces the tool {output.name!r}; it cannot go with "
+            f"tool_choice={options.tool_choice!r}"
+        )
+    if any(isinstance(t, Tool) and t.name == output.name for t in tools):
+        raise ValueError(
+            f"output= with via='tool' adds a tool named {output.name!r}, and tools has one "
+            "already: give the Output another name"
+        )
+    forced = Tool(output.name, OUTPUT_TOOL_DESCRIPTION, output.schema)
+    return (*tools, forced), replace(options, tool_choice=output.name)
 
 
 def read_input(
@@ -336,12 +372,10 @@ def read_input(
         raise ValueError(f"model must be a non-empty string, got {model!r}")
     if isinstance(messages, str | bytes | Mapping | Message):
         raise TypeError("messages must be a list of messages, not a single one")
-    return ChatInput(
-        model,
-        _read_turns(messages),
-        tuple(_read_tool(t, i) for i, t in enumerate(tools or ())),
-        _options(options),
+    read_tools, read_options = _with_output_tool(
+        tuple(_read_tool(t, i) for i, t in enumerate(tools or ())), _options(options)
     )
+    return ChatInput(model, _read_turns(messages), read_tools, read_options)
 
 
 def arguments_object(call: ToolCall) -> JSON:
@@ -378,6 +412,34 @@ def apply_extra(body: JSONObject, extra: Mapping[str, Any]) -> None:
             body.pop(key, None)
         else:
             body[key] = value
+
+
+def merged_option(extra: JSONObject, key: str, value: JSONObject) -> JSONObject:
+    """`value` merged over the caller's own `key` option, which leaves `extra`.
+
+    For a field rxstream fills that holds other settings too (Anthropic's
+    `output_config` with its `effort`, Responses' `text` with its
+    `verbosity`): both are kept.
+
+    >>> extra = {"text": {"verbosity": "low"}}
+    >>> merged_option(extra, "text", {"format": {"type": "json_object"}}), extra
+    ({'verbosity': 'low', 'format': {'type': 'json_object'}}, {})
+    """
+    own = extra.pop(key, None)
+    return {**own, **value} if isinstance(own, dict) else value
+
+
+def taken_by_output(dialect: str, extra: JSONObject, key: str) -> None:
+    """Refuse an option of the caller's own in the field `output=` fills (it would replace it).
+
+    Raises:
+        ValueError: `key` is among the options.
+    """
+    if extra.get(key) is not None:
+        raise ValueError(
+            f"{dialect}: output= fills {key}; pass one or the other, not both "
+            f"(got {key}={extra[key]!r:.120})"
+        )
 
 
 def unknown_option(dialect: str, name: str, why: str) -> ValueError:

@@ -25,6 +25,10 @@ Rules:
   16384 tokens for low / medium / high; True as 4096; False disables);
   `stop` is `stop_sequences`; `tool_choice` is `{"type": "auto" | "any" |
   "none" | "tool"}`;
+- `output=` is `output_config.format: {"type": "json_schema", "schema"}`,
+  the schema in the subset the API takes (`rxstream.core.schema.subset_schema`),
+  as the anthropic SDK sends it for `output_format=Model` (an
+  `output_config=` of the caller's own, its `effort`, is kept beside it);
 - `anthropic-version` is `2023-06-01` unless `anthropic_version=` says
   otherwise. The anthropic SDK now sends `2026-10-21`, whose API refuses
   `temperature`; an option the chosen version does not take is a
@@ -47,6 +51,7 @@ from ....models import (
     Tool,
     ToolCall,
 )
+from ...schema import subset_schema
 from ..chat_input import (
     Assistant,
     RequestSpec,
@@ -55,6 +60,7 @@ from ..chat_input import (
     User,
     apply_extra,
     arguments_object,
+    merged_option,
     read_input,
     unknown_option,
 )
@@ -232,6 +238,10 @@ def render_request(
         body["tool_choice"] = (
             {"type": kinds[choice]} if choice in kinds else {"type": "tool", "name": choice}
         )
-    apply_extra(body, opts.extra)
+    extra = dict(opts.extra)
+    if opts.output is not None and opts.output.via == "native":
+        output_format = {"type": "json_schema", "schema": subset_schema(opts.output.schema)}
+        body["output_config"] = merged_option(extra, "output_config", {"format": output_format})
+    apply_extra(body, extra)
     body["stream"] = True
     return RequestSpec("POST", "/v1/messages", {}, {"anthropic-version": anthropic_version}, body)

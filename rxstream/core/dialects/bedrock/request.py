@@ -24,7 +24,12 @@ Rules:
   `temperature`, `stopSequences`); `reasoning` is Claude's `thinking` in
   `additionalModelRequestFields` (as in the anthropic dialect: an int is the
   budget, an effort 1024 / 4096 / 16384 tokens); other options go on the body
-  as they are (`additionalModelRequestFields`, `guardrailConfig`, ...).
+  as they are (`additionalModelRequestFields`, `guardrailConfig`, ...);
+- `output=` is `outputConfig.textFormat: {"type": "json_schema", "structure":
+  {"jsonSchema": {"schema": <the schema as a JSON string>, "name"}}}`, the
+  schema in the subset Bedrock's structured outputs take (the one Anthropic's
+  take: `rxstream.core.schema.subset_schema`); an `outputConfig=` of the
+  caller's own (its `effort`) is kept beside it.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from ....models import (
     Tool,
     ToolCall,
 )
+from ...schema import OutputSpec, subset_schema
 from ..chat_input import (
     Assistant,
     RequestSpec,
@@ -50,6 +56,7 @@ from ..chat_input import (
     ToolResult,
     User,
     arguments_object,
+    merged_option,
     read_input,
     unknown_option,
 )
@@ -124,6 +131,14 @@ def _result(call_id: str | None, content: str) -> JSONObject:
         value = None
     blocks = [{"json": value}] if isinstance(value, dict) else [{"text": content}]
     return {"toolResult": {"toolUseId": call_id, "content": blocks}}
+
+
+def _text_format(output: OutputSpec) -> JSONObject:
+    schema = json.dumps(subset_schema(output.schema), ensure_ascii=False, separators=(",", ":"))
+    return {
+        "type": "json_schema",
+        "structure": {"jsonSchema": {"schema": schema, "name": output.name}},
+    }
 
 
 def render_request(
@@ -219,5 +234,9 @@ def render_request(
         fields = dict(opts.extra.get("additionalModelRequestFields") or {})
         fields["thinking"] = thinking
         body["additionalModelRequestFields"] = fields
-    body.update({k: v for k, v in opts.extra.items() if k not in body})
+    extra = dict(opts.extra)
+    if opts.output is not None and opts.output.via == "native":
+        text_format = _text_format(opts.output)
+        body["outputConfig"] = merged_option(extra, "outputConfig", {"textFormat": text_format})
+    body.update({k: v for k, v in extra.items() if k not in body})
     return RequestSpec("POST", model_path(chat.model), {}, {}, body)

@@ -15,7 +15,11 @@ Rules:
   `reasoning` is `thinking` (`{"type": "enabled"}`, with `token_budget` for
   an int; False or `"none"` disables); `tool_choice` is `"REQUIRED"` or
   `"NONE"` (`"auto"` sends nothing; a function name is an error: Cohere
-  cannot force one tool).
+  cannot force one tool; `Output(via="tool")` alone among the tools is
+  forced by `"REQUIRED"`);
+- `output=` is `response_format: {"type": "json_object", "json_schema"}`,
+  the schema as written (Cohere's JSON mode follows it; it has no strict
+  flag).
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, ReasoningBlock, Tool
-from ..chat_input import Assistant, RequestSpec, apply_extra, read_input, unknown_option
+from ..chat_input import (
+    Assistant,
+    RequestSpec,
+    apply_extra,
+    read_input,
+    taken_by_output,
+    unknown_option,
+)
 from ..openai_chat.request import chat_tool, render_turns
 
 __all__ = ["render_request"]
@@ -74,15 +85,22 @@ def render_request(
             body["thinking"] = {"type": "enabled", "token_budget": value}
         else:
             body["thinking"] = {"type": "enabled"}
-    if opts.tool_choice is not None and opts.tool_choice != "auto":
+    choice = opts.tool_choice
+    if opts.output is not None and opts.output.via == "tool" and len(chat.tools) == 1:
+        choice = "required"  # the output's tool is the only one: requiring a call forces it
+    if choice is not None and choice != "auto":
         choices = {"required": "REQUIRED", "none": "NONE"}
-        if opts.tool_choice not in choices:
+        if choice not in choices:
             raise unknown_option(
                 _DIALECT,
-                f"tool_choice={opts.tool_choice!r}",
-                "it takes 'auto', 'required' or 'none', never one named tool",
+                f"tool_choice={choice!r}",
+                "it takes 'auto', 'required' or 'none', never one named tool (an "
+                "Output(via='tool') can be forced only as the one tool)",
             )
-        body["tool_choice"] = choices[opts.tool_choice]
+        body["tool_choice"] = choices[choice]
+    if opts.output is not None and opts.output.via == "native":
+        taken_by_output(_DIALECT, opts.extra, "response_format")
+        body["response_format"] = {"type": "json_object", "json_schema": opts.output.schema}
     apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/v2/chat", {}, {}, body)

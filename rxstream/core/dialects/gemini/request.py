@@ -27,7 +27,13 @@ Rules:
   `thinkingBudget`, an effort as `thinkingLevel`, both with
   `includeThoughts`; False as `thinkingBudget: 0`); `tool_choice` is
   `toolConfig.functionCallingConfig` (`AUTO`, `ANY`, `NONE`, or `ANY` with
-  `allowedFunctionNames`).
+  `allowedFunctionNames`);
+- `output=` is `generationConfig.responseMimeType: "application/json"` and
+  `responseJsonSchema`: the JSON Schema as written (`$defs`, `anyOf`, `null`
+  kept), which Gemini 2.5 and later take. (The older `responseSchema`, an
+  OpenAPI subset with upper-case types and `nullable`, is what google-genai
+  derives from `response_schema=Model`; rxstream does not send it.) A
+  `generationConfig=` of the caller's own is kept beside them.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from ..chat_input import (
     User,
     apply_extra,
     arguments_object,
+    merged_option,
     read_input,
     result_object,
 )
@@ -205,6 +212,12 @@ def render_request(
         config["stopSequences"] = list(opts.stop)
     if opts.reasoning is not None:
         config["thinkingConfig"] = _thinking(opts.reasoning)
+    if opts.output is not None and opts.output.via == "native":
+        config["responseMimeType"] = "application/json"
+        config["responseJsonSchema"] = opts.output.schema
+    extra = dict(opts.extra)
+    if opts.output is not None and opts.output.via == "native":
+        config = merged_option(extra, "generationConfig", config)
     if config:
         body["generationConfig"] = config
     if opts.tool_choice is not None:
@@ -216,7 +229,7 @@ def render_request(
             else {"mode": "ANY", "allowedFunctionNames": [choice]}
         )
         body["toolConfig"] = {"functionCallingConfig": calling}
-    apply_extra(body, opts.extra)
+    apply_extra(body, extra)
     name = quote(chat.model.removeprefix("models/"), safe="")
     return RequestSpec(
         "POST", f"/{api_version}/models/{name}:streamGenerateContent", {"alt": "sse"}, {}, body

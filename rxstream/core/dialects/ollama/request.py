@@ -18,7 +18,10 @@ Rules:
 - only the fields asked for are sent: `max_tokens` is `options.num_predict`,
   `temperature` and `stop` go in `options`, `reasoning` is `think` (True /
   False or an effort; a token budget is an error); no `think: false` is sent
-  unasked; `tool_choice` other than `"auto"` is an error (Ollama has none).
+  unasked; `tool_choice` other than `"auto"` is an error (Ollama has none);
+- `output=` is `format: <the JSON Schema>`, as the ollama SDK sends
+  `format=Model.model_json_schema()`; `Output(via="tool")` is an error, as
+  Ollama cannot force a tool.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..chat_input import (
     apply_extra,
     arguments_object,
     read_input,
+    taken_by_output,
     unknown_option,
 )
 from ..openai_chat.request import chat_tool
@@ -133,6 +137,13 @@ def render_request(
                 _DIALECT, f"reasoning={value!r}", "it takes True, False or an effort"
             )
         body["think"] = value
+    if opts.output is not None:
+        if opts.output.via == "tool":
+            raise unknown_option(
+                _DIALECT, "Output(via='tool')", "Ollama cannot force a tool; use via='native'"
+            )
+        taken_by_output(_DIALECT, opts.extra, "format")
+        body["format"] = opts.output.schema
     if opts.tool_choice not in (None, "auto"):
         raise unknown_option(
             _DIALECT, f"tool_choice={opts.tool_choice!r}", "Ollama has no tool choice"

@@ -18,7 +18,11 @@ Rules:
   `{"type": "function", "function": {"name"}}`), `reasoning` as
   `reasoning_effort` (an effort only: a token budget is an error);
 - usage is asked for: `stream_options.include_usage` (`stream_options=None`
-  sends none).
+  sends none);
+- `output=` is `response_format: {"type": "json_schema", "json_schema":
+  {name, schema, strict}}`, the schema rewritten for strict mode when strict
+  (`rxstream.core.schema.strict_schema`), as the openai SDK sends it for
+  `response_format=Model`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....models import JSONObject, Message, TextBlock, Tool, ToolCall
+from ...schema import OutputSpec, strict_schema
 from ..chat_input import (
     Assistant,
     ChatInput,
@@ -36,10 +41,11 @@ from ..chat_input import (
     User,
     apply_extra,
     read_input,
+    taken_by_output,
     unknown_option,
 )
 
-__all__ = ["chat_tool", "render_request", "render_turns"]
+__all__ = ["chat_tool", "json_schema_format", "render_request", "render_turns"]
 
 _DIALECT = "openai-chat"
 
@@ -92,6 +98,15 @@ def render_turns(chat: ChatInput) -> list[JSONObject]:
     return out
 
 
+def json_schema_format(output: OutputSpec) -> JSONObject:
+    """`output=` as chat completions' `response_format` (Responses' `text.format` holds it too)."""
+    schema = strict_schema(output.schema) if output.strict else output.schema
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": output.name, "schema": schema, "strict": output.strict},
+    }
+
+
 def _reasoning_effort(value: str | int | bool) -> str:
     if isinstance(value, bool):
         return "medium" if value else "none"
@@ -137,6 +152,9 @@ def render_request(
             if choice in ("auto", "none", "required")
             else {"type": "function", "function": {"name": choice}}
         )
+    if opts.output is not None and opts.output.via == "native":
+        taken_by_output(_DIALECT, opts.extra, "response_format")
+        body["response_format"] = json_schema_format(opts.output)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
     apply_extra(body, opts.extra)

@@ -28,7 +28,11 @@ Rules:
 - `max_tokens` is `max_output_tokens`; `reasoning` is
   `{"effort": ..., "summary": "auto"}` (the summary is what streams);
   `tool_choice` as written (a function name as `{"type": "function", name}`);
-  `stop` is an error (Responses has no stop sequences).
+  `stop` is an error (Responses has no stop sequences);
+- `output=` is `text.format: {"type": "json_schema", name, schema, strict}`
+  (the schema rewritten for strict mode when strict), as the openai SDK sends
+  it for `text_format=Model`; a `text=` option of the caller's own
+  (`verbosity`) is kept beside it.
 """
 
 from __future__ import annotations
@@ -52,9 +56,11 @@ from ..chat_input import (
     ToolResult,
     User,
     apply_extra,
+    merged_option,
     read_input,
     unknown_option,
 )
+from ..openai_chat.request import json_schema_format
 from .decode import CALL_ITEM_IDS
 
 __all__ = ["render_request"]
@@ -200,6 +206,12 @@ def render_request(
             if choice in ("auto", "none", "required")
             else {"type": "function", "name": choice}
         )
-    apply_extra(body, opts.extra)
+    extra = dict(opts.extra)
+    if opts.output is not None and opts.output.via == "native":
+        chat_format = json_schema_format(opts.output)
+        body["text"] = merged_option(
+            extra, "text", {"format": {"type": "json_schema", **chat_format["json_schema"]}}
+        )
+    apply_extra(body, extra)
     body["stream"] = True
     return RequestSpec("POST", "/responses", {}, {}, body)
