@@ -36,7 +36,7 @@ from rxstream.core import DeltaDecoder, dialects, fast_paths
 from rxstream.core.message import MessageAccumulator
 from rxstream.models import TextDelta
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 FILES = sorted(p for p in DATA.glob("*/*.*") if p.suffix in (".sse", ".ndjson", ".eventstream"))
 
 Operator = Callable[[Observable[Any]], Observable[Any]]
@@ -261,7 +261,7 @@ def test_the_environment_variable_is_read_at_import(value: str, on: bool) -> Non
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).parent.parent,
+        cwd=Path(__file__).parents[2],
     )
     assert result.stdout.strip() == str(on)
 
