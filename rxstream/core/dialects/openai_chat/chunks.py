@@ -131,6 +131,7 @@ class ChatFrameDecoder(MachineBase):
         "_first",
         "_loads",
         "_reader",
+        "_scratch",
         "_skip",
         "_skipped",
         "_strings",
@@ -152,6 +153,7 @@ class ChatFrameDecoder(MachineBase):
         # finished, by which close() tells a truncated stream from one that
         # merely omits [DONE], and an empty one from an answer.
         self._reader = ChunkReader()
+        self._scratch: list[Any] = []  # a chunk's deltas, when chunks are given (not deltas)
         # Give the deltas instead of the chunks (also set by `_give_deltas`, never after a feed).
         self._deltas = self.gives_deltas
         # Take the data of a frame as a plain str (set by `_take_strings`).
@@ -211,7 +213,7 @@ class ChatFrameDecoder(MachineBase):
         answered = self._answered
         gives_answer = _shared.gives_answer
         feed_typed, around, learn = self._shortcuts()
-        scratch: list[Any] = []  # a chunk's deltas, when chunks are given
+        scratch = self._scratch
         mark = len(out)
         data = ""
         frame: object = None
