@@ -28,7 +28,7 @@ Targets, each a ratio measured in the same run:
 2. the openai SDK's stream state >= 30x rxstream's CPU per chunk (rxstream at
    its best available mode: fast when installed);
 3. 1,000,000 chunks through split_by_delta_type peak under 10 MB (tracemalloc);
-4. latency (nothing held back) is a test: tests/perf/test_latency.py.
+4. latency (nothing held back) is a test: tests/test_latency.py.
 """
 
 from __future__ import annotations

@@ -55,10 +55,10 @@ MATRIX = {
         "three worker processes on one RedisLimiter, Redis restarted mid-run"
     ),
     "tests/cli/test_terminal.py::*": "the live view in a real terminal (tmux)",
-    "tests/sources/test_sdk_clients.py::*": "the official SDKs' own HTTP responses as sources",
-    "tests/sources/test_concurrency.py::test_a_thousand_*": "a thousand streams at once",
-    "tests/sources/test_concurrency.py::test_five_hundred_*": "five hundred streams at once",
-    "tests/sources/test_dispose_race.py::*under_load": "a stress test beside a CPU burner",
+    "tests/io/test_sources_sdk_clients.py::*": "the official SDKs' own HTTP responses as sources",
+    "tests/io/test_sources_concurrency.py::test_a_thousand_*": "a thousand streams at once",
+    "tests/io/test_sources_concurrency.py::test_five_hundred_*": "five hundred streams at once",
+    "tests/io/test_sources_dispose_race.py::*under_load": "a stress test beside a CPU burner",
     "tests/core/test_tokens_cuts.py::test_each_cut_holds_for_every_pair_*": (
         "every pair of ASCII characters under three encodings"
     ),
@@ -66,7 +66,7 @@ MATRIX = {
     "tests/test_package.py::test_core_imports_neither_reactivex_nor_httpx*": (
         "a fresh interpreter per core module (the whole core at once runs every day)"
     ),
-    "tests/test_fast_switch.py::test_cut_and_damaged_recordings_agree*": (
+    "tests/fast/test_switch.py::test_cut_and_damaged_recordings_agree*": (
         "every recording cut and damaged, fast paths against plain (whole ones run every day)"
     ),
     "tests/typed/test_recordings.py::test_cut_and_damaged_recordings_agree*": (
@@ -98,19 +98,19 @@ MATRIX = {
 #: node id, so the same ones each run) runs every day; the rest are `matrix`.
 SAMPLED = {
     "tests/test_docs_examples.py::test_a_python_block_runs_as_printed[*": 8,
-    "tests/perf/test_fast_paths.py::test_fused_decode_chains_emit_what_unfused_ones_emit[*": 4,
-    "tests/perf/test_fast_paths.py::test_fused_chains_emit_what_unfused_ones_emit[*": 4,
+    "tests/fast/test_paths.py::test_fused_decode_chains_emit_what_unfused_ones_emit[*": 4,
+    "tests/fast/test_paths.py::test_fused_chains_emit_what_unfused_ones_emit[*": 4,
     "tests/typed/test_recordings.py::test_a_wrong_type_anywhere_gives_the_same_error_*": 6,
     "tests/cli/test_replay.py::test_replay_json_gives_each_recording_its_full_meaning[*": 4,
     "tests/cli/test_replay.py::test_every_dialect_logs_what_replay_reads_back[*": 3,
     "tests/core/dialects/test_anthropic.py::test_small_recordings_split_at_every_index[*": 4,
     "tests/testing/test_request_checks.py::test_a_broken_request_gets_the_providers_error[*": 3,
     "tests/testing/test_request_checks.py::test_the_error_body_has_the_providers_shape[*": 3,
-    "tests/sources/test_secrets.py::*": 3,
+    "tests/io/test_sources_secrets.py::*": 3,
     "tests/testing/test_server_dialects.py::*": 2,
     "tests/io/test_redis_faults.py::*": 2,
     "tests/core/dialects/test_openai_chat_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
-    "tests/sources/test_bedrock_secrets.py::*": 3,
+    "tests/io/test_sources_bedrock_secrets.py::*": 3,
     "tests/runs/test_retry_server.py::test_fallback_between_dialects[*": 6,
     "tests/runs/test_after_output.py::test_restart_after_a_cut_gives_the_answer_once[*": 4,
     "tests/runs/test_after_output.py::test_continue_after_a_cut_when_the_model_*": 3,

@@ -8,16 +8,18 @@ give the same chunks and the same errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 import rxstream._fast as fast
+from tests.support.fast import typed_decoding
 
 
 @pytest.fixture(autouse=True, params=["stdlib", "fast"])
-def json_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "stdlib":
-        # Read by each decoder when it is built, so the tests' decoders use json alone.
-        monkeypatch.setattr(fast, "msgspec_loads", None)
-    elif fast.msgspec_loads is None:
+def json_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "fast" and fast.msgspec_loads is None:
         pytest.skip("the fast extra (msgspec) is not installed")
-    return str(request.param)
+    # Read by each decoder when it is built, so the tests' decoders use json alone (stdlib).
+    with typed_decoding(request.param == "fast"):
+        yield str(request.param)

@@ -465,8 +465,34 @@ def _apis_help() -> str:
     return "\n".join(lines)
 
 
+_LOG_HELP = (
+    "also write the stream to FILE in its own wire format, with the time each item "
+    "arrived: SSE with ': t=' comments; NDJSON lines or AWS event-stream messages with "
+    "the times in FILE.timing ('rxstream replay FILE' reads both)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the `rxstream` command."""
+    """The argument parser of the `rxstream` command: one sub-command a function."""
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="rxstream",
+        description=(
+            "Stream LLM answers through rxstream's Rx pipeline, in any provider's dialect "
+            f"({', '.join(DIALECTS)}) and the AI SDK's UI message stream ({AI_SDK})."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"rxstream {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_demo(commands, common)
+    _add_fake_server(commands)
+    _add_replay(commands, common)
+    _add_chat(commands, common)
+    return parser
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """The options every sub-command but `fake-server` takes (a parent parser)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     common.add_argument(
@@ -477,21 +503,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="tiktoken encoding for the token counts (used only if available offline)",
     )
-    log_help = (
-        "also write the stream to FILE in its own wire format, with the time each item "
-        "arrived: SSE with ': t=' comments; NDJSON lines or AWS event-stream messages with "
-        "the times in FILE.timing ('rxstream replay FILE' reads both)"
-    )
-    parser = argparse.ArgumentParser(
-        prog="rxstream",
-        description=(
-            "Stream LLM answers through rxstream's Rx pipeline, in any provider's dialect "
-            f"({', '.join(DIALECTS)}) and the AI SDK's UI message stream ({AI_SDK})."
-        ),
-    )
-    parser.add_argument("--version", action="version", version=f"rxstream {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    return common
 
+
+def _add_demo(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """`rxstream demo`: a scripted answer from a local fake server."""
     demo = commands.add_parser(
         "demo",
         parents=[common],
@@ -513,12 +531,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _deprecated_alias(demo, "--api", "--dialect", choices=SERVED)
-    demo.add_argument("--log", metavar="FILE", help=log_help)
+    demo.add_argument("--log", metavar="FILE", help=_LOG_HELP)
     demo.add_argument(
         "--delay", type=float, default=0.03, metavar="SECONDS", help="pause between chunks"
     )
     demo.set_defaults(run=_demo, json=False)
 
+
+def _add_fake_server(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`rxstream fake-server`: a fake LLM on 127.0.0.1, with faults."""
     fake = commands.add_parser(
         "fake-server",
         help="serve a fake LLM that answers the request on 127.0.0.1, with scriptable faults",
@@ -565,6 +586,11 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     fake.set_defaults(run=_fake_server)
 
+
+def _add_replay(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """`rxstream replay`: a recorded stream through the view."""
     replay = commands.add_parser(
         "replay",
         parents=[common],
@@ -596,6 +622,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.set_defaults(run=_replay, log=None)
 
+
+def _add_chat(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """`rxstream chat`: ask a provider's API."""
     chat = commands.add_parser(
         "chat",
         parents=[common],
@@ -647,7 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the output limit (default: the API's; 4096 for Anthropic and Bedrock)",
     )
-    chat.add_argument("--log", metavar="FILE", help=log_help)
+    chat.add_argument("--log", metavar="FILE", help=_LOG_HELP)
     chat.add_argument("--json", action="store_true", help="print one JSON object per delta")
     chat.add_argument(
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="connect/read timeout"
@@ -661,7 +692,6 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     chat.set_defaults(run=_chat)
-    return parser
 
 
 def _redact(text: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
@@ -243,106 +243,124 @@ def stop_on(signal: Observable[Any]) -> Callable[[Observable[T]], Observable[T]]
         def subscribe(
             observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            lock = threading.Lock()
-            upstream = SingleAssignmentDisposable()
-            watch = SingleAssignmentDisposable()
-            choices = _Choices()
-            arrived = Arrived()  # the deltas passed on, for an error's partial
-            ended = False  # stopped, completed, failed or disposed: nothing new goes out
-            busy = False  # an item is being delivered (the end then follows it)
-            pending: list[Callable[[], None]] = []
-            stopper: int | None = None  # the thread delivering the end of a stop
-            delivered = threading.Event()
-
-            def run(calls: list[Callable[[], None]]) -> None:
-                try:
-                    for call in calls:
-                        call()
-                finally:
-                    delivered.set()
-
-            def end(terminal: Callable[[], None], *, cut: bool, cancel: bool = False) -> None:
-                # cut: dispose the upstream; cancel: finish the open choices first.
-                nonlocal ended, stopper
-                with lock:
-                    if ended:
-                        return
-                    ended = True
-                    calls: list[Callable[[], None]] = []
-                    if cancel:
-                        # Only a stream of deltas has open choices, and a `Finish` is a delta.
-                        finishes = cast(list[T], choices.cancelled())
-                        calls.extend(partial(observer.on_next, f) for f in finishes)
-                    calls.append(terminal)
-                    if busy:
-                        pending.extend(calls)
-                        calls = []
-                    else:
-                        stopper = threading.get_ident()
-                watch.dispose()
-                if cut:
-                    # At once, before anything is delivered: the connection closes now.
-                    upstream.dispose()
-                if calls:
-                    run(calls)
-
-            def on_next(item: T) -> None:
-                nonlocal busy
-                with lock:
-                    if ended:
-                        return
-                    choices.see(item)
-                    arrived.see(item)
-                    busy = True
-                try:
-                    observer.on_next(item)
-                finally:
-                    with lock:
-                        busy = False
-                        calls = pending[:]
-                        pending.clear()
-                    if calls:
-                        run(calls)
-
-            def on_signal(_: Any) -> None:
-                end(observer.on_completed, cut=True, cancel=True)
-
-            def on_signal_error(error: Exception) -> None:
-                with lock:
-                    arrived.keep_partial(error)
-                end(partial(observer.on_error, error), cut=True)
-
-            def on_error(error: Exception) -> None:
-                arrived.keep_partial(error)
-                end(partial(observer.on_error, error), cut=False)
-
-            def on_completed() -> None:
-                end(observer.on_completed, cut=False)
-
-            def dispose() -> None:
-                nonlocal ended
-                with lock:
-                    ended = True
-                    pending.clear()
-                delivered.set()
-
-            watch.disposable = signal.subscribe(
-                on_signal, on_signal_error, scheduler=timer_scheduler(None, scheduler)
-            )
-            with lock:
-                started = not ended
-            if started:
-                upstream.disposable = source.subscribe(
-                    on_next, on_error, on_completed, scheduler=scheduler
-                )
-                # A sync source stopped from another thread returns as soon as its
-                # socket is shut down: its caller must find the end delivered.
-                with lock:
-                    elsewhere = stopper is not None and stopper != threading.get_ident()
-                if elsewhere:
-                    delivered.wait()
-            return CompositeDisposable(Disposable(dispose), watch, upstream)
+            return _StopRun(observer).start(source, signal, scheduler)
 
         return Observable(subscribe)
 
     return operator
+
+
+class _StopRun(Generic[T]):
+    """One subscription of `stop_on`: its state, a method per notification and per step.
+
+    `ended`: stopped, completed, failed or disposed (nothing new goes out);
+    `busy`: an item is being delivered (the end then follows it, from
+    `pending`); `stopper`: the thread delivering the end of a stop, which
+    `start` waits for (`delivered`) when it is another one.
+    """
+
+    def __init__(self, observer: abc.ObserverBase[T]) -> None:
+        self.observer = observer
+        self.lock = threading.Lock()
+        self.upstream = SingleAssignmentDisposable()
+        self.watch = SingleAssignmentDisposable()
+        self.choices = _Choices()
+        self.arrived = Arrived()  # the deltas passed on, for an error's partial
+        self.ended = False
+        self.busy = False
+        self.pending: list[Callable[[], None]] = []
+        self.stopper: int | None = None
+        self.delivered = threading.Event()
+
+    def start(
+        self,
+        source: Observable[T],
+        signal: Observable[Any],
+        scheduler: abc.SchedulerBase | None,
+    ) -> abc.DisposableBase:
+        """Subscribe the signal, then (unless it already fired) the source."""
+        self.watch.disposable = signal.subscribe(
+            self.on_signal, self.on_signal_error, scheduler=timer_scheduler(None, scheduler)
+        )
+        with self.lock:
+            started = not self.ended
+        if started:
+            self.upstream.disposable = source.subscribe(
+                self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+            )
+            # A sync source stopped from another thread returns as soon as its
+            # socket is shut down: its caller must find the end delivered.
+            with self.lock:
+                elsewhere = self.stopper is not None and self.stopper != threading.get_ident()
+            if elsewhere:
+                self.delivered.wait()
+        return CompositeDisposable(Disposable(self.dispose), self.watch, self.upstream)
+
+    def run(self, calls: list[Callable[[], None]]) -> None:
+        try:
+            for call in calls:
+                call()
+        finally:
+            self.delivered.set()
+
+    def end(self, terminal: Callable[[], None], *, cut: bool, cancel: bool = False) -> None:
+        """End with `terminal`; cut: dispose the upstream; cancel: finish the open choices first."""
+        with self.lock:
+            if self.ended:
+                return
+            self.ended = True
+            calls: list[Callable[[], None]] = []
+            if cancel:
+                # Only a stream of deltas has open choices, and a `Finish` is a delta.
+                finishes = cast(list[T], self.choices.cancelled())
+                calls.extend(partial(self.observer.on_next, f) for f in finishes)
+            calls.append(terminal)
+            if self.busy:
+                self.pending.extend(calls)
+                calls = []
+            else:
+                self.stopper = threading.get_ident()
+        self.watch.dispose()
+        if cut:
+            # At once, before anything is delivered: the connection closes now.
+            self.upstream.dispose()
+        if calls:
+            self.run(calls)
+
+    def on_next(self, item: T) -> None:
+        with self.lock:
+            if self.ended:
+                return
+            self.choices.see(item)
+            self.arrived.see(item)
+            self.busy = True
+        try:
+            self.observer.on_next(item)
+        finally:
+            with self.lock:
+                self.busy = False
+                calls = self.pending[:]
+                self.pending.clear()
+            if calls:
+                self.run(calls)
+
+    def on_signal(self, _: Any) -> None:
+        self.end(self.observer.on_completed, cut=True, cancel=True)
+
+    def on_signal_error(self, error: Exception) -> None:
+        with self.lock:
+            self.arrived.keep_partial(error)
+        self.end(partial(self.observer.on_error, error), cut=True)
+
+    def on_error(self, error: Exception) -> None:
+        self.arrived.keep_partial(error)
+        self.end(partial(self.observer.on_error, error), cut=False)
+
+    def on_completed(self) -> None:
+        self.end(self.observer.on_completed, cut=False)
+
+    def dispose(self) -> None:
+        with self.lock:
+            self.ended = True
+            self.pending.clear()
+        self.delivered.set()

@@ -16,8 +16,7 @@ from redis.retry import Retry
 
 import rxstream as rs
 from rxstream.testing.redis_server import RedisServer
-
-from ..sources.helpers import TIMEOUT, Outcome, arun, run
+from tests.support.sources import TIMEOUT, Outcome, arun, run
 
 __all__ = [
     "TIMEOUT",

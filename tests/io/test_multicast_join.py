@@ -8,7 +8,7 @@ thread gets exactly one end. Virtual time makes "the moment it joins" exact.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 import reactivex
@@ -18,21 +18,13 @@ from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
-
-from ..sources.helpers import TIMEOUT, Outcome
+from tests.support.sources import TIMEOUT, Outcome
 
 on_next, on_completed, on_error = (
     ReactiveTest.on_next,
     ReactiveTest.on_completed,
     ReactiveTest.on_error,
 )
-
-
-@pytest.fixture
-def pool() -> Iterator[ThreadPoolScheduler]:
-    scheduler = ThreadPoolScheduler(1)
-    yield scheduler
-    scheduler.executor.shutdown(wait=True)
 
 
 def test_a_late_observer_gets_the_items_from_the_moment_it_joins() -> None:
@@ -85,13 +77,13 @@ def test_joining_after_an_error_gets_the_very_error_at_once() -> None:
 
 
 def test_joining_after_the_end_with_a_scheduler_gets_the_end_there(
-    pool: ThreadPoolScheduler,
+    pool: Callable[[], ThreadPoolScheduler],
 ) -> None:
     hub = rs.multicast(reactivex.of(1, 2))
     hub.subscribe(lambda _: None)
     hub.connect()
     late = Outcome()
-    hub.subscribe(late.on_next, late.on_error, late.on_completed, scheduler=pool)
+    hub.subscribe(late.on_next, late.on_error, late.on_completed, scheduler=pool())
     assert late.ended.wait(TIMEOUT)
     assert (late.items, late.completed) == ([], True)
 
@@ -152,7 +144,7 @@ def test_a_join_racing_with_the_end_on_another_thread_gets_exactly_one_end(endin
 
 
 def test_a_late_observer_on_its_own_thread_joins_a_stream_running_on_another(
-    pool: ThreadPoolScheduler,
+    pool: Callable[[], ThreadPoolScheduler],
 ) -> None:
     subject: Subject[int] = Subject()
     hub = rs.multicast(subject)
@@ -160,7 +152,7 @@ def test_a_late_observer_on_its_own_thread_joins_a_stream_running_on_another(
     hub.connect()
     subject.on_next(1)
     late = Outcome()
-    hub.subscribe(late.on_next, late.on_error, late.on_completed, scheduler=pool, maxsize=4)
+    hub.subscribe(late.on_next, late.on_error, late.on_completed, scheduler=pool(), maxsize=4)
     for n in range(2, 10):
         subject.on_next(n)
     subject.on_completed()

@@ -25,8 +25,8 @@ from reactivex.subject import Subject
 import rxstream as rs
 from rxstream.io.redis_streams import gone_cause, map_redis_error
 from rxstream.testing.redis_server import RedisServer
+from tests.support.sources import free_port
 
-from ..sources.helpers import free_port
 from .redis_helpers import (
     TIMEOUT,
     Outcome,

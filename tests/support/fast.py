@@ -8,20 +8,23 @@
 `way(name)` switches to one of them for what is built inside it (decoders read
 `rxstream._fast.msgspec_loads` when they are built); `outcome(...)` runs reads
 through a pipeline built inside it and returns what a subscriber saw, to compare.
+`typed_decoding(on)` switches msgspec alone, leaving the fast paths as they are
+(inside `fast_paths(False)` it changes nothing: the plain path reads either way).
+This module is the one place tests touch `rxstream._fast.msgspec_loads`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import reactivex
-from reactivex import Observable
 
 import rxstream._fast as fast
+from tests.support.pipelines import Pipeline
 
-__all__ = ["WAYS", "Outcome", "Pipeline", "outcome", "way"]
+__all__ = ["WAYS", "Outcome", "Pipeline", "outcome", "typed_decoding", "way"]
 
 #: The ways a stream can be read, by name: (fast paths on, msgspec on).
 WAYS: dict[str, tuple[bool, bool]] = {
@@ -30,26 +33,32 @@ WAYS: dict[str, tuple[bool, bool]] = {
     "typed": (True, True),
 }
 
-Operator = Callable[[Observable[Any]], Observable[Any]]
-#: A pipeline's operators, built anew for each run (under the switch).
-Pipeline = Callable[[], list[Operator]]
 #: What a subscriber saw: the items, their repr (which tells -0.0 from 0.0 and 1
 #: from 1.0), the errors as (type name, message), whether it completed.
 Outcome = tuple[list[Any], str, list[tuple[str, str]], bool]
 
 
 @contextmanager
-def way(name: str) -> Iterator[None]:
-    """The fast paths as `WAYS[name]` says, for what is built inside; restored after."""
-    on, typed = WAYS[name]
+def typed_decoding(on: bool) -> Iterator[None]:
+    """msgspec's typed decoding as installed (`on`) or off, for what is built inside."""
     saved = fast.msgspec_loads
-    previous = fast.fast_paths(on)
-    if not typed:
+    if not on:
         fast.msgspec_loads = None
     try:
         yield
     finally:
         fast.msgspec_loads = saved
+
+
+@contextmanager
+def way(name: str) -> Iterator[None]:
+    """The fast paths as `WAYS[name]` says, for what is built inside; restored after."""
+    on, typed = WAYS[name]
+    previous = fast.fast_paths(on)
+    try:
+        with typed_decoding(typed):
+            yield
+    finally:
         fast.fast_paths(previous)
 
 

@@ -29,8 +29,7 @@ from rxstream.testing.server import (
     Stall,
     route,
 )
-
-from ..sources.helpers import Outcome, run
+from tests.support.sources import Outcome, run
 
 _MODULES = {
     "openai-chat": "openai_chat",

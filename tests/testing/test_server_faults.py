@@ -22,8 +22,7 @@ from rxstream.testing.server import (
     Scenario,
     Stall,
 )
-
-from ..sources.helpers import run
+from tests.support.sources import run
 
 #: The `Metadata` the decoder gives for the builders' chunks (`chatcmpl-test`, `test-model`).
 IDENTITY = Metadata({"id": "chatcmpl-test", "model": "test-model"})

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import reactivex
 from reactivex import Observable
 
-import rxstream as rs
-import rxstream._fast as fast
 from rxstream.core import dialects
 from tests.core.dialects.test_every_dialect_strict_shapes import (
     MUTATIONS,
@@ -33,11 +30,10 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     wire_items,
     with_text,
 )
+from tests.support.fast import typed_decoding
+from tests.support.pipelines import Pipeline, pipelines
 
 DATA = Path(__file__).parent.parent / "data"
-
-Operator = Callable[[Observable[Any]], Observable[Any]]
-Pipeline = Callable[[], list[Operator]]
 
 __all__ = [
     "DATA",
@@ -48,19 +44,7 @@ __all__ = [
     "mutation_streams",
     "pipelines",
     "recordings",
-    "standard_library",
 ]
-
-
-@contextmanager
-def standard_library() -> Iterator[None]:
-    """Decoders built inside take the standard-library path (no msgspec, no typed module)."""
-    saved = fast.msgspec_loads
-    fast.msgspec_loads = None
-    try:
-        yield
-    finally:
-        fast.msgspec_loads = saved
 
 
 def recordings(dialect: str) -> list[Path]:
@@ -71,29 +55,6 @@ def recordings(dialect: str) -> list[Path]:
             found.append(path)
     assert found, dialect
     return found
-
-
-def pipelines(dialect: str) -> dict[str, Pipeline]:
-    """The pipelines from raw bytes a recording of an SSE dialect runs through, by name."""
-    chosen: dict[str, Pipeline] = {
-        "named": lambda: [rs.lines(), rs.sse_frames(), rs.decode(dialect)],
-        "auto": lambda: [rs.lines(), rs.sse_frames(), rs.decode()],
-        "named-message": lambda: [
-            rs.lines(),
-            rs.sse_frames(),
-            rs.decode(dialect),
-            rs.accumulate_message(),
-        ],
-    }
-    if dialect == "openai-chat":
-        chosen["long-spelling"] = lambda: [
-            rs.lines(),
-            rs.sse_frames(),
-            rs.decode_chunks(),
-            rs.deltas(),
-            rs.accumulate_message(),
-        ]
-    return chosen
 
 
 def _error(exc: BaseException) -> tuple[str, str, str]:
@@ -115,7 +76,7 @@ def _outcome(pieces: list[bytes], pipeline: Pipeline) -> tuple[Any, ...]:
 def assert_same(pieces: list[bytes], pipeline: Pipeline) -> tuple[Any, ...]:
     """Run the pipeline both ways; assert they agree; return the typed run's outcome."""
     typed = _outcome(pieces, pipeline)
-    with standard_library():
+    with typed_decoding(False):
         plain = _outcome(pieces, pipeline)
     assert typed == plain
     assert bool(typed[2]) != bool(typed[3])  # it ended one way or the other
@@ -147,7 +108,7 @@ def assert_same_decoding(
     `skip`: with `on_malformed="skip"`.
     """
     typed = _decoded(dialect, items, at_once=at_once, skip=skip)
-    with standard_library():
+    with typed_decoding(False):
         plain = _decoded(dialect, items, at_once=at_once, skip=skip)
     assert typed == plain, items
     return typed

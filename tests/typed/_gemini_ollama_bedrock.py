@@ -11,21 +11,19 @@ value and by `repr`, which tells -0.0 from 0.0 and 1 from 1.0), the error
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import reactivex
-from reactivex import Observable
 
 import rxstream as rs
-import rxstream._fast as fast
-from rxstream.core import dialects, fast_paths
+from rxstream.core import dialects
+from tests.support.fast import way
+from tests.support.pipelines import Operator, framing
 
 DATA = Path(__file__).parent.parent / "data"
 
-Operator = Callable[[Observable[Any]], Observable[Any]]
 Outcome = tuple[list[Any], str, list[tuple[str, str]], list[bool]]
 
 #: The recordings of each dialect, by the extension of its wire.
@@ -48,14 +46,6 @@ def recordings(dialect: str) -> list[Path]:
     return found
 
 
-def framing(dialect: str) -> list[Operator]:
-    if dialect == "bedrock":
-        return [rs.eventstream_frames()]
-    if dialect == "ollama":
-        return [rs.lines()]
-    return [rs.lines(), rs.sse_frames()]
-
-
 def wire_items(body: bytes, dialect: str) -> list[Any]:
     """The wire items (frames, lines, event-stream messages) of a whole, good body."""
     items: list[Any] = []
@@ -63,34 +53,11 @@ def wire_items(body: bytes, dialect: str) -> list[Any]:
     return items
 
 
-def pipelines(dialect: str) -> dict[str, Callable[[], list[Operator]]]:
-    """The pipelines a dialect's bytes run through (docs/concepts/architecture.md), by name."""
-    return {
-        "named": lambda: [*framing(dialect), rs.decode(dialect)],
-        "auto": lambda: [*framing(dialect), rs.decode()],
-        "message": lambda: [*framing(dialect), rs.decode(dialect), rs.accumulate_message()],
-    }
-
-
-@contextmanager
-def typed_path(on: bool) -> Iterator[None]:
-    """The typed path (`on`) or the general one, with the fast paths on either way."""
-    saved = fast.msgspec_loads
-    previous = fast_paths(True)
-    if not on:
-        fast.msgspec_loads = None
-    try:
-        yield
-    finally:
-        fast.msgspec_loads = saved
-        fast_paths(previous)
-
-
 def outcome(pieces: list[bytes], pipeline: Callable[[], list[Operator]], *, typed: bool) -> Outcome:
     items: list[Any] = []
     errors: list[tuple[str, str]] = []
     completed: list[bool] = []
-    with typed_path(typed):
+    with way("typed" if typed else "stdlib"):
         reactivex.from_iterable(pieces).pipe(*pipeline()).subscribe(
             items.append,
             lambda exc: errors.append((type(exc).__name__, str(exc))),
@@ -112,7 +79,7 @@ def decoded(dialect: str, items: list[Any], *, typed: bool, at_once: bool) -> Ou
     """The dialect's core decoder fed `items` (one by one, or in one `feed_all`), then closed."""
     out: list[Any] = []
     errors: list[tuple[str, str]] = []
-    with typed_path(typed):
+    with way("typed" if typed else "stdlib"):
         decoder = dialects.decoder(dialect)
     try:
         if at_once:

@@ -30,14 +30,14 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     text_of,
     with_text,
 )
+from tests.support.fast import way
+from tests.support.pipelines import pipelines
 from tests.typed._gemini_ollama_bedrock import (
     assert_both_alike,
     assert_decoded_alike,
     cut,
     damaged,
-    pipelines,
     recordings,
-    typed_path,
 )
 
 pytest.importorskip("msgspec")
@@ -227,12 +227,12 @@ def test_typed_deltas_take_the_typed_path_and_agree(
         return original(self, data, item)
 
     monkeypatch.setattr(BedrockDecoder, "_block_delta", counted)
-    with typed_path(True):
+    with way("typed"):
         decoder = BedrockDecoder()
     out: list[Any] = []
     decoder.feed_all(events, out)
     assert general == []
-    with typed_path(False):
+    with way("stdlib"):
         decoder = BedrockDecoder()
     decoder.feed_all(events, [])
     assert general  # the general path reads the same deltas
@@ -245,9 +245,9 @@ def test_other_events_agree_too(events: list[EventStreamMessage]) -> None:
 
 
 def test_the_typed_path_is_off_without_msgspec_loads() -> None:
-    with typed_path(False):
+    with way("stdlib"):
         assert BedrockDecoder()._read is None
-    with typed_path(True):
+    with way("typed"):
         assert BedrockDecoder()._read is not None
 
 
@@ -397,7 +397,7 @@ def test_a_wrong_type_anywhere_is_reported_alike(new: Any) -> None:
         stream = list(items)
         stream[n] = with_text(items[n], json.dumps(mutated(value, path, new)))
         assert_decoded_alike("bedrock", stream)
-        assert_both_alike([body(*stream)], PIPELINES["message"])
+        assert_both_alike([body(*stream)], PIPELINES["named-message"])
 
 
 def test_the_rendered_stream_has_tool_input_and_reasoning() -> None:

@@ -24,8 +24,7 @@ from rxstream._fast import Chained, _Batch, chain
 from rxstream.core import DeltaDecoder, EventStreamParser, MessageAccumulator, dialects
 from rxstream.core.dialects.bedrock import BedrockDecoder
 from rxstream.core.eventstream import encode_message
-
-from ._equivalence import standard_library
+from tests.support.fast import typed_decoding
 
 
 def machines_of(whole: Any) -> list[Any]:
@@ -113,7 +112,7 @@ def run(pieces: list[bytes], *, fast: bool, skip: bool = False) -> tuple[Any, ..
 def assert_fused_as_plain(pieces: list[bytes], *, skip: bool = False) -> None:
     fused = run(pieces, fast=True, skip=skip)
     assert fused == run(pieces, fast=False, skip=skip)
-    with standard_library():
+    with typed_decoding(False):
         assert run(pieces, fast=True, skip=skip) == fused
 
 

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rxstream._fast as fast
 from rxstream.core.dialects.gemini import GeminiDecoder
 from rxstream.models import SSEFrame
 from tests.core.dialects.test_every_dialect_strict_shapes import (
@@ -28,15 +27,15 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     text_of,
     with_text,
 )
+from tests.support.fast import way
+from tests.support.pipelines import pipelines
 from tests.typed._gemini_ollama_bedrock import (
     Outcome,
     assert_both_alike,
     assert_decoded_alike,
     cut,
     damaged,
-    pipelines,
     recordings,
-    typed_path,
 )
 
 pytest.importorskip("msgspec")
@@ -53,7 +52,7 @@ def strings_outcome(datas: list[str], *, typed: bool) -> Outcome:
     """A decoder taking bare data strings (as fused behind the SSE parser), in one `feed_all`."""
     out: list[Any] = []
     errors: list[tuple[str, str]] = []
-    with typed_path(typed):
+    with way("typed" if typed else "stdlib"):
         decoder = GeminiDecoder()
     assert decoder._take_strings()
     try:
@@ -306,15 +305,12 @@ def test_other_chunks_agree_too(chunks: list[str]) -> None:
 
 
 def test_the_typed_path_is_off_without_msgspec_loads() -> None:
-    with typed_path(False):
+    with way("stdlib"):
         assert GeminiDecoder()._read is None
-    with typed_path(True):
+    with way("typed"):
         assert GeminiDecoder()._read is not None
-    previous = fast.fast_paths(False)
-    try:
+    with way("plain"):
         assert GeminiDecoder()._read is None
-    finally:
-        fast.fast_paths(previous)
 
 
 def test_a_typed_end_gives_the_finish_and_the_usage() -> None:

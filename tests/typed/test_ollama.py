@@ -27,14 +27,14 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     text_of,
     with_text,
 )
+from tests.support.fast import way
+from tests.support.pipelines import pipelines
 from tests.typed._gemini_ollama_bedrock import (
     assert_both_alike,
     assert_decoded_alike,
     cut,
     damaged,
-    pipelines,
     recordings,
-    typed_path,
 )
 
 pytest.importorskip("msgspec")
@@ -131,7 +131,7 @@ def test_typed_lines_take_the_typed_path_and_agree(
         return original(self, data, item)
 
     monkeypatch.setattr(OllamaDecoder, "_object", counted)
-    with typed_path(True):
+    with way("typed"):
         decoder = OllamaDecoder()
     decoder.feed_all(lines, [])
     assert general == [line for line in lines if '"done": true' in line or '"done":true' in line]
@@ -144,9 +144,9 @@ def test_other_lines_agree_too(lines: list[str]) -> None:
 
 
 def test_the_typed_path_is_off_without_msgspec_loads() -> None:
-    with typed_path(False):
+    with way("stdlib"):
         assert OllamaDecoder()._read is None
-    with typed_path(True):
+    with way("typed"):
         assert OllamaDecoder()._read is not None
 
 
@@ -262,4 +262,4 @@ def test_a_wrong_type_anywhere_is_reported_alike(new: Any) -> None:
         stream = list(items)
         stream[n] = with_text(items[n], json.dumps(mutated(value, path, new)))
         assert_decoded_alike("ollama", stream)
-        assert_both_alike([ndjson(*stream)], PIPELINES["message"])
+        assert_both_alike([ndjson(*stream)], PIPELINES["named-message"])

@@ -51,7 +51,7 @@ from rxstream.models import (
 from tests.chunking import chunkings
 from tests.core.dialects._helpers import runner
 from tests.operators._helpers import error_of, on_completed, on_next, subscribe
-from tests.sources.helpers import TIMEOUT, run
+from tests.support.sources import TIMEOUT, run
 
 pipeline = runner("bedrock", wire="eventstream")
 

@@ -135,34 +135,42 @@ class AISDKDecoder(DialectDecoder):
         if kind == "finish":
             return self._finish(chunk)
         if kind == "start":
-            out: list[Delta] = []
-            message_id = opt_str(chunk, "messageId", "")
-            if message_id is not None:
-                out.append(Metadata({"messageId": message_id}))
-            if "messageMetadata" in chunk:
-                out += self._metadata(chunk["messageMetadata"])
-            return out
+            return self._start(chunk)
         if kind in _STEPS:
             return []
         if kind == "message-metadata":
             return self._metadata(chunk.get("messageMetadata"))
-        if kind == "source-url":
-            url = _need_str(chunk, "url")
-            _need_str(chunk, "sourceId")
-            title = opt_str(chunk, "title", "")
-            self._answered = True
-            return [Citation("source-url", url=url, title=title, raw=chunk)]
-        if kind == "source-document":
-            _need_str(chunk, "sourceId")
-            title = _need_str(chunk, "title")
-            self._answered = True
-            return [Citation("source-document", title=title, raw=chunk)]
+        if kind == "source-url" or kind == "source-document":
+            return [self._source(kind, chunk)]
         if kind == RESET_PART:
             return [self._reset(chunk)]
         if kind == "abort":
             opt_str(chunk, "reason", "")
             self._ended = True
         return [Metadata({"events": [chunk]})]
+
+    def _start(self, chunk: JSONObject) -> list[Delta]:
+        """The `start` part: the message's id and metadata."""
+        out: list[Delta] = []
+        message_id = opt_str(chunk, "messageId", "")
+        if message_id is not None:
+            out.append(Metadata({"messageId": message_id}))
+        if "messageMetadata" in chunk:
+            out += self._metadata(chunk["messageMetadata"])
+        return out
+
+    def _source(self, kind: str, chunk: JSONObject) -> Citation:
+        """A `source-url` or `source-document` part as a `Citation`."""
+        if kind == "source-url":
+            url = _need_str(chunk, "url")
+            _need_str(chunk, "sourceId")
+            title = opt_str(chunk, "title", "")
+            self._answered = True
+            return Citation("source-url", url=url, title=title, raw=chunk)
+        _need_str(chunk, "sourceId")
+        title = _need_str(chunk, "title")
+        self._answered = True
+        return Citation("source-document", title=title, raw=chunk)
 
     def _reset(self, chunk: JSONObject) -> Reset:
         """The renderer's reset part: the calls of the dropped answer are forgotten."""

@@ -210,23 +210,34 @@ class AnthropicRenderer:
                 self._citation(delta, out)
             case ServerToolCall():
                 self._server_call(delta, out)
-            case ServerToolResult(call_id=call_id, name=name, content=content, raw=raw):
-                kind = name if name.endswith("_tool_result") else f"{name}_tool_result"
-                base = raw if raw is not None and raw.get("type") == kind else {}
-                self._whole(out, {**base, "type": kind, "tool_use_id": call_id, "content": content})
+            case ServerToolResult():
+                self._server_result(delta, out)
             case Finish(reason=reason, raw=raw):
                 self._close_block(out)
                 self._stop_reason = _stop_reason(reason, raw)
             case Usage():
                 self._usage = delta
             case Metadata(data=data):
-                for key, value in data.items():
-                    if key == "events" and isinstance(value, list):
-                        for event in value:
-                            self._event(event, out)
-                    else:
-                        self._delta_meta[key] = value
+                self._metadata(data, out)
         return out
+
+    def _server_result(self, result: ServerToolResult, out: list[Wire]) -> None:
+        """A server tool's result as its whole `<name>_tool_result` block."""
+        name = result.name
+        kind = name if name.endswith("_tool_result") else f"{name}_tool_result"
+        raw = result.raw
+        base = raw if raw is not None and raw.get("type") == kind else {}
+        block = {**base, "type": kind, "tool_use_id": result.call_id, "content": result.content}
+        self._whole(out, block)
+
+    def _metadata(self, data: JSONObject, out: list[Wire]) -> None:
+        """Events kept whole are written again; other metadata goes on the `message_delta`."""
+        for key, value in data.items():
+            if key == "events" and isinstance(value, list):
+                for event in value:
+                    self._event(event, out)
+            else:
+                self._delta_meta[key] = value
 
     def _check(self, delta: Delta) -> None:
         """Refuse what Anthropic's stream cannot carry (before anything is written)."""

@@ -261,6 +261,10 @@ class CohereDecoder(DialectDecoder):
                         self._answered = True
                         return [_text(text, 0)] if text else []
             return self._content(payload)
+        return self._event(kind, payload, frame)
+
+    def _event(self, kind: str, payload: JSONObject, frame: SSEFrame) -> list[Delta]:
+        """Any event but a plain text piece, by its type."""
         if kind == "tool-call-delta":
             return self._call_delta(payload, frame)
         if kind == "tool-plan-delta":

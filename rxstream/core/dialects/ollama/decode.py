@@ -257,22 +257,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
         done = data.get("done")
         out: list[Delta] = []
         if type(message) is dict:
-            self._answered = True
-            # Anything beyond role and content is rare: looked at only when there.
-            extras = "thinking" in message or "tool_calls" in message or "images" in message
-            if extras:
-                thinking = opt_str(message, "thinking", "message")
-                if thinking:
-                    out.append(_reasoning(thinking, 0))
-            content = message.get("content")
-            if type(content) is str:
-                if content:
-                    out.append(_text(content, 0))
-            elif content is not None or "content" in message:
-                # Ollama always sends a string ("" when there is none): null is no text.
-                raise ShapeError("message.content", "a string", content)
-            if extras:
-                self._extras(message, out)
+            self._message(message, out)
         elif message is not None:
             raise ShapeError("message", "an object", message)
         elif done is None or "response" in data:
@@ -291,6 +276,25 @@ raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
             self._done = True
             return self._final(data, out)
         raise ShapeError("done", "a boolean", done)
+
+    def _message(self, message: JSONObject, out: list[Delta]) -> None:
+        """A line's `message`: its thinking, text and (rare) tool calls and images."""
+        self._answered = True
+        # Anything beyond role and content is rare: looked at only when there.
+        extras = "thinking" in message or "tool_calls" in message or "images" in message
+        if extras:
+            thinking = opt_str(message, "thinking", "message")
+            if thinking:
+                out.append(_reasoning(thinking, 0))
+        content = message.get("content")
+        if type(content) is str:
+            if content:
+                out.append(_text(content, 0))
+        elif content is not None or "content" in message:
+            # Ollama always sends a string ("" when there is none): null is no text.
+            raise ShapeError("message.content", "a string", content)
+        if extras:
+            self._extras(message, out)
 
     def _typed(self, line: Any) -> list[Delta]:
         """The deltas of a line (not the last) decoded into `rxstream._typed.ollama` types."""

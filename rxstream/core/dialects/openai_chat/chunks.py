@@ -45,7 +45,7 @@ errors inside a 200 stream from Groq, OpenRouter; no `[DONE]` from TGI).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from ...._fast import constructor, enabled, loaders, typed
 from ....errors import (
@@ -131,6 +131,7 @@ class ChatFrameDecoder(MachineBase):
         "_first",
         "_loads",
         "_reader",
+        "_scratch",
         "_skip",
         "_skipped",
         "_strings",
@@ -152,6 +153,7 @@ class ChatFrameDecoder(MachineBase):
         # finished, by which close() tells a truncated stream from one that
         # merely omits [DONE], and an empty one from an answer.
         self._reader = ChunkReader()
+        self._scratch: list[Any] = []  # a chunk's deltas, when chunks are given (not deltas)
         # Give the deltas instead of the chunks (also set by `_give_deltas`, never after a feed).
         self._deltas = self.gives_deltas
         # Take the data of a frame as a plain str (set by `_take_strings`).
@@ -197,29 +199,21 @@ class ChatFrameDecoder(MachineBase):
         return []
 
     def _decode(self, frames: Iterable[SSEFrame | str], out: list[Any]) -> None:
-        # The hot path of the pipeline, written out in one loop: a frame
-        # costs one JSON decode and one `ChunkReader.read`, and nothing else
-        # takes a call unless the frame is unusual.
+        # The hot path of the pipeline, one loop: a frame costs one JSON decode
+        # and one `ChunkReader.read`, or less on a shortcut (a learnt template,
+        # the typed reading), read inline; nothing else takes a call unless the
+        # frame is unusual.
         if self._state is not OPEN or self._done:
             self._refuse_feed()
         loads = self._loads
         read = self._reader.read
         deltas = self._deltas
         strings = self._strings
-        skip = self._skip
-        scratch: list[Any] = []
         count = self._count
         answered = self._answered
         gives_answer = _shared.gives_answer
-        # The typed reading (msgspec Structs) of the chunks it describes, when
-        # deltas are given; any other chunk takes the general path below.
-        feed_typed = None
-        if deltas and self._typed is not None:
-            feed_typed = self._typed.ChunkFeeder(self._reader).feed
-        # The standard library's shortcut (msgspec reads a whole chunk faster): the
-        # template of the last chunk that gave one text or reasoning delta.
-        around = self._around if deltas and feed_typed is None else None
-        learn = deltas and feed_typed is None and self._budget is not None
+        feed_typed, around, learn = self._shortcuts()
+        scratch = self._scratch
         mark = len(out)
         data = ""
         frame: object = None
@@ -234,11 +228,7 @@ class ChatFrameDecoder(MachineBase):
                     data = frame.data  # type: ignore[union-attr]
                     event = frame.event  # type: ignore[union-attr]
                     if event == "error":
-                        # A last error event whose data the cut broke is a cut stream.
-                        cut = truncation(frame, self.dialect)
-                        if cut is not None:
-                            raise cut from event_error(data, event)
-                        raise event_error(data, event)
+                        _raise_event(frame, data, event, self.dialect)
                 if around is not None:
                     text = around[0].read(data)
                     if text:
@@ -247,105 +237,158 @@ class ChatFrameDecoder(MachineBase):
                         out.append(around[1](text, around[2]))
                         count += 1
                         continue
-                if feed_typed is not None:
-                    mark = len(out)
-                    if feed_typed(data, out):
-                        if not answered:
-                            answered = gives_answer(out[mark:])
-                        if not count:
-                            self._first = data
-                        count += 1
-                        continue
-                try:
-                    value = loads(data)
-                except (ValueError, TypeError):
-                    # (msgspec refuses str subclasses: the `Unterminated` data of a last event.)
-                    value = self._not_json(data)
-                    if value is _HANDLED:
-                        if self._done:
-                            break
-                        continue
-                except RecursionError:
-                    self._malformed(TOO_DEEP, data)
-                    continue
-                if type(value) is not dict:
-                    self._not_object(value, data)
-                    continue
-                if value.get("error") is not None:
-                    raise _error(value, data, event)
-                if skip and not self._valid(value, data):
-                    continue
-                if deltas:
+                mark = len(out)
+                if feed_typed is None or not feed_typed(data, out):
+                    # The general path: the chunk decoded whole, and read.
+                    try:
+                        value = loads(data)
+                    except (ValueError, TypeError, RecursionError) as exc:
+                        # (msgspec refuses str subclasses: the `Unterminated` data of a last event.)
+                        value = self._not_json(data, exc)
+                    if type(value) is not dict or self._skip or value.get("error") is not None:
+                        value = self._unusual(value, data, event)
+                        if value is _HANDLED:
+                            if self._done:
+                                break
+                            continue
                     # A chunk that fails half-way must leave none of its deltas.
                     mark = len(out)
-                    if not read(value, out) and not self._no_choices(value, data, event, out, mark):
-                        continue
-                    if not answered:
-                        answered = gives_answer(out[mark:])
-                    if learn and len(out) > mark:
-                        if len(out) == mark + 1 and type(out[mark]) in _PLAIN:
-                            around = self._learn(data, value, out[mark], count + 1) or around
-                        elif around is not None and not all(
-                            type(delta) in _PLAIN for delta in out[mark:]
-                        ):
-                            # A finish, a usage, a source: the reader's state changed,
-                            # and the learnt chunk might now read otherwise.
-                            around = None
-                else:
-                    if not read(value, scratch) and not self._no_choices(
-                        value, data, event, scratch, 0
+                    if not deltas:
+                        if not self._read_chunk(value, data, event, out, scratch):
+                            continue
+                    elif not read(value, out) and not self._no_choices(
+                        value, data, event, out, mark
                     ):
                         continue
-                    if not answered:
-                        answered = gives_answer(scratch)
-                    scratch.clear()
-                    out.append(_chunk(value))
+                    elif learn:
+                        around = self._relearn(data, value, out, mark, count, around)
+                if not answered:
+                    answered = gives_answer(out[mark:] if deltas else scratch)
                 if not count:
                     self._first = data
                 count += 1
-            if self._done and not answered:
-                raise self._empty(done=True, count=count)
-        except ShapeError as exc:
-            self._state = FAILED
-            if deltas:
-                del out[mark:]
-            error = MalformedChunkError(exc.reason, data, dialect=self.dialect)
-            cut = truncation(frame, self.dialect)
-            if cut is None:
-                raise error from None
-            raise cut from error
-        except MalformedChunkError as exc:
-            # Data the stream cut short (the last event, without its blank
-            # line) is a truncated stream, not a malformed one.
-            self._state = FAILED
-            cut = truncation(frame, self.dialect)
-            if cut is None:
+            self._check_answered(answered, count)
+        except BaseException as exc:
+            failure = self._failure(exc, frame, data, strings, out, mark)
+            if failure is None:
                 raise
-            raise cut from exc
-        except RecursionError:
-            self._state = FAILED
-            if deltas:
-                del out[mark:]
-            raise MalformedChunkError(TOO_DEEP, data, dialect=self.dialect) from None
-        except (AttributeError, TypeError):
-            self._state = FAILED
-            if not isinstance(frame, SSEFrame | str if strings else SSEFrame):
-                other = foreign(frame, "openai-chat")
-                if other is not None:
-                    what = f"{kind_of(frame)}, not a chat chunk's SSE event"
-                    raise MalformedChunkError(
-                        looks_like(what, other), data_of(frame), dialect=self.dialect
-                    ) from None
-                raise wrong_input(frame, self.operator, Stage.FRAMES) from None
-            raise
-        except BaseException:
-            self._state = FAILED
-            raise
+            error, cause = failure
+            raise error from cause
         finally:
             self._count = count
             self._answered = answered
-            if learn:
-                self._around = around
+            self._around = around  # (None unless templates are learnt)
+
+    def _shortcuts(
+        self,
+    ) -> tuple[
+        Callable[[str, list[Any]], bool] | None,
+        tuple[Template, Callable[[str, int], Delta], int] | None,
+        bool,
+    ]:
+        """The shortcuts `_decode` may take: the typed reading, the template, learning one.
+
+        The typed reading (msgspec Structs) reads the chunks it describes when
+        deltas are given; otherwise the standard library's shortcut (msgspec
+        reads a whole chunk faster): the template of the last chunk that gave
+        one text or reasoning delta, learnt while the budget allows.
+        """
+        if not self._deltas:
+            return None, None, False
+        if self._typed is not None:
+            return self._typed.ChunkFeeder(self._reader).feed, None, False
+        return None, self._around, self._budget is not None
+
+    def _unusual(self, value: JSON, data: str, event: str) -> JSON:
+        """The chunk to read of an unusual value, or `_HANDLED` when there is none.
+
+        A value that is no object, a chunk that is an error report (raised as
+        `ProviderError`), a chunk `on_malformed="skip"` finds malformed.
+        """
+        if value is _HANDLED:
+            return value
+        if type(value) is not dict:
+            self._not_object(value, data)
+            return _HANDLED
+        if value.get("error") is not None:
+            raise _error(value, data, event)
+        if self._skip and not self._valid(value, data):
+            return _HANDLED
+        return value
+
+    def _check_answered(self, answered: bool, count: int) -> None:
+        """At `[DONE]`: a stream whose chunks held no answer is `EmptyStreamError`."""
+        if self._done and not answered:
+            raise self._empty(done=True, count=count)
+
+    def _read_chunk(
+        self, value: JSONObject, data: str, event: str, out: list[Any], scratch: list[Any]
+    ) -> bool:
+        """Read a chunk given as a chunk (not as deltas), its deltas into `scratch`.
+
+        False when the chunk is dropped (`_no_choices`); else the chunk is in `out`.
+        """
+        scratch.clear()
+        if not self._reader.read(value, scratch) and not self._no_choices(
+            value, data, event, scratch, 0
+        ):
+            return False
+        out.append(_chunk(value))
+        return True
+
+    def _relearn(
+        self,
+        data: str,
+        value: JSONObject,
+        out: list[Any],
+        mark: int,
+        count: int,
+        around: tuple[Template, Callable[[str, int], Delta], int] | None,
+    ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
+        """The template after a chunk read whole that gave `out[mark:]`."""
+        if len(out) == mark:
+            return around
+        if len(out) == mark + 1 and type(out[mark]) in _PLAIN:
+            return self._learn(data, value, out[mark], count + 1) or around
+        if around is not None and not all(type(delta) in _PLAIN for delta in out[mark:]):
+            # A finish, a usage, a source: the reader's state changed,
+            # and the learnt chunk might now read otherwise.
+            return None
+        return around
+
+    def _failure(
+        self, exc: BaseException, frame: object, data: str, strings: bool, out: list[Any], mark: int
+    ) -> tuple[BaseException, BaseException | None] | None:
+        """What a failed `_decode` raises instead of `exc`, and from what; None: `exc` itself.
+
+        A wrong field is `MalformedChunkError`; data the stream cut short (the
+        last event, without its blank line) is a truncated stream, not a
+        malformed one; JSON nested too deep is malformed; an item that is no
+        SSE frame says what it is (another dialect's, or the wrong stage's).
+        The decoder fails; a chunk that failed half-way leaves none of its deltas in `out`.
+        """
+        self._state = FAILED
+        if self._deltas and isinstance(exc, ShapeError | RecursionError):
+            del out[mark:]
+        if isinstance(exc, ShapeError):
+            error = MalformedChunkError(exc.reason, data, dialect=self.dialect)
+            cut = truncation(frame, self.dialect)
+            return (error, None) if cut is None else (cut, error)
+        if isinstance(exc, MalformedChunkError):
+            cut = truncation(frame, self.dialect)
+            return None if cut is None else (cut, exc)
+        if isinstance(exc, RecursionError):
+            return MalformedChunkError(TOO_DEEP, data, dialect=self.dialect), None
+        if not isinstance(exc, AttributeError | TypeError) or isinstance(
+            frame, SSEFrame | str if strings else SSEFrame
+        ):
+            return None
+        other = foreign(frame, "openai-chat")
+        if other is None:
+            return wrong_input(frame, self.operator, Stage.FRAMES), None
+        what = f"{kind_of(frame)}, not a chat chunk's SSE event"
+        error = MalformedChunkError(looks_like(what, other), data_of(frame), dialect=self.dialect)
+        return error, None
 
     def _learn(
         self, data: str, value: JSONObject, delta: Delta, count: int
@@ -477,8 +520,11 @@ class ChatFrameDecoder(MachineBase):
             return False
         return True
 
-    def _not_json(self, data: str) -> JSON:
+    def _not_json(self, data: str, refused: Exception) -> JSON:
         """The value of data the first decode refused, or `_HANDLED` when it is no chunk."""
+        if isinstance(refused, RecursionError):
+            self._malformed(TOO_DEEP, data)
+            return _HANDLED
         try:
             # The fast decoder refuses a few texts json accepts: json decides.
             return _shared.stdlib_loads(data)
@@ -627,3 +673,11 @@ def _fragment(delta: ToolCallDelta) -> Callable[[str, int], Delta]:
         return _tool_call(index, arguments, id, name, choice)
 
     return fragment
+
+
+def _raise_event(frame: object, data: str, event: str, dialect: str | None) -> NoReturn:
+    """An `error` event: the provider's error, or a cut stream when the cut broke its data."""
+    cut = truncation(frame, dialect)
+    if cut is not None:
+        raise cut from event_error(data, event)
+    raise event_error(data, event)

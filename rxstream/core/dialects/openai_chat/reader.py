@@ -101,6 +101,10 @@ _INTEGER = "an integer or null"
 _OBJECT = "an object or null"
 _ARRAY = "an array or null"
 
+#: A delta's fields as `ChunkReader._fields` reads them: content, reasoning (a
+#: string), reasoning_details, refusal (a string), tool_calls, function_call, annotations.
+_Fields = tuple[JSON, str | None, JSON, str | None, JSON, JSON, JSON]
+
 #: The chunk-level fields read after the choices (one test tells a chunk without them).
 _CHUNK_FIELDS = frozenset({"search_results", "citations", "usage", "x_groq"})
 
@@ -210,9 +214,11 @@ class ChunkReader:
             RecursionError: the content parts or the tool-call arguments nest
                 deeper than Python's recursion limit.
         """
-        # The hot path of the whole pipeline, in one function: each field is
-        # read once and checked with one `type(x) is ...` test, and messages
-        # are built only on the way to an error.
+        # The hot path of the whole pipeline: each field is read once and
+        # checked with one `type(x) is ...` test, messages are built only on
+        # the way to an error, and the usual delta (one piece of text) is read
+        # here, inline; any other delta, the finish and the chunk-level fields
+        # each take a call of their own.
         choices = raw.get("choices")
         seen = self.seen
         id, model = raw.get("id"), raw.get("model")
@@ -246,142 +252,95 @@ class ChunkReader:
                     if content:
                         out.append(_text(content, n))
                 elif type(delta) is dict:
-                    # One pass over the fields the delta has (one or two, as a rule)
-                    # costs less than a lookup of each of the eight it might have.
-                    content = reasoning = other = details = refusal = calls = legacy = None
-                    notes = None
-                    for key, value in delta.items():
-                        if value is None:
-                            continue  # null is absent, in every field
-                        if key == "content":
-                            content = value
-                        elif key == "reasoning_content":
-                            if type(value) is not str:
-                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
-                            reasoning = value
-                        elif key == "tool_calls":
-                            calls = value
-                        elif key == "role":
-                            if type(value) is not str:
-                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
-                            if value and n not in self.roles:
-                                self.roles[n] = value
-                        elif key == "reasoning":
-                            if type(value) is not str:
-                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
-                            other = value
-                        elif key == "refusal":
-                            if type(value) is not str:
-                                raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
-                            refusal = value
-                        elif key == "reasoning_details":
-                            details = value
-                        elif key == "function_call":
-                            legacy = value
-                        elif key == "annotations":
-                            notes = value
-                    if not reasoning:
-                        reasoning = other
-                    if details is not None:
-                        # Checked always, used only when no plain reasoning field came:
-                        # OpenRouter sends both with the same text.
-                        thoughts = _details_text(details, i)
-                        if not reasoning:
-                            reasoning = thoughts
-                    if content is not None:
-                        if type(content) is str:
-                            if content:
-                                if reasoning:
-                                    out.append(_reasoning(reasoning, n))
-                                out.append(_text(content, n))
-                                reasoning = None
-                        elif type(content) is list:
-                            texts: list[str] = []
-                            parts = [reasoning] if reasoning else []
-                            _parts(content, texts, parts, f"choices[{i}].delta.content")
-                            reasoning = "".join(parts)
-                            if reasoning:
-                                out.append(_reasoning(reasoning, n))
-                                reasoning = None
-                            text = "".join(texts)
-                            if text:
-                                out.append(_text(text, n))
-                        else:
-                            raise ShapeError(
-                                f"choices[{i}].delta.content", "a string, an array or null", content
-                            )
-                    if reasoning:
-                        out.append(_reasoning(reasoning, n))
-                    if notes is not None:
-                        _annotations(notes, n, f"choices[{i}].delta.annotations", out)
-                    if refusal:
-                        out.append(RefusalDelta(refusal, n))
-                    if calls is not None:
-                        if type(calls) is not list:
-                            raise ShapeError(_calls(i), _ARRAY, calls)
-                        j = -1
-                        for call in calls:
-                            j += 1
-                            if type(call) is not dict:
-                                raise ShapeError(f"{_calls(i)}[{j}]", "an object", call)
-                            wire = call.get("index")
-                            if wire is not None and type(wire) is not int:
-                                raise ShapeError(f"{_calls(i)}[{j}].index", _INTEGER, wire)
-                            id = call.get("id")
-                            if id is not None:
-                                if type(id) is not str:
-                                    raise ShapeError(f"{_calls(i)}[{j}].id", _STRING, id)
-                                if not id:
-                                    id = None  # Qwen sends "" on the follow-up fragments
-                            kind = call.get("type")
-                            if kind is not None and type(kind) is not str:
-                                raise ShapeError(f"{_calls(i)}[{j}].type", _STRING, kind)
-                            function = call.get("function")
-                            if type(function) is dict:
-                                arguments = function.get("arguments")
-                                name = function.get("name")
-                                if type(arguments) is str and (
-                                    name is None or (type(name) is str and name)
-                                ):
-                                    out.append(_tool_call(wire, arguments, id, name, n))
-                                else:
-                                    # Rare: empty or wrong names, arguments that are not text.
-                                    out.append(
-                                        _function_delta(
-                                            function, wire, id, n, f"{_calls(i)}[{j}].function"
-                                        )
-                                    )
-                            elif function is None:
-                                out.append(_tool_call(wire, "", id, None, n))
-                            else:
-                                raise ShapeError(f"{_calls(i)}[{j}].function", _OBJECT, function)
-                    if legacy is not None:
-                        if type(legacy) is not dict:
-                            raise ShapeError(f"choices[{i}].delta.function_call", _OBJECT, legacy)
-                        out.append(
-                            _function_delta(legacy, 0, None, n, f"choices[{i}].delta.function_call")
-                        )
+                    self._delta(delta, i, n, out)
                 elif delta is None:
-                    # Legacy completions; only without a `delta`, as Together sends both.
-                    legacy_text = choice.get("text")
-                    if legacy_text is not None:
-                        if type(legacy_text) is not str:
-                            raise ShapeError(f"choices[{i}].text", _STRING, legacy_text)
-                        if legacy_text:
-                            out.append(_text(legacy_text, n))
+                    _legacy_text(choice, i, n, out)
                 else:
                     raise ShapeError(f"choices[{i}].delta", _OBJECT, delta)
                 reason = choice.get("finish_reason")
                 if reason is not None:
-                    if type(reason) is not str:
-                        raise ShapeError(f"choices[{i}].finish_reason", _STRING, reason)
-                    if reason and self.finished.get(n) != reason:
-                        self.finished[n] = reason
-                        # The legacy function_call ends in a tool call like any other.
-                        norm = "tool_calls" if reason == "function_call" else reason
-                        out.append(Finish(norm, n, reason))
+                    self._finish(reason, i, n, out)
         if _CHUNK_FIELDS.isdisjoint(raw):
             return choices is not None  # the usual chunk: no sources, no usage
+        self._chunk_fields(raw, out)
+        return choices is not None
+
+    def _delta(self, delta: JSONObject, i: int, n: int, out: list[Delta]) -> None:
+        """Any delta but the usual one: reasoning, text, citations, refusal, tool calls."""
+        content, reasoning, details, refusal, calls, legacy, notes = self._fields(delta, i, n)
+        if details is not None:
+            # Checked always, used only when no plain reasoning field came:
+            # OpenRouter sends both with the same text.
+            thoughts = _details_text(details, i)
+            if not reasoning:
+                reasoning = thoughts
+        if content is not None:
+            reasoning = _content(content, reasoning, i, n, out)
+        if reasoning:
+            out.append(_reasoning(reasoning, n))
+        if notes is not None:
+            _annotations(notes, n, f"choices[{i}].delta.annotations", out)
+        if refusal:
+            out.append(RefusalDelta(refusal, n))
+        if calls is not None:
+            _tool_calls(calls, i, n, out)
+        if legacy is not None:
+            if type(legacy) is not dict:
+                raise ShapeError(f"choices[{i}].delta.function_call", _OBJECT, legacy)
+            out.append(_function_delta(legacy, 0, None, n, f"choices[{i}].delta.function_call"))
+
+    def _fields(self, delta: JSONObject, i: int, n: int) -> _Fields:
+        """The fields of a delta, the strings among them checked; notes the choice's role.
+
+        One pass over the fields the delta has (one or two, as a rule) costs
+        less than a lookup of each of the eight it might have. The reasoning
+        is `reasoning_content`, else `reasoning` (the two spellings).
+        """
+        content = reasoning = other = details = refusal = calls = legacy = notes = None
+        for key, value in delta.items():
+            if value is None:
+                continue  # null is absent, in every field
+            if key == "content":
+                content = value
+            elif key == "reasoning_content":
+                if type(value) is not str:
+                    raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                reasoning = value
+            elif key == "tool_calls":
+                calls = value
+            elif key == "role":
+                if type(value) is not str:
+                    raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                if value and n not in self.roles:
+                    self.roles[n] = value
+            elif key == "reasoning":
+                if type(value) is not str:
+                    raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                other = value
+            elif key == "refusal":
+                if type(value) is not str:
+                    raise ShapeError(f"choices[{i}].delta.{key}", _STRING, value)
+                refusal = value
+            elif key == "reasoning_details":
+                details = value
+            elif key == "function_call":
+                legacy = value
+            elif key == "annotations":
+                notes = value
+        return content, reasoning or other, details, refusal, calls, legacy, notes
+
+    def _finish(self, reason: JSON, i: int, n: int, out: list[Delta]) -> None:
+        """A choice's `finish_reason`: a `Finish` when it is new for that choice."""
+        if type(reason) is not str:
+            raise ShapeError(f"choices[{i}].finish_reason", _STRING, reason)
+        if reason and self.finished.get(n) != reason:
+            self.finished[n] = reason
+            # The legacy function_call ends in a tool call like any other.
+            norm = "tool_calls" if reason == "function_call" else reason
+            out.append(Finish(norm, n, reason))
+
+    def _chunk_fields(self, raw: JSONObject, out: list[Delta]) -> None:
+        """The fields read after the choices: the sources (Perplexity), then the usage."""
         sources = raw.get("search_results")
         cited = raw.get("citations")
         if sources is not None or cited is not None:
@@ -403,7 +362,6 @@ class ChunkReader:
             if parsed is not None and parsed != self.usage:
                 self.usage = parsed
                 out.append(parsed)
-        return choices is not None
 
     def _sources(self, sources: JSON, cited: JSON, out: list[Delta]) -> None:
         """Perplexity's chunk-level sources as `Citation`s, each address once.
@@ -439,6 +397,78 @@ def _opt_str(raw: JSONObject, key: str, path: str) -> str | None:
     if value is None or type(value) is str:
         return value
     raise ShapeError(f"{path}.{key}", _STRING, value)
+
+
+def _legacy_text(choice: JSONObject, i: int, n: int, out: list[Delta]) -> None:
+    """Legacy completions' `text`, read only without a `delta` (Together sends both)."""
+    legacy_text = choice.get("text")
+    if legacy_text is not None:
+        if type(legacy_text) is not str:
+            raise ShapeError(f"choices[{i}].text", _STRING, legacy_text)
+        if legacy_text:
+            out.append(_text(legacy_text, n))
+
+
+def _content(content: JSON, reasoning: str | None, i: int, n: int, out: list[Delta]) -> str | None:
+    """A delta's `content` (a string, or Mistral's parts), with the reasoning that goes first.
+
+    Returns the reasoning still to send (None once sent before the text).
+    """
+    if type(content) is str:
+        if content:
+            if reasoning:
+                out.append(_reasoning(reasoning, n))
+            out.append(_text(content, n))
+            return None
+        return reasoning
+    if type(content) is not list:
+        raise ShapeError(f"choices[{i}].delta.content", "a string, an array or null", content)
+    texts: list[str] = []
+    parts = [reasoning] if reasoning else []
+    _parts(content, texts, parts, f"choices[{i}].delta.content")
+    thought = "".join(parts)
+    if thought:
+        out.append(_reasoning(thought, n))
+    text = "".join(texts)
+    if text:
+        out.append(_text(text, n))
+    return None
+
+
+def _tool_calls(calls: JSON, i: int, n: int, out: list[Delta]) -> None:
+    """`delta.tool_calls`: one `ToolCallDelta` per fragment."""
+    if type(calls) is not list:
+        raise ShapeError(_calls(i), _ARRAY, calls)
+    j = -1
+    for call in calls:
+        j += 1
+        if type(call) is not dict:
+            raise ShapeError(f"{_calls(i)}[{j}]", "an object", call)
+        wire = call.get("index")
+        if wire is not None and type(wire) is not int:
+            raise ShapeError(f"{_calls(i)}[{j}].index", _INTEGER, wire)
+        id = call.get("id")
+        if id is not None:
+            if type(id) is not str:
+                raise ShapeError(f"{_calls(i)}[{j}].id", _STRING, id)
+            if not id:
+                id = None  # Qwen sends "" on the follow-up fragments
+        kind = call.get("type")
+        if kind is not None and type(kind) is not str:
+            raise ShapeError(f"{_calls(i)}[{j}].type", _STRING, kind)
+        function = call.get("function")
+        if type(function) is dict:
+            arguments = function.get("arguments")
+            name = function.get("name")
+            if type(arguments) is str and (name is None or (type(name) is str and name)):
+                out.append(_tool_call(wire, arguments, id, name, n))
+            else:
+                # Rare: empty or wrong names, arguments that are not text.
+                out.append(_function_delta(function, wire, id, n, f"{_calls(i)}[{j}].function"))
+        elif function is None:
+            out.append(_tool_call(wire, "", id, None, n))
+        else:
+            raise ShapeError(f"{_calls(i)}[{j}].function", _OBJECT, function)
 
 
 def _annotations(notes: JSON, choice: int, path: str, out: list[Delta]) -> None:

@@ -23,9 +23,8 @@ import rxstream as rs
 from rxstream.io.credentials import Credentials
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
-
-from .helpers import MODES, drive
-from .leaks import places
+from tests.support.leaks import places
+from tests.support.sources import MODES, drive
 
 KEY = "sk-live-Qx7/Lm2+Wd9vRt4Yp8=="
 

@@ -16,8 +16,7 @@ import reactivex.operators as ops
 import rxstream as rs
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Scenario
-
-from .helpers import MODES, drive
+from tests.support.sources import MODES, drive
 
 
 @pytest.fixture(scope="module")

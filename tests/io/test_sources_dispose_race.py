@@ -30,8 +30,7 @@ from reactivex.scheduler import NewThreadScheduler
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
-
-from .helpers import TIMEOUT, Outcome, tls_context
+from tests.support.sources import TIMEOUT, Outcome, tls_context
 
 PAYLOAD = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 

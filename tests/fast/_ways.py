@@ -9,30 +9,16 @@ message).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import reactivex
 
 import rxstream as rs
-import rxstream._fast as fast
 from rxstream.core.dialects import _shared
+from tests.support.fast import typed_decoding, way
 
 Outcome = tuple[list[Any], list[str]]
-
-
-@contextmanager
-def typed_path(on: bool) -> Iterator[None]:
-    """The `fast` extra's typed decoding on (msgspec), or off (the standard library's path)."""
-    saved = fast.msgspec_loads
-    if not on:
-        fast.msgspec_loads = None  # read by each decoder as it is built
-    try:
-        yield
-    finally:
-        fast.msgspec_loads = saved
 
 
 def decoded(dialect: str, body: str | bytes, *, typed: bool, size: int = 0) -> Outcome:
@@ -44,7 +30,7 @@ def decoded(dialect: str, body: str | bytes, *, typed: bool, size: int = 0) -> O
     errors: list[str] = []
     data = body.encode() if isinstance(body, str) else body
     reads = [data[i : i + size] for i in range(0, len(data), size)] if size else [data]
-    with typed_path(typed):
+    with typed_decoding(typed):
         pipeline = reactivex.from_iterable(reads).pipe(
             rs.lines(), rs.sse_frames(), rs.decode(dialect)
         )
@@ -57,11 +43,8 @@ def same_every_way(
 ) -> Outcome:
     """The standard library's outcome, asserted equal to the plain and (`typed`) msgspec ones."""
     with_shortcut = decoded(dialect, body, typed=False, size=size)
-    previous = fast.fast_paths(False)
-    try:
+    with way("plain"):
         plain = decoded(dialect, body, typed=False, size=size)
-    finally:
-        fast.fast_paths(previous)
     assert with_shortcut == plain
     if typed:
         assert with_shortcut == decoded(dialect, body, typed=True, size=size)

@@ -23,8 +23,7 @@ from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Scenario
-
-from .helpers import TIMEOUT, Outcome, run, tls_context
+from tests.support.sources import TIMEOUT, Outcome, run, tls_context
 
 PAYLOAD = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 GUIDANCE = ("keep the client open", "await source", "rs.to_async_iterator")

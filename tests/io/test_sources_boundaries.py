@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
-
-from .helpers import run
+from tests.support.sources import run
 
 PAYLOAD = minimal_body("openai-chat")
 BODY = (

@@ -20,8 +20,7 @@ import pytest
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
-
-from .helpers import MODES, drive, tls_context
+from tests.support.sources import MODES, drive, tls_context
 
 COMPLETION = {
     "id": "chatcmpl-1",

@@ -21,8 +21,7 @@ import pytest
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Scenario
-
-from .helpers import TIMEOUT
+from tests.support.sources import TIMEOUT
 
 PAYLOAD = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 SCENARIOS = {

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-from rxstream.core import dialects, fast_paths
-
-from ._ways import typed_path
+from rxstream.core import dialects
+from tests.support.fast import typed_decoding, way
 
 
 def anthropic(kind: str, **fields: Any) -> tuple[str, str]:
@@ -84,14 +83,11 @@ def test_the_skeleton_of_one_call_serves_the_next_unless_feed_ran_between(
     read = module.reread
     reread: list[Any] = []
     monkeypatch.setattr(module, "reread", lambda *args: reread.append(read(*args)) or reread[-1])
-    with typed_path(False):
+    with typed_decoding(False):
         shortcut = _run(dialect, between=between)
         assert ("c" in reread) is not between  # read by its text alone in the second call
-        previous = fast_paths(False)
-        try:
+        with way("plain"):
             plain = _run(dialect, between=between)
-        finally:
-            fast_paths(previous)
     assert shortcut == plain
     texts = [d.text for d in shortcut[0] if isinstance(d, rs.TextDelta)]
     if between and dialect == "anthropic":

@@ -17,8 +17,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,9 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-import rxstream._fast as fast
-from rxstream.core import fast_paths
 from rxstream.core.dialects._shared import Template
+from tests.support.fast import way
 
 from ._ways import decoded, same_every_way
 
@@ -302,7 +300,7 @@ def test_openai_responses_attacks(events: list[tuple[str, str]]) -> None:
     ],
 )
 def test_msgspec_reads_a_huge_integer_as_the_standard_library_does(dialect: str, body: str) -> None:
-    with _switched(False):
+    with way("plain"):
         plain = decoded(dialect, body, typed=False)
     assert decoded(dialect, body, typed=True) == plain
 
@@ -326,15 +324,6 @@ def test_a_template_takes_no_integer_json_would_refuse() -> None:
 
 
 # -- properties: random events, every pipeline, random reads -------------------------------
-
-
-@contextmanager
-def _switched(on: bool) -> Iterator[None]:
-    previous = fast_paths(on)
-    try:
-        yield
-    finally:
-        fast_paths(previous)
 
 
 PIPELINES: dict[str, Pipeline] = {
@@ -368,18 +357,12 @@ def _outcome(
     items: list[Any] = []
     errors: list[tuple[str, str]] = []
     completed: list[bool] = []
-    saved = fast.msgspec_loads
-    if not typed:
-        fast.msgspec_loads = None
-    try:
-        with _switched(on):
-            reactivex.from_iterable(pieces).pipe(*pipeline()).subscribe(
-                items.append,
-                lambda exc: errors.append((type(exc).__name__, str(exc))),
-                lambda: completed.append(True),
-            )
-    finally:
-        fast.msgspec_loads = saved
+    with way("plain" if not on else "typed" if typed else "stdlib"):
+        reactivex.from_iterable(pieces).pipe(*pipeline()).subscribe(
+            items.append,
+            lambda exc: errors.append((type(exc).__name__, str(exc))),
+            lambda: completed.append(True),
+        )
     return items, repr(items), errors, completed
 
 

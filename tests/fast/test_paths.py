@@ -46,6 +46,7 @@ from rxstream.models import (
 )
 from rxstream.operators._chunk_input import chunks_or_deltas
 from rxstream.testing.builders import text_chunk
+from tests.support.fast import typed_decoding
 
 DATA = Path(__file__).parent.parent / "data"
 FIXTURES = sorted(DATA.glob("*/*.sse"))
@@ -56,12 +57,8 @@ needs_fast = pytest.mark.skipif(FAST is None, reason="the fast extra (msgspec) i
 
 def outcome(data: str, fast: bool) -> tuple[str, Any]:
     """What a fresh decoder does with one frame of `data`: its chunks, or its error."""
-    saved = fast_paths_module.msgspec_loads
-    fast_paths_module.msgspec_loads = FAST if fast else None
-    try:
+    with typed_decoding(fast):
         decoder = ChunkDecoder()
-    finally:
-        fast_paths_module.msgspec_loads = saved
     try:
         out = decoder.feed(SSEFrame(data))
     except StreamError as exc:

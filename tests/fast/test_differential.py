@@ -1,6 +1,6 @@
 """The fast paths against the plain one on mutated recordings: the same bytes, any chunking.
 
-`tests/test_fast_switch.py` runs the recordings as they are, cut and damaged
+`tests/fast/test_switch.py` runs the recordings as they are, cut and damaged
 byte-wise; here each recording's events are first changed as JSON (a string
 replaced by an awkward one: a lone surrogate, a quote, the name of a field;
 a value replaced by another shape: `{}`, `{"trafficType": "ON_DEMAND"}`, null,
@@ -31,7 +31,7 @@ import rxstream as rs
 from rxstream.core import dialects
 from tests.support.fast import Outcome, Pipeline, outcome
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 #: An event: its SSE event name (None: none, or an NDJSON line) and its JSON data
 #: (or, where it is no JSON, such as `[DONE]`, its text as a `Raw`).

@@ -1,9 +1,9 @@
 """Many streams at once: cancellation leaks nothing, hundreds share one loop, fairly.
 
 The slow-consumer bound (lines read minus lines consumed <= maxsize + 2, sync
-and async, counted at the source) is in tests/test_bridges.py and
-tests/test_multicast.py; the 1 s disconnect after dispose is in
-test_from_request.py. This module adds the targets that need many streams:
+and async, counted at the source) is in tests/io/test_bridges.py and
+tests/io/test_multicast.py; the 1 s disconnect after dispose is in
+test_sources_from_request.py. This module adds the targets that need many streams:
 
 - 1,000 streams started and cancelled leave no open file descriptor (socket)
   and no extra thread behind;
@@ -30,8 +30,7 @@ import reactivex.operators as ops
 
 import rxstream as rs
 from rxstream.testing.server import Done, FakeLLMServer, Scenario, Stall
-
-from .helpers import TIMEOUT, Outcome
+from tests.support.sources import TIMEOUT, Outcome
 
 PAYLOAD = {"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 

@@ -28,9 +28,8 @@ import pytest
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
-
-from .helpers import MODES, drive, free_port
-from .leaks import places
+from tests.support.leaks import places
+from tests.support.sources import MODES, drive, free_port
 
 KEY = "sk-proj-Zq81XkPw0aT7+mYb3/RcLd5uVe=="
 PASSWORD = "hunter2-Basic-Pw9qLx"

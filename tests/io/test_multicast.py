@@ -28,8 +28,7 @@ from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
 from rxstream.testing.server import Done, FakeLLMServer, Scenario, Stall
-
-from .sources.helpers import TIMEOUT, Outcome
+from tests.support.sources import TIMEOUT, Outcome
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 PAYLOAD = {"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -44,20 +43,6 @@ def is_overflow(maxsize: int, name: str | None = None) -> Callable[[Exception], 
         )
 
     return check
-
-
-@pytest.fixture
-def pool() -> Iterator[Callable[[], ThreadPoolScheduler]]:
-    """One single-thread pool per observer (a shared thread could wait on itself)."""
-    made: list[ThreadPoolScheduler] = []
-
-    def make() -> ThreadPoolScheduler:
-        made.append(ThreadPoolScheduler(1))
-        return made[-1]
-
-    yield make
-    for scheduler in made:
-        scheduler.executor.shutdown(wait=True)
 
 
 class Tally:
@@ -560,7 +545,7 @@ def test_async_connection_dispose_closes_the_connection(fake_llm_server: FakeLLM
 
 
 def test_the_multicast_example_runs_one_request_and_never_logs_the_key() -> None:
-    example = Path(__file__).resolve().parent.parent / "examples" / "multicast_ui_logger.py"
+    example = Path(__file__).resolve().parents[2] / "examples" / "multicast_ui_logger.py"
     result = subprocess.run(
         [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=False
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -23,8 +23,7 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 import rxstream as rs
 from rxstream.models import Delta, Finish, Message, TextDelta, TokenCount
 from rxstream.testing.server import FakeLLMServer, Scenario, Stall
-
-from .sources.helpers import TIMEOUT
+from tests.support.sources import TIMEOUT
 
 PAYLOAD = {"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
@@ -36,19 +35,6 @@ STALLED = Scenario.answer(TextDelta("Hel"), TextDelta("lo"), end=False).then(Sta
 def server(fake_llm_server: FakeLLMServer) -> FakeLLMServer:
     fake_llm_server.serve(STALLED)
     return fake_llm_server
-
-
-@pytest.fixture
-def pool() -> Iterator[Callable[[], ThreadPoolScheduler]]:
-    made: list[ThreadPoolScheduler] = []
-
-    def make() -> ThreadPoolScheduler:
-        made.append(ThreadPoolScheduler(1))
-        return made[-1]
-
-    yield make
-    for scheduler in made:
-        scheduler.executor.shutdown(wait=True)
 
 
 def deltas(source: Observable[str]) -> Observable[Delta]:

@@ -23,8 +23,7 @@ from rxstream.testing.server import (
     Scenario,
     Stall,
 )
-
-from .helpers import TIMEOUT, Outcome, arun, free_port, run
+from tests.support.sources import TIMEOUT, Outcome, arun, free_port, run
 
 PAYLOAD = {"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 SECRET = "sk-test-SECRET-0123456789"

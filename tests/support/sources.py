@@ -1,4 +1,4 @@
-"""Shared helpers for the source tests: run an observable to its end, sync or async."""
+"""Helpers the tests of sources and servers share: run an observable to its end, sync or async."""
 
 from __future__ import annotations
 

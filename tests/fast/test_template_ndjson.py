@@ -19,10 +19,10 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream.core import fast_paths
 from rxstream.core.eventstream import encode_message
+from tests.support.fast import typed_decoding, way
 
-from ._ways import template_reads, typed_path
+from ._ways import template_reads
 
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]
@@ -31,7 +31,7 @@ OnMalformed = Literal["raise", "skip"]
 def _run(pieces: list[bytes], front: Callable[[], Any], decode: Any, *, typed: bool) -> Outcome:
     items: list[Any] = []
     errors: list[str] = []
-    with typed_path(typed):
+    with typed_decoding(typed):
         reactivex.from_iterable(pieces).pipe(front(), decode()).subscribe(
             items.append, lambda e: errors.append(f"{type(e).__name__}: {e}")
         )
@@ -44,11 +44,8 @@ def _three_ways(
     """The outcome of `body` with the shortcut, asserted equal to the other two ways."""
     pieces = [body[i : i + piece] for i in range(0, len(body), piece)] if piece else [body]
     with_shortcut = _run(pieces, front, decode, typed=False)
-    previous = fast_paths(False)
-    try:
+    with way("plain"):
         plain = _run(pieces, front, decode, typed=False)
-    finally:
-        fast_paths(previous)
     assert with_shortcut == plain
     assert [repr(i) for i in with_shortcut[0]] == [repr(i) for i in plain[0]]
     assert with_shortcut == _run(pieces, front, decode, typed=True)
@@ -200,11 +197,8 @@ def test_ollama_takes_the_shortcut_on_the_standard_library(
 def test_ollama_takes_no_shortcut_with_the_fast_paths_off(monkeypatch: pytest.MonkeyPatch) -> None:
     read = template_reads(monkeypatch)
     body = _ndjson(*(LINE % (i, w) for i, w in enumerate("abcd")), DONE)
-    previous = fast_paths(False)
-    try:
+    with way("plain"):
         items, errors = _run([body], rs.lines, _ollama("raise"), typed=False)
-    finally:
-        fast_paths(previous)
     assert errors == []
     assert read == []
     assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"

@@ -18,8 +18,6 @@ import itertools
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +25,18 @@ import pytest
 import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reactivex import Observable
 
 import rxstream as rs
-import rxstream._fast as _fast
 from rxstream._fast import ENV_VAR, constructor, enabled
 from rxstream.core import DeltaDecoder, dialects, fast_paths
 from rxstream.core.message import MessageAccumulator
 from rxstream.models import TextDelta
+from tests.support.fast import outcome, way
+from tests.support.pipelines import Operator, Pipeline
+from tests.support.pipelines import pipelines as pipelines_of
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 FILES = sorted(p for p in DATA.glob("*/*.*") if p.suffix in (".sse", ".ndjson", ".eventstream"))
-
-Operator = Callable[[Observable[Any]], Observable[Any]]
-Pipeline = Callable[[], list[Operator]]
-
-
-@contextmanager
-def switched(on: bool) -> Iterator[None]:
-    previous = fast_paths(on)
-    try:
-        yield
-    finally:
-        fast_paths(previous)
 
 
 def _dialect_of(path: Path) -> str:
@@ -72,43 +59,8 @@ def _dialect_of(path: Path) -> str:
 
 
 def pipelines(path: Path) -> dict[str, Pipeline]:
-    """The pipelines a recording runs through, by name."""
-    dialect = _dialect_of(path)
-    if path.suffix == ".eventstream":
-        return {
-            "named": lambda: [rs.eventstream_frames(), rs.decode(dialect)],
-            "auto": lambda: [rs.eventstream_frames(), rs.decode()],
-        }
-    if path.suffix == ".ndjson":
-        return {
-            "named": lambda: [rs.lines(), rs.decode(dialect)],
-            "auto": lambda: [rs.lines(), rs.decode()],
-        }
-    chosen: dict[str, Pipeline] = {
-        "named": lambda: [rs.lines(), rs.sse_frames(), rs.decode(dialect)],
-        "auto": lambda: [rs.lines(), rs.sse_frames(), rs.decode()],
-        "named-message": lambda: [
-            rs.lines(),
-            rs.sse_frames(),
-            rs.decode(dialect),
-            rs.accumulate_message(),
-        ],
-    }
-    if dialect == "openai-chat":
-        chosen["long-spelling"] = lambda: [
-            rs.lines(),
-            rs.sse_frames(),
-            rs.decode_chunks(),
-            rs.deltas(),
-            rs.accumulate_message(),
-        ]
-        chosen["chunks-message"] = lambda: [
-            rs.lines(),
-            rs.sse_frames(),
-            rs.decode_chunks(),
-            rs.accumulate_message(),
-        ]
-    return chosen
+    """The pipelines a recording runs through, by name (those with a message: SSE only)."""
+    return pipelines_of(_dialect_of(path), message=path.suffix == ".sse", chunks=True)
 
 
 CASES = [
@@ -118,40 +70,11 @@ CASES = [
 ]
 
 
-def outcome(
-    pieces: list[bytes], pipeline: Pipeline, *, on: bool, stdlib: bool = False
-) -> tuple[Any, ...]:
-    """What one run gives: the items, their repr, the error (type, message), completion.
-
-    `stdlib`: with the fast paths on but without msgspec (the `fast` extra), as
-    on an install without it: the standard library's own shortcuts run (the
-    direct JSON scanner, the repeated-event templates), not the typed decoding.
-    """
-    items: list[Any] = []
-    errors: list[tuple[str, str]] = []
-    completed: list[bool] = []
-    saved = _fast.msgspec_loads
-    if stdlib:
-        _fast.msgspec_loads = None  # read by each decoder as it is built
-    with switched(on):
-        # Operators and their machines are built under the switch.
-        source: Observable[Any] = reactivex.from_iterable(pieces)
-        try:
-            source.pipe(*pipeline()).subscribe(
-                items.append,
-                lambda exc: errors.append((type(exc).__name__, str(exc))),
-                lambda: completed.append(True),
-            )
-        finally:
-            _fast.msgspec_loads = saved
-    return items, repr(items), errors, completed
-
-
 def assert_same(pieces: list[bytes], pipeline: Pipeline) -> tuple[Any, ...]:
-    fast = outcome(pieces, pipeline, on=True)
-    plain = outcome(pieces, pipeline, on=False)
+    fast = outcome(pieces, pipeline, "typed")
+    plain = outcome(pieces, pipeline, "plain")
     assert fast == plain
-    assert outcome(pieces, pipeline, on=True, stdlib=True) == plain
+    assert outcome(pieces, pipeline, "stdlib") == plain
     assert bool(fast[2]) != bool(fast[3])  # it ended one way or the other
     return fast
 
@@ -211,9 +134,9 @@ def test_switched_off_the_long_spelling_calls_delta_decoder_feed(
     monkeypatch.setattr(DeltaDecoder, "feed", feed)
     path = DATA / "openai" / "chat-tool-call-single.sse"
     chain = pipelines(path)["long-spelling"]
-    fast = outcome([path.read_bytes()], chain, on=True)
+    fast = outcome([path.read_bytes()], chain, "typed")
     assert calls == []  # fused: the chunk decoder gives the deltas itself
-    plain = outcome([path.read_bytes()], chain, on=False)
+    plain = outcome([path.read_bytes()], chain, "plain")
     assert calls  # every chunk went through DeltaDecoder.feed
     assert fast == plain
 
@@ -233,7 +156,7 @@ def test_switched_off_constructors_call_the_dataclass_init(
     first = build("a", 0)
     assert (type(first), first.text, first.choice) == (TextDelta, "a", 0)
     assert inits == []  # on: the generated constructor, no __init__
-    with switched(False):
+    with way("plain"):
         second = build("a", 1)
     assert inits == [("a", 1)]  # off: the dataclass's own __init__
     assert (type(second), second.text, second.choice) == (TextDelta, "a", 1)
@@ -261,7 +184,7 @@ def test_the_environment_variable_is_read_at_import(value: str, on: bool) -> Non
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).parent.parent,
+        cwd=Path(__file__).parents[2],
     )
     assert result.stdout.strip() == str(on)
 

@@ -12,8 +12,7 @@ import reactivex.operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
-
-from .helpers import TIMEOUT, Outcome, arun, run
+from tests.support.sources import TIMEOUT, Outcome, arun, run
 
 
 @pytest.mark.parametrize(
