@@ -109,6 +109,7 @@ if TYPE_CHECKING:
     from .operators.to_sse import to_sse
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
+    from .runs.pricing import Cost, cost, run_cost
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
 
@@ -153,6 +154,7 @@ _LAZY = {
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
     "Limiter": ".runs.limits",
+    **dict.fromkeys(("Cost", "cost", "run_cost"), ".runs.pricing"),
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
@@ -177,6 +179,7 @@ __all__ = [
     "ChatChunk",
     "ChatResult",
     "Citation",
+    "Cost",
     "Delta",
     "DeltaType",
     "EmptyStreamError",
@@ -228,6 +231,7 @@ __all__ = [
     "coalesce",
     "continuation_messages",
     "continue_from",
+    "cost",
     "count_tokens",
     "decode",
     "decode_chunks",
@@ -241,6 +245,7 @@ __all__ = [
     "multicast",
     "request",
     "retrying",
+    "run_cost",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",
