@@ -44,6 +44,7 @@ from .errors import (
 from .models import (
     ChatChunk,
     Citation,
+    Cost,
     Delta,
     DeltaType,
     EventStreamMessage,
@@ -109,7 +110,7 @@ if TYPE_CHECKING:
     from .operators.to_sse import to_sse
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
-    from .runs.pricing import Cost, cost, run_cost
+    from .runs.pricing import cost, run_cost
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
 
@@ -154,7 +155,7 @@ _LAZY = {
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
     "Limiter": ".runs.limits",
-    **dict.fromkeys(("Cost", "cost", "run_cost"), ".runs.pricing"),
+    **dict.fromkeys(("cost", "run_cost"), ".runs.pricing"),
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),

@@ -11,6 +11,7 @@ Stages and their items:
   and `Reset` (a new answer replaces the one shown so far)
 - `eventstream_frames`: `EventStreamMessage` (AWS binary event stream)
 - accumulators: `ToolCall`, `Message`, `TokenCount`
+- pricing (`rs.cost`): `Cost`
 
 A delta carries only the new piece; accumulators keep the totals. Every item
 compares by value, so plain asserts and marble comparisons work.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, TypeAlias
 
@@ -30,6 +32,7 @@ __all__ = [
     "JSON",
     "ChatChunk",
     "Citation",
+    "Cost",
     "Delta",
     "DeltaType",
     "EventStreamMessage",
@@ -322,6 +325,58 @@ def _add_known(a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
     return a if b is None else a + b
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What a usage cost, in the price list's currency, as exact decimals.
+
+    Attributes:
+        total: everything (input, output, and any fee per request).
+        input: every input token: uncached, cache reads and cache writes.
+        output: every output token, reasoning included.
+        cache_read: the part of `input` spent on tokens read from a cache.
+        cache_write: the part of `input` spent on tokens written to a cache.
+        currency: `"USD"` (genai-prices' only currency).
+        estimated: True when a usage priced was rxstream's estimate (`Usage.estimated`).
+        model: the price list's id of the model priced; None for a sum over several.
+        provider: the price list's id of the provider; None for a sum over several.
+
+    Costs add up (`a + b`, `sum(costs)`), part by part.
+    """
+
+    total: Decimal
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal = Decimal(0)
+    cache_write: Decimal = Decimal(0)
+    currency: str = "USD"
+    estimated: bool = False
+    model: str | None = None
+    provider: str | None = None
+
+    def __add__(self, other: Cost) -> Cost:
+        if not isinstance(other, Cost):
+            return NotImplemented
+        if other.currency != self.currency:
+            raise ValueError(f"cannot add a cost in {other.currency} to one in {self.currency}")
+        return Cost(
+            self.total + other.total,
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.currency,
+            self.estimated or other.estimated,
+            self.model if self.model == other.model else None,
+            self.provider if self.provider == other.provider else None,
+        )
+
+    def __radd__(self, other: object) -> Cost:
+        # `sum(costs)` starts from 0.
+        if other == 0:
+            return self
+        return NotImplemented
 
 
 @dataclass(frozen=True, slots=True)

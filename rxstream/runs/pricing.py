@@ -29,17 +29,16 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..models import Usage
+from ..models import Cost, Usage
 
 if TYPE_CHECKING:
     from genai_prices.types import PriceCalculation
 
-__all__ = ["PROVIDERS", "Cost", "cost", "run_cost"]
+__all__ = ["PROVIDERS", "cost", "run_cost"]
 
 #: The provider id in genai-prices of each dialect that has one.
 PROVIDERS: dict[str, str] = {
@@ -55,58 +54,6 @@ PROVIDERS: dict[str, str] = {
 _ANY_PROVIDER = frozenset({"openai-chat"})
 _ZERO = Decimal(0)
 _PER_TOKENS = 1_000_000  # genai-prices' token prices are per million (`*_mtok`)
-
-
-@dataclass(frozen=True, slots=True)
-class Cost:
-    """What a usage cost, in the price list's currency, as exact decimals.
-
-    Attributes:
-        total: everything (input, output, and any fee per request).
-        input: every input token: uncached, cache reads and cache writes.
-        output: every output token, reasoning included.
-        cache_read: the part of `input` spent on tokens read from a cache.
-        cache_write: the part of `input` spent on tokens written to a cache.
-        currency: `"USD"` (genai-prices' only currency).
-        estimated: True when a usage priced was rxstream's estimate (`Usage.estimated`).
-        model: the price list's id of the model priced; None for a sum over several.
-        provider: the price list's id of the provider; None for a sum over several.
-
-    Costs add up (`a + b`, `sum(costs)`), part by part.
-    """
-
-    total: Decimal
-    input: Decimal
-    output: Decimal
-    cache_read: Decimal = _ZERO
-    cache_write: Decimal = _ZERO
-    currency: str = "USD"
-    estimated: bool = False
-    model: str | None = None
-    provider: str | None = None
-
-    def __add__(self, other: Cost) -> Cost:
-        if not isinstance(other, Cost):
-            return NotImplemented
-        if other.currency != self.currency:
-            raise ValueError(f"cannot add a cost in {other.currency} to one in {self.currency}")
-        return Cost(
-            self.total + other.total,
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.currency,
-            self.estimated or other.estimated,
-            self.model if self.model == other.model else None,
-            self.provider if self.provider == other.provider else None,
-        )
-
-    def __radd__(self, other: object) -> Cost:
-        # `sum(costs)` starts from 0.
-        if other == 0:
-            return self
-        return NotImplemented
 
 
 def cost(
@@ -169,7 +116,9 @@ def run_cost(
             went elsewhere (a fallback route); an estimated usage (a step that died
             before its provider reported one) is priced and makes the sum `estimated`;
             a usage of None is a step that cost nothing (refused before any output).
-        dialect, provider, at: as for `cost`, for the steps that name no dialect.
+        dialect: as for `cost`, for the steps that name no dialect of their own.
+        provider: as for `cost`, for every step.
+        at: as for `cost`.
 
     Returns:
         The sum, or None when any step's model has no price (a partial sum would
