@@ -255,3 +255,18 @@ def test_the_price_is_the_one_in_force_at_the_time_given() -> None:
     )  # DeepSeek's off-peak hours halved this model's price
     assert off_peak is not None
     assert off_peak.total == peak.total / 2
+
+
+def test_a_cost_adds_only_to_a_cost() -> None:
+    usd = rs.Cost(Decimal(1), Decimal(1), Decimal(0))
+    with pytest.raises(TypeError):
+        usd + 1  # type: ignore[operator]
+    with pytest.raises(TypeError):
+        1 + usd  # type: ignore[operator]
+
+
+def test_cohere_billed_units_sent_as_whole_floats_count() -> None:
+    raw = {"billed_units": {"input_tokens": 12.0, "output_tokens": 7.0}}
+    spent = price(rs.Usage(507, 10, 517, raw=raw), "command-r-plus-08-2024", dialect="cohere")
+    assert spent.input == 12 * Decimal("2.5") / M
+    assert spent.output == 7 * Decimal(10) / M
