@@ -47,6 +47,7 @@ from .models import (
     ApprovalResponse,
     ChatChunk,
     Citation,
+    Cost,
     Delta,
     DeltaType,
     EventStreamMessage,
@@ -118,6 +119,7 @@ if TYPE_CHECKING:
     from .operators.to_sse import to_sse
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
+    from .runs.pricing import cost, run_cost
     from .runs.redis_limits import RedisLimiter
     from .runs.retry import Retry, Route, chat, retrying
     from .runs.run import RunState, RunStep, run, tool_called
@@ -165,6 +167,7 @@ _LAZY = {
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
     "Limiter": ".runs.limits",
+    **dict.fromkeys(("cost", "run_cost"), ".runs.pricing"),
     "RedisLimiter": ".runs.redis_limits",
     "request": ".io.requests",
     **dict.fromkeys(("Retry", "Route", "chat", "retrying"), ".runs.retry"),
@@ -195,6 +198,7 @@ __all__ = [
     "ChatChunk",
     "ChatResult",
     "Citation",
+    "Cost",
     "Delta",
     "DeltaType",
     "EmptyStreamError",
@@ -257,6 +261,7 @@ __all__ = [
     "coalesce",
     "continuation_messages",
     "continue_from",
+    "cost",
     "count_tokens",
     "decode",
     "decode_chunks",
@@ -271,6 +276,7 @@ __all__ = [
     "request",
     "retrying",
     "run",
+    "run_cost",
     "split_by_delta_type",
     "sse_frames",
     "stop_on",

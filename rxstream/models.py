@@ -13,6 +13,7 @@ Stages and their items:
 - accumulators: `ToolCall`, `Message`, `TokenCount`
 - runs (`rs.run`): `RunItem` = `StepStart | StepEnd | ToolResult |
   ApprovalRequest | ApprovalResponse | RunEnd`, between the steps' deltas
+- pricing (`rs.cost`): `Cost`
 
 A delta carries only the new piece; accumulators keep the totals. Every item
 compares by value, so plain asserts and marble comparisons work.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
@@ -35,6 +37,7 @@ __all__ = [
     "ApprovalResponse",
     "ChatChunk",
     "Citation",
+    "Cost",
     "Delta",
     "DeltaType",
     "EventStreamMessage",
@@ -266,9 +269,13 @@ class Finish:
 class Usage:
     """The provider's token usage for the request (shared by all choices).
 
+    The counts mean the same in every dialect (the rule each decoder follows,
+    spelled out on the Dialects page):
+
     Attributes:
-        prompt_tokens: every input token, cached ones included (Anthropic:
-            input + cache creation + cache read).
+        prompt_tokens: every input token, cached ones and cache writes included
+            (Anthropic: input + cache creation + cache read; Bedrock: input +
+            cache read + cache write).
         completion_tokens: every output token, reasoning included (Gemini:
             candidates + thoughts).
         total_tokens: as the provider says, else prompt + completion.
@@ -276,6 +283,18 @@ class Usage:
         cached_tokens: input tokens read from a cache, where the provider says.
         choice: always 0 (usage belongs to the whole request).
         raw: the provider's own usage object, or None. Not part of equality.
+        cache_write_tokens: input tokens written to a cache (Anthropic's cache
+            creation), where the provider says.
+        estimated: True when the counts are rxstream's estimate (an attempt or a
+            step that died before its provider reported usage), not the provider's.
+
+    Usages add up field by field (`a + b`, and `sum(usages)`): a count that
+    neither side knows stays None, `estimated` holds if either side is, and
+    the sum has no `raw`.
+
+    >>> total = Usage(10, 2, 12, cached_tokens=4) + Usage(5, 1, 6, estimated=True)
+    >>> total.prompt_tokens, total.cached_tokens, total.reasoning_tokens, total.estimated
+    (15, 4, None, True)
     """
 
     prompt_tokens: int
@@ -285,10 +304,90 @@ class Usage:
     cached_tokens: int | None = None
     choice: int = 0
     raw: JSONObject | None = field(default=None, compare=False)
+    cache_write_tokens: int | None = None
+    estimated: bool = False
 
     @property
     def type(self) -> DeltaType:
         return DeltaType.USAGE
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+            _add_known(self.reasoning_tokens, other.reasoning_tokens),
+            _add_known(self.cached_tokens, other.cached_tokens),
+            cache_write_tokens=_add_known(self.cache_write_tokens, other.cache_write_tokens),
+            estimated=self.estimated or other.estimated,
+        )
+
+    def __radd__(self, other: object) -> Usage:
+        # `sum(usages)` starts from 0.
+        if other == 0:
+            return self
+        return NotImplemented
+
+
+def _add_known(a: int | None, b: int | None) -> int | None:
+    """The sum of two counts, None only when neither is known."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What a usage cost, in the price list's currency, as exact decimals.
+
+    Attributes:
+        total: everything (input, output, and any fee per request).
+        input: every input token: uncached, cache reads and cache writes.
+        output: every output token, reasoning included.
+        cache_read: the part of `input` spent on tokens read from a cache.
+        cache_write: the part of `input` spent on tokens written to a cache.
+        currency: `"USD"` (genai-prices' only currency).
+        estimated: True when a usage priced was rxstream's estimate (`Usage.estimated`).
+        model: the price list's id of the model priced; None for a sum over several.
+        provider: the price list's id of the provider; None for a sum over several.
+
+    Costs add up (`a + b`, `sum(costs)`), part by part.
+    """
+
+    total: Decimal
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal = Decimal(0)
+    cache_write: Decimal = Decimal(0)
+    currency: str = "USD"
+    estimated: bool = False
+    model: str | None = None
+    provider: str | None = None
+
+    def __add__(self, other: Cost) -> Cost:
+        if not isinstance(other, Cost):
+            return NotImplemented
+        if other.currency != self.currency:
+            raise ValueError(f"cannot add a cost in {other.currency} to one in {self.currency}")
+        return Cost(
+            self.total + other.total,
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.currency,
+            self.estimated or other.estimated,
+            self.model if self.model == other.model else None,
+            self.provider if self.provider == other.provider else None,
+        )
+
+    def __radd__(self, other: object) -> Cost:
+        # `sum(costs)` starts from 0.
+        if other == 0:
+            return self
+        return NotImplemented
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,8 +116,15 @@ def check_message(message: Message, want: Expected) -> None:
     assert message.usage == want.usage
 
 
-def usage(p: int, c: int, t: int, r: int | None = None, cached: int | None = None) -> Usage:
-    return Usage(p, c, t, reasoning_tokens=r, cached_tokens=cached)
+def usage(
+    p: int,
+    c: int,
+    t: int,
+    r: int | None = None,
+    cached: int | None = None,
+    written: int | None = None,
+) -> Usage:
+    return Usage(p, c, t, reasoning_tokens=r, cached_tokens=cached, cache_write_tokens=written)
 
 
 N3 = '{{"city":"San Francisco","temperature":{},"units":"f"}}'
@@ -295,10 +302,10 @@ SINGLE_CHOICE: dict[str, Expected] = {
         usage=usage(43, 36, 79, 13, 0),
     ),
     # OpenRouter via Bedrock: usage on a choices: [] chunk.
-    "openrouter/usage-empty-choices.sse": Expected("Hello!", usage=usage(254, 5, 259, 0, 0)),
+    "openrouter/usage-empty-choices.sse": Expected("Hello!", usage=usage(254, 5, 259, 0, 0, 0)),
     "openrouter/web-search-annotations.sse": Expected(
         "The URL for Pydantic AI's GitHub repository is:  \n\nhttps://github.com/pydantic/pydantic-ai",
-        usage=usage(2317, 53, 2370, 0, 0),
+        usage=usage(2317, 53, 2370, 0, 0, 0),
     ),
     # TGI: data: without a space, no [DONE], no usage.
     "hf-tgi/chat-data-no-space-no-done.sse": Expected(

@@ -278,6 +278,10 @@ class _Recording:
                     span.set_attribute(
                         "gen_ai.usage.cache_read.input_tokens", self.usage.cached_tokens
                     )
+                if self.usage.cache_write_tokens is not None:
+                    span.set_attribute(
+                        "gen_ai.usage.cache_creation.input_tokens", self.usage.cache_write_tokens
+                    )
                 if self.usage.reasoning_tokens is not None:
                     span.set_attribute(
                         "gen_ai.usage.reasoning.output_tokens", self.usage.reasoning_tokens

@@ -14,9 +14,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..io.limits import estimate_tokens
-from ..models import JSONObject, Message, ReasoningDelta, RefusalDelta, TextDelta, ToolCallDelta
+from ..models import (
+    JSONObject,
+    Message,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 
-__all__ = ["estimated_usage", "estimator"]
+__all__ = ["estimated_usage", "estimator", "usage_of_record", "usage_record"]
 
 
 def estimator() -> str:
@@ -35,9 +43,11 @@ def estimated_usage(
 ) -> JSONObject:
     """An attempt's usage record, estimated from its `output` and the messages it `asked` with.
 
-    The record has the keys of a reported one (`prompt_tokens`, `completion_tokens`,
-    `total_tokens`, `reasoning_tokens`, `cached_tokens`), plus `"estimated": True` and
-    `"estimator"` (see `estimator`). Nothing is known of reasoning or cached tokens: None.
+    The record has the keys of a reported one (`usage_record`: `prompt_tokens`,
+    `completion_tokens`, `total_tokens`, `reasoning_tokens`, `cached_tokens`,
+    `cache_write_tokens`), plus `"estimated": True` and `"estimator"` (see `estimator`).
+    Nothing is known of reasoning or cache tokens: None. `usage_of_record` makes it a
+    `Usage` marked `estimated`.
 
     >>> record = estimated_usage([TextDelta("abcdefgh")], [])
     >>> record["completion_tokens"] > 0, record["prompt_tokens"], record["estimated"]
@@ -51,9 +61,46 @@ def estimated_usage(
         "total_tokens": prompt + completion,
         "reasoning_tokens": None,
         "cached_tokens": None,
+        "cache_write_tokens": None,
         "estimated": True,
         "estimator": estimator(),
     }
+
+
+def usage_record(usage: Usage) -> JSONObject:
+    """A reported `Usage` as an attempt's record (its counts, as JSON).
+
+    >>> usage_record(Usage(3, 1, 4))["total_tokens"]
+    4
+    """
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+    }
+
+
+def usage_of_record(record: Mapping[str, Any]) -> Usage:
+    """The `Usage` a record stands for (`usage_record`'s or `estimated_usage`'s).
+
+    A record marked `"estimated"` gives a usage marked `estimated`; a count the
+    record lacks is None (0 for the three totals).
+
+    >>> usage_of_record(estimated_usage([TextDelta("abcdefgh")], [])).estimated
+    True
+    """
+    return Usage(
+        record.get("prompt_tokens") or 0,
+        record.get("completion_tokens") or 0,
+        record.get("total_tokens") or 0,
+        record.get("reasoning_tokens"),
+        record.get("cached_tokens"),
+        cache_write_tokens=record.get("cache_write_tokens"),
+        estimated=bool(record.get("estimated")),
+    )
 
 
 def _output_texts(output: Sequence[object]) -> Iterator[str]:

@@ -85,7 +85,7 @@ from ..models import (
     Usage,
 )
 from ..operators.continuation import continue_from
-from ._estimate import estimated_usage
+from ._estimate import estimated_usage, usage_of_record, usage_record
 
 __all__ = [
     "AFTER_OUTPUT",
@@ -729,7 +729,7 @@ class RetryRun:
         """The attempt's usage record: as reported; estimated when it died after output
         without one (it was billed); None when it reported none otherwise."""
         if self._usage is not None:
-            return _usage_record(self._usage)
+            return usage_record(self._usage)
         own = self._emitted[self._start :]
         if error is None or not any(_is_output(item) for item in own):
             return None
@@ -757,31 +757,13 @@ def _attached(saved: Any) -> Iterator[None]:
         context.detach(token)
 
 
-def _usage_record(usage: Usage) -> JSONObject:
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "cached_tokens": usage.cached_tokens,
-    }
-
-
 def _summed(last: Usage | None, earlier: list[Any]) -> Usage:
-    """The `Usage` of every attempt together (the last attempt's `last`, the others' records)."""
-    records = [*earlier, *([_usage_record(last)] if last is not None else [])]
+    """The `Usage` of every attempt together (the last attempt's `last`, the others' records).
 
-    def total(key: str) -> int | None:
-        values = [r[key] for r in records if r[key] is not None]
-        return sum(values) if values else None
-
-    return Usage(
-        prompt_tokens=total("prompt_tokens") or 0,
-        completion_tokens=total("completion_tokens") or 0,
-        total_tokens=total("total_tokens") or 0,
-        reasoning_tokens=total("reasoning_tokens"),
-        cached_tokens=total("cached_tokens"),
-    )
+    Estimated when an earlier attempt's record is an estimate.
+    """
+    usages = [usage_of_record(record) for record in earlier]
+    return sum([*usages, *([last] if last is not None else [])], Usage(0, 0, 0))
 
 
 # --------------------------------------------------------------------------- the entries

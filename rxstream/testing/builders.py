@@ -229,6 +229,7 @@ def usage_chunk(
     *,
     reasoning_tokens: int | None = None,
     cached_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
     id: str = DEFAULT_ID,
     model: str = DEFAULT_MODEL,
     created: int = 0,
@@ -241,6 +242,7 @@ def usage_chunk(
         total_tokens: the sum (computed when None).
         reasoning_tokens: set `completion_tokens_details.reasoning_tokens`.
         cached_tokens: set `prompt_tokens_details.cached_tokens`.
+        cache_write_tokens: set `prompt_tokens_details.cache_write_tokens`.
         id: the completion id.
         model: the model name.
         created: the creation timestamp.
@@ -253,8 +255,9 @@ def usage_chunk(
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens if total_tokens is None else total_tokens,
     }
-    if cached_tokens is not None:
-        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    details = {"cached_tokens": cached_tokens, "cache_write_tokens": cache_write_tokens}
+    if any(count is not None for count in details.values()):
+        usage["prompt_tokens_details"] = {k: v for k, v in details.items() if v is not None}
     if reasoning_tokens is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return {
@@ -481,6 +484,7 @@ class ChatStream:
         *,
         reasoning_tokens: int | None = None,
         cached_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> Self:
         """Append a usage chunk (`choices: []`); see `usage_chunk`."""
         return self.chunk(
@@ -490,6 +494,7 @@ class ChatStream:
                 total_tokens,
                 reasoning_tokens=reasoning_tokens,
                 cached_tokens=cached_tokens,
+                cache_write_tokens=cache_write_tokens,
                 **self._common,
             )
         )

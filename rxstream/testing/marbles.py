@@ -185,6 +185,8 @@ def usage(
     *,
     reasoning_tokens: int | None = None,
     cached_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    estimated: bool = False,
 ) -> Usage:
     """The provider's usage: `Usage`; on the wire a chunk with `choices: []`.
 
@@ -192,7 +194,15 @@ def usage(
     5
     """
     total = prompt_tokens + completion_tokens if total_tokens is None else total_tokens
-    return Usage(prompt_tokens, completion_tokens, total, reasoning_tokens, cached_tokens)
+    return Usage(
+        prompt_tokens,
+        completion_tokens,
+        total,
+        reasoning_tokens,
+        cached_tokens,
+        cache_write_tokens=cache_write_tokens,
+        estimated=estimated,
+    )
 
 
 def error(message: str, *, type: str | None = None, code: str | int | None = None) -> ProviderError:
@@ -256,6 +266,7 @@ def _builder_chunk(value: object) -> JSONObject | None:
                 value.total_tokens,
                 reasoning_tokens=value.reasoning_tokens,
                 cached_tokens=value.cached_tokens,
+                cache_write_tokens=value.cache_write_tokens,
             )
     return None
 

@@ -177,6 +177,10 @@ def test_every_dialect_records_one_span_and_the_metrics(otel: Otel, case: Record
         "gen_ai.usage.output_tokens": usage.completion_tokens,
     }
     assert {key: attributes.get(key) for key in expected} == expected
+    # The usage's details where the provider gave them (None: no attribute).
+    assert attributes.get("gen_ai.usage.cache_read.input_tokens") == usage.cached_tokens
+    assert attributes.get("gen_ai.usage.cache_creation.input_tokens") == usage.cache_write_tokens
+    assert attributes.get("gen_ai.usage.reasoning.output_tokens") == usage.reasoning_tokens
     assert attributes.get("gen_ai.response.model") == case.model
     assert attributes.get("gen_ai.response.id") == case.id
     assert "error.type" not in attributes

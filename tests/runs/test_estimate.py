@@ -71,6 +71,7 @@ def test_an_attempt_cut_after_output_has_its_usage_estimated_and_summed(after_ou
         "total_tokens": 15,
         "reasoning_tokens": None,
         "cached_tokens": None,
+        "cache_write_tokens": None,
     }
     guess = cut["usage"]
     assert guess["estimated"] is True
@@ -79,8 +80,12 @@ def test_an_attempt_cut_after_output_has_its_usage_estimated_and_summed(after_ou
     assert guess["completion_tokens"] == estimate_tokens("Short.Hello, wide ")
     assert guess["prompt_tokens"] == estimate_tokens("user\nSay hello to the wide world, please.")
     assert guess["total_tokens"] == guess["prompt_tokens"] + guess["completion_tokens"]
+    # The sum holds an estimate, and says so.
     assert final.usage == rs.Usage(
-        11 + guess["prompt_tokens"], 4 + guess["completion_tokens"], 15 + guess["total_tokens"]
+        11 + guess["prompt_tokens"],
+        4 + guess["completion_tokens"],
+        15 + guess["total_tokens"],
+        estimated=True,
     )
 
 

@@ -235,6 +235,7 @@ def usage(
     total: int | None = None,
     reasoning: int | None = None,
     cached: int | None = None,
+    cache_write: int | None = None,
     raw: JSONObject | None = None,
 ) -> Usage:
     """A `Usage` with the total computed when the provider gives none."""
@@ -247,6 +248,7 @@ def usage(
         cached,
         0,
         raw,
+        cache_write,
     )
 
 

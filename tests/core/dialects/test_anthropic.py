@@ -208,7 +208,7 @@ def check_text_minimal(m: Message) -> None:
     assert m.reasoning == ""
     assert m.tool_calls == ()
     assert (m.finish_reason, m.finish_raw) == ("stop", "end_turn")
-    assert m.usage == Usage(20, 5, 25, None, 0)
+    assert m.usage == Usage(20, 5, 25, None, 0, cache_write_tokens=0)
     assert m.usage is not None
     assert m.usage.raw is not None
     assert m.usage.raw["inference_geo"] == "not_available"
@@ -243,7 +243,7 @@ def check_thinking(m: Message) -> None:
     assert state.data.endswith("jfQYAQ==")
     assert state.raw == {"type": "thinking", "thinking": THINKING, "signature": state.data}
     assert (m.finish_reason, m.finish_raw) == ("stop", "end_turn")
-    assert m.usage == Usage(43, 282, 325, None, 0)
+    assert m.usage == Usage(43, 282, 325, None, 0, cache_write_tokens=0)
     assert m.tool_calls == ()
     assert m.citations == ()
     assert m.server_tools == ()
@@ -276,7 +276,7 @@ def check_redacted(m: Message) -> None:
     )
     assert first.raw == {"type": "redacted_thinking", "data": first.data}
     assert (m.finish_reason, m.finish_raw) == ("stop", "end_turn")
-    assert m.usage == Usage(92, 189, 281, None, 0)
+    assert m.usage == Usage(92, 189, 281, None, 0, cache_write_tokens=0)
     assert m.tool_calls == ()
 
 
@@ -288,7 +288,7 @@ def check_tool_use(m: Message) -> None:
     )
     assert call.parse_arguments() == {"location": "Paris"}
     assert (m.finish_reason, m.finish_raw) == ("tool_calls", "tool_use")
-    assert m.usage == Usage(377, 65, 442, None, 0)
+    assert m.usage == Usage(377, 65, 442, None, 0, cache_write_tokens=0)
     assert m.metadata == {"id": "msg_019Q1hrJbZG26Fb9BQhrkHEr", "model": "claude-sonnet-4-20250514"}
 
 
@@ -298,7 +298,7 @@ def check_tool_no_args(m: Message) -> None:
     assert call == ToolCall(0, "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", "updateIssueList", "{}")
     assert call.parse_arguments() == {}
     assert (m.finish_reason, m.finish_raw) == ("tool_calls", "tool_use")
-    assert m.usage == Usage(565, 48, 613, None, 0)
+    assert m.usage == Usage(565, 48, 613, None, 0, cache_write_tokens=0)
 
 
 TAX_TEXT = (
@@ -320,7 +320,7 @@ def check_max_tokens(m: Message) -> None:
         call.parse_arguments()
     # Not a truncation: message_stop came; the model ran out of tokens.
     assert (m.finish_reason, m.finish_raw) == ("length", "max_tokens")
-    assert m.usage == Usage(450, 124, 574, None, 0)
+    assert m.usage == Usage(450, 124, 574, None, 0, cache_write_tokens=0)
 
 
 SEARCH_1 = "srvtoolu_01NcU4XNwyxWK6a9tcJZ8wGY"
@@ -379,7 +379,7 @@ def check_web_search(m: Message) -> None:
     assert m.citations[1].text == ""  # sent as "" (kept, not None)
     assert (m.finish_reason, m.finish_raw) == ("stop", "end_turn")
     # message_delta's input_tokens (31772) supersedes message_start's (2050).
-    assert m.usage == Usage(31772, 644, 32416, None, 0)
+    assert m.usage == Usage(31772, 644, 32416, None, 0, cache_write_tokens=0)
     assert m.usage is not None
     assert m.usage.raw is not None
     assert m.usage.raw["server_tool_use"] == {"web_search_requests": 2}
@@ -448,7 +448,7 @@ def test_recording_deltas_in_wire_order() -> None:
         ToolCallDelta(0, "ar"),
         ToolCallDelta(0, 'is"}'),
         Finish("tool_calls"),
-        Usage(377, 65, 442, None, 0),
+        Usage(377, 65, 442, None, 0, cache_write_tokens=0),
     ]
 
 
@@ -1002,7 +1002,7 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
             TextDelta("x"),
             Metadata({"stop_sequence": "END"}),
             Finish("stop"),
-            Usage(16, 7, 23, None, 4),
+            Usage(16, 7, 23, None, 4, cache_write_tokens=2),
         ],
     ),
     (
@@ -1170,7 +1170,7 @@ def test_usage_fields_sent_later_win_and_nulls_do_not() -> None:
         MESSAGE_STOP,
     ]
     (got,) = [d for d in run_all(frames) if isinstance(d, Usage)]
-    assert got == Usage(31772 + 3 + 5, 644, 31772 + 8 + 644, None, 5)
+    assert got == Usage(31772 + 3 + 5, 644, 31772 + 8 + 644, None, 5, cache_write_tokens=3)
     assert got.raw is not None
     assert got.raw["service_tier"] == "standard"
 
@@ -1639,7 +1639,6 @@ def test_render_a_complete_stream() -> None:
             "delta": {"stop_reason": "tool_use", "stop_sequence": None},
             "usage": {
                 "input_tokens": 10,
-                "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 2,
                 "output_tokens": 3,
             },
@@ -2085,3 +2084,21 @@ def test_round_trip(
         return
     got = message_of(pieces, dialect)
     assert full(got) == full(expected)
+
+
+def test_render_cache_writes_and_reads_decode_to_the_same_usage() -> None:
+    given = Usage(30, 4, 34, None, 5, cache_write_tokens=20)
+    frames = render([TextDelta("Hi"), Finish("stop"), given], pings=False)
+    (delta,) = [p for p in payloads(frames) if p["type"] == "message_delta"]
+    assert delta["usage"] == {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 20,
+        "cache_read_input_tokens": 5,
+        "output_tokens": 4,
+    }
+    assert [d for d in run_all(frames) if isinstance(d, Usage)] == [given]
+
+
+def test_render_usage_cache_writes_beyond_prompt_are_refused() -> None:
+    with pytest.raises(ValueError, match="3 cache-write tokens out of 4 prompt tokens"):
+        AnthropicRenderer().feed(Usage(4, 1, 5, None, 2, cache_write_tokens=3))

@@ -24,8 +24,9 @@ What becomes what (decoding):
   `Citation("source-document", title=...)`;
 - `messageMetadata` (on `start`, `finish` and `message-metadata`): a
   `"usage"` object in the AI SDK's `LanguageModelUsage` shape (`inputTokens`,
-  `outputTokens`, `totalTokens`, `reasoningTokens`, `cachedInputTokens`) is
-  `Usage`; the rest is `Metadata` (an object as it is, any other value as
+  `outputTokens`, `totalTokens`, `reasoningTokens`, `cachedInputTokens`,
+  `inputTokenDetails.cacheReadTokens` and `.cacheWriteTokens`) is `Usage`;
+  the rest is `Metadata` (an object as it is, any other value as
   `{"messageMetadata": value}`);
 - every other chunk the schema allows (`data-*`, `file`, `tool-input-error`,
   `tool-output-error`, `tool-output-denied`, `tool-approval-request`, `abort`,

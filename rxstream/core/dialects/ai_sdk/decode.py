@@ -314,15 +314,18 @@ def _usage(value: JSON) -> Usage | None:
         if type(details) is dict:
             reasoning = opt_int(details, "reasoningTokens", "messageMetadata.usage")
     cached = opt_int(value, "cachedInputTokens", "messageMetadata.usage")
-    if cached is None:
-        details = value.get("inputTokenDetails")
-        if type(details) is dict:
+    written = None
+    details = value.get("inputTokenDetails")
+    if type(details) is dict:
+        if cached is None:
             cached = opt_int(details, "cacheReadTokens", "messageMetadata.usage")
+        written = opt_int(details, "cacheWriteTokens", "messageMetadata.usage")
     return usage(
         prompt,
         completion,
         total=opt_int(value, "totalTokens", "messageMetadata.usage"),
         reasoning=reasoning,
         cached=cached,
+        cache_write=written,
         raw=value,
     )

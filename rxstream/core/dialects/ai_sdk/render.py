@@ -91,8 +91,9 @@ class AISDKRenderer:
     - `Metadata` is `message-metadata` (it lands in the UI message's
       `metadata`); usage is `messageMetadata.usage` on `finish`, in the AI
       SDK's `LanguageModelUsage` names (`inputTokens`, `outputTokens`,
-      `totalTokens`, `reasoningTokens`, `cachedInputTokens`): the protocol has
-      no usage field of its own.
+      `totalTokens`, `reasoningTokens`, `cachedInputTokens`,
+      `inputTokenDetails.cacheWriteTokens`): the protocol has no usage field of
+      its own.
     - `finishReason` is hyphenated: `stop`, `length`, `tool-calls`,
       `content-filter`, `error`; any other reason (`pause_turn`, `cancelled`, ...)
       is `other`. A stream that never finished says `tool-calls` if it asked
@@ -498,4 +499,6 @@ def _usage(usage: Usage) -> JSONObject:
         body["reasoningTokens"] = usage.reasoning_tokens
     if usage.cached_tokens is not None:
         body["cachedInputTokens"] = usage.cached_tokens
+    if usage.cache_write_tokens is not None:
+        body["inputTokenDetails"] = {"cacheWriteTokens": usage.cache_write_tokens}
     return body

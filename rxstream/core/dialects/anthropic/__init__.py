@@ -65,6 +65,8 @@ Usage: `message_start`'s usage with each field `message_delta` sends on top
 (its numbers are cumulative and win); `prompt_tokens` = `input_tokens` +
 `cache_creation_input_tokens` + `cache_read_input_tokens`, `completion_tokens`
 = `output_tokens`, total computed, `cached_tokens` = `cache_read_input_tokens`,
+`cache_write_tokens` = `cache_creation_input_tokens` (Anthropic's `input_tokens`
+leaves both cache counts out: the prompt adds them back),
 `reasoning_tokens` = `output_tokens_details.thinking_tokens` where sent.
 `Usage.raw` is the merged object (server tool counts, service tier, ...). One
 `Usage` per `message_delta` (in practice one per stream); a `message_stop`

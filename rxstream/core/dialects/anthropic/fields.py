@@ -41,11 +41,10 @@ def _check_usage(obj: JSONObject, path: str) -> None:
 
 def _usage_of(merged: JSONObject) -> Usage:
     read = merged.get("cache_read_input_tokens")
-    prompt = (
-        (merged.get("input_tokens") or 0)
-        + (merged.get("cache_creation_input_tokens") or 0)
-        + (read or 0)
-    )
+    written = merged.get("cache_creation_input_tokens")
+    # Anthropic's `input_tokens` are the ones after the last cache breakpoint only:
+    # the prompt is all three (as every other dialect counts it).
+    prompt = (merged.get("input_tokens") or 0) + (written or 0) + (read or 0)
     details = merged.get("output_tokens_details")
     thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
     return usage(
@@ -53,6 +52,7 @@ def _usage_of(merged: JSONObject) -> Usage:
         merged.get("output_tokens") or 0,
         reasoning=thinking,
         cached=read,
+        cache_write=written,
         raw=dict(merged),
     )
 

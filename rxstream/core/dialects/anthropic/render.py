@@ -82,6 +82,12 @@ def _frame(payload: JSONObject) -> SSEFrame:
     return SSEFrame(dumps(payload), event=payload["type"])
 
 
+#: The usage counts written from the `Usage`'s fields, not copied from its `raw`.
+_CACHE_COUNTS = frozenset(
+    {"cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens_details"}
+)
+
+
 class AnthropicRenderer:
     """Deltas back into an Anthropic Messages stream (the inverse of `AnthropicDecoder`).
 
@@ -130,7 +136,7 @@ class AnthropicRenderer:
 
     Raises:
         ValueError: from `feed`, a delta Anthropic cannot carry (see above), or
-            a `Usage` with more cached tokens than prompt tokens.
+            a `Usage` with more cached and cache-write tokens than prompt tokens.
         RuntimeError: `feed` or `close` after `close()` or `error()`.
 
     >>> r = AnthropicRenderer(pings=False)
@@ -243,12 +249,13 @@ class AnthropicRenderer:
         """Refuse what Anthropic's stream cannot carry (before anything is written)."""
         if self._closed:
             raise RuntimeError("this AnthropicRenderer is closed; it takes no more deltas")
-        if type(delta) is Usage and delta.cached_tokens is not None:
-            cached, prompt = delta.cached_tokens, delta.prompt_tokens
-            if not 0 <= cached <= prompt:
+        if type(delta) is Usage:
+            cached, written = delta.cached_tokens or 0, delta.cache_write_tokens or 0
+            prompt = delta.prompt_tokens
+            if cached < 0 or written < 0 or cached + written > prompt:
                 raise ValueError(
-                    f"usage with {cached} cached tokens out of {prompt} prompt tokens: "
-                    "Anthropic counts cached tokens as part of the prompt"
+                    f"usage with {cached} cached tokens and {written} cache-write tokens out of "
+                    f"{prompt} prompt tokens: Anthropic counts both as part of the prompt"
                 )
 
     def _take_start_meta(self, delta: Metadata) -> Metadata | None:
@@ -340,16 +347,11 @@ class AnthropicRenderer:
             return {"output_tokens": 0}
         raw = given.raw if given.raw is not None and "output_tokens" in given.raw else {}
         read = given.cached_tokens or 0
-        creation = raw.get("cache_creation_input_tokens")
-        if type(creation) is not int or not 0 <= creation <= given.prompt_tokens - read:
-            creation = 0
-        out: JSONObject = {
-            k: v
-            for k, v in raw.items()
-            if k not in ("cache_read_input_tokens", "output_tokens_details")
-        }
+        creation = given.cache_write_tokens or 0
+        out: JSONObject = {k: v for k, v in raw.items() if k not in _CACHE_COUNTS}
         out["input_tokens"] = given.prompt_tokens - read - creation
-        out["cache_creation_input_tokens"] = creation
+        if given.cache_write_tokens is not None:
+            out["cache_creation_input_tokens"] = given.cache_write_tokens
         if given.cached_tokens is not None:
             out["cache_read_input_tokens"] = given.cached_tokens
         out["output_tokens"] = given.completion_tokens

@@ -36,11 +36,11 @@ carries a random-length `p` padding string, which is ignored)::
 - `metadata.usage` is `Usage`: prompt = `inputTokens + cacheReadInputTokens +
   cacheWriteInputTokens` (AWS counts cache reads and writes apart), completion
   = `outputTokens`, total = `totalTokens` as sent, cached =
-  `cacheReadInputTokens`; `metrics`, `trace`, `performanceConfig` and
-  `serviceTier` are `Metadata`. Image blocks and event types this module does
-  not know are kept as `Metadata` under `"events"` (the service adds members),
-  and so are `reasoningContent` deltas with members other than `text`,
-  `signature` and `redactedContent`.
+  `cacheReadInputTokens`, cache write = `cacheWriteInputTokens`; `metrics`,
+  `trace`, `performanceConfig` and `serviceTier` are `Metadata`. Image blocks
+  and event types this module does not know are kept as `Metadata` under
+  `"events"` (the service adds members), and so are `reasoningContent` deltas
+  with members other than `text`, `signature` and `redactedContent`.
 - A message with `:message-type: exception` is `ProviderError` with `type` =
   its `:exception-type` (`throttlingException`, `modelStreamErrorException`,
   ...), the payload's `message` and, where sent, `originalStatusCode` as

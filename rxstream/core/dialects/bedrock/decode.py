@@ -109,7 +109,8 @@ class BedrockDecoder(DialectDecoder):
     ([Finish(reason='stop', choice=0, raw='end_turn')], False)
     >>> decoder.feed(event("metadata", '{"usage":{"inputTokens":3,"outputTokens":1}}'))[0]
     Usage(prompt_tokens=3, completion_tokens=1, total_tokens=4, reasoning_tokens=None, \
-cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
+cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1}, \
+cache_write_tokens=None, estimated=False)
     >>> decoder.done
     True
     """
@@ -558,6 +559,7 @@ cached_tokens=None, choice=0, raw={'inputTokens': 3, 'outputTokens': 1})
                     opt_int(counts, "outputTokens", "usage"),
                     total=opt_int(counts, "totalTokens", "usage"),
                     cached=read,
+                    cache_write=write,
                     raw=counts,
                 )
             )

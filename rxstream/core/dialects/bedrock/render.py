@@ -71,8 +71,9 @@ class BedrockRenderer:
     `messageStop`; the `Usage` (and `Metadata` such as `metrics`) goes into
     the `metadata` event at `close()`.
 
-    The usage is sent with `inputTokens` = `prompt_tokens - cached_tokens`
-    and `cacheReadInputTokens` = `cached_tokens`, so it decodes to the same
+    The usage is sent with `inputTokens` = `prompt_tokens - cached_tokens -
+    cache_write_tokens`, `cacheReadInputTokens` = `cached_tokens` and
+    `cacheWriteInputTokens` = `cache_write_tokens`, so it decodes to the same
     `Usage`. What ConverseStream cannot express is left out: refusals,
     choices other than 0, `reasoning_tokens`, reasoning state of other
     dialects (thought signatures, reasoning items), `Metadata` other than
@@ -362,12 +363,14 @@ def _result_item(item: object) -> bool:
 
 
 def _usage_back(counts: Usage) -> JSONObject:
-    cached = counts.cached_tokens
+    cached, written = counts.cached_tokens, counts.cache_write_tokens
     out: JSONObject = {
-        "inputTokens": counts.prompt_tokens - (cached or 0),
+        "inputTokens": counts.prompt_tokens - (cached or 0) - (written or 0),
         "outputTokens": counts.completion_tokens,
         "totalTokens": counts.total_tokens,
     }
     if cached is not None:
         out["cacheReadInputTokens"] = cached
+    if written is not None:
+        out["cacheWriteInputTokens"] = written
     return out

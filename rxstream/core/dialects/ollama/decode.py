@@ -88,7 +88,7 @@ class OllamaDecoder(DialectDecoder):
     >>> last[:2], decoder.done
     ([Finish(reason='stop', choice=0, raw='stop'), Usage(prompt_tokens=3, completion_tokens=1, \
 total_tokens=4, reasoning_tokens=None, cached_tokens=None, choice=0, \
-raw={'prompt_eval_count': 3, 'eval_count': 1})], True)
+raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimated=False)], True)
     """
 
     dialect: ClassVar[str] = "ollama"

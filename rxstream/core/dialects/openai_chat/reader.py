@@ -56,7 +56,7 @@ may be absent, that is everywhere but in the items of an array):
   `prompt_tokens`, `completion_tokens`, `total_tokens`, `reasoning_tokens`
   and `prompt_cache_hit_tokens` are integers, and whose
   `completion_tokens_details` and `prompt_tokens_details` are objects with
-  integer `reasoning_tokens` and `cached_tokens`.
+  integer `reasoning_tokens`, `cached_tokens` and `cache_write_tokens`.
 
 Follows the OpenAI `chat.completion.chunk` shape and the provider variations
 the recordings in tests/data show (reasoning fields, content arrays, legacy
@@ -537,6 +537,7 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
         inner = _opt_int(details, "reasoning_tokens", f"{path}.completion_tokens_details")
         if inner is not None:
             reasoning = inner
+    written = None
     details = raw.get("prompt_tokens_details")
     if details is not None:
         if type(details) is not dict:
@@ -544,6 +545,7 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
         inner = _opt_int(details, "cached_tokens", f"{path}.prompt_tokens_details")
         if inner is not None:
             cached = inner
+        written = _opt_int(details, "cache_write_tokens", f"{path}.prompt_tokens_details")
     if prompt is None and completion is None and total is None:
         return None
     prompt, completion = prompt or 0, completion or 0
@@ -558,6 +560,7 @@ def _usage(raw: JSONObject, path: str) -> Usage | None:
         reasoning_tokens=reasoning,
         cached_tokens=cached,
         raw=raw,
+        cache_write_tokens=written,
     )
 
 

@@ -181,8 +181,13 @@ def _usage_json(usage: Usage) -> JSONObject:
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
+    prompt_details: JSONObject = {}
     if usage.cached_tokens is not None:
-        out["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+        prompt_details["cached_tokens"] = usage.cached_tokens
+    if usage.cache_write_tokens is not None:
+        prompt_details["cache_write_tokens"] = usage.cache_write_tokens
+    if prompt_details:
+        out["prompt_tokens_details"] = prompt_details
     if usage.reasoning_tokens is not None:
         out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
     return out

@@ -47,7 +47,7 @@ Mapping (what each event becomes):
   (`max_output_tokens` -> `"length"`, `content_filter` -> `"content_filter"`,
   any other reason as it is; raw: the reason). Both end the stream; `Usage`
   comes from `response.usage` (`input_tokens`, `output_tokens` with reasoning
-  in them, `reasoning_tokens`, `cached_tokens`).
+  in them, `reasoning_tokens`, `cached_tokens`, `cache_write_tokens`).
 - `Metadata`: `id` and `model` (from `response.created`, again at the end),
   the whole terminal `response` object, `function_call_item_ids` (each
   `function_call` item's own `fc_...` id by its `call_id`, which

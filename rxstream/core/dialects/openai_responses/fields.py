@@ -135,6 +135,7 @@ def _usage(response: JSONObject) -> Usage | None:
         total=opt_int(raw, "total_tokens", path),
         reasoning=opt_int(outputs, "reasoning_tokens", f"{path}.output_tokens_details"),
         cached=opt_int(inputs, "cached_tokens", f"{path}.input_tokens_details"),
+        cache_write=opt_int(inputs, "cache_write_tokens", f"{path}.input_tokens_details"),
         raw=raw,
     )
 

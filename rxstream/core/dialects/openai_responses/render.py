@@ -619,8 +619,13 @@ def _result_key(kind: str) -> str:
 
 def _usage_json(used: Usage) -> JSONObject:
     body: JSONObject = {"input_tokens": used.prompt_tokens}
+    inputs: JSONObject = {}
     if used.cached_tokens is not None:
-        body["input_tokens_details"] = {"cached_tokens": used.cached_tokens}
+        inputs["cached_tokens"] = used.cached_tokens
+    if used.cache_write_tokens is not None:
+        inputs["cache_write_tokens"] = used.cache_write_tokens
+    if inputs:
+        body["input_tokens_details"] = inputs
     body["output_tokens"] = used.completion_tokens
     if used.reasoning_tokens is not None:
         body["output_tokens_details"] = {"reasoning_tokens": used.reasoning_tokens}
