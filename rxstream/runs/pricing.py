@@ -33,7 +33,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..models import Cost, Usage
+from ..models import Cost, StepEnd, StepStart, Usage
 
 if TYPE_CHECKING:
     from genai_prices.types import PriceCalculation
@@ -103,7 +103,7 @@ def cost(
 
 
 def run_cost(
-    steps: Iterable[tuple[str, Usage | None] | tuple[str, Usage | None, str]],
+    steps: Iterable[tuple[str, Usage | None] | tuple[str, Usage | None, str] | object],
     *,
     dialect: str | None = None,
     provider: str | None = None,
@@ -116,6 +116,10 @@ def run_cost(
             went elsewhere (a fallback route); an estimated usage (a step that died
             before its provider reported one) is priced and makes the sum `estimated`;
             a usage of None is a step that cost nothing (refused before any output).
+            Or what an `rs.run` emitted, as it is (also of a run that failed or was
+            disposed: the steps that ended): each `rs.StepStart` names its step's
+            model and dialect, its `rs.StepEnd` carries the usage; other items
+            (deltas, tool results, the `rs.RunEnd`) are passed over.
         dialect: as for `cost`, for the steps that name no dialect of their own.
         provider: as for `cost`, for every step.
         at: as for `cost`.
@@ -130,7 +134,7 @@ def run_cost(
     Decimal('0.00383')
     """
     costs: list[Cost] = []
-    for step in steps:
+    for step in _priced_steps(steps):
         model, usage = step[0], step[1]
         if usage is None:
             continue
@@ -143,6 +147,20 @@ def run_cost(
 
 
 # --------------------------------------------------------------------------- internals
+
+
+def _priced_steps(
+    steps: Iterable[object],
+) -> Iterable[tuple[str, Usage | None] | tuple[str, Usage | None, str]]:
+    """`(model, usage[, dialect])` per step: given so, or read from a run's items."""
+    started: StepStart | None = None
+    for step in steps:
+        if isinstance(step, tuple):
+            yield step
+        elif isinstance(step, StepStart):
+            started = step
+        elif isinstance(step, StepEnd) and started is not None and started.step == step.step:
+            yield (started.model, step.usage, started.dialect)
 
 
 def _unknown(strict: bool, why: str) -> None:

@@ -371,3 +371,45 @@ def test_retry_applies_to_each_step() -> None:
         assert len(server.requests) == 5
     assert shape(end.messages) == EXPECTED_SHAPE
     assert end.steps == 3
+
+
+def test_a_runs_items_price_it_step_by_step_even_when_it_fails(server: FakeLLMServer) -> None:
+    """`rs.run_cost` reads the items a run emitted: each step with its own model."""
+    pytest.importorskip("genai_prices", reason="pip install 'rxstream[prices]'")
+    models = iter(["gpt-4o", "gpt-4o-mini", "gpt-4o"])
+
+    def next_model(step: int, messages: object) -> dict[str, Any]:
+        return {"model": next(models)}
+
+    with httpx.Client() as client:
+        whole = rs.run(
+            client, "openai-chat", model="m", messages=ASK, tools=TOOLS, prepare_step=next_model,
+            **options(server, "openai-chat"),
+        )  # fmt: skip
+        items = items_of(whole)
+    usage = rs.Usage(10, 2, 12)
+    one = rs.cost(usage, model="gpt-4o", dialect="openai-chat")
+    two = rs.cost(usage, model="gpt-4o-mini", dialect="openai-chat")
+    assert one is not None and two is not None
+    assert rs.run_cost(items, dialect="openai-chat") == one + two + one
+
+    # A run whose third tool fails it: the steps that ended are priced.
+    def broken(celsius: float) -> float:
+        """Convert."""
+        raise RuntimeError("no thermometer")
+
+    broken.__name__ = "to_fahrenheit"
+    tools = [*TOOLS[:2], broken]
+    seen: list[Any] = []
+    models = iter(["gpt-4o", "gpt-4o-mini", "gpt-4o"])
+    with httpx.Client() as client:
+        failing = rs.run(
+            client, "openai-chat", model="m", messages=ASK, tools=tools, prepare_step=next_model,
+            tool_errors="raise", **options(server, "openai-chat"),
+        )  # fmt: skip
+        with pytest.raises(rs.ToolError):
+            failing.pipe(ops.do_action(seen.append)).run()
+    assert [type(i).__name__ for i in seen if isinstance(i, (rs.StepStart, rs.StepEnd))] == [
+        "StepStart", "StepEnd", "StepStart", "StepEnd",
+    ]  # fmt: skip
+    assert rs.run_cost(seen, dialect="openai-chat") == one + two
