@@ -390,7 +390,8 @@ def test_a_runs_items_price_it_step_by_step_even_when_it_fails(server: FakeLLMSe
     usage = rs.Usage(10, 2, 12)
     one = rs.cost(usage, model="gpt-4o", dialect="openai-chat")
     two = rs.cost(usage, model="gpt-4o-mini", dialect="openai-chat")
-    assert one is not None and two is not None
+    assert one is not None
+    assert two is not None
     assert rs.run_cost(items, dialect="openai-chat") == one + two + one
 
     # A run whose third tool fails it: the steps that ended are priced.
