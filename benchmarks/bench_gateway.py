@@ -230,10 +230,12 @@ def gateway(port_out: Any, mode: str, upstream_port: int) -> None:
         profiler.enable()
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    uvicorn.Server(config).run()  # until SIGTERM (uvicorn's own handler stops it)
-    if profile:
-        profiler.disable()
-        profiler.dump_stats(f"{profile}.{mode}")
+    try:
+        uvicorn.Server(config).run()  # until SIGTERM (uvicorn's own handler stops it)
+    finally:
+        if profile:
+            profiler.disable()
+            profiler.dump_stats(f"{profile}.{mode}")
 
 
 # --------------------------------------------------------------------------- the clients
@@ -271,6 +273,7 @@ def _events_of(raw: bytes) -> list[bytes]:
 async def clients(port: int, pid: int, count: int) -> dict[str, float]:
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
         await http.get("/ready")
+    await read_stream(port)  # one stream first: the modules a first request imports, not counted
     cpu0 = cpu_seconds(pid) or 0.0
     started = time.monotonic()
     tasks = []
