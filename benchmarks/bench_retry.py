@@ -22,17 +22,19 @@ is subscribed directly: `.run()` would run it on another thread). Each result
 is checked against the stream's text. The ratio is the median over the rounds
 of a contender's time against plain's of the same shape in the same round.
 
-Target (issue 30): retry <= 1.05x plain per event. What it measured on a
-2-core machine shared with other work (41 rounds of 5,000 events, three runs):
-the deltas shape 1.01-1.05x (+0.2-0.4 µs an event: the run's `on_next` and one
-more subscription), which meets it; the message shape 1.09-1.19x (+2.4-3.2 µs),
-which does not: behind the run, `accumulate_message()` is a stage of its own
-instead of fused with the decoder (the fast path that hands the decoder's
-output to the accumulator directly). A pass-through machine fused between them
-instead costs more (about 1.26x), because it too breaks that pair. Fusing the
-downstream machines into each attempt would meet it, at the price of the run
-seeing their output (a `Message`) instead of the deltas, i.e. of retrying a
-cut mid-answer where the deltas stage raises.
+Target (issue 30): retry <= 1.05x plain per event. What it measured before
+`rs.chat(..., retry=)` became a `DeltaSource` (2-core machine shared with other
+work, 41 rounds of 5,000 events, three runs): the deltas shape 1.01-1.05x, the
+message shape 1.09-1.19x (+2.4-3.2 µs an event): behind the run,
+`accumulate_message()` was a stage of its own, a subscription and a delta
+decoder in front of its machine. Now the run hands its deltas to the machine
+operators after it with a plain call and without that decoder. Two runs of
+this script after the change, on the same machine at a load average of 10-13
+(other sessions' test runs: noisy): deltas 1.03-1.04x, message 1.05-1.07x,
+with a fallback route ready 1.04-1.09x. What is left over a plain pipeline in
+the message shape: the run's own `on_next` (the record of the items, kept for
+an error's partial), the attempt's subscription wrapper, and the lines the
+attempt's decoder keeps for a partial that the run replaces anyway.
 """
 
 from __future__ import annotations

@@ -45,6 +45,14 @@ then the end). Targets: CPU per event <= 1.3x the floor, RSS per connection
 
     python benchmarks/bench_serve.py --saturation          # N = 100, 500, 1000, 2000
     python benchmarks/bench_serve.py --saturation --quick  # N = 100, small (CI: never fails)
+    python benchmarks/bench_serve.py --saturation --pace writes
+
+`--pace writes` paces the live source by the server's own writes instead of a
+timer: the next item is made once the one before the previous has been written
+to every client (two in flight; an ASGI wrapper counts the events in each body
+message the server sends, the same wrapper for both servers). Items then come
+one at a time, as fast as the server can write them, so what a server spends
+per event (rather than per batch of queued events) shows.
 """
 
 from __future__ import annotations
@@ -395,8 +403,50 @@ def check_byte_identical() -> None:
         raise AssertionError("the floor's done event differs")
 
 
-def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None:
-    """One uvicorn worker serving one live stream to every client of /events."""
+class WriteGate:
+    """Write pacing: counts the events the server has written (every `/events` body
+    message, whatever made it) and lets the live source wait until a number of them is.
+
+    An ASGI wrapper of `send`, the same for both servers: the count is one
+    `bytes.count` per body message.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.written = 0
+        self._want = 0
+        self._reached: asyncio.Event | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/events":
+            await self.app(scope, receive, send)
+            return
+
+        async def counting(message: Any) -> None:
+            await send(message)
+            if message["type"] == "http.response.body":
+                self.written += message.get("body", b"").count(b"\nid: ")
+                if self._reached is not None and self.written >= self._want:
+                    self._reached.set()
+
+        await self.app(scope, receive, counting)
+
+    async def until(self, written: int) -> None:
+        """Until `written` events have been written, to all clients together."""
+        if self.written >= written:
+            return
+        self._want, self._reached = written, asyncio.Event()
+        await self._reached.wait()
+        self._reached = None
+
+
+def saturation_server(port_out: Any, mode: str, items: int, rate: float, pace: str) -> None:
+    """One uvicorn worker serving one live stream to every client of /events.
+
+    `pace`: `"timer"`, an item every 1/`rate` s; `"writes"`, the next item once
+    every client's copy of the one before the previous was written (two in
+    flight), so the source runs exactly as fast as the server writes.
+    """
     import uvicorn
     from reactivex import Observable, abc
     from reactivex.subject import Subject
@@ -451,6 +501,8 @@ def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None
         loop = asyncio.get_running_loop()
         start = loop.time()
         for n in range(items):
+            if pace == "writes" and n >= 2:  # items n-1 and n-2... written: n-1 and n in flight
+                await gate.until((n - 1) * joined[0])
             text = f"{n}:{time.time_ns()}"
             if mode == "rxstream":
                 subject.on_next(StreamEntry(f"{n}-0", rs.TextDelta(text)))
@@ -458,7 +510,8 @@ def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None
                 chunk = floor_text_event(n, text)
                 for queue in queues:
                     queue.put_nowait(chunk)
-            await asyncio.sleep(max(0.0, start + (n + 1) / rate - loop.time()))
+            if pace == "timer":
+                await asyncio.sleep(max(0.0, start + (n + 1) / rate - loop.time()))
         if mode == "rxstream":
             subject.on_completed()
         else:
@@ -475,9 +528,10 @@ def saturation_server(port_out: Any, mode: str, items: int, rate: float) -> None
         return JSONResponse({"started": True})
 
     app = Starlette(routes=[Route("/events", events), Route("/ready", ready), Route("/go", go)])
+    gate = WriteGate(app)
     port = free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", backlog=4096, lifespan="off"
+        gate, host="127.0.0.1", port=port, log_level="warning", backlog=4096, lifespan="off"
     )
     server = uvicorn.Server(config)
     port_out.put(port)
@@ -581,10 +635,14 @@ async def saturation_clients(port: int, pid: int, clients: int, items: int) -> d
     }
 
 
-def saturation_run(mode: str, clients: int, items: int, rate: float) -> dict[str, float]:
+def saturation_run(
+    mode: str, clients: int, items: int, rate: float, pace: str = "timer"
+) -> dict[str, float]:
     context = multiprocessing.get_context("spawn")
     ports: Any = context.Queue()
-    server = context.Process(target=saturation_server, args=(ports, mode, items, rate), daemon=True)
+    server = context.Process(
+        target=saturation_server, args=(ports, mode, items, rate, pace), daemon=True
+    )
     server.start()
     try:
         port = ports.get(timeout=60)
@@ -609,9 +667,10 @@ def saturation(args: argparse.Namespace) -> int:
     check_byte_identical()
     sizes = [100] if args.quick else args.sizes
     items = 60 if args.quick else args.items_live
+    paced = f"at {args.rate:g} items/s" if args.pace == "timer" else "paced by the writes"
     print(
-        f"saturation: one uvicorn worker, one live stream of {items} items at "
-        f"{args.rate:g} items/s to N clients in another process on 127.0.0.1, "
+        f"saturation: one uvicorn worker, one live stream of {items} items {paced} "
+        f"to N clients in another process on 127.0.0.1, "
         f"byte-identical events (CPython {sys.version.split()[0]}, {os.cpu_count()} cores, "
         f"load {os.getloadavg()[0]:.1f})"
     )
@@ -625,7 +684,7 @@ def saturation(args: argparse.Namespace) -> int:
         rows = {}
         # The floor and rxstream in turn, in fresh servers (RSS from a clean start).
         for mode in ("floor", "rxstream"):
-            rows[mode] = row = saturation_run(mode, clients, items, args.rate)
+            rows[mode] = row = saturation_run(mode, clients, items, args.rate, args.pace)
             print(
                 f"{clients:>5} {mode:<8} {row['events_s']:>9,.0f} {row['cpu_ms_per_1k']:>9.1f} "
                 f"{row['p50']:>8.1f} {row['p99']:>8.1f} {row['rss_kb_per_conn']:>11.1f} "
@@ -660,6 +719,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--rate", type=float, default=50.0, help="items/s of the saturation run's live stream"
+    )
+    parser.add_argument(
+        "--pace",
+        choices=("timer", "writes"),
+        default="timer",
+        help="the saturation run's live source: a timer at --rate, or the server's own writes "
+        "(the next item once the one before the previous is written to every client)",
     )
     parser.add_argument(
         "--sizes",

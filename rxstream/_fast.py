@@ -433,6 +433,25 @@ def last_machine(whole: Any) -> object:
     return whole._machine if type(whole) in (_Each, _Batch) else whole
 
 
+def behind_deltas(machines: list[Feeder[Any, Any]]) -> list[Feeder[Any, Any]]:
+    """The machines of a run fed by a source of deltas only (`DeltaSource`): the
+    `DeltaDecoder` in front of the first one (which passes deltas on as they are) left
+    out, as behind a dialect decoder (the pair table's `passed`). None left out when off.
+    """
+    if not _on or not machines:
+        return machines
+    from .core.dialects.openai_chat.deltas import DeltaDecoder
+
+    first = machines[0]
+    if type(first) is DeltaDecoder and first.pristine:
+        return machines[1:] or machines
+    if type(first) is Chained:
+        upper, lower = first.parts
+        if type(upper) is DeltaDecoder and upper.pristine:
+            return [lower, *machines[1:]]
+    return machines
+
+
 # --------------------------------------------------------------------------- fusion
 
 

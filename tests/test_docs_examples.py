@@ -394,8 +394,11 @@ def test_the_docs_have_marble_diagrams() -> None:
 def test_a_marble_diagram_is_what_the_operator_does(case: MarbleCase) -> None:
     m = StreamMarbles()
     pipe, values = MARBLES.evaluate(case.block, m.scheduler)
-    source = getattr(m, case.block.source)(case.block.input, values)
-    result = m.start(source.pipe(*pipe))
+    make = getattr(m, case.block.source)
+    source = make(case.block.input, values)
+    later = [make(diagram, values) for diagram in case.block.then]
+    subscribed = MARBLES.one_per_subscription([source, *later]) if later else source
+    result = m.start(subscribed.pipe(*pipe))
     expected = m.expected(case.block.output, values)
     assert result == expected, (
         f"docs/{case.page}:{case.line}: got {result}, the diagram says {expected}"

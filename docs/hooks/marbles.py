@@ -24,11 +24,15 @@ A block in a page of docs/ reads:
   counted from the subscription as `StreamMarbles.expected` counts it;
 - `sub` (optional): the upstream subscription window (`^` subscribed,
   `!` disposed): where a picture shows that an operator lets go of its source;
+- `then` (optional, repeatable): what the source gives its second, third, ...
+  subscription (`in` is the first; the last `then` serves any later one):
+  the picture of an operator that subscribes again, as a retry does;
 - `X = expr`: the value of each symbol, a Python expression evaluated with
   `rs` (rxstream), `ops` (reactivex.operators), `timedelta`, `scheduler` (the
   test's virtual clock, for the timed operators) and the vocabulary of
   `rxstream.testing.marbles` (`text`, `reasoning`, `refusal`, `tool`,
-  `finish`, `usage`, `error`, `DONE`, `KEEPALIVE`, `malformed`). A value that is an
+  `finish`, `usage`, `error`, `DONE`, `KEEPALIVE`, `malformed`, and `ANY`, which
+  equals anything: a value the legend names but the diagram does not spell out). A value that is an
   exception (or an exception class, in `out`) is an error; `DONE` completes a
   chunk- or delta-level diagram, as in `StreamMarbles`.
 
@@ -66,19 +70,23 @@ class MarbleBlock:
     source: str = "deltas"
     subscription: str | None = None
     values: dict[str, str] = field(default_factory=dict)
+    then: list[str] = field(default_factory=list)
 
 
 def parse_block(body: str) -> MarbleBlock:
     """Read the body of a ```marble block; `ValueError` says what is wrong with it."""
     keys: dict[str, str] = {}
     values: dict[str, str] = {}
+    then: list[str] = []
     for number, raw in enumerate(body.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         symbol = re.match(r"^([^\s=:]+)\s*=\s*(.+)$", line)
-        key = re.match(r"^(pipe|source|in|out|sub):\s*(.*)$", line)
-        if key:
+        key = re.match(r"^(pipe|source|in|out|sub|then):\s*(.*)$", line)
+        if key and key.group(1) == "then":
+            then.append(key.group(2).strip())
+        elif key:
             keys[key.group(1)] = key.group(2).strip()
         elif symbol:
             values[symbol.group(1)] = symbol.group(2).strip()
@@ -97,6 +105,7 @@ def parse_block(body: str) -> MarbleBlock:
         source=source,
         subscription=keys.get("sub"),
         values=values,
+        then=then,
     )
 
 
@@ -107,12 +116,20 @@ def find_blocks(markdown: str) -> list[tuple[re.Match[str], MarbleBlock]]:
 
 def namespace(scheduler: Any) -> dict[str, Any]:
     """What a block's expressions may use."""
+    from unittest.mock import ANY
+
     import reactivex.operators as ops
 
     import rxstream as rs
     from rxstream.testing import marbles
 
-    names: dict[str, Any] = {"rs": rs, "ops": ops, "timedelta": timedelta, "scheduler": scheduler}
+    names: dict[str, Any] = {
+        "rs": rs,
+        "ops": ops,
+        "timedelta": timedelta,
+        "scheduler": scheduler,
+        "ANY": ANY,
+    }
     for name in (
         "text",
         "reasoning",
@@ -135,6 +152,22 @@ def evaluate(block: MarbleBlock, scheduler: Any) -> tuple[tuple[Any, ...], dict[
     pipe = eval(f"({block.pipe},)", names)  # the docs' own text
     values = {symbol: eval(expr, names) for symbol, expr in block.values.items()}
     return pipe, values
+
+
+def one_per_subscription(sources: list[Any]) -> Any:
+    """A source whose n-th subscription is `sources[n]` (the last one from there on):
+    `in` and the `then` diagrams as one source that an operator subscribes again."""
+    import reactivex
+
+    count = 0
+
+    def next_source(_: Any) -> Any:
+        nonlocal count
+        source = sources[min(count, len(sources) - 1)]
+        count += 1
+        return source
+
+    return reactivex.defer(next_source)
 
 
 # --------------------------------------------------------------------------- drawing
@@ -248,14 +281,15 @@ def _mark(event: _Event, x: float, y: float) -> list[str]:
 def render_svg(block: MarbleBlock, values: dict[str, Any]) -> str:
     """The block as an SVG picture: the input, the operators, the output over time."""
     early_done = block.source in ("chunks", "deltas")
-    inputs = _events(block.input, values, done_completes=early_done)
+    inputs = [_events(d, values, done_completes=early_done) for d in (block.input, *block.then)]
     outputs = _events(block.output, values, done_completes=True)
-    ticks = max(_length(block.input), _length(block.output), 8) + 2
+    ticks = max(*map(_length, (block.input, *block.then, block.output)), 8) + 2
     pipe_text = block.pipe
     end = _LEFT + ticks * _TICK
     width = max(end + 16, _LEFT + 7.6 * len(pipe_text) + 40)
     top = 34 if block.subscription else 16
-    y_in, box, y_out = top + 14, top + 42, top + 104
+    rows = 40 * len(block.then)  # one more input row for each later subscription
+    y_in, box, y_out = top + 14, top + 42 + rows, top + 104 + rows
     height = y_out + 34
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
@@ -283,7 +317,8 @@ def render_svg(block: MarbleBlock, values: dict[str, Any]) -> str:
     ]
     if block.subscription:
         parts += _subscription(block.subscription, top - 12)
-    parts += _row(inputs, y_in, "input", end)
+    for n, events in enumerate(inputs):
+        parts += _row(events, y_in + 40 * n, "input" if n == 0 else f"then {n + 1}", end)
     parts.append(
         f'<rect x="{_LEFT}" y="{box}" width="{width - _LEFT - 12:.0f}" height="30" rx="4" '
         'class="box"/>'
@@ -313,7 +348,8 @@ def _subscription(window: str, y: float) -> list[str]:
 
 
 def _summary(block: MarbleBlock) -> str:
-    return f"marble diagram of {block.pipe}: input {block.input}, output {block.output}"
+    later = "".join(f", then {diagram}" for diagram in block.then)
+    return f"marble diagram of {block.pipe}: input {block.input}{later}, output {block.output}"
 
 
 # --------------------------------------------------------------------------- the MkDocs hook

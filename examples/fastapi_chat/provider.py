@@ -6,28 +6,34 @@
 `Provider.deltas(client, prompt)` is the answer as deltas, in any dialect:
 `rs.chat(..., retry=RETRY, fallback=[...])`, so a 429 or an overloaded provider is
 retried, a stream cut after output is continued, and when the provider gives up
-the fallback route answers, all as one stream. `fake_answer()` is what the
-scripted model (`FakeLLMServer`) streams when no provider is set.
+the fallback route answers, all as one stream. A route with no key is left
+out (a warning in the log); with none left, the stream is one `rs.StreamError`
+that names the settings to set, so the page (and Redis followers) say why
+instead of the app answering 500. `fake_answer()` is what the scripted model
+(`FakeLLMServer`) streams when no provider is set.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
+import reactivex
 from reactivex import Observable, abc
 
 import rxstream as rs
-from rxstream.cli._apis import APIS, Ask, Request, build
+from rxstream.cli._apis import APIS, Ask, Request, build, missing_key
 from rxstream.testing import FakeLLMServer, Scenario
 from rxstream.testing.builders import ChatStream
 
 __all__ = ["Provider", "fake_answer", "fake_base_url"]
+
+log = logging.getLogger("examples.fastapi_chat")
 
 #: Seconds the provider may take to its first item, and between two items.
 FIRST_ITEM_TIMEOUT = 120.0
@@ -98,26 +104,61 @@ class Provider:
     ) -> Observable[rs.Delta]:
         """The answer to `prompt` as deltas (cold: each subscription runs the attempts).
 
+        Routes without a key are left out; with none left, or a request that cannot be
+        built, the observable ends at once with an `rs.StreamError` saying why (what a
+        server stores for its followers, where raising would answer 500).
+
         Args:
             client: the app's HTTP client.
             prompt: the user's message.
             scheduler: where the waits and the timeouts' timers run (the event loop's).
-
-        Raises:
-            ValueError: no key for the API (nor in its environment variables).
         """
-        options: dict[str, Any] = {"api_key": self.key} if self.key else {}
-        return rs.chat(
-            client,
+        ready, unusable = self.usable_routes()
+        for reason in unusable:
+            log.warning("route left out: %s", reason)
+        if not ready:
+            return reactivex.throw(rs.StreamError("no route can be asked: " + "; ".join(unusable)))
+        first, *rest = ready
+        try:
+            return rs.chat(
+                client,
+                first.dialect,
+                model=first.model,
+                messages=[{"role": "user", "content": prompt}],
+                retry=RETRY,
+                fallback=rest,
+                scheduler=scheduler,
+                **first.options,
+            )
+        except ValueError as exc:  # the settings make no request: say so in the stream
+            return reactivex.throw(rs.StreamError(f"the request cannot be built: {exc}"))
+
+    def routes(self) -> list[tuple[rs.Route, str]]:
+        """Every route, in order, with the setting that holds its key (`CHAT_API_KEY`, ...)."""
+        options = {"base_url": self.base_url, "api_key": self.key}
+        first = rs.Route(
             self.api,
-            model=self.model or APIS[self.api].default_model,
-            messages=[{"role": "user", "content": prompt}],
-            base_url=self.base_url,
-            retry=RETRY,
-            fallback=list(self.fallback),
-            scheduler=scheduler,
-            **options,
+            self.model or APIS[self.api].default_model,
+            **{name: value for name, value in options.items() if value},
         )
+        return [(first, "CHAT_API_KEY"), *((r, "CHAT_FALLBACK_API_KEY") for r in self.fallback)]
+
+    def usable_routes(
+        self, env: Mapping[str, str] | None = None
+    ) -> tuple[list[rs.Route], list[str]]:
+        """The routes that can be asked (a key given or in the environment, or none needed),
+        and why each other one cannot, in words."""
+        env = os.environ if env is None else env
+        ready: list[rs.Route] = []
+        unusable: list[str] = []
+        for route, setting in self.routes():
+            missing = None if route.options.get("api_key") else missing_key(route.dialect, env)
+            if missing is None:
+                ready.append(route)
+            else:
+                words = missing.removesuffix(", or pass api_key=")
+                unusable.append(f"{words} (or {setting})")
+        return ready, unusable
 
 
 def _fallback(env: Mapping[str, str]) -> tuple[rs.Route, ...]:

@@ -44,6 +44,7 @@ from .. import _fast
 from ..core import Feeder, Machine
 from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
 from ..errors import StreamError
+from .delta_source import DeltaSource
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -69,11 +70,17 @@ class _MachineChain(Observable[B]):
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
         machines = [factory() for factory in self._factories]
+        source = self._source
+        if isinstance(source, DeltaSource):  # deltas only, handed to the run directly
+            machines = _fast.behind_deltas(machines)
         whole = _fast.chain(machines)
         run = _Run(whole, observer, self._arrival(whole, len(machines)))
-        run.upstream.disposable = self._source.subscribe(
-            run.on_next, run.on_error, run.on_completed, scheduler=scheduler
-        )
+        if isinstance(source, DeltaSource):
+            run.upstream.disposable = source.subscribe_observer(run, scheduler)
+        else:
+            run.upstream.disposable = source.subscribe(
+                run.on_next, run.on_error, run.on_completed, scheduler=scheduler
+            )
         return Disposable(run.stop)
 
     def _arrival(self, whole: Any, count: int) -> _Replay | MessageAccumulator | None:

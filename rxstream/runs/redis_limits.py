@@ -26,6 +26,10 @@ window): nothing admitted before a restart and nothing after ever shares a
 window beyond the budget, and a limiter on a Redis up for longer than a window
 starts at once (as does one with only a `concurrency` bound, which has no
 window to remember). The workers put their running leases back as they renew them.
+The scripts and commands are written once, as steps that yield each command
+(`Steps`): a sync client (`redis.Redis`) runs them on the thread that asks,
+an async one (`redis.asyncio.Redis`) as tasks on its event loop, which an
+admission never blocks.
 While Redis cannot be reached, each waiting request fails with `LimiterError`
 naming Redis and what failed (the caller retries, or `rs.chat`'s retry does);
 a release that cannot reach Redis is left to the lease's expiry.
@@ -39,6 +43,7 @@ periodic work, and only while this process has a request waiting for a slot).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import inspect
@@ -48,12 +53,13 @@ import os
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Generator, Mapping
+from typing import Any, Protocol, TypeVar
 
 from reactivex import abc
 from reactivex.disposable import SerialDisposable
 from reactivex.scheduler import TimeoutScheduler
+from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.rate_limits import rate_limits
 from ..errors import LimiterError, excerpt
@@ -62,13 +68,21 @@ from ..io.redis.client import where_of
 from ..models import Usage
 from .limits import HOLD_AFTER_429, WINDOW, LimiterTicket, _positive, never_admitted
 
-__all__ = ["RedisLimiter", "SyncRedis"]
+__all__ = ["AsyncRedis", "RedisLimiter", "SyncRedis"]
+
+T = TypeVar("T")
 
 
 class SyncRedis(Protocol):
     """What a `RedisLimiter` uses of a sync Redis client (`redis.Redis`)."""
 
     def execute_command(self, *args: Any, **options: Any) -> Any: ...
+
+
+class AsyncRedis(Protocol):
+    """What a `RedisLimiter` uses of an async Redis client (`redis.asyncio.Redis`)."""
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any: ...
 
 
 def _now(arg: int) -> str:
@@ -197,6 +211,46 @@ return 1
 _WHY_RESTARTED, _WHY_SLOT, _WHY_ROUTE, _WHY_NO_STATE = 1, 2, 3, 4
 
 
+#: One Redis command (`execute_command`'s arguments).
+Command = tuple[Any, ...]
+#: Work with Redis written once for both clients: a generator that yields each command
+#: and receives its answer (or has its exception thrown in); `_run` drives it with a sync
+#: client, `_run_async` with an async one.
+Steps = Generator[Command, Any, T]
+
+
+def _run(redis: SyncRedis, steps: Steps[T]) -> T:
+    """Drive `steps` with a sync client, on this thread."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            command = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        try:
+            answer, error = redis.execute_command(*command), None
+        except Exception as exc:
+            answer, error = None, exc
+
+
+async def _run_async(redis: AsyncRedis, steps: Steps[T]) -> T:
+    """Drive `steps` with an async client: each command awaited, the loop free meanwhile."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            command = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        try:
+            answer, error = await redis.execute_command(*command), None
+        except Exception as exc:
+            answer, error = None, exc
+
+
 class _Script:
     """One Lua script, sent by its digest (`EVALSHA`), loaded again when Redis forgot it."""
 
@@ -204,13 +258,13 @@ class _Script:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
-    def __call__(self, redis: SyncRedis, keys: list[str], args: list[Any]) -> Any:
+    def __call__(self, keys: list[str], args: list[Any]) -> Steps[Any]:
         try:
-            return redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+            return (yield ("EVALSHA", self.sha, len(keys), *keys, *args))
         except Exception as exc:
             if type(exc).__name__ != "NoScriptError" and "NOSCRIPT" not in str(exc):
                 raise
-        return redis.execute_command("EVAL", self.source, len(keys), *keys, *args)
+        return (yield ("EVAL", self.source, len(keys), *keys, *args))
 
 
 _SCRIPTS = {
@@ -237,13 +291,24 @@ class _Waiter:
         self.cancelled = False
 
 
+_Ready = list[tuple[_Waiter, Ticket]]
+_Failed = list[tuple[_Waiter, LimiterError]]
+
+
 class RedisLimiter:
     """`rs.Limiter`'s limits, shared by every process that names the same limiter in Redis.
 
+    With a sync client (`redis.Redis`) an admission runs its script on the
+    thread that asks (a subscriber's, or a timer's). With an async client
+    (`redis.asyncio.Redis`) every script runs as a task on the event loop that
+    was running at the first admission: `admit` returns at once and the loop
+    stays free while Redis answers (the admission comes from that task);
+    requests from other threads are handed to that loop.
+
     Args:
-        redis: a sync Redis client (`redis.Redis`, the `redis` extra). Give it a
-            `socket_timeout`: an admission waits for Redis's answer on the
-            thread that asks (a subscriber's, or a timer's).
+        redis: a Redis client, sync (`redis.Redis`) or async
+            (`redis.asyncio.Redis`), of the `redis` extra. Give it a
+            `socket_timeout`: an admission waits for Redis's answer.
         name: the limiter's name: its keys are `{name}:...`; every worker
             that spends the same budget uses the same name.
         requests_per_minute: as `rs.Limiter`.
@@ -255,21 +320,23 @@ class RedisLimiter:
         recheck: while a request here waits for a slot another process
             holds, seconds between checks (a slot freed here is seen at once).
         window: the budgets' window in seconds (a minute; shorter in tests).
-        scheduler: where the timers run (default: reactivex's `TimeoutScheduler`).
+        scheduler: where the timers run (default: reactivex's
+            `TimeoutScheduler`; with an async client, the event loop).
         clock: seconds now, for every process alike (default: Redis's own
             clock, `TIME`, so the workers' clocks do not matter); a test
             gives its virtual scheduler's.
 
     Raises:
-        TypeError: an async Redis client (not supported yet), or a bound
-            of the wrong type.
+        TypeError: a bound of the wrong type.
         ValueError: a bound below 1, an empty name, a lease, recheck or
             window that is not positive.
 
     Errors (via `on_error` of the request's stream):
         LimiterError: Redis could not be reached or refused the script (the
-            message names the limiter, the Redis address and what failed),
-            or a request estimated at more tokens than `tokens_per_minute`.
+            message names the limiter, the Redis address and what failed);
+            a request estimated at more tokens than `tokens_per_minute`;
+            with an async client, a first request admitted where no event
+            loop runs.
 
     Example:
         >>> limiter = rs.RedisLimiter(redis.Redis(), "openai-prod",  # doctest: +SKIP
@@ -279,7 +346,7 @@ class RedisLimiter:
 
     def __init__(
         self,
-        redis: SyncRedis,
+        redis: SyncRedis | AsyncRedis,
         name: str,
         *,
         requests_per_minute: int | None = None,
@@ -291,10 +358,6 @@ class RedisLimiter:
         scheduler: abc.SchedulerBase | None = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        if inspect.iscoroutinefunction(getattr(redis, "execute_command", None)):
-            raise TypeError(
-                "RedisLimiter takes a sync Redis client (redis.Redis), not an async one"
-            )
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty str, got {name!r}")
         for what, value in (("lease", lease), ("recheck", recheck), ("window", window)):
@@ -309,6 +372,7 @@ class RedisLimiter:
         self.recheck = float(recheck)
         self.window = float(window)
         self._scheduler = scheduler or TimeoutScheduler.singleton()
+        self._own_scheduler = scheduler is None
         self._clock = clock
         tag = "{" + name + "}"
         self._keys = [f"{tag}:{part}" for part in ("requests", "tokens", "spent", "sum")]
@@ -321,6 +385,12 @@ class RedisLimiter:
         self._timer = SerialDisposable()
         self._timer_due = math.inf
         self._renewal = SerialDisposable()
+        self._async = inspect.iscoroutinefunction(getattr(redis, "execute_command", None))
+        # With an async client: the loop every script runs on, its tasks, the pump's state.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pumping = False
+        self._pump_again = False
 
     def __repr__(self) -> str:
         return f"RedisLimiter({self.name!r} at {where_of(self.redis)})"
@@ -344,19 +414,60 @@ class RedisLimiter:
         failed: Callable[[Exception], None],
     ) -> Callable[[], None]:
         """Queue `ask` (`rxstream.io.limits.Admission`); see `rs.Limiter.admit`."""
-        refusal = never_admitted(repr(self), self.tokens_per_minute, ask)
+        refusal = never_admitted(repr(self), self.tokens_per_minute, ask) or self._no_loop()
         if refusal is not None:
             failed(refusal)
             return _nothing
         waiter = _Waiter(ask, admitted, failed)
-        with self._lock:
-            self._queue.append(waiter)
-        self._pump()
+
+        def enqueue() -> None:
+            with self._lock:
+                self._queue.append(waiter)
+            self._pump()
+
+        self._later(enqueue)  # with an async client, on its loop, where every script runs
 
         def withdraw() -> None:
             waiter.cancelled = True
 
         return withdraw
+
+    # ------------------------------------------------------------------ the async client's loop
+
+    def _no_loop(self) -> LimiterError | None:
+        """With an async client: take the running loop as the limiter's (the first time), or
+        the error that none runs. None with a sync client, or once a loop is known."""
+        if not self._async or self._loop is not None:
+            return None
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return LimiterError(
+                repr(self),
+                "an async Redis client runs on an event loop, and none runs here: "
+                "admit the first request from code running on the loop the client belongs to",
+            )
+        if self._own_scheduler:
+            self._scheduler = AsyncIOThreadSafeScheduler(self._loop)
+        return None
+
+    def _on_loop(self, action: Callable[[], Any]) -> None:
+        """Run `action` on the limiter's loop: now when already there, else handed over."""
+        assert self._loop is not None
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is self._loop:
+            action()
+        else:
+            self._loop.call_soon_threadsafe(action)
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run `work` as a task of the limiter's loop (kept until it ends)."""
+        task = asyncio.ensure_future(work, loop=self._loop)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ the rules
 
@@ -371,7 +482,7 @@ class RedisLimiter:
             f"{excerpt(str(exc))}",
         )
 
-    def _try(self, ask: Ask) -> tuple[str | None, float, int]:
+    def _try(self, ask: Ask) -> Steps[tuple[str | None, float, int]]:
         """One admission script: (the lease id or None, seconds to wait, why)."""
         id = self._prefix + str(next(self._ids))
         args = [
@@ -386,62 +497,82 @@ class RedisLimiter:
             0,
             self._now_ms(),
         ]
-        admitted, wait_ms, why = _SCRIPTS["admit"](self.redis, self._keys, args)
+        admitted, wait_ms, why = yield from _SCRIPTS["admit"](self._keys, args)
         if int(why) == _WHY_NO_STATE:
-            self._start()
-            admitted, wait_ms, why = _SCRIPTS["admit"](self.redis, self._keys, args)
+            yield from self._start()
+            admitted, wait_ms, why = yield from _SCRIPTS["admit"](self._keys, args)
         if int(why) == _WHY_RESTARTED:
-            self._renew()  # Redis may have lost its data: our running leases go back in
+            yield from self._renew()  # Redis may have lost its data: our leases go back in
         return (id if int(admitted) else None), int(wait_ms) / 1000, int(why)
 
-    def _start(self) -> None:
+    def _start(self) -> Steps[None]:
         """Create the state: held until a window after Redis started (see the module docstring)."""
-        info = self.redis.execute_command("INFO", "server")
+        info = yield ("INFO", "server")
         uptime = int(info["uptime_in_seconds"]) if isinstance(info, dict) else 0
         # Only a window's budget remembers the past; leases come back as they are renewed.
         windowed = self.requests_per_minute is not None or self.tokens_per_minute is not None
         args = [uptime * 1000, int(self.window * 1000) if windowed else 0, self._now_ms()]
-        _SCRIPTS["start"](self.redis, [self._keys[6]], args)
+        yield from _SCRIPTS["start"]([self._keys[6]], args)
 
     def _pump(self) -> None:
+        """Admit what the budget allows now (see `_admissions`), then hand the answers out."""
+        if not self._async:
+            with self._lock:
+                ready, failed = _run(self.redis, self._admissions())
+            _hand_out(ready, failed)
+        elif self._pumping:  # one pump at a time: the running one goes round once more
+            self._pump_again = True
+        else:
+            self._pumping = True
+            self._spawn(self._pump_async())
+
+    async def _pump_async(self) -> None:
+        try:
+            again = True
+            while again:
+                self._pump_again = False
+                steps = self._admissions()
+                ready, failed = await _run_async(self.redis, steps)
+                _hand_out(ready, failed)
+                again = self._pump_again
+        finally:
+            self._pumping = False
+
+    def _admissions(self) -> Steps[tuple[_Ready, _Failed]]:
         """Admit in arrival order until Redis says wait; a held route's requests step aside."""
-        ready: list[tuple[_Waiter, Ticket]] = []
-        failed: list[tuple[_Waiter, LimiterError]] = []
-        with self._lock:
-            held: dict[str, float] = {}
-            queue, at, wake = self._queue, 0, math.inf
-            while at < len(queue):
-                waiter = queue[at]
-                if waiter.cancelled:
-                    del queue[at]
-                    continue
-                if waiter.ask.route in held:
+        ready: _Ready = []
+        failed: _Failed = []
+        held: dict[str, float] = {}
+        queue, at, wake = self._queue, 0, math.inf
+        while at < len(queue):
+            waiter = queue[at]
+            if waiter.cancelled:
+                del queue[at]
+                continue
+            if waiter.ask.route in held:
+                at += 1
+                continue
+            try:
+                id, wait, why = yield from self._try(waiter.ask)
+            except Exception as exc:
+                error = self._failure("while admitting a request", exc)
+                failed = [(w, error) for w in queue if not w.cancelled]
+                queue.clear()
+                break
+            if id is None:
+                if why == _WHY_ROUTE:
+                    held[waiter.ask.route] = wait
                     at += 1
                     continue
-                try:
-                    id, wait, why = self._try(waiter.ask)
-                except Exception as exc:
-                    error = self._failure("while admitting a request", exc)
-                    failed = [(w, error) for w in queue if not w.cancelled]
-                    queue.clear()
-                    break
-                if id is None:
-                    if why == _WHY_ROUTE:
-                        held[waiter.ask.route] = wait
-                        at += 1
-                        continue
-                    wake = min(wait, self.recheck) if why == _WHY_SLOT else wait
-                    break
-                del queue[at]
-                self._leases.add(id)
-                ready.append((waiter, LimiterTicket(self, waiter.ask.route, id)))
-            self._arm(min(wake, *held.values()) if held else wake)
-            if ready:
-                self._arm_renewal()
-        for waiter, ticket in ready:
-            waiter.admitted(ticket)
-        for waiter, error in failed:
-            waiter.failed(error)
+                wake = min(wait, self.recheck) if why == _WHY_SLOT else wait
+                break
+            del queue[at]
+            self._leases.add(id)
+            ready.append((waiter, LimiterTicket(self, waiter.ask.route, id)))
+        self._arm(min(wake, *held.values()) if held else wake)
+        if ready:
+            self._arm_renewal()
+        return ready, failed
 
     def _arm(self, wait: float) -> None:
         if wait == math.inf:
@@ -456,7 +587,14 @@ class RedisLimiter:
     def _on_timer(self, _: abc.SchedulerBase, __: Any = None) -> None:
         with self._lock:
             self._timer_due = math.inf
-        self._pump()
+        self._later(self._pump)
+
+    def _later(self, action: Callable[[], None]) -> None:
+        """A timer's or a ticket's work: here (sync client), or on the limiter's loop."""
+        if self._async:
+            self._on_loop(action)
+        else:
+            action()
 
     def _arm_renewal(self) -> None:
         if self._renewal.disposable is None:
@@ -470,16 +608,31 @@ class RedisLimiter:
             if not self._leases:
                 return
             self._arm_renewal()
-        self._renew()
+        self._later(lambda: self._redis_work(self._renew()))
 
-    def _renew(self) -> None:
+    def _redis_work(self, steps: Steps[None], then: Callable[[], None] | None = None) -> None:
+        """Run `steps` (which ignore Redis being away): at once, or as a task on the loop."""
+        if not self._async:
+            _run(self.redis, steps)
+            if then is not None:
+                then()
+            return
+
+        async def work() -> None:
+            await _run_async(self.redis, steps)
+            if then is not None:
+                then()
+
+        self._spawn(work())
+
+    def _renew(self) -> Steps[None]:
         leases = list(self._leases)
         if not leases:
             return
         # Redis away: the next renewal (or admission after a restart) tries again.
         with contextlib.suppress(Exception):
-            _SCRIPTS["renew"](
-                self.redis, [self._keys[4]], [int(self.lease * 1000), self._now_ms(), *leases]
+            yield from _SCRIPTS["renew"](
+                [self._keys[4]], [int(self.lease * 1000), self._now_ms(), *leases]
             )
 
     def _answered(self, route: str, status: int, headers: Mapping[str, str]) -> None:
@@ -495,20 +648,31 @@ class RedisLimiter:
         args = [route, hold, left, limits.tokens_reset or self.window, self._now_ms()]
         if hold < 0 and left < 0:
             return
-        # Redis away: the provider's hint is lost (its next 429 says it again).
-        with contextlib.suppress(Exception):
-            _SCRIPTS["answered"](self.redis, [self._keys[5]], args)
+        self._later(lambda: self._redis_work(_quietly(_SCRIPTS["answered"]([self._keys[5]], args))))
 
     def _release(self, id: str, usage: Usage | None) -> None:
         actual = -1 if usage is None else usage.prompt_tokens + usage.completion_tokens
         with self._lock:
             self._leases.discard(id)
         # Redis away: the lease expires in Redis; the token estimate stands.
-        with contextlib.suppress(Exception):
-            _SCRIPTS["release"](
-                self.redis, [self._keys[2], self._keys[3], self._keys[4]], [id, actual]
-            )
-        self._pump()
+        steps = _quietly(
+            _SCRIPTS["release"]([self._keys[2], self._keys[3], self._keys[4]], [id, actual])
+        )
+        self._later(lambda: self._redis_work(steps, then=self._pump))
+
+
+def _quietly(steps: Steps[Any]) -> Steps[None]:
+    """`steps` with Redis being away ignored (a hint lost, or left to a lease's expiry)."""
+    with contextlib.suppress(Exception):
+        yield from steps
+
+
+def _hand_out(ready: _Ready, failed: _Failed) -> None:
+    """Tell the waiters (outside the lock: an admitted request may start its stream here)."""
+    for waiter, ticket in ready:
+        waiter.admitted(ticket)
+    for waiter, error in failed:
+        waiter.failed(error)
 
 
 def _nothing() -> None:

@@ -85,6 +85,7 @@ from ..models import (
     Usage,
 )
 from ..operators.continuation import continue_from
+from ..operators.delta_source import DeltaSource
 from ._estimate import estimated_usage, usage_of_record, usage_record
 
 __all__ = [
@@ -777,15 +778,37 @@ def _resilient(
     *,
     traced: bool = False,
 ) -> Observable[Delta]:
-    def subscribe(
-        observer: abc.ObserverBase[Delta], scheduler_: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        chosen = scheduler or scheduler_
-        if chosen is None:
-            chosen = _loop_scheduler() if async_ else CurrentThreadScheduler.singleton()
-        return RetryRun(legs, policy, observer, chosen, traced=traced).start()
+    return _Resilient(legs, policy, scheduler, async_, traced)
 
-    return Observable(subscribe)
+
+class _Resilient(DeltaSource):
+    """The observable of a retried stream: each subscription is one `RetryRun`. A
+    `DeltaSource`: the machine operators piped after it (`accumulate_message()`, ...)
+    take the run's deltas with a plain call, as if fused with the decoder."""
+
+    def __init__(
+        self,
+        legs: Sequence[Leg],
+        policy: Retry,
+        scheduler: abc.SchedulerBase | None,
+        async_: bool,
+        traced: bool,
+    ) -> None:
+        super().__init__()
+        self._legs = legs
+        self._policy = policy
+        self._scheduler = scheduler
+        self._async = async_
+        self._traced = traced
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[Delta], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        chosen = self._scheduler or scheduler
+        if chosen is None:
+            chosen = _loop_scheduler() if self._async else CurrentThreadScheduler.singleton()
+        run = RetryRun(self._legs, self._policy, observer, chosen, traced=self._traced)
+        return run.start()
 
 
 def _loop_scheduler() -> abc.SchedulerBase:

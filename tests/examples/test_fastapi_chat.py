@@ -346,6 +346,86 @@ def test_a_worker_that_shuts_down_mid_answer_ends_its_stream_with_a_clear_error(
     )
 
 
+def test_an_app_without_a_key_streams_why_instead_of_answering_500(
+    redis_url: str, answer: FakeLLMServer
+) -> None:
+    """No key for any route: the chat starts (201) and its stream is one error naming the
+    settings to set, for the page and every follower; nothing is sent to the provider."""
+    requests_before = len(answer.requests)
+    keyless = {"CHAT_API_KEY": "", "OPENAI_API_KEY": ""}
+    with launched(redis_url=redis_url, base_url=answer.base_url, workers=1, env=keyless) as bare:
+        chat_id, _ = start(bare)
+        items, errors = events(bare, chat_id)
+    assert items == []
+    [error] = errors
+    assert type(error) is rs.StreamError
+    assert str(error) == (
+        "no route can be asked: no API key for openai-chat: set OPENAI_API_KEY (or CHAT_API_KEY)"
+    )
+    assert len(answer.requests) == requests_before
+
+
+def _keyless(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _run(provider: Provider) -> tuple[list[Any], list[Exception]]:
+    """What `provider.deltas` gives for "Hi": the items, and the error it ended with."""
+
+    async def main() -> tuple[list[Any], list[Exception]]:
+        async with httpx.AsyncClient() as client:
+            items: list[Any] = []
+            try:
+                async for item in rs.to_async_iterator(provider.deltas(client, "Hi")):
+                    items.append(item)
+            except rs.StreamError as exc:
+                return items, [exc]
+            return items, []
+
+    return asyncio.run(main())
+
+
+def test_a_route_without_a_key_is_left_out_and_the_next_one_answers(
+    answer: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _keyless(monkeypatch)
+    answer.serve(fake_answer(0.0))
+    requests_before = len(answer.requests)
+    fallback = rs.Route("anthropic", "claude-x", base_url=fake_base_url(answer, "anthropic"))
+    keyed = rs.Route("anthropic", "claude-y", api_key="k", base_url=fallback.options["base_url"])
+    provider = Provider("openai-chat", answer.base_url, fallback=(fallback, keyed))
+    assert provider.usable_routes() == (
+        [keyed],
+        [
+            "no API key for openai-chat: set OPENAI_API_KEY (or CHAT_API_KEY)",
+            "no API key for anthropic: set ANTHROPIC_API_KEY (or CHAT_FALLBACK_API_KEY)",
+        ],
+    )
+    items, errors = _run(provider)
+    assert errors == []
+    assert _message(items).content == _message(DELTAS).content
+    assert [r.path for r in answer.requests[requests_before:]] == ["/v1/messages"]
+    assert json.loads(answer.requests[-1].body)["model"] == "claude-y"
+
+
+def test_settings_that_make_no_request_end_the_stream_with_why(
+    answer: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _keyless(monkeypatch)
+    requests_before = len(answer.requests)
+    keyless = Provider("openai-chat", answer.base_url)
+    items, errors = _run(keyless)
+    assert (items, [type(e) for e in errors]) == ([], [rs.StreamError])
+    assert "OPENAI_API_KEY (or CHAT_API_KEY)" in str(errors[0])
+    # A key, but a base URL no request can be built with.
+    unbuildable = Provider("openai-chat", "not a url", key="k")
+    items, errors = _run(unbuildable)
+    assert (items, [type(e) for e in errors]) == ([], [rs.StreamError])
+    assert str(errors[0]).startswith("the request cannot be built: ")
+    assert len(answer.requests) == requests_before
+
+
 # --------------------------------------------------------------------------- every dialect
 
 
