@@ -77,3 +77,41 @@ def test_a_whole_run_goes_through_the_rxstream_format_and_back() -> None:
     lines = reactivex.from_iterable(body.decode().splitlines(keepends=True))
     back = rs.to_iterator(lines.pipe(rs.lines(), rs.sse_frames(), rs.decode("rxstream")))
     assert list(back) == run
+
+
+CALL_1, CALL_2 = (
+    rs.ToolCall(0, "fc_1", "lookup", '{"q": 1}'),
+    rs.ToolCall(1, "fc_2", "lookup", "{}"),
+)
+INTERLEAVED = rs.Message(
+    content="Checking.",
+    reasoning="first second",
+    tool_calls=(CALL_1, CALL_2),
+    blocks=(
+        rs.models.ReasoningBlock("first", rs.ReasoningState("reasoning_item", "rs_1", "first")),
+        CALL_1,
+        rs.models.ReasoningBlock("second"),
+        rs.models.TextBlock("Checking."),
+        CALL_2,
+        rs.ReasoningState("thought_signature", "c2ln"),
+    ),
+)  # fmt: skip
+
+
+def test_a_message_keeps_its_blocks_in_arrival_order_through_the_format() -> None:
+    # `blocks` is outside a Message's equality: compare it on its own.
+    back = wire.decode(json.loads(json.dumps(wire.encode(INTERLEAVED))))
+    assert back == INTERLEAVED
+    assert back.blocks == INTERLEAVED.blocks
+    # A message built by hand has none, and is written as before (no "blocks" field).
+    assert "blocks" not in wire.encode(rs.Message(content="Hi"))
+
+
+def test_a_stored_run_keeps_its_turns_block_order() -> None:
+    ask = {"role": "user", "content": "Look it up."}
+    result = {"role": "tool", "tool_call_id": "fc_1", "content": "1"}
+    state = rs.RunState((ask, INTERLEAVED, result))
+    back = rs.RunState.from_json(state.to_json())
+    assert back.messages[1].blocks == INTERLEAVED.blocks
+    end = rs.RunEnd(state.messages, None, 1)
+    assert wire.decode(wire.encode(end)).messages[1].blocks == INTERLEAVED.blocks

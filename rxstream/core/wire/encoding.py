@@ -38,6 +38,7 @@ from ...models import (
     JSONObject,
     Message,
     Metadata,
+    ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
@@ -48,6 +49,7 @@ from ...models import (
     SSEFrame,
     StepEnd,
     StepStart,
+    TextBlock,
     TextDelta,
     TokenCount,
     ToolCall,
@@ -112,23 +114,24 @@ TAGS: dict[type, str] = {
     ApprovalRequest: "approval_request",
     ApprovalResponse: "approval_response",
     RunEnd: "run_end",
+    TextBlock: "text_block",
+    ReasoningBlock: "reasoning_block",
 }
 
 #: The item types of this version (the `"type"` of every object but an error's).
 TYPES = frozenset(TAGS.values())
 
-# Fields that are not part of this version: `Message.blocks` is the local view of a
-# turn's order for `rs.request`, made of item classes the format does not tag; a
-# decoded `Message` has none (`rs.request` then sends it from its other fields).
-_NOT_SENT = frozenset({(Message, "blocks")})
+# Fields written only when they hold something: `Message.blocks` (the turn's arrival
+# order, which `rs.request` sends back as it came) is empty for a message built by hand,
+# and a message written without it reads as before.
+_WHEN_SET = frozenset({(Message, "blocks")})
 
 # Fields holding a conversation: `Message`s (tagged objects) among the caller's plain message
 # dicts, which go as `{"$json": <dict>}` so that no dict is ever read back as an item.
 MIXED = frozenset({(RunEnd, "messages")})
 
 FIELDS = {
-    cls: tuple(f.name for f in dataclasses.fields(cls) if (cls, f.name) not in _NOT_SENT)
-    for cls in TAGS
+    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in TAGS
 }
 
 
@@ -151,6 +154,8 @@ def encode(item: object) -> JSONObject:
     out: JSONObject = {"type": tag}
     for name in FIELDS[type(item)]:
         value = getattr(item, name)
+        if not value and (type(item), name) in _WHEN_SET:
+            continue
         if (type(item), name) in MIXED:
             out[name] = [encode(v) if type(v) in TAGS else {"$json": _value(v)} for v in value]
         else:
