@@ -277,6 +277,47 @@ def test_openai_responses(case: str) -> None:
     assert_same(ours, theirs, "authorization")
 
 
+def test_openai_responses_reasoning_then_call_goes_back_as_response_output() -> None:
+    # A real gpt-5 turn: a reasoning item (encrypted content) and then a function call.
+    # The SDK user sends the response's output back as it is, reasoning first; the API
+    # refuses a call item without the reasoning item that came before it.
+    openai = pytest.importorskip("openai")
+    m = message(
+        ("openai-responses/reasoning-encrypted-content-function-call.sse", "openai-responses")
+    )
+    assert [type(b).__name__ for b in m.blocks] == ["ReasoningBlock", "ToolCall"]
+    (call,) = m.tool_calls
+    output = m.metadata["response"]["output"]
+    assert [i["type"] for i in output] == ["reasoning", "function_call"]
+    result = {"type": "function_call_output", "call_id": call.id, "output": "19"}
+
+    def send(root: str) -> Any:
+        client = openai.OpenAI(api_key=KEY, base_url=f"{root}/v1", max_retries=0)
+        return client.responses.create(
+            model="gpt-5.1-codex-max",
+            input=[{"role": "user", "content": "(12 + 7) * 3 * 10?"}, *output, result],
+            stream=True,
+            store=False,
+            include=["reasoning.encrypted_content"],
+        )
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "openai-responses",
+        model="gpt-5.1-codex-max",
+        messages=[
+            _user("(12 + 7) * 3 * 10?"),
+            m,
+            {"role": "tool", "tool_call_id": call.id, "content": "19"},
+        ],
+        store=False,
+        include=["reasoning.encrypted_content"],
+        api_key=KEY,
+        base_url="http://127.0.0.1/v1",
+    )
+    assert_same(ours, theirs, "authorization")
+
+
 # -- Anthropic ------------------------------------------------------------------------
 
 

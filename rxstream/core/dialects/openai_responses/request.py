@@ -9,9 +9,12 @@ Rules:
   blank line), else `{"role": "developer"}` input messages; user messages are
   `{"role": "user", "content": [input_text | input_image]}` (a lone text as
   a string);
-- an assistant turn goes back item by item in its order: a reasoning block
-  whose state is a Responses reasoning item (and any compaction item) as the
-  item it came as (its `id`, `status` and `encrypted_content` kept), text as
+- an assistant turn goes back item by item in the order the items came: a
+  reasoning block whose state is a Responses reasoning item (and any
+  compaction item) as the item it came as (its `id`, `status` and
+  `encrypted_content` kept; for a `Message` decoded from a Responses stream,
+  as the final response's `output` holds it, which is what the openai SDK
+  sends back: the API encrypts the content again for each event), text as
   an assistant `message` item with `output_text`, each client tool call as a
   `function_call` item (`call_id`, `name`, `arguments`; for a `Message`
   decoded from a Responses stream also the item's own `fc_...` `id` and
@@ -100,13 +103,47 @@ def _item_ids(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, str]
     return found
 
 
-def _assistant(blocks: Iterable[object], item_ids: Mapping[str, str]) -> list[JSONObject]:
+def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, JSONObject]:
+    """The final response's reasoning items of the decoded `Message`s, by the id of their state.
+
+    The API's last word on an item (`response.completed`'s output) is what
+    the openai SDK sends back (`input += response.output`); the state holds
+    the item as its done event carried it (the encrypted content differs:
+    the API encrypts it again for each event). An item is found by its id,
+    else by its place among the message's reasoning items (OpenRouter gives
+    the final item a new id).
+    """
+    found: dict[str, JSONObject] = {}
+    for message in messages:
+        if not isinstance(message, Message):
+            continue
+        response = message.metadata.get("response")
+        output = response.get("output") if isinstance(response, dict) else None
+        final = [
+            item
+            for item in (output if isinstance(output, list) else ())
+            if isinstance(item, dict) and item.get("type") == "reasoning"
+        ]
+        by_id = {item.get("id"): item for item in final}
+        states = [s for s in message.reasoning_state if s.kind == "reasoning_item" and s.id]
+        for place, state in enumerate(states):
+            item = by_id.get(state.id)
+            if item is None and len(states) == len(final):
+                item = final[place]
+            if item is not None and state.id is not None:
+                found[state.id] = item
+    return found
+
+
+def _assistant(
+    blocks: Iterable[object], item_ids: Mapping[str, str], final: Mapping[str, JSONObject]
+) -> list[JSONObject]:
     items: list[JSONObject] = []
     for block in blocks:
         if isinstance(block, ReasoningBlock):
             state = block.state
             if state is not None and state.kind == "reasoning_item" and state.raw is not None:
-                items.append(state.raw)
+                items.append(final.get(state.id, state.raw) if state.id else state.raw)
         elif isinstance(block, ReasoningState):
             if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
                 items.append(block.raw)
@@ -152,6 +189,7 @@ def render_request(
     messages = list(messages)  # read twice: once here, once for the item ids
     chat = read_input(model, messages, tools, options)
     item_ids = _item_ids(messages)
+    final = _final_reasoning(messages)
     opts = chat.options
     instructions: list[str] = []
     items: list[JSONObject] = []
@@ -168,7 +206,7 @@ def render_request(
                 else:
                     items.append({"role": "user", "content": [_user_part(p) for p in parts]})
             case Assistant(blocks=blocks):
-                items.extend(_assistant(blocks, item_ids))
+                items.extend(_assistant(blocks, item_ids, final))
             case ToolResult(call_id=call_id, content=content):
                 items.append(
                     {"type": "function_call_output", "call_id": call_id, "output": content}
