@@ -423,7 +423,7 @@ def _gemini_turn() -> Message:
     return message(("google/function-call-thought-signature.sse", "gemini"))
 
 
-@pytest.mark.parametrize("case", ["plain", "tools", "round"])
+@pytest.mark.parametrize("case", ["plain", "tools", "round", "round-by-id"])
 def test_gemini(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     genai = pytest.importorskip("google.genai")
     from google.genai import types
@@ -433,11 +433,14 @@ def test_gemini(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _gemini_turn()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Where am I?")]
     contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Where am I?")])]
-    if case == "round":
+    if case.startswith("round"):
         call = m.tool_calls[0]
         (signature,) = [s for s in m.reasoning_state if s.kind == "thought_signature"]
         assert signature.index == call.index  # it rode on the call
-        ours_messages += [m, {"role": "tool", "name": call.name, "content": "France"}]
+        # The call came without an id: answered by its name, or (as every OpenAI-style
+        # loop does) by the id rxstream gave it, which Gemini never sees.
+        answer = {"tool_call_id": call.id} if case == "round-by-id" else {"name": call.name}
+        ours_messages += [m, {"role": "tool", **answer, "content": "France"}]
         contents += [
             types.Content(
                 role="model",
@@ -581,7 +584,7 @@ def _ollama_turn() -> Message:
     return message(("ollama/chat-tool-call-llama3.1.ndjson", "ollama"))
 
 
-@pytest.mark.parametrize("case", ["plain", "tools", "round"])
+@pytest.mark.parametrize("case", ["plain", "tools", "round", "round-by-id"])
 def test_ollama(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     ollama = pytest.importorskip("ollama")
     monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
@@ -589,9 +592,11 @@ def test_ollama(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _ollama_turn()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("1 + 1?")]
     sdk_messages: list[Any] = list(ours_messages)
-    if case == "round":
+    if case.startswith("round"):
         call = m.tool_calls[0]
-        ours_messages += [m, {"role": "tool", "name": call.name, "content": "2"}]
+        # The call came without an id: answered by its name, or by the id rxstream gave it.
+        answer = {"tool_call_id": call.id} if case == "round-by-id" else {"name": call.name}
+        ours_messages += [m, {"role": "tool", **answer, "content": "2"}]
         sdk_messages += [
             {
                 "role": "assistant",
