@@ -29,8 +29,26 @@ import httpx
 import pytest
 
 import rxstream as rs
-from rxstream.models import JSONObject, Message, ReasoningBlock, ReasoningState, ToolCall
-from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
+from rxstream.models import (
+    Finish,
+    JSONObject,
+    Message,
+    ReasoningBlock,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+from rxstream.testing.server import (
+    End,
+    FakeLLMServer,
+    RecordedRequest,
+    Say,
+    Scenario,
+    WireAnswer,
+)
 
 from .recordings import message
 
@@ -828,3 +846,138 @@ def test_bedrock(case: str) -> None:
         ours.method, ours.url.raw_path.decode(), dict(ours.headers), ours.content, "bedrock"
     )
     assert sent == expected
+
+
+# -- Bedrock: the tools Bedrock ran go back with the turn ------------------------------------
+
+NOVA = "us.amazon.nova-2-lite-v1:0"
+#: A Nova turn as the Converse docs show one: the code interpreter's call and result (run by
+#: Bedrock), text, then a call of the client's tool.
+NOVA_TURN = (
+    ServerToolCall("tooluse_ci_1", "nova_code_interpreter", {"code": "sum([10, 24, 2]) / 3"}),
+    ServerToolResult(
+        "tooluse_ci_1",
+        "nova_code_interpreter_result",
+        [{"text": '{"stdOut":"12.0","stdErr":"","exitCode":0,"isError":false}'}],
+    ),
+    TextDelta("The average is 12. Saving it."),
+    ToolCallDelta(0, '{"value": 12}', "tooluse_save_1", "save_result"),
+    Finish("tool_calls"),
+)
+NOVA_TOOLS: list[Any] = [
+    {"systemTool": {"name": "nova_code_interpreter"}},
+    {
+        "toolSpec": {
+            "name": "save_result",
+            "description": "Save a number",
+            "inputSchema": {"json": {"type": "object", "properties": {"value": {}}}},
+        }
+    },
+]
+
+
+def _boto3_turn(events: Any) -> list[JSONObject]:
+    """The assistant content a boto3 user builds from `converse_stream` events.
+
+    Each content block by its index: text joined, a `toolUse` (server's or
+    client's) with its input parsed at its stop, a `toolResult` with its
+    content deltas joined; the block starts as boto3 parsed them.
+    """
+    blocks: dict[int, JSONObject] = {}
+    inputs: dict[int, str] = {}
+    for event in events:
+        if "contentBlockStart" in event:
+            index, start = (
+                event["contentBlockStart"]["contentBlockIndex"],
+                event["contentBlockStart"]["start"],
+            )
+            if "toolUse" in start:
+                blocks[index], inputs[index] = {"toolUse": dict(start["toolUse"])}, ""
+            elif "toolResult" in start:
+                blocks[index] = {"toolResult": {**start["toolResult"], "content": []}}
+        elif "contentBlockDelta" in event:
+            index, delta = (
+                event["contentBlockDelta"]["contentBlockIndex"],
+                event["contentBlockDelta"]["delta"],
+            )
+            if "text" in delta:
+                block = blocks.setdefault(index, {"text": ""})
+                block["text"] += delta["text"]
+            elif "toolUse" in delta:
+                inputs[index] += delta["toolUse"]["input"]
+            elif "toolResult" in delta:
+                blocks[index]["toolResult"]["content"] += delta["toolResult"]
+        elif "contentBlockStop" in event:
+            index = event["contentBlockStop"]["contentBlockIndex"]
+            if index in inputs:
+                blocks[index]["toolUse"]["input"] = json.loads(inputs.pop(index) or "{}")
+    return [blocks[index] for index in sorted(blocks)]
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_bedrock_server_tools_go_back_as_boto3_keeps_them() -> None:
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+
+    question = "Average of 10, 24 and 2? Save it."
+    ask: list[Any] = [{"role": "user", "content": [{"text": question}]}]
+    answer = Scenario(steps=(Say(*NOVA_TURN), End()))
+    with FakeLLMServer(answer) as server, httpx.Client() as client:
+        root = f"http://127.0.0.1:{server.port}"
+        sdk = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        stream = sdk.converse_stream(modelId=NOVA, messages=ask, toolConfig={"tools": NOVA_TOOLS})
+        sdk_content = _boto3_turn(stream["stream"])
+        out: list[Message] = []
+        rs.chat(
+            client,
+            "bedrock",
+            model=NOVA,
+            messages=[_user(question)],
+            tools=NOVA_TOOLS,
+            base_url=root,
+        ).pipe(rs.accumulate_message()).subscribe(out.append)
+    (m,) = out
+    assert [type(b).__name__ for b in m.blocks] == [
+        "ServerToolCall",
+        "ServerToolResult",
+        "TextBlock",
+        "ToolCall",
+    ]
+    (call,) = m.tool_calls
+    result = {"toolResult": {"toolUseId": call.id, "content": [{"json": {"saved": True}}]}}
+
+    def send(root: str) -> Any:
+        client = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        return client.converse_stream(
+            modelId=NOVA,
+            messages=[
+                *ask,
+                {"role": "assistant", "content": sdk_content},
+                {"role": "user", "content": [result]},
+            ],
+            toolConfig={"tools": NOVA_TOOLS},
+        )
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "bedrock",
+        model=NOVA,
+        messages=[
+            _user(question),
+            m,
+            {"role": "tool", "tool_call_id": call.id, "content": '{"saved": true}'},
+        ],
+        tools=NOVA_TOOLS,
+        base_url=f"http://{theirs.headers['host']}",
+    )
+    assert json.loads(ours.content) == theirs.json
