@@ -2,9 +2,10 @@
 
 For each recording of a dialect whose SDK assembles the turn itself (the anthropic
 SDK's `get_final_message()`, the openai SDK's `get_final_response()`), the fake server
-serves the recording; the SDK reads it and sends its turn back the way its users do
-(`{"role": "assistant", "content": final.content}`, `input += response.output`), and
-rxstream decodes the same bytes into a `Message` and sends that back with `rs.request`.
+serves the recording on loopback; the SDK reads it and sends its turn back the way its
+users do (`{"role": "assistant", "content": final.content}`, `input += response.output`),
+and `rs.chat` reads the same answer from the same server into a `Message`, which goes back
+with `rs.request`.
 The assistant turns of the two requests must be equal: signed thinking, redacted
 thinking, server tools, text and calls, in their order.
 """
@@ -14,12 +15,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
 import rxstream as rs
+from rxstream.models import Message
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
 
-from .recordings import DATA, message
+from .recordings import DATA
 from .test_oracle import KEY, sdk_request
 
 ASK = "Go on."
@@ -42,6 +45,23 @@ RESPONSES = [
 ]
 
 
+def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
+    """The answer the server gives, read by `rs.chat` (the server repeats its last scenario)."""
+    out: list[Message] = []
+    with httpx.Client() as client:
+        rs.chat(
+            client,
+            dialect,
+            model="m",
+            messages=[{"role": "user", "content": ASK}],
+            api_key=KEY,
+            base_url=base_url,
+        ).pipe(rs.accumulate_message()).subscribe(out.append)
+    (m,) = out
+    assert len(server.requests) == 2
+    return m
+
+
 def _serve(path: str) -> FakeLLMServer:
     body = (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
@@ -61,7 +81,7 @@ def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
             messages=[{"role": "user", "content": ASK}],
         ) as stream:
             final = stream.get_final_message()
-    m = message((path, "anthropic"))
+        m = _chat(server, "anthropic", f"http://127.0.0.1:{server.port}")
 
     def send(root: str) -> Any:
         again = anthropic.Anthropic(api_key=KEY, base_url=root, max_retries=0)
@@ -96,7 +116,7 @@ def test_responses_turn_goes_back_as_the_sdk_final_output(path: str) -> None:
         )
         with client.responses.stream(model="gpt-5", input=ASK) as stream:
             final = stream.get_final_response()
-    m = message((path, "openai-responses"))
+        m = _chat(server, "openai-responses", f"http://127.0.0.1:{server.port}/v1")
 
     def send(root: str) -> Any:
         again = openai.OpenAI(api_key=KEY, base_url=f"{root}/v1", max_retries=0)
