@@ -114,6 +114,7 @@ SAMPLED = {
     "tests/test_error_partial.py::test_a_cut_after_k_events_keeps_the_first_k[*": 16,
     "tests/test_error_partial.py::test_a_malformed_event_at_k_keeps_what_came_before[*": 8,
     "tests/test_error_partial.py::test_a_timeout_after_k_events_keeps_them[*": 8,
+    "tests/request_oracle/test_turns.py::*": 4,
 }
 
 
