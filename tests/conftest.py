@@ -120,6 +120,7 @@ SAMPLED = {
     "tests/test_error_partial.py::test_a_timeout_after_k_events_keeps_them[*": 8,
     "tests/testing/test_run_script.py::test_the_same_three_step_run_plays_in_every_dialect[*": 2,
     "tests/runs/test_run_script_run.py::test_rs_run_sends_each_steps_results_back_in_every_*": 2,
+    "tests/request_oracle/test_turns.py::*": 4,
 }
 
 

@@ -23,7 +23,13 @@ How a fragment finds its call (per choice):
   new call for a new id, else the latest call continues;
 - `id` and `name` are taken from the first fragment that carries them and never
   concatenated (some providers repeat them on every fragment, `id: ""` included);
-- arguments are the concatenation of the fragments' pieces, joined once.
+- arguments are the concatenation of the fragments' pieces, joined once;
+- a complete call the provider gave no id (Gemini and Ollama may not) gets
+  one made from its place and content (`generated_call_id`), so a tool
+  result can answer it by id as in every OpenAI-style loop; the request
+  builders of providers that match results by name and order (Gemini,
+  Ollama) recognise it (`is_generated_call_id`) and do not send it. A
+  snapshot (`partial=True`) keeps `id=None` until its call is complete.
 
 With `partial=True` a call's snapshots come at a growing stride (every
 fragment while its arguments are short, then each time they have grown by a
@@ -38,7 +44,9 @@ delta, Mistral's calls without `index`, ids repeated as `""` on every fragment).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -53,6 +61,8 @@ __all__ = [
     "CallSlot",
     "ToolCallAccumulator",
     "ToolCallMatcher",
+    "generated_call_id",
+    "is_generated_call_id",
     "parse_partial_json",
     "partial_parser",
     "whole_object",
@@ -60,6 +70,44 @@ __all__ = [
 
 
 _PARTIAL_HINT = 'pip install "rxstream[partial]"'
+
+#: What begins every call id rxstream makes for a call that came without one.
+GENERATED_ID_PREFIX = "rxcall_"
+
+# The characters every provider takes in a call id (Anthropic, Bedrock: [a-zA-Z0-9_-]).
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def generated_call_id(index: int, name: str | None, arguments: str, choice: int = 0) -> str:
+    """The id of a call the provider sent without one: `rxcall_<index>_<name>_<digest>`.
+
+    Made from the call's place (choice, index) and content (name, arguments),
+    never at random: the same stream gives the same ids, so a replayed or
+    re-decoded stream, a marble test and a run resumed in another process
+    all name a call alike. The digest of the arguments keeps the calls of
+    different steps apart (Anthropic and Bedrock want every id of a
+    conversation unique). At most 64 characters of `[A-Za-z0-9_-]`, which
+    every provider takes as an id.
+
+    >>> generated_call_id(0, "get_weather", '{"city": "Paris"}')
+    'rxcall_0_get_weather_c19071fa'
+    >>> is_generated_call_id(generated_call_id(1, None, "{}"))
+    True
+    """
+    digest = hashlib.sha256(f"{choice}\0{name}\0{arguments}".encode()).hexdigest()[:8]
+    place = f"{index}" if choice == 0 else f"{index}c{choice}"
+    label = _UNSAFE.sub("_", name or "")[:32]
+    return "_".join(part for part in (f"{GENERATED_ID_PREFIX}{place}", label, digest) if part)
+
+
+def is_generated_call_id(call_id: str | None) -> bool:
+    """Whether `call_id` is one `generated_call_id` made (the provider gave the call none).
+
+    >>> is_generated_call_id("call_abc"), is_generated_call_id(None)
+    (False, False)
+    """
+    return call_id is not None and call_id.startswith(GENERATED_ID_PREFIX)
+
 
 # The parser of the optional extra "partial", imported on first use (the core
 # imports nothing outside the standard library when it loads).
@@ -349,12 +397,15 @@ class ToolCallAccumulator(MachineBase):
         out = []
         for c in calls:
             arguments = c.arguments()
+            call_id = c.slot.id
+            if call_id is None:
+                call_id = generated_call_id(c.slot.index, c.name, arguments, choice)
             if stopped and not whole_object(arguments):
                 partial = parse_partial_json(arguments) if self._partial else None
                 out.append(
                     ToolCall(
                         c.slot.index,
-                        c.slot.id,
+                        call_id,
                         c.name,
                         arguments,
                         choice=choice,
@@ -363,7 +414,7 @@ class ToolCallAccumulator(MachineBase):
                     )
                 )
             else:
-                out.append(ToolCall(c.slot.index, c.slot.id, c.name, arguments, choice=choice))
+                out.append(ToolCall(c.slot.index, call_id, c.name, arguments, choice=choice))
         return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import reactivex
 
 import rxstream as rs
+from rxstream.core.tools import is_generated_call_id
 from rxstream.errors import ProviderError, StreamError
 from rxstream.models import (
     Citation,
@@ -90,7 +91,9 @@ def expected(deltas: list[Delta], error: StreamError | None) -> Expected:
         if call.choice != 0:
             continue
         names[call.index] = call.name or ""
-        ids[call.index] = call.id
+        # A call the provider gave no id: the rendering names it (rxstream's id for it is
+        # made from the whole call, after the UI stream has had to name it).
+        ids[call.index] = None if is_generated_call_id(call.id) else call.id
         arguments[call.index] = [call.arguments]
     for delta in deltas:
         if delta.choice != 0:

@@ -18,6 +18,7 @@ from rxstream.core import wire as codec
 from rxstream.core.dialects import renderer
 from rxstream.core.eventstream import encode_message
 from rxstream.core.message import MessageAccumulator
+from rxstream.core.tools import is_generated_call_id
 from rxstream.models import Delta, Message, TextDelta
 
 from .. import test_fixtures as chat
@@ -171,7 +172,9 @@ def test_replay_plain_shows_the_answer_calls_and_finish(rxstream: Run, name: str
             assert f"{tag}thinking: " in done.out
         for call in message.tool_calls:
             assert f"{tag}tool call" in done.out
-            assert f"{call.name}{f' ({call.id})' if call.id else ''} " in done.out
+            # The replay shows the call as the wire had it: not an id rxstream made for it.
+            shown = call.id if not is_generated_call_id(call.id) else None
+            assert f"{call.name}{f' ({shown})' if shown else ''} " in done.out
     raw = messages[-1].finish_raw
     said = f" ({raw})" if raw and raw != plain_finish(messages) else ""
     assert f"finish: {plain_finish(messages)}{said}" in done.footer

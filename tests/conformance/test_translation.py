@@ -28,6 +28,7 @@ from reactivex import operators as ops
 import rxstream as rs
 from rxstream.core import dialects
 from rxstream.core.dialects.sse_encoder import SSEEncoder
+from rxstream.core.tools import is_generated_call_id
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
 
 from ._readers import DIALECTS, Answer, Read, arguments, chunks, rxstream_read, sdk_read
@@ -153,6 +154,13 @@ def _sdk_view(target: str, mine: Read) -> Answer:
     answer = dataclasses.replace(mine.answer)
     if target == "ollama":  # the ollama client's ToolCall model has no id field
         answer.calls = [(None, name, args) for _, name, args in answer.calls]
+    if target in ("gemini", "bedrock"):
+        # An id rxstream made for a call that came without one is not on the wire: Gemini's
+        # rendering has none, Bedrock's an empty `toolUseId` (which the SDK shows as such).
+        answer.calls = [
+            (None if is_generated_call_id(id) else id, name, args)
+            for id, name, args in answer.calls
+        ]
     if target == "anthropic":
         # messages.stream() parses tool input in jiter's partial mode: arguments
         # cut short (a max_tokens stop) reach its users as what parses of them.

@@ -19,6 +19,7 @@ from rxstream.core.tools import (
     SNAPSHOT_GROWTH,
     ToolCallAccumulator,
     ToolCallMatcher,
+    generated_call_id,
     parse_partial_json,
 )
 from rxstream.errors import ToolArgumentsError
@@ -219,7 +220,8 @@ CASES: list[tuple[str, list[Any], list[ToolCall]]] = [
                 }
             ),
         ],
-        [call(0, None, "f", '{"a":1}')],
+        # The legacy shape has no id: the call gets the one rxstream makes.
+        [call(0, generated_call_id(0, "f", '{"a":1}'), "f", '{"a":1}')],
     ),
     ("other deltas ignored", [TextDelta("hi"), Finish("stop")], []),
 ]

@@ -29,8 +29,26 @@ import httpx
 import pytest
 
 import rxstream as rs
-from rxstream.models import JSONObject, Message, ReasoningBlock, ReasoningState, ToolCall
-from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
+from rxstream.models import (
+    Finish,
+    JSONObject,
+    Message,
+    ReasoningBlock,
+    ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+from rxstream.testing.server import (
+    End,
+    FakeLLMServer,
+    RecordedRequest,
+    Say,
+    Scenario,
+    WireAnswer,
+)
 
 from .recordings import message
 
@@ -277,6 +295,47 @@ def test_openai_responses(case: str) -> None:
     assert_same(ours, theirs, "authorization")
 
 
+def test_openai_responses_reasoning_then_call_goes_back_as_response_output() -> None:
+    # A real gpt-5 turn: a reasoning item (encrypted content) and then a function call.
+    # The SDK user sends the response's output back as it is, reasoning first; the API
+    # refuses a call item without the reasoning item that came before it.
+    openai = pytest.importorskip("openai")
+    m = message(
+        ("openai-responses/reasoning-encrypted-content-function-call.sse", "openai-responses")
+    )
+    assert [type(b).__name__ for b in m.blocks] == ["ReasoningBlock", "ToolCall"]
+    (call,) = m.tool_calls
+    output = m.metadata["response"]["output"]
+    assert [i["type"] for i in output] == ["reasoning", "function_call"]
+    result = {"type": "function_call_output", "call_id": call.id, "output": "19"}
+
+    def send(root: str) -> Any:
+        client = openai.OpenAI(api_key=KEY, base_url=f"{root}/v1", max_retries=0)
+        return client.responses.create(
+            model="gpt-5.1-codex-max",
+            input=[{"role": "user", "content": "(12 + 7) * 3 * 10?"}, *output, result],
+            stream=True,
+            store=False,
+            include=["reasoning.encrypted_content"],
+        )
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "openai-responses",
+        model="gpt-5.1-codex-max",
+        messages=[
+            _user("(12 + 7) * 3 * 10?"),
+            m,
+            {"role": "tool", "tool_call_id": call.id, "content": "19"},
+        ],
+        store=False,
+        include=["reasoning.encrypted_content"],
+        api_key=KEY,
+        base_url="http://127.0.0.1/v1",
+    )
+    assert_same(ours, theirs, "authorization")
+
+
 # -- Anthropic ------------------------------------------------------------------------
 
 
@@ -382,7 +441,7 @@ def _gemini_turn() -> Message:
     return message(("google/function-call-thought-signature.sse", "gemini"))
 
 
-@pytest.mark.parametrize("case", ["plain", "tools", "round"])
+@pytest.mark.parametrize("case", ["plain", "tools", "round", "round-by-id"])
 def test_gemini(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     genai = pytest.importorskip("google.genai")
     from google.genai import types
@@ -392,11 +451,14 @@ def test_gemini(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _gemini_turn()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("Where am I?")]
     contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Where am I?")])]
-    if case == "round":
+    if case.startswith("round"):
         call = m.tool_calls[0]
         (signature,) = [s for s in m.reasoning_state if s.kind == "thought_signature"]
         assert signature.index == call.index  # it rode on the call
-        ours_messages += [m, {"role": "tool", "name": call.name, "content": "France"}]
+        # The call came without an id: answered by its name, or (as every OpenAI-style
+        # loop does) by the id rxstream gave it, which Gemini never sees.
+        answer = {"tool_call_id": call.id} if case == "round-by-id" else {"name": call.name}
+        ours_messages += [m, {"role": "tool", **answer, "content": "France"}]
         contents += [
             types.Content(
                 role="model",
@@ -540,7 +602,7 @@ def _ollama_turn() -> Message:
     return message(("ollama/chat-tool-call-llama3.1.ndjson", "ollama"))
 
 
-@pytest.mark.parametrize("case", ["plain", "tools", "round"])
+@pytest.mark.parametrize("case", ["plain", "tools", "round", "round-by-id"])
 def test_ollama(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     ollama = pytest.importorskip("ollama")
     monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
@@ -548,9 +610,11 @@ def test_ollama(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _ollama_turn()
     ours_messages: list[Any] = [{"role": "system", "content": SYSTEM}, _user("1 + 1?")]
     sdk_messages: list[Any] = list(ours_messages)
-    if case == "round":
+    if case.startswith("round"):
         call = m.tool_calls[0]
-        ours_messages += [m, {"role": "tool", "name": call.name, "content": "2"}]
+        # The call came without an id: answered by its name, or by the id rxstream gave it.
+        answer = {"tool_call_id": call.id} if case == "round-by-id" else {"name": call.name}
+        ours_messages += [m, {"role": "tool", **answer, "content": "2"}]
         sdk_messages += [
             {
                 "role": "assistant",
@@ -782,3 +846,138 @@ def test_bedrock(case: str) -> None:
         ours.method, ours.url.raw_path.decode(), dict(ours.headers), ours.content, "bedrock"
     )
     assert sent == expected
+
+
+# -- Bedrock: the tools Bedrock ran go back with the turn ------------------------------------
+
+NOVA = "us.amazon.nova-2-lite-v1:0"
+#: A Nova turn as the Converse docs show one: the code interpreter's call and result (run by
+#: Bedrock), text, then a call of the client's tool.
+NOVA_TURN = (
+    ServerToolCall("tooluse_ci_1", "nova_code_interpreter", {"code": "sum([10, 24, 2]) / 3"}),
+    ServerToolResult(
+        "tooluse_ci_1",
+        "nova_code_interpreter_result",
+        [{"text": '{"stdOut":"12.0","stdErr":"","exitCode":0,"isError":false}'}],
+    ),
+    TextDelta("The average is 12. Saving it."),
+    ToolCallDelta(0, '{"value": 12}', "tooluse_save_1", "save_result"),
+    Finish("tool_calls"),
+)
+NOVA_TOOLS: list[Any] = [
+    {"systemTool": {"name": "nova_code_interpreter"}},
+    {
+        "toolSpec": {
+            "name": "save_result",
+            "description": "Save a number",
+            "inputSchema": {"json": {"type": "object", "properties": {"value": {}}}},
+        }
+    },
+]
+
+
+def _boto3_turn(events: Any) -> list[JSONObject]:
+    """The assistant content a boto3 user builds from `converse_stream` events.
+
+    Each content block by its index: text joined, a `toolUse` (server's or
+    client's) with its input parsed at its stop, a `toolResult` with its
+    content deltas joined; the block starts as boto3 parsed them.
+    """
+    blocks: dict[int, JSONObject] = {}
+    inputs: dict[int, str] = {}
+    for event in events:
+        if "contentBlockStart" in event:
+            index, start = (
+                event["contentBlockStart"]["contentBlockIndex"],
+                event["contentBlockStart"]["start"],
+            )
+            if "toolUse" in start:
+                blocks[index], inputs[index] = {"toolUse": dict(start["toolUse"])}, ""
+            elif "toolResult" in start:
+                blocks[index] = {"toolResult": {**start["toolResult"], "content": []}}
+        elif "contentBlockDelta" in event:
+            index, delta = (
+                event["contentBlockDelta"]["contentBlockIndex"],
+                event["contentBlockDelta"]["delta"],
+            )
+            if "text" in delta:
+                block = blocks.setdefault(index, {"text": ""})
+                block["text"] += delta["text"]
+            elif "toolUse" in delta:
+                inputs[index] += delta["toolUse"]["input"]
+            elif "toolResult" in delta:
+                blocks[index]["toolResult"]["content"] += delta["toolResult"]
+        elif "contentBlockStop" in event:
+            index = event["contentBlockStop"]["contentBlockIndex"]
+            if index in inputs:
+                blocks[index]["toolUse"]["input"] = json.loads(inputs.pop(index) or "{}")
+    return [blocks[index] for index in sorted(blocks)]
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_bedrock_server_tools_go_back_as_boto3_keeps_them() -> None:
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+
+    question = "Average of 10, 24 and 2? Save it."
+    ask: list[Any] = [{"role": "user", "content": [{"text": question}]}]
+    answer = Scenario(steps=(Say(*NOVA_TURN), End()))
+    with FakeLLMServer(answer) as server, httpx.Client() as client:
+        root = f"http://127.0.0.1:{server.port}"
+        sdk = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        stream = sdk.converse_stream(modelId=NOVA, messages=ask, toolConfig={"tools": NOVA_TOOLS})
+        sdk_content = _boto3_turn(stream["stream"])
+        out: list[Message] = []
+        rs.chat(
+            client,
+            "bedrock",
+            model=NOVA,
+            messages=[_user(question)],
+            tools=NOVA_TOOLS,
+            base_url=root,
+        ).pipe(rs.accumulate_message()).subscribe(out.append)
+    (m,) = out
+    assert [type(b).__name__ for b in m.blocks] == [
+        "ServerToolCall",
+        "ServerToolResult",
+        "TextBlock",
+        "ToolCall",
+    ]
+    (call,) = m.tool_calls
+    result = {"toolResult": {"toolUseId": call.id, "content": [{"json": {"saved": True}}]}}
+
+    def send(root: str) -> Any:
+        client = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        return client.converse_stream(
+            modelId=NOVA,
+            messages=[
+                *ask,
+                {"role": "assistant", "content": sdk_content},
+                {"role": "user", "content": [result]},
+            ],
+            toolConfig={"tools": NOVA_TOOLS},
+        )
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "bedrock",
+        model=NOVA,
+        messages=[
+            _user(question),
+            m,
+            {"role": "tool", "tool_call_id": call.id, "content": '{"saved": true}'},
+        ],
+        tools=NOVA_TOOLS,
+        base_url=f"http://{theirs.headers['host']}",
+    )
+    assert json.loads(ours.content) == theirs.json

@@ -15,7 +15,7 @@ is a `ValueError` or `TypeError` saying what arrived.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from ...models import (
     ToolCall,
 )
 from ..schema import OutputSpec, output_spec
+from ..tools import is_generated_call_id
 
 __all__ = [
     "OUTPUT_TOOL_DESCRIPTION",
@@ -43,6 +44,7 @@ __all__ = [
     "User",
     "apply_extra",
     "arguments_object",
+    "matched_by_name",
     "merged_option",
     "read_input",
     "result_object",
@@ -376,6 +378,49 @@ def read_input(
         tuple(_read_tool(t, i) for i, t in enumerate(tools or ())), _options(options)
     )
     return ChatInput(model, _read_turns(messages), read_tools, read_options)
+
+
+def matched_by_name(turns: Sequence[Turn], dialect: str) -> list[Turn]:
+    """`turns` for a provider that matches tool results to calls by name and order.
+
+    Gemini and Ollama calls may come without an id; rxstream gives such a
+    call one (`is_generated_call_id`), which a tool result answers as in any
+    OpenAI-style loop. For these providers such a result needs the name of
+    the call it answers (found in the assistant turn that made it when not
+    given), and the results after an assistant turn go in the order of the
+    calls they answer, which is how the provider pairs them.
+
+    Raises:
+        ValueError: a result answers an id rxstream made for a call no
+            assistant turn before it holds, and names no function.
+    """
+    out: list[Turn] = []
+    order: dict[str, int] = {}  # the latest assistant turn's calls, by id
+    run: list[ToolResult] = []
+
+    def flush() -> None:
+        if all(is_generated_call_id(r.call_id) for r in run):
+            run.sort(key=lambda r: order.get(r.call_id or "", len(order)))
+        out.extend(run)
+        run.clear()
+
+    for turn in turns:
+        if not isinstance(turn, ToolResult):
+            flush()
+            out.append(turn)
+            if isinstance(turn, Assistant):
+                calls = [b for b in turn.blocks if isinstance(b, ToolCall) and b.id]
+                order = {call.id: n for n, call in enumerate(calls) if call.id}
+            continue
+        if turn.name is None and is_generated_call_id(turn.call_id):
+            raise ValueError(
+                f"{dialect} matches a tool result to its call by name: the result for "
+                f"{turn.call_id!r} names no function, and no assistant turn before it made "
+                "that call"
+            )
+        run.append(turn)
+    flush()
+    return out
 
 
 def arguments_object(call: ToolCall) -> JSON:

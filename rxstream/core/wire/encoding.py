@@ -130,9 +130,7 @@ _WHEN_SET = frozenset({(Message, "blocks")})
 # dicts, which go as `{"$json": <dict>}` so that no dict is ever read back as an item.
 MIXED = frozenset({(RunEnd, "messages")})
 
-FIELDS = {
-    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in TAGS
-}
+FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in TAGS}
 
 
 def encode(item: object) -> JSONObject:

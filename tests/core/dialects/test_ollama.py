@@ -18,6 +18,7 @@ import rxstream as rs
 from rxstream.core.dialects import AutoDecoder, detect, renderer
 from rxstream.core.dialects.ollama import OllamaDecoder, OllamaRenderer, http_error
 from rxstream.core.message import MessageAccumulator
+from rxstream.core.tools import generated_call_id
 from rxstream.errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -108,7 +109,10 @@ def check_phi3(message: Message) -> None:
 
 def check_llama_tool_call(message: Message) -> None:
     assert (message.content, message.reasoning) == ("", "")
-    assert message.tool_calls == (ToolCall(0, None, "sum", '{"firstNumber":1,"secondNumber":1}'),)
+    # Ollama gave the call no id: it has the one rxstream makes from its place and content.
+    arguments = '{"firstNumber":1,"secondNumber":1}'
+    made = generated_call_id(0, "sum", arguments)
+    assert message.tool_calls == (ToolCall(0, made, "sum", arguments),)
     assert message.tool_calls[0].parse_arguments() == {"firstNumber": 1, "secondNumber": 1}
     # Ollama says "stop" for a turn that asks for tools.
     assert (message.finish_reason, message.finish_raw) == ("tool_calls", "stop")
@@ -616,7 +620,7 @@ def test_the_renderer_takes_whole_calls_without_an_index() -> None:
     (message,) = accumulator.close()
     assert message.tool_calls == (
         ToolCall(0, "call_1", "f", '{"a":1}'),
-        ToolCall(1, None, "g", '{"b":2}'),
+        ToolCall(1, generated_call_id(1, "g", '{"b":2}'), "g", '{"b":2}'),
         ToolCall(2, "call_3", "h", "{}"),
     )
     assert (message.content, message.finish_reason) == ("then text", "tool_calls")

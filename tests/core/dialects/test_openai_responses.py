@@ -170,6 +170,23 @@ RECORDINGS = [
         response_id="resp_67e554a155508191900ee113293c4c830794405d35281ae2",
     ),
     Recording(
+        "openai-responses/reasoning-encrypted-content-function-call.sse",
+        reasoning=Text(
+            "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then "
+            "multiply the result by 3, and finally multiply that by 10, reporting the final "
+            "product."
+        ),
+        calls=(("call_AB6AaRZ1FYZB2RwS6A5vbdqn", "calculator", {"a": 12, "b": 7, "op": "add"}),),
+        finish="tool_calls",
+        finish_raw="completed",
+        usage=(134, 28, 162, 0, 0),
+        states=(
+            ("rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9", "gAAAAABpPDIVOKrs", 1060),
+        ),
+        model="gpt-5.1-codex-max",
+        response_id="resp_01830d662ab3856501693c321345c88190b0de00f3b9975691",
+    ),
+    Recording(
         "openai-responses/text-logprobs.sse",
         content=Text("The capital of Minas Gerais is Belo Horizonte."),
         finish="stop",
@@ -195,8 +212,9 @@ RECORDINGS = [
         finish="stop",
         finish_raw="completed",
         usage=(13, 1680, 1693, 1408, 0),
-        # The value from response.completed (output_item.added / .done carry others).
-        states=(("rs_68c42d1d0878819d8266007cd3d1402c08fbf9b1584184ff", "gAAAAABoxC0nHQBG", 440),),
+        # The value of output_item.done, in the item's place (output_item.added and
+        # response.completed carry others: the request sends the completed one back).
+        states=(("rs_68c42d1d0878819d8266007cd3d1402c08fbf9b1584184ff", "gAAAAABoxC0m_QWp", 440),),
         model="o3-mini-2025-01-31",
     ),
     Recording(
@@ -256,8 +274,9 @@ RECORDINGS = [
         finish="stop",
         finish_raw="completed",
         usage=(78, 37, 115, 22, 0),
-        # The id in response.completed, not the rs_tmp_2kbe7x16sax of the streamed events.
-        states=(("rs_tmp_ku4i7pagjwn", "", 0),),
+        # The id of the streamed events (response.completed gives it another,
+        # rs_tmp_ku4i7pagjwn, which the request sends back).
+        states=(("rs_tmp_2kbe7x16sax", "", 0),),
         model="openai/gpt-oss-20b",
         extra={"cost": 1.13e-05},
     ),
@@ -673,13 +692,30 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [ReasoningDelta("th"), ReasoningDelta("ink"), STOP],
     ),
     (
-        "reasoning-state-from-response-completed-over-the-streamed-item",
+        "reasoning-state-from-output-item-done-in-its-place",
         [
             item_added(0, {"type": "reasoning", "id": "rs_tmp", "encrypted_content": "A"}),
             item_done(0, {"type": "reasoning", "id": "rs_tmp", "encrypted_content": "B"}),
-            completed([{"type": "reasoning", "id": "rs_final", "encrypted_content": "C"}]),
+            item_added(1, fcall("call_A", "get")),
+            item_done(1, fcall("call_A", "get", "{}")),
+            completed(
+                [
+                    {"type": "reasoning", "id": "rs_final", "encrypted_content": "C"},
+                    fcall("call_A", "get", "{}"),
+                ]
+            ),
         ],
-        [ReasoningState("reasoning_item", data="C", id="rs_final"), STOP],
+        [
+            ReasoningState("reasoning_item", data="B", id="rs_tmp"),
+            ToolCallDelta(0, "", id="call_A", name="get"),
+            ToolCallDelta(0, "{}"),
+            Finish("tool_calls"),
+        ],
+    ),
+    (
+        "reasoning-state-of-an-item-only-in-response-completed",
+        [completed([{"type": "reasoning", "id": "rs_1", "encrypted_content": "C"}])],
+        [ReasoningState("reasoning_item", data="C", id="rs_1"), STOP],
     ),
     (
         "reasoning-state-from-output-item-done-when-completed-has-no-output",
@@ -1746,10 +1782,14 @@ def test_renderer_keeps_what_it_can_of_the_extras() -> None:
         "type": "response.audio.delta",
         "delta": "AA",
     }
+    # The reasoning item was announced before its state came: its events keep the id it
+    # was announced with (readers refuse a done item whose id changed), the final output
+    # has the state's, which is what goes back (`rs.request`).
     assert [(s.kind, s.id, s.data) for s in m.reasoning_state] == [
+        ("reasoning_item", "rs_0", "ENC"),
         ("compaction", "cmp_1", "CMP"),
-        ("reasoning_item", "rs_x", "ENC"),
     ]
+    assert reasoning_ids(m) == ["rs_x"]
 
 
 def test_renderer_sends_responses_annotations_back_whole_and_builds_the_others() -> None:
@@ -1937,13 +1977,30 @@ def expected_message(script: list[Delta]) -> Message:
     )
 
 
+def reasoning_ids(m: Message) -> list[str | None]:
+    """The ids the message's reasoning items with encrypted content go back with.
+
+    A decoded stream's final output has them (a rendered item keeps the id it
+    was announced with until it is done); a script's are its states' ids.
+    """
+    response = m.metadata.get("response")
+    if response is None:
+        return [s.id for s in m.reasoning_state if s.kind == "reasoning_item" and s.data]
+    return [
+        item.get("id")
+        for item in response.get("output", [])
+        if item.get("type") == "reasoning" and item.get("encrypted_content")
+    ]
+
+
 def extras(m: Message) -> tuple[Any, ...]:
     """What Message equality leaves out and the dialect expresses."""
     return (
         m.citations,
         m.server_tools,
         # Reasoning items the script gave no state to come back with an empty one.
-        [(s.kind, s.id, s.data) for s in m.reasoning_state if s.data],
+        [(s.kind, s.data) for s in m.reasoning_state if s.data],
+        reasoning_ids(m),
         m.metadata.get("logprobs", []),
     )
 
@@ -1970,7 +2027,52 @@ def test_recordings_render_back_to_the_same_message(case: Recording) -> None:
     assert second == first
     assert second.finish_raw == first.finish_raw
     assert extras(second) == extras(first)
-    assert [(s.id, s.data) for s in second.reasoning_state] == [
-        (s.id, s.data) for s in first.reasoning_state
-    ]
+    assert [s.data for s in second.reasoning_state] == [s.data for s in first.reasoning_state]
     assert second.metadata.get("content_filters") == first.metadata.get("content_filters")
+
+
+# -- the next turn: items go back in the order they came ---------------------------------
+
+
+def _reasoning(item_id: str, encrypted: str, summary: str = "") -> dict[str, Any]:
+    parts = [{"type": "summary_text", "text": summary}] if summary else []
+    return {"type": "reasoning", "id": item_id, "encrypted_content": encrypted, "summary": parts}
+
+
+@pytest.mark.parametrize("summary", ["", "Checking."], ids=["no-summary", "summary"])
+def test_reasoning_items_go_back_before_the_calls_they_came_before(summary: str) -> None:
+    # gpt-5 sends no summary for short reasoning: the item's state is then all there is of
+    # it, and it must still go back before the call (or the API answers 400).
+    events = []
+    final = []
+    for n in range(2):  # reasoning, call, reasoning, call (interleaved thinking)
+        rs_id, call_id = f"rs_{n}", f"call_{n}"
+        events += [
+            item_added(2 * n, _reasoning(rs_id, f"added-{n}")),
+            item_done(2 * n, _reasoning(rs_id, f"done-{n}", summary)),
+            item_added(2 * n + 1, fcall(call_id, "f")),
+            item_done(2 * n + 1, fcall(call_id, "f", "{}", id=f"fc_{n}")),
+        ]
+        final += [_reasoning(rs_id, f"final-{n}", summary), fcall(call_id, "f", "{}", id=f"fc_{n}")]
+    m = accumulate(feed(frames_of([*events, completed(final)])))
+    kinds = [type(b).__name__ for b in m.blocks]
+    assert kinds == ["ReasoningBlock", "ToolCall"] * 2
+    request = rs.request(
+        "openai-responses",
+        model="gpt-5",
+        messages=[{"role": "user", "content": "go"}, m],
+        api_key="k",
+        base_url="http://127.0.0.1/v1",
+    )
+    sent = json.loads(request.content)["input"][1:]
+    assert [(i["type"], i["id"]) for i in sent] == [
+        ("reasoning", "rs_0"),
+        ("function_call", "fc_0"),
+        ("reasoning", "rs_1"),
+        ("function_call", "fc_1"),
+    ]
+    # Each reasoning item as the final response holds it (what `input += response.output` sends).
+    assert [i["encrypted_content"] for i in sent if i["type"] == "reasoning"] == [
+        "final-0",
+        "final-1",
+    ]

@@ -15,8 +15,10 @@ Rules:
   with a signature as `reasoningContent.reasoningText` (text and
   signature), redacted thinking as `reasoningContent.redactedContent`, text
   as `text`, a client call as `toolUse` (`toolUseId`, `name`, `input`
-  object); reasoning without a signature (from another dialect) and state
-  Bedrock has no place for are not sent;
+  object), a tool Bedrock ran (Nova's code interpreter, grounding) as the
+  `toolUse` block of type `server_tool_use` and the `toolResult` block it
+  came as; reasoning without a signature (from another dialect), another
+  provider's server tools and state Bedrock has no place for are not sent;
 - tools are `toolConfig.tools: [{"toolSpec": {name, description,
   inputSchema: {"json": schema}}}]`; `tool_choice` is `toolConfig.toolChoice`
   (`auto`, `any`, `tool`; `"none"` is an error: Converse has no such choice);
@@ -44,6 +46,8 @@ from ....models import (
     Message,
     ReasoningBlock,
     ReasoningState,
+    ServerToolCall,
+    ServerToolResult,
     TextBlock,
     Tool,
     ToolCall,
@@ -121,7 +125,24 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
                     }
                 }
             )
+        elif isinstance(block, ServerToolCall | ServerToolResult):
+            out += _server_block(block)
     return out
+
+
+def _server_block(block: ServerToolCall | ServerToolResult) -> list[JSONObject]:
+    """A tool Bedrock ran (Nova's `nova_code_interpreter`, `nova_grounding`), as it came.
+
+    A `toolUse` block of type `server_tool_use` and its `toolResult` block go
+    back in the assistant turn, as boto3's turn keeps them; another
+    provider's server tool has no place in Converse and is not sent.
+    """
+    raw = block.raw or {}
+    key = "toolUse" if isinstance(block, ServerToolCall) else "toolResult"
+    inner = raw.get(key)
+    if len(raw) != 1 or not isinstance(inner, dict):
+        return []
+    return [{key: dict(inner)}]
 
 
 def _result(call_id: str | None, content: str) -> JSONObject:

@@ -27,7 +27,7 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
-from ...tools import ToolCallAccumulator
+from ...tools import ToolCallAccumulator, is_generated_call_id
 from .._base import (
     CONTENT_FILTER,
     LENGTH,
@@ -89,7 +89,8 @@ class GeminiRenderer:
     (sent as parts) and `groundingMetadata` (sent as it is, in place of the
     grounding citations), the text of a `"citation"` citation, reasoning
     tokens above completion tokens. Tool calls come back renumbered in index
-    order with their arguments as compact JSON; a finish of `"tool_calls"`
+    order with their arguments as compact JSON, a call's id only when the
+    provider gave it (not one rxstream made, `is_generated_call_id`); a finish of `"tool_calls"`
     without calls comes back as `"stop"`; a choice that never finished ends
     with `STOP`; with `partial_args=True` empty arrays and objects nested in
     the arguments vanish (no path leads to them). Citations come back in the
@@ -265,7 +266,9 @@ class GeminiRenderer:
             args = _arguments(call.arguments)
             if args is None:
                 continue  # not a JSON object: Gemini cannot carry it (class docstring)
-            head: JSONObject = {} if call.id is None else {"id": call.id}
+            # An id rxstream made for a call that came without one is not Gemini's to see.
+            own_id = call.id is not None and not is_generated_call_id(call.id)
+            head: JSONObject = {"id": call.id} if own_id else {}
             head["name"] = call.name or ""
             signature = signatures.get(call.index)
             if not self._partial:

@@ -12,6 +12,10 @@ Rules:
   `inlineData` for a `data:` URL, else `fileData`; consecutive tool results
   go in one `user` turn as `functionResponse` parts (`id` and `name` of the
   call they answer, `response` the result's JSON object, else `{"output": text}`);
+  a call that came without an id goes back without one, and so do the
+  results that answer it by the id rxstream gave it (`is_generated_call_id`):
+  Gemini pairs them by name and order, so such results go in the order of
+  the calls (`matched_by_name`);
 - an assistant turn goes back part by part in its order: text as `text`, a
   client call as `functionCall` (`name`, `args`, its `id` when it had one),
   a code-execution call and result as the parts they came as; a thought
@@ -54,6 +58,7 @@ from ....models import (
     Tool,
     ToolCall,
 )
+from ...tools import is_generated_call_id
 from ..chat_input import (
     Assistant,
     RequestSpec,
@@ -62,6 +67,7 @@ from ..chat_input import (
     User,
     apply_extra,
     arguments_object,
+    matched_by_name,
     merged_option,
     read_input,
     result_object,
@@ -91,7 +97,7 @@ def _user_part(part: JSONObject) -> JSONObject:
 
 def _call_part(call: ToolCall) -> JSONObject:
     function: JSONObject = {"name": call.name, "args": arguments_object(call)}
-    if call.id is not None:
+    if call.id is not None and not is_generated_call_id(call.id):
         function["id"] = call.id
     return {"functionCall": function}
 
@@ -178,7 +184,7 @@ def render_request(
         else:
             contents.append({"role": role, "parts": parts})
 
-    for turn in chat.turns:
+    for turn in matched_by_name(chat.turns, "gemini"):
         match turn:
             case System(text=text):
                 system.append(text)
@@ -188,7 +194,7 @@ def render_request(
                 add("model", _assistant(blocks))
             case ToolResult(call_id=call_id, name=name, content=content):
                 response: JSONObject = {"name": name or call_id}
-                if call_id is not None:
+                if call_id is not None and not is_generated_call_id(call_id):
                     response["id"] = call_id
                 response["response"] = result_object(content)
                 add("user", [{"functionResponse": response}])

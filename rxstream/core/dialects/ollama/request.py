@@ -12,8 +12,11 @@ Rules:
   sends it), its reasoning as `thinking` (what Ollama streams it as), and
   its client calls as `tool_calls`
   (`{"function": {"name", "arguments": object}}`); server tools and
-  reasoning state have no place in Ollama and are not sent; a tool result is
-  `{"role": "tool", "content", "tool_name"}`;
+  reasoning state have no place in Ollama and are not sent, nor are call
+  ids; a tool result is `{"role": "tool", "content", "tool_name"}`, Ollama
+  pairing results with calls by name and order: a result that answers a
+  call by the id rxstream gave it takes the call's name, and such results go
+  in the order of the calls (`matched_by_name`);
 - tools are chat completions tools;
 - only the fields asked for are sent: `max_tokens` is `options.num_predict`,
   `temperature` and `stop` go in `options`, `reasoning` is `think` (True /
@@ -38,6 +41,7 @@ from ..chat_input import (
     User,
     apply_extra,
     arguments_object,
+    matched_by_name,
     read_input,
     taken_by_output,
     unknown_option,
@@ -108,7 +112,7 @@ def render_request(
     chat = read_input(model, messages, tools, options)
     opts = chat.options
     out: list[JSONObject] = []
-    for turn in chat.turns:
+    for turn in matched_by_name(chat.turns, _DIALECT):
         match turn:
             case System(text=text):
                 out.append({"role": "system", "content": text})

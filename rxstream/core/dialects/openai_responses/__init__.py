@@ -25,11 +25,14 @@ Mapping (what each event becomes):
   `_call`, the item's other fields as the JSON arguments, the item itself also
   under `Metadata` `items` (what is sent back with the call's output).
 - `reasoning` items -> `ReasoningState(kind="reasoning_item", id, data=
-  encrypted_content or "", raw=item)` at the end, taken from
-  `response.completed`'s `output` (the encrypted content differs between
+  encrypted_content or "", raw=item)` when the item's `output_item.done`
+  comes, so the state stands where the item did (the API wants a call's
+  reasoning item before it); an item only in `response.completed`'s
+  `output` (not streamed) then. The encrypted content differs between
   `output_item.added`, `output_item.done` and `response.completed`, and
-  OpenRouter changes the item id: the last word is kept); a `compaction` item
-  (the earlier turns summarised, encrypted) -> `ReasoningState(kind=
+  OpenRouter changes the item id: the request renderer sends the item back
+  as `response.completed` holds it (the final `Metadata`'s `response`); a
+  `compaction` item (the earlier turns summarised, encrypted) -> `ReasoningState(kind=
   "compaction", id, data=encrypted_content, raw=item)` when it is done.
 - `output_text.annotation.added` -> `Citation` (`kind` the annotation type;
   `url`, `title` or `filename`, `start_index`/`index`, `end_index`).

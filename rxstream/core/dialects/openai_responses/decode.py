@@ -163,7 +163,6 @@ class ResponsesDecoder(DialectDecoder):
         self._annotated: set[_PartKey] = set()  # parts whose annotations were delivered
         self._calls: dict[int, _Call] = {}  # client calls by output_index
         self._finished: dict[int, str | None] = {}  # output indexes whose item is done: its id
-        self._reasoning: dict[int, JSONObject] = {}  # reasoning items, latest word
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("openai_responses")
         # function_call items' own ids (`fc_...`) by their call_id, sent back with the call.
@@ -567,8 +566,9 @@ class ResponsesDecoder(DialectDecoder):
         if kind == "message":
             return self._message_rest(oi, item, path)
         if kind == "reasoning":
-            self._reasoning[oi] = item
-            return self._reasoning_rest(oi, item, path)
+            # The state where the item is done: before the items after it, as the API
+            # wants them back (a call's reasoning item goes before it).
+            return [*self._reasoning_rest(oi, item, path), _reasoning_item(item, path)]
         if kind in _CLIENT_CALLS:
             return self._end_call(oi, item, kind, path)
         if kind == "compaction":  # the earlier turns, summarised: sent back as it is
@@ -660,21 +660,8 @@ class ResponsesDecoder(DialectDecoder):
                 # Not streamed: keyed apart from every streamed index.
                 oi = i if i not in self._finished else -1 - i
                 out += self._item_done(oi, item, f"response.output[{i}]")
-            elif item.get("type") == "reasoning":
-                self._reasoning[oi] = item
             elif item.get("type") == "function_call":
                 self._keep_item_id(item, "function_call", f"response.output[{i}]")
-        for i in sorted(self._reasoning):
-            item = self._reasoning[i]
-            path = f"response.output[{i}]"
-            out.append(
-                ReasoningState(
-                    "reasoning_item",
-                    data=opt_str(item, "encrypted_content", path) or "",
-                    id=opt_str(item, "id", path),
-                    raw=item,
-                )
-            )
         meta: JSONObject = {"response": response}
         for key in ("id", "model"):
             value = opt_str(response, key, "response")
@@ -734,6 +721,12 @@ class ResponsesDecoder(DialectDecoder):
 
     def _error(self, payload: JSONObject) -> list[Delta]:
         raise provider_error(payload, data=self._frame.data, event=self._frame.event)
+
+
+def _reasoning_item(item: JSONObject, path: str) -> ReasoningState:
+    """A reasoning item's state: its id and encrypted content (when asked for), the item as raw."""
+    data = opt_str(item, "encrypted_content", path) or ""
+    return ReasoningState("reasoning_item", data=data, id=opt_str(item, "id", path), raw=item)
 
 
 def _item_type(item: JSONObject, path: str) -> str:

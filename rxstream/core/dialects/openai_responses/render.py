@@ -99,7 +99,11 @@ class ResponsesRenderer:
 
     What it carries besides: `ReasoningState(kind="reasoning_item")` as the
     id and `encrypted_content` of the next reasoning item without one (or of
-    a reasoning item of its own), `Metadata` `logprobs` on the next text
+    a reasoning item of its own; a reasoning item ended before its state came
+    gets its `output_item.done` when the state comes, or at the end, since
+    a reader takes the state from that event; an item announced before its
+    state keeps its id until it is done, as readers require, and has the
+    state's id in the final output), `Metadata` `logprobs` on the next text
     delta, `content_filters` on the final response, `items` as whole output
     items and `events` / `partial_images` as events again.
 
@@ -148,6 +152,13 @@ class ResponsesRenderer:
         self._calls: list[_Open] = []  # client calls open together, in output order
         self._call_keys: dict[int, _Open] = {}  # the open calls by their delta index
         self._stateless: deque[JSONObject] = deque()  # rendered reasoning items awaiting a state
+        # Reasoning items ended before their state came: their `output_item.done` waits for it
+        # (a decoder takes an item's state from its done event), by output index.
+        self._held: dict[int, _Open] = {}
+        # The ids states gave items already announced under another: an item keeps its id
+        # until it is done (readers refuse a done item whose id changed), the final output
+        # has the state's.
+        self._final_ids: dict[int, str] = {}
         self._finish: str | None = None
         self._usage: Usage | None = None
         self._logprobs: list[JSON] = []
@@ -203,6 +214,9 @@ class ResponsesRenderer:
         """
         out = self._start()
         out += self._end_all()
+        for held in sorted(self._held):
+            out += self._item_done(self._held[held])
+        self._held.clear()
         self._state = "closed"
         reason = self._finish
         incomplete = None
@@ -323,12 +337,22 @@ class ResponsesRenderer:
                     {"item_id": item["id"], "output_index": index, "arguments": arguments},
                 )
             )
+        if opened.kind == "reasoning" and any(waiting is item for waiting in self._stateless):
+            self._held[index] = opened  # done when its state comes (or at the end)
+            return out
+        return out + self._item_done(opened)
+
+    def _item_done(self, opened: _Open) -> list[SSEFrame]:
+        item = opened.item
         if opened.kind != "other":  # an item kept whole goes out as it came
             item["status"] = "completed"
-        out.append(
-            self._event("response.output_item.done", {"output_index": index, "item": dict(item)})
+        done = self._event(
+            "response.output_item.done", {"output_index": opened.index, "item": dict(item)}
         )
-        return out
+        final_id = self._final_ids.pop(opened.index, None)
+        if final_id is not None:
+            item["id"] = final_id
+        return [done]
 
     def _end_part(self, opened: _Open) -> list[SSEFrame]:
         if not opened.parts:
@@ -488,11 +512,13 @@ class ResponsesRenderer:
             return []
         if self._stateless:
             item = self._stateless.popleft()
-            if state.id is not None:
-                item["id"] = state.id
             if state.data:
                 item["encrypted_content"] = state.data
-            return []
+            index = next(i for i, o in enumerate(self._output) if o is item)
+            if state.id is not None:
+                self._final_ids[index] = state.id
+            held = self._held.pop(index, None)
+            return [] if held is None else self._item_done(held)
         out = self._end_all()
         item = {"id": state.id or f"rs_{len(self._output)}", "type": "reasoning", "summary": []}
         if state.data:

@@ -9,10 +9,15 @@ Rules:
   blank line), else `{"role": "developer"}` input messages; user messages are
   `{"role": "user", "content": [input_text | input_image]}` (a lone text as
   a string);
-- an assistant turn goes back item by item in its order: a reasoning block
-  whose state is a Responses reasoning item (and any compaction item) as the
-  item it came as (its `id`, `status` and `encrypted_content` kept), text as
-  an assistant `message` item with `output_text`, each client tool call as a
+- an assistant turn goes back item by item in the order the items came: a
+  reasoning block whose state is a Responses reasoning item (and any
+  compaction item) as the item it came as (its `id`, `status` and
+  `encrypted_content` kept; for a `Message` decoded from a Responses stream,
+  as the final response's `output` holds it, which is what the openai SDK
+  sends back: the API encrypts the content again for each event), text as
+  an assistant `message` item with `output_text` (for a decoded `Message`,
+  the final response's message item that holds that text, as it came: its
+  id, status and annotations), each client tool call as a
   `function_call` item (`call_id`, `name`, `arguments`; for a `Message`
   decoded from a Responses stream also the item's own `fc_...` `id` and
   `"status": "completed"`, as the item came: the decoder keeps the ids in
@@ -106,18 +111,97 @@ def _item_ids(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, str]
     return found
 
 
-def _assistant(blocks: Iterable[object], item_ids: Mapping[str, str]) -> list[JSONObject]:
+def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, JSONObject]:
+    """The final response's reasoning items of the decoded `Message`s, by the id of their state.
+
+    The API's last word on an item (`response.completed`'s output) is what
+    the openai SDK sends back (`input += response.output`); the state holds
+    the item as its done event carried it (the encrypted content differs:
+    the API encrypts it again for each event). An item is found by its id,
+    else by its place among the message's reasoning items (OpenRouter gives
+    the final item a new id).
+    """
+    found: dict[str, JSONObject] = {}
+    for message in messages:
+        if not isinstance(message, Message):
+            continue
+        response = message.metadata.get("response")
+        output = response.get("output") if isinstance(response, dict) else None
+        final = [
+            item
+            for item in (output if isinstance(output, list) else ())
+            if isinstance(item, dict) and item.get("type") == "reasoning"
+        ]
+        by_id = {item.get("id"): item for item in final}
+        states = [s for s in message.reasoning_state if s.kind == "reasoning_item" and s.id]
+        for place, state in enumerate(states):
+            item = by_id.get(state.id)
+            if item is None and len(states) == len(final):
+                item = final[place]
+            if item is not None and state.id is not None:
+                found[state.id] = item
+    return found
+
+
+def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int, JSONObject]:
+    """The final response's message items of the decoded `Message`s, by their text block.
+
+    A message item goes back as it came (its id, status, annotations), as the
+    openai SDK sends it: the n-th text block of a `Message` is the n-th message
+    item of its final response when there are as many and each holds that text
+    (keyed by the block object, which the turn carries as it is).
+    """
+    found: dict[int, JSONObject] = {}
+    for message in messages:
+        if not isinstance(message, Message):
+            continue
+        response = message.metadata.get("response")
+        output = response.get("output") if isinstance(response, dict) else None
+        items = [
+            item
+            for item in (output if isinstance(output, list) else ())
+            if isinstance(item, dict) and item.get("type") == "message"
+        ]
+        texts = [b for b in message.blocks if isinstance(b, TextBlock)]
+        if len(items) != len(texts):
+            continue
+        for block, item in zip(texts, items, strict=True):
+            if _item_text(item) == block.text:
+                found[id(block)] = item
+    return found
+
+
+def _item_text(item: JSONObject) -> str | None:
+    """The text of a message item's `output_text` parts (None if it holds anything else)."""
+    parts = item.get("content")
+    if not isinstance(parts, list):
+        return None
+    texts = [p.get("text") for p in parts if isinstance(p, dict)]
+    kinds = {p.get("type") for p in parts if isinstance(p, dict)}
+    if kinds != {"output_text"} or not all(isinstance(t, str) for t in texts):
+        return None
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def _assistant(
+    blocks: Iterable[object],
+    item_ids: Mapping[str, str],
+    final: Mapping[str, JSONObject],
+    final_messages: Mapping[int, JSONObject],
+) -> list[JSONObject]:
     items: list[JSONObject] = []
     for block in blocks:
         if isinstance(block, ReasoningBlock):
             state = block.state
             if state is not None and state.kind == "reasoning_item" and state.raw is not None:
-                items.append(state.raw)
+                items.append(final.get(state.id, state.raw) if state.id else state.raw)
         elif isinstance(block, ReasoningState):
             if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
                 items.append(block.raw)
         elif isinstance(block, TextBlock):
-            if block.text:
+            if id(block) in final_messages:
+                items.append(final_messages[id(block)])
+            elif block.text:
                 items.append(
                     {
                         "type": "message",
@@ -158,6 +242,8 @@ def render_request(
     messages = list(messages)  # read twice: once here, once for the item ids
     chat = read_input(model, messages, tools, options)
     item_ids = _item_ids(messages)
+    final = _final_reasoning(messages)
+    final_messages = _final_messages(messages)
     opts = chat.options
     instructions: list[str] = []
     items: list[JSONObject] = []
@@ -174,7 +260,7 @@ def render_request(
                 else:
                     items.append({"role": "user", "content": [_user_part(p) for p in parts]})
             case Assistant(blocks=blocks):
-                items.extend(_assistant(blocks, item_ids))
+                items.extend(_assistant(blocks, item_ids, final, final_messages))
             case ToolResult(call_id=call_id, content=content):
                 items.append(
                     {"type": "function_call_output", "call_id": call_id, "output": content}

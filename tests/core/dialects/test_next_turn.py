@@ -1,0 +1,113 @@
+"""What of a decoded turn goes back, where a dialect keeps a block as it came (table cases)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import rxstream as rs
+from rxstream.models import (
+    JSONObject,
+    Message,
+    ServerToolCall,
+    ServerToolResult,
+    TextBlock,
+    ToolCall,
+)
+
+ASK = {"role": "user", "content": "Go on."}
+NOVA_CALL = ServerToolCall(
+    "tooluse_1",
+    "nova_code_interpreter",
+    {"code": "1 + 1"},
+    raw={"toolUse": {"toolUseId": "tooluse_1", "name": "nova_code_interpreter", "input": {}}},
+)
+NOVA_RESULT = ServerToolResult(
+    "tooluse_1",
+    "nova_code_interpreter_result",
+    [{"text": "2"}],
+    raw={"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "2"}]}},
+)
+# Anthropic's own server tool: no place in Converse.
+WEB_SEARCH = ServerToolCall(
+    "srvtoolu_1",
+    "web_search",
+    {"query": "q"},
+    raw={"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+)
+CALL = ToolCall(0, "tooluse_2", "f", "{}")
+
+
+def _bedrock_turn(*blocks: Any) -> list[JSONObject]:
+    m = Message(tool_calls=(CALL,), blocks=blocks)
+    body = json.loads(
+        rs.request("bedrock", model="m", messages=[ASK, m], base_url="http://h").content
+    )
+    content: list[JSONObject] = body["messages"][1]["content"]
+    return content
+
+
+@pytest.fixture(autouse=True)
+def _aws(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "x")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        (
+            (NOVA_CALL, NOVA_RESULT, TextBlock("2."), CALL),
+            [NOVA_CALL.raw, NOVA_RESULT.raw, {"text": "2."}, "call"],
+        ),
+        ((WEB_SEARCH, TextBlock("2."), CALL), [{"text": "2."}, "call"]),
+        ((ServerToolCall("x", "y", raw=None), CALL), ["call"]),
+    ],
+    ids=["bedrock-server-tools-in-place", "another-dialects-left-out", "no-raw-left-out"],
+)
+def test_bedrock_sends_its_own_server_tools_back(blocks: Any, expected: list[Any]) -> None:
+    call = {"toolUse": {"toolUseId": "tooluse_2", "name": "f", "input": {}}}
+    assert _bedrock_turn(*blocks) == [call if e == "call" else e for e in expected]
+
+
+def _responses_input(text: str, output: list[Any]) -> list[JSONObject]:
+    m = Message(
+        content=text,
+        blocks=(TextBlock(text),),
+        metadata={"response": {"output": output}},
+    )
+    request = rs.request("openai-responses", model="m", messages=[ASK, m], api_key="k")
+    items: list[JSONObject] = json.loads(request.content)["input"][1:]
+    return items
+
+
+ITEM = {
+    "id": "msg_1",
+    "type": "message",
+    "status": "completed",
+    "role": "assistant",
+    "content": [{"type": "output_text", "text": "Hi", "annotations": []}],
+}
+BARE = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ([ITEM], [ITEM]),
+        ([{**ITEM, "content": [{"type": "output_text", "text": "other"}]}], [BARE]),
+        ([{**ITEM, "content": [{"type": "refusal", "refusal": "no"}]}], [BARE]),
+        ([{**ITEM, "content": "Hi"}], [BARE]),
+        ([ITEM, ITEM], [BARE]),
+    ],
+    ids=["as-it-came", "other-text", "not-output-text", "content-not-a-list", "count-differs"],
+)
+def test_responses_text_goes_back_as_its_message_item_when_it_is_that_item(
+    output: list[Any], expected: list[Any]
+) -> None:
+    assert _responses_input("Hi", output) == expected
