@@ -78,6 +78,7 @@ def _usage(prefix: str) -> dict[str, set[str]]:
     table[f"{prefix}.completion_tokens_details.reasoning_tokens"] = _COUNT
     table[f"{prefix}.prompt_tokens_details"] = {OBJECT, NULL}
     table[f"{prefix}.prompt_tokens_details.cached_tokens"] = _COUNT
+    table[f"{prefix}.prompt_tokens_details.cache_write_tokens"] = _COUNT
     return table
 
 
