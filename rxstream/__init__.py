@@ -50,9 +50,11 @@ from .models import (
     DeltaType,
     EventStreamMessage,
     Finish,
+    JSONPatch,
     Message,
     MessageBlock,
     Metadata,
+    Partial,
     ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
@@ -109,6 +111,7 @@ if TYPE_CHECKING:
     from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
+    from .operators.typed import elements, json_patches, partial_object
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
@@ -151,6 +154,7 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    **dict.fromkeys(("elements", "json_patches", "partial_object"), ".operators.typed"),
     **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
@@ -185,6 +189,7 @@ __all__ = [
     "EventStreamMessage",
     "Finish",
     "HTTPStatusError",
+    "JSONPatch",
     "JSONStreamError",
     "Limiter",
     "LimiterError",
@@ -195,6 +200,7 @@ __all__ = [
     "Metadata",
     "Multicast",
     "OutputValidationError",
+    "Partial",
     "ProviderError",
     "ReasoningBlock",
     "ReasoningDelta",
@@ -236,13 +242,16 @@ __all__ = [
     "decode",
     "decode_chunks",
     "deltas",
+    "elements",
     "eventstream_frames",
     "from_lines",
     "from_redis_stream",
     "from_request",
     "from_response",
+    "json_patches",
     "lines",
     "multicast",
+    "partial_object",
     "request",
     "retrying",
     "split_by_delta_type",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from .errors import ToolArgumentsError
 
@@ -35,9 +35,11 @@ __all__ = [
     "EventStreamMessage",
     "Finish",
     "JSONObject",
+    "JSONPatch",
     "Message",
     "MessageBlock",
     "Metadata",
+    "Partial",
     "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
@@ -703,3 +705,56 @@ class TokenCount:
     def total(self) -> int:
         """The sum of the four local counts (the output dropped by a `Reset` is not in it)."""
         return self.text + self.reasoning + self.refusal + self.tool_arguments
+
+
+T = TypeVar("T")
+
+
+# Not slotted: a generic frozen dataclass with slots breaks `Partial[Model](...)`
+# (typing sets `__orig_class__` through the frozen `__setattr__`, whose `super()`
+# names the class that `slots=True` replaced).
+@dataclass(frozen=True)
+class Partial(Generic[T]):
+    """A snapshot of a typed object still streaming (from `rs.partial_object`).
+
+    The snapshot is plain JSON, not a half-built model: a model built from
+    part of its fields would either fail validation or lie about its types (a
+    required field missing, a nested model still a dict), so the validated
+    object comes once, whole, after the last snapshot; `Partial[T]` says what
+    it will be.
+
+    Attributes:
+        value: dicts and lists holding the completed scalars (never a number
+            or `true`/`false`/`null` before it is whole; a key appears once its
+            value has begun, so `null` and a missing key stay different), and
+            the open string with its text so far. The open containers are
+            fresh copies; closed values are shared with later snapshots and
+            the final object, so do not mutate them.
+        growing: the path (keys and indexes) of the string still growing in
+            `value`, or None when none is.
+
+    >>> Partial({"city": "Par"}, growing=("city",)).value
+    {'city': 'Par'}
+    """
+
+    value: JSON
+    growing: tuple[str | int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JSONPatch:
+    """JSON Patch (RFC 6902) operations from one snapshot of a streaming object to the next.
+
+    Applied in order with a standard applier to `null`, the patches give each
+    snapshot `rs.partial_object()` shows: `add` for a value that appears (a
+    container or string as it opens, a scalar once whole, at its key or array
+    index), `replace` for a string that grew (its whole text so far).
+
+    Attributes:
+        ops: the operations, each a dict `{"op", "path", "value"}`.
+
+    >>> JSONPatch(({"op": "add", "path": "", "value": {}},)).ops[0]["op"]
+    'add'
+    """
+
+    ops: tuple[JSONObject, ...]

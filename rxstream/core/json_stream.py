@@ -8,8 +8,9 @@ Output (from `feed` and `close`): `JSONEvent` items, in document order:
   `"string"`);
 - `JSONGrew(path, text)`: an open string value grew by `text` (decoded; never
   half an escape, never the first half of a surrogate pair);
-- `JSONCompleted(path, value)`: a value closed at `path` (an array element when
-  the last step of `path` is an `int`).
+- `JSONCompleted(path, value, was_open)`: a value closed at `path` (an array
+  element when the last step of `path` is an `int`); `was_open` says whether
+  it was reported open before.
 
 A `path` is a tuple of object keys (`str`) and array indexes (`int`); `()` is
 the top value. A value that arrives whole within one fragment may be reported
@@ -99,10 +100,15 @@ class JSONGrew:
 
 @dataclass(frozen=True, slots=True)
 class JSONCompleted:
-    """A value closed at `path`; `value` is it whole."""
+    """A value closed at `path`; `value` is it whole.
+
+    `was_open` is True when a `JSONOpened` reported it earlier (it was read
+    piece by piece), False when it arrived whole (a scalar always does).
+    """
 
     path: Path
     value: JSON
+    was_open: bool = False
 
 
 JSONEvent: TypeAlias = JSONOpened | JSONGrew | JSONCompleted
@@ -213,7 +219,7 @@ class JSONStreamParser(MachineBase):
     >>> p.snapshot()
     {'a': [1]}
     >>> p.feed("]}")[-1], p.close(), p.value
-    (JSONCompleted(path=(), value={'a': [1, 2]}), [], {'a': [1, 2]})
+    (JSONCompleted(path=(), value={'a': [1, 2]}, was_open=True), [], {'a': [1, 2]})
     """
 
     __slots__ = (
@@ -277,6 +283,12 @@ class JSONStreamParser(MachineBase):
         """The path of the open string value, if one is open."""
         if self._mode == _STRING and self._str is not None and not self._str.is_key:
             return self._path()
+        return None
+
+    def growing_text(self) -> str | None:
+        """The text so far of the open string value (None when none is open); costs its length."""
+        if self._str is not None and not self._str.is_key:
+            return self._str.text()
         return None
 
     def snapshot_size(self) -> int:
@@ -556,7 +568,7 @@ class JSONStreamParser(MachineBase):
             self._stack[-1].key = text
             self._mode = _COLON
         else:
-            self._complete(text, out)
+            self._complete(text, out, was_open=True)
 
     def _escape(self, buf: str, i: int) -> tuple[str, int] | None:
         """The escape at `i` decoded, and where it ends; None if it is cut by the text's end."""
@@ -634,14 +646,14 @@ class JSONStreamParser(MachineBase):
         else:
             frame.container.append(value)  # type: ignore[union-attr]
 
-    def _complete(self, value: JSON, out: list[JSONEvent]) -> None:
-        out.append(JSONCompleted(self._path(), value))
+    def _complete(self, value: JSON, out: list[JSONEvent], *, was_open: bool = False) -> None:
+        out.append(JSONCompleted(self._path(), value, was_open))
         self._place(value)
         self._mode = _AFTER if self._stack else _END
 
     def _close_container(self, out: list[JSONEvent]) -> None:
         frame = self._stack.pop()
-        out.append(JSONCompleted(self._path(), frame.container))
+        out.append(JSONCompleted(self._path(), frame.container, True))
         self._mode = _AFTER if self._stack else _END
 
     def _fail(self, reason: str, pos: int) -> Any:

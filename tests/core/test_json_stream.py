@@ -140,7 +140,7 @@ def test_events_of_a_finely_cut_document() -> None:
     assert read(["[", "1]"])[1] == [
         JSONOpened((), "array"),
         JSONCompleted((0,), 1),
-        JSONCompleted((), [1]),
+        JSONCompleted((), [1], was_open=True),
     ]
     events = read(list('{"a": ["x"]}'))[1]
     assert events == [
@@ -148,9 +148,9 @@ def test_events_of_a_finely_cut_document() -> None:
         JSONOpened(("a",), "array"),
         JSONOpened(("a", 0), "string"),
         JSONGrew(("a", 0), "x"),
-        JSONCompleted(("a", 0), "x"),
-        JSONCompleted(("a",), ["x"]),
-        JSONCompleted((), {"a": ["x"]}),
+        JSONCompleted(("a", 0), "x", was_open=True),
+        JSONCompleted(("a",), ["x"], was_open=True),
+        JSONCompleted((), {"a": ["x"]}, was_open=True),
     ]
 
 

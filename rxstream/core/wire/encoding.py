@@ -1,7 +1,8 @@
 """rxstream's own event format, written: items as JSON, as SSE events, as Redis entry fields.
 
 Input: any item of a pipeline (`SSEFrame`, `ChatChunk`, `EventStreamMessage`,
-every delta, `ToolCall`, `Message`, `TokenCount`) or a `StreamError`.
+every delta, `ToolCall`, `Message`, `TokenCount`, `Partial`, `JSONPatch`) or a
+`StreamError`.
 Output: the item's tagged JSON object (`encode`), the `(event, data)` pair of
 the SSE event that sends it (`item_event`), or the `data` of the Redis entry
 that stores it (`item_data`). The format is described in
@@ -32,8 +33,10 @@ from ...models import (
     EventStreamMessage,
     Finish,
     JSONObject,
+    JSONPatch,
     Message,
     Metadata,
+    Partial,
     ReasoningDelta,
     ReasoningState,
     RefusalDelta,
@@ -98,6 +101,8 @@ TAGS: dict[type, str] = {
     ToolCall: "call",
     Message: "message",
     TokenCount: "token_count",
+    Partial: "partial",
+    JSONPatch: "patch",
 }
 
 #: The item types of this version (the `"type"` of every object but an error's).
