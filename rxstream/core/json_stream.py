@@ -215,7 +215,7 @@ class JSONStreamParser(MachineBase):
 
     >>> p = JSONStreamParser()
     >>> p.feed('{"a": [1, 2')
-    [JSONOpened(path=(), kind='object'), JSONOpened(path=('a',), kind='array'), JSONCompleted(path=('a', 0), value=1)]
+    [JSONOpened(path=(), kind='object'), JSONOpened(path=('a',), kind='array'), JSONCompleted(path=('a', 0), value=1, was_open=False)]
     >>> p.snapshot()
     {'a': [1]}
     >>> p.feed("]}")[-1], p.close(), p.value
