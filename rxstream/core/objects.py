@@ -279,7 +279,9 @@ class ElementSplitter(_Reading):
         tool: which tool call to read (see the module docstring).
 
     Returns (from `feed`): the elements it closes, in order. The rest of the
-    document is read (it must be JSON) but not validated.
+    document is read (it must be JSON) but not validated. An error in a
+    fragment (an element that does not validate, text that is not JSON)
+    wins over the elements that closed before it in the same fragment.
 
     Raises:
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
