@@ -57,8 +57,8 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from json.decoder import scanstring
-from typing import Any, Literal, TypeAlias
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any, Literal, NoReturn, TypeAlias
 
 from ..errors import JSONStreamError
 from ..models import JSON
@@ -84,7 +84,7 @@ MAX_DEPTH = 1000
 
 @dataclass(frozen=True, slots=True)
 class JSONOpened:
-    """An object, array or string value opened at `path` (and was still open at the fragment's end)."""
+    """An object, array or string value opened at `path`, still open at the fragment's end."""
 
     path: Path
     kind: Literal["object", "array", "string"]
@@ -214,8 +214,11 @@ class JSONStreamParser(MachineBase):
         RuntimeError: `feed` after `close()` or after an error.
 
     >>> p = JSONStreamParser()
-    >>> p.feed('{"a": [1, 2')
-    [JSONOpened(path=(), kind='object'), JSONOpened(path=('a',), kind='array'), JSONCompleted(path=('a', 0), value=1, was_open=False)]
+    >>> for event in p.feed('{"a": [1, 2'):
+    ...     print(event)
+    JSONOpened(path=(), kind='object')
+    JSONOpened(path=('a',), kind='array')
+    JSONCompleted(path=('a', 0), value=1, was_open=False)
     >>> p.snapshot()
     {'a': [1]}
     >>> p.feed("]}")[-1], p.close(), p.value
@@ -419,7 +422,7 @@ class JSONStreamParser(MachineBase):
                 else:
                     close = "'}'" if frame.is_object else "']'"
                     self._fail(f"expected ',' or {close}, got {c!r}", pos)
-            elif mode == _VALUE or mode == _FIRST_ELEMENT:
+            elif mode in (_VALUE, _FIRST_ELEMENT):
                 if c == "]" and stack and not stack[-1].is_object:
                     if mode == _VALUE:
                         self._fail("a trailing comma before ']'", pos)
@@ -430,7 +433,7 @@ class JSONStreamParser(MachineBase):
                 if pos < 0:
                     pos = -pos - 1
                     break
-            elif mode == _FIRST_KEY or mode == _KEY:
+            elif mode in (_FIRST_KEY, _KEY):
                 if c == '"':
                     pos = self._key(buf, pos)
                 elif c == "}" and mode == _FIRST_KEY:
@@ -656,7 +659,7 @@ class JSONStreamParser(MachineBase):
         out.append(JSONCompleted(self._path(), frame.container, True))
         self._mode = _AFTER if self._stack else _END
 
-    def _fail(self, reason: str, pos: int) -> Any:
+    def _fail(self, reason: str, pos: int) -> NoReturn:
         self._state = FAILED
         buf = self._buf
         start = max(0, pos - 40)

@@ -194,9 +194,7 @@ class _Reading(MachineBase):
 
 def _shows(event: JSONEvent) -> bool:
     """Whether `event` changes a snapshot (a container closing in place does not)."""
-    return not (
-        type(event) is JSONCompleted and event.was_open and type(event.value) is not str
-    )
+    return not (type(event) is JSONCompleted and event.was_open and type(event.value) is not str)
 
 
 class _Pacing:
@@ -298,9 +296,7 @@ class ElementSplitter(_Reading):
 
     operator = "rs.elements()"
 
-    def __init__(
-        self, pointer: str, *, item: object = None, tool: int | str | None = None
-    ) -> None:
+    def __init__(self, pointer: str, *, item: object = None, tool: int | str | None = None) -> None:
         self._tokens = parse_pointer(pointer)
         self._pointer = pointer
         self._validate = validator(item)
@@ -390,8 +386,10 @@ class JSONPatchEncoder(_Reading):
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
 
     >>> enc = JSONPatchEncoder()
-    >>> [p.ops for p in enc.feed(TextDelta('{"a": "x')) + enc.feed(TextDelta('y"}')) + enc.close()]
-    [({'op': 'add', 'path': '', 'value': {}}, {'op': 'add', 'path': '/a', 'value': 'x'}), ({'op': 'replace', 'path': '/a', 'value': 'xy'},)]
+    >>> for patch in enc.feed(TextDelta('{"a": "x')) + enc.feed(TextDelta('y"}')) + enc.close():
+    ...     print(patch.ops)
+    ({'op': 'add', 'path': '', 'value': {}}, {'op': 'add', 'path': '/a', 'value': 'x'})
+    ({'op': 'replace', 'path': '/a', 'value': 'xy'},)
     """
 
     __slots__ = ("_added", "_ops", "_pacing", "_string")
@@ -440,7 +438,7 @@ class JSONPatchEncoder(_Reading):
                     self._string = None
 
     def _set(self, path: Path, text: str) -> None:
-        """The string at `path` is now `text`: in its `add` if that is not sent yet, else a `replace`."""
+        """The string at `path` is now `text`: in its `add` if not sent yet, else a `replace`."""
         added = self._added
         if added is not None and added["path"] == pointer(path):
             added["value"] = text

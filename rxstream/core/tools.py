@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._deprecate import moved_names
-from ..models import JSON, Delta, Finish, Reset, ToolCall, ToolCallDelta
 from ..errors import JSONStreamError
+from ..models import JSON, Delta, Finish, Reset, ToolCall, ToolCallDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
 from .json_stream import JSONStreamParser
 

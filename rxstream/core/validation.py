@@ -68,7 +68,7 @@ def validator(output: object) -> Validator:
                 f"validating {output!r} needs pydantic or msgspec; install one, "
                 "or pass a JSON Schema dict"
             ) from None
-    adapter = TypeAdapter(output)
+    adapter: Any = TypeAdapter(output)  # type: ignore[call-overload,arg-type,unused-ignore]
 
     def validate(value: JSON) -> Any:
         try:
@@ -110,7 +110,7 @@ def _msgspec_validator(output: Any) -> Validator:
 
 def _schema_validator(schema: dict[str, Any]) -> Validator:
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         checker = _SchemaChecker(schema)
 
@@ -203,9 +203,13 @@ class _SchemaChecker:
         names = [kinds] if isinstance(kinds, str) else list(kinds)
         if not any(_TYPES[name](value) for name in names if name in _TYPES):
             got = "null" if value is None else type(value).__name__
-            out.append({"loc": loc, "msg": f"expected {' or '.join(names)}, got {got}", "type": "type"})
+            out.append(
+                {"loc": loc, "msg": f"expected {' or '.join(names)}, got {got}", "type": "type"}
+            )
 
-    def _check_object(self, schema: dict[str, Any], value: dict[str, Any], loc: Any, out: Any) -> None:
+    def _check_object(
+        self, schema: dict[str, Any], value: dict[str, Any], loc: Any, out: Any
+    ) -> None:
         properties = schema.get("properties", {})
         for name in schema.get("required", ()):
             if name not in value:
@@ -225,6 +229,10 @@ class _SchemaChecker:
             for i, item in enumerate(value):
                 self._check(items, item, (*loc, i), out)
         if len(value) < schema.get("minItems", 0):
-            out.append({"loc": loc, "msg": f"fewer than {schema['minItems']} items", "type": "minItems"})
+            out.append(
+                {"loc": loc, "msg": f"fewer than {schema['minItems']} items", "type": "minItems"}
+            )
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            out.append({"loc": loc, "msg": f"more than {schema['maxItems']} items", "type": "maxItems"})
+            out.append(
+                {"loc": loc, "msg": f"more than {schema['maxItems']} items", "type": "maxItems"}
+            )

@@ -83,9 +83,7 @@ def partial_object(
     """
     validator(output)  # a missing validator library fails here, not at the first value
     return machine_operator(
-        chunks_or_deltas(
-            lambda: PartialObjectAccumulator(output, tool=tool), "rs.partial_object()"
-        )
+        chunks_or_deltas(lambda: PartialObjectAccumulator(output, tool=tool), "rs.partial_object()")
     )
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxstream.core import tools as tools_module
-from rxstream.core.tokens import TokenCounter
 from rxstream.core.json_stream import JSONStreamParser
+from rxstream.core.tokens import TokenCounter
 from rxstream.core.tools import (
     SNAPSHOT_EVERY_FRAGMENT_BELOW,
     SNAPSHOT_GROWTH,

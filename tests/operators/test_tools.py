@@ -106,6 +106,9 @@ def test_partial_needs_no_jiter(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jiter", None)
     monkeypatch.setattr(tools_module, "_jiter_from_json", None)
     source = reactivex.of(ToolCallDelta(0, '{"a": [1, 2', "c", "f"), ToolCallDelta(0, "]}"))
-    calls: list[ToolCall] = []
+    calls: list[ToolCall | rs.Reset] = []
     source.pipe(rs.accumulate_tool_calls(partial=True)).subscribe(calls.append)
-    assert [c.partial for c in calls if not c.complete] == [{"a": [1]}, {"a": [1, 2]}]
+    assert [c.partial for c in calls if isinstance(c, ToolCall) and not c.complete] == [
+        {"a": [1]},
+        {"a": [1, 2]},
+    ]

@@ -133,16 +133,17 @@ def test_json_patches_and_their_way_through_the_rxstream_format() -> None:
         rs.json_patches(), rs.to_sse(dialect="rxstream", keepalive=None)
     ).subscribe(wire.append)
     back: list[Any] = []
-    reactivex.of(b"".join(wire)).pipe(
-        rs.lines(), rs.sse_frames(), rs.decode("rxstream")
-    ).subscribe(back.append)
+    reactivex.of(b"".join(wire)).pipe(rs.lines(), rs.sse_frames(), rs.decode("rxstream")).subscribe(
+        back.append
+    )
     assert back == [first, second]
 
 
 def test_partial_snapshots_go_through_the_rxstream_format_too() -> None:
     wire: list[bytes] = []
     reactivex.of(TextDelta('{"a": [1, "x'), TextDelta('y"]}')).pipe(
-        rs.partial_object(), ops.filter(lambda x: isinstance(x, Partial)),
+        rs.partial_object(),
+        ops.filter(lambda x: isinstance(x, Partial)),
         rs.to_sse(dialect="rxstream", keepalive=None),
     ).subscribe(wire.append)
     back: list[Any] = []
