@@ -111,7 +111,7 @@ if TYPE_CHECKING:
     from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
-    from .operators.typed import elements, json_patches, partial_object
+    from .operators.typed import elements, json_patches, object_text, partial_object
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
     from .runs.redis_limits import RedisLimiter
@@ -154,7 +154,9 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
-    **dict.fromkeys(("elements", "json_patches", "partial_object"), ".operators.typed"),
+    **dict.fromkeys(
+        ("elements", "json_patches", "object_text", "partial_object"), ".operators.typed"
+    ),
     **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
@@ -251,6 +253,7 @@ __all__ = [
     "json_patches",
     "lines",
     "multicast",
+    "object_text",
     "partial_object",
     "request",
     "retrying",

@@ -34,7 +34,12 @@ from .eventstream import EventStreamParser
 from .json_stream import JSONStreamParser
 from .lines import LineSplitter
 from .message import MessageAccumulator
-from .objects import ElementSplitter, JSONPatchEncoder, PartialObjectAccumulator
+from .objects import (
+    ElementSplitter,
+    JSONPatchEncoder,
+    ObjectTextDecoder,
+    PartialObjectAccumulator,
+)
 from .sse import SSEParser
 from .think import ThinkTagSplitter
 from .tokens import TokenCounter
@@ -53,6 +58,7 @@ __all__ = [
     "LineSplitter",
     "Machine",
     "MessageAccumulator",
+    "ObjectTextDecoder",
     "OverlapTrimmer",
     "PartialObjectAccumulator",
     "SSEParser",

@@ -23,6 +23,8 @@ The machines (each over `rxstream.core.json_stream.JSONStreamParser`):
   closed, validated on its own.
 - `JSONPatchEncoder`: RFC 6902 operations from one snapshot to the next, at
   the same moments.
+- `ObjectTextDecoder`: the JSON text itself, each piece checked by the reader
+  before it goes out (the AI SDK's object text stream, for `useObject`).
 
 Validation runs only on closed values (the whole object, or one element),
 never on a snapshot.
@@ -62,6 +64,7 @@ __all__ = [
     "SNAPSHOT_FREE",
     "ElementSplitter",
     "JSONPatchEncoder",
+    "ObjectTextDecoder",
     "PartialObjectAccumulator",
     "parse_pointer",
 ]
@@ -142,7 +145,7 @@ class _Reading(MachineBase):
         piece = self._piece(delta)
         if piece:
             self._texts.append(piece)
-            self._read(self._reader.feed(piece), len(piece), out)
+            self._read(self._reader.feed(piece), piece, out)
         elif type(delta) is Finish:
             self._end(out)
 
@@ -177,7 +180,7 @@ class _Reading(MachineBase):
 
     def _end(self, out: list[Any]) -> None:
         self._ended = True
-        self._read(self._reader.close(), 0, out)
+        self._read(self._reader.close(), "", out)
         self._finish(out)
 
     def _text(self) -> str:
@@ -185,7 +188,8 @@ class _Reading(MachineBase):
             self._texts[:] = ["".join(self._texts)]
         return self._texts[0] if self._texts else ""
 
-    def _read(self, events: list[JSONEvent], read: int, out: list[Any]) -> None:
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+        """What the reader's `events` for `piece` (`""` at the end) make visible, into `out`."""
         raise NotImplementedError  # pragma: no cover
 
     def _finish(self, out: list[Any]) -> None:
@@ -252,9 +256,9 @@ class PartialObjectAccumulator(_Reading):
         super()._start()
         self._pacing = _Pacing()
 
-    def _read(self, events: list[JSONEvent], read: int, out: list[Any]) -> None:
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         reader = self._reader
-        if reader.complete or not self._pacing.due(events, read, reader.snapshot_size()):
+        if reader.complete or not self._pacing.due(events, len(piece), reader.snapshot_size()):
             return
         if reader.visible:
             out.append(Partial(reader.snapshot(), reader.growing))
@@ -307,7 +311,7 @@ class ElementSplitter(_Reading):
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
 
-    def _read(self, events: list[JSONEvent], read: int, out: list[Any]) -> None:
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)
         for event in events:
             path = event.path
@@ -406,13 +410,13 @@ class JSONPatchEncoder(_Reading):
         self._string: Path | None = None  # the string that grew since the last patch
         self._added: JSONObject | None = None  # the `add` of a string opened since then
 
-    def _read(self, events: list[JSONEvent], read: int, out: list[Any]) -> None:
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         for event in events:
             self._op(event)
         reader = self._reader
         if reader.complete:
             self._flush(out)
-        elif self._pacing.due(events, read, reader.snapshot_size()):
+        elif self._pacing.due(events, len(piece), reader.snapshot_size()):
             if self._string is not None:
                 text = reader.growing_text()
                 if text is not None:
@@ -453,6 +457,42 @@ class JSONPatchEncoder(_Reading):
 
     def _finish(self, out: list[Any]) -> None:
         self._flush(out)
+
+
+class ObjectTextDecoder(_Reading):
+    """The JSON text of the object, piece by piece, each piece checked by the reader first.
+
+    What the AI SDK's `useObject` reads: a plain text stream of the object's
+    JSON, which the client parses (partially) as it grows. A piece goes out
+    only once the incremental reader has taken it, so a client is never sent
+    text that cannot be JSON: the stream fails there instead, and at the end
+    if the value is unfinished or absent. Text before the value and after it
+    (whitespace) goes out as it came.
+
+    Args:
+        tool: which tool call to read (see the module docstring).
+
+    Raises:
+        JSONStreamError: the text is not JSON, is unfinished, or holds no value.
+
+    >>> d = ObjectTextDecoder()
+    >>> d.feed(TextDelta('{"a": ')) + d.feed(TextDelta("1}")) + d.close()
+    ['{"a": ', '1}']
+    """
+
+    __slots__ = ()
+
+    operator = "rs.object_text()"
+
+    def __init__(self, *, tool: int | str | None = None) -> None:
+        super().__init__(tool)
+
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+        if piece:
+            out.append(piece)
+
+    def _finish(self, out: list[Any]) -> None:
+        pass
 
 
 # JSON's names of the kinds of a decoded value (int and float are "number").

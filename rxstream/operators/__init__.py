@@ -15,7 +15,7 @@ from .timeouts import timeouts
 from .to_sse import to_sse
 from .tokens import count_tokens
 from .tools import accumulate_tool_calls
-from .typed import elements, json_patches, partial_object
+from .typed import elements, json_patches, object_text, partial_object
 
 __all__ = [
     "accumulate_message",
@@ -30,6 +30,7 @@ __all__ = [
     "eventstream_frames",
     "json_patches",
     "lines",
+    "object_text",
     "partial_object",
     "split_by_delta_type",
     "sse_frames",

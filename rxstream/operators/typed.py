@@ -1,4 +1,4 @@
-"""`partial_object()`, `elements()`, `json_patches()`: typed objects as they stream.
+"""`partial_object()`, `elements()`, `json_patches()`, `object_text()`: typed objects, streaming.
 
 Each is a machine of `rxstream.core.objects` (over the incremental JSON reader
 of `rxstream.core.json_stream`) under Rx; they take deltas or openai-chat
@@ -16,6 +16,7 @@ from reactivex import Observable
 from ..core.objects import (
     ElementSplitter,
     JSONPatchEncoder,
+    ObjectTextDecoder,
     PartialObjectAccumulator,
     parse_pointer,
 )
@@ -24,7 +25,7 @@ from ..models import ChatChunk, Delta, JSONPatch, Partial, Reset
 from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
-__all__ = ["elements", "json_patches", "partial_object"]
+__all__ = ["elements", "json_patches", "object_text", "partial_object"]
 
 
 def partial_object(
@@ -168,4 +169,39 @@ def json_patches(
     """
     return machine_operator(
         chunks_or_deltas(lambda: JSONPatchEncoder(tool=tool), "rs.json_patches()")
+    )
+
+
+def object_text(
+    *, tool: int | str | None = None
+) -> Callable[[Observable[ChatChunk | Delta]], Observable[str]]:
+    """The object's JSON text as a plain text stream: what the AI SDK's `useObject` reads.
+
+    `useObject` (`experimental_useObject` of the `ai` package) fetches a text
+    response and parses the text so far after every piece. This operator
+    gives that text, piece by piece, each piece only once rxstream's
+    incremental reader has taken it: text that cannot be JSON ends the stream
+    with a `JSONStreamError` instead of reaching the client (and so does an
+    answer that ends before its value closed, or holds none). Serve it as a
+    `text/plain` streaming response (see the recipe "Structured output").
+
+    Marble sketch (`a` = `{"t": "Hel`, `b` = `lo"}`, `f` = the `Finish`)::
+
+        -a-b-f-|   ->   -x-y---|        x = '{"t": "Hel'   y = 'lo"}'
+
+    Args:
+        tool: read a tool call's arguments (as in `partial_object`).
+
+    Returns:
+        An operator from deltas (or chunks) to `str` pieces of JSON text.
+
+    >>> import reactivex
+    >>> from rxstream.models import TextDelta
+    >>> src = reactivex.of(TextDelta('{"t": "Hel'), TextDelta('lo"}'))
+    >>> _ = src.pipe(object_text()).subscribe(print)
+    {"t": "Hel
+    lo"}
+    """
+    return machine_operator(
+        chunks_or_deltas(lambda: ObjectTextDecoder(tool=tool), "rs.object_text()")
     )

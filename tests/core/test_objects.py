@@ -24,6 +24,7 @@ from rxstream.core.objects import (
     SNAPSHOT_FREE,
     ElementSplitter,
     JSONPatchEncoder,
+    ObjectTextDecoder,
     PartialObjectAccumulator,
     parse_pointer,
 )
@@ -419,3 +420,16 @@ def test_a_type_without_pydantic_or_msgspec_is_refused_at_once(
 def test_msgspec_validates_dataclasses_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pydantic", None)
     assert validator(Pair)({"a": 1, "b": "z"}) == Pair(1, "z")
+
+
+# -- the object text stream --------------------------------------------------------------
+
+
+def test_object_text_passes_each_piece_once_the_reader_took_it() -> None:
+    decoder = ObjectTextDecoder()
+    assert decoder.feed(TextDelta(' {"a": [1')) == [' {"a": [1']
+    with pytest.raises(JSONStreamError, match="trailing comma"):
+        decoder.feed(TextDelta(",]}"))  # never sent to the client
+    assert run(ObjectTextDecoder(tool="f"), [ToolCallDelta(0, "[]", name="f")]) == ["[]"]
+    with pytest.raises(JSONStreamError, match="still open"):
+        run(ObjectTextDecoder(), texts('{"a": 1'))

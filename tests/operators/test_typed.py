@@ -160,3 +160,16 @@ def test_bad_arguments_fail_when_the_pipe_is_built(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(sys.modules, "msgspec", None)
     with pytest.raises(TypeError, match="needs pydantic or msgspec"):
         rs.partial_object(City)
+
+
+def test_object_text_gives_the_checked_pieces_and_stops_at_bad_json() -> None:
+    m = StreamMarbles()
+    values = {"a": text('{"t": "Hel'), "b": text('lo"}'), "x": text('", }'), "D": DONE}
+    got = m.start(m.deltas("-a-b-D", values).pipe(rs.object_text()))
+    assert got == m.expected("-x-y-|", {"x": '{"t": "Hel', "y": 'lo"}'})
+    m = StreamMarbles()
+    source = m.hot("-a-x-b-|", values)
+    bad = m.start(source.pipe(rs.object_text()))
+    assert bad[0].value.value == '{"t": "Hel'
+    assert isinstance(error_of(bad[1]), rs.JSONStreamError)
+    assert source.subscriptions == [m.subscription("^--!")]
