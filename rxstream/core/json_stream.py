@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Literal, NoReturn, TypeAlias
 
+from .._fast import constructor
 from ..errors import JSONStreamError
 from ..models import JSON
 from ._machine import FAILED, OPEN, MachineBase
@@ -112,6 +113,11 @@ class JSONCompleted:
 
 
 JSONEvent: TypeAlias = JSONOpened | JSONGrew | JSONCompleted
+
+# The events of the hot loop, built with plain attribute stores (the same objects).
+_opened: Callable[[Path, str], JSONOpened] = constructor(JSONOpened)
+_grew: Callable[[Path, str], JSONGrew] = constructor(JSONGrew)
+_completed: Callable[[Path, JSON, bool], JSONCompleted] = constructor(JSONCompleted)
 
 
 def pointer(path: Path) -> str:
@@ -470,7 +476,7 @@ class JSONStreamParser(MachineBase):
                     return int(end)
             self._str = _String(is_key=False)
             self._mode = _STRING
-            out.append(JSONOpened(self._path(), "string"))
+            out.append(_opened(self._path(), "string"))
             return pos + 1
         if c == "{" or c == "[":
             return self._open(buf, pos, c, out)
@@ -509,7 +515,7 @@ class JSONStreamParser(MachineBase):
         self._place(container)
         self._stack.append(_Frame(container, "" if c == "{" else 0))
         self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
-        out.append(JSONOpened(path, "object" if c == "{" else "array"))
+        out.append(_opened(path, "object" if c == "{" else "array"))
         return pos + 1
 
     def _key(self, buf: str, pos: int) -> int:
@@ -560,7 +566,7 @@ class JSONStreamParser(MachineBase):
         state.pieces.append(text)
         state.length += len(text)
         if not state.is_key:
-            out.append(JSONGrew(self._path(), text))
+            out.append(_grew(self._path(), text))
 
     def _end_string(self, state: _String, fresh: list[str], out: list[JSONEvent]) -> None:
         if fresh:
@@ -637,7 +643,7 @@ class JSONStreamParser(MachineBase):
     # -- the tree -----------------------------------------------------------------
 
     def _path(self) -> Path:
-        return tuple(frame.key for frame in self._stack)
+        return tuple([frame.key for frame in self._stack])
 
     def _place(self, value: JSON) -> None:
         if not self._stack:
@@ -650,13 +656,13 @@ class JSONStreamParser(MachineBase):
             frame.container.append(value)  # type: ignore[union-attr]
 
     def _complete(self, value: JSON, out: list[JSONEvent], *, was_open: bool = False) -> None:
-        out.append(JSONCompleted(self._path(), value, was_open))
+        out.append(_completed(self._path(), value, was_open))
         self._place(value)
         self._mode = _AFTER if self._stack else _END
 
     def _close_container(self, out: list[JSONEvent]) -> None:
         frame = self._stack.pop()
-        out.append(JSONCompleted(self._path(), frame.container, True))
+        out.append(_completed(self._path(), frame.container, True))
         self._mode = _AFTER if self._stack else _END
 
     def _fail(self, reason: str, pos: int) -> NoReturn:
