@@ -176,12 +176,13 @@ _N_NEEDS = {
 class _Frame:
     """An open object or array: its live container and the key (or index) being read."""
 
-    __slots__ = ("container", "is_object", "key")
+    __slots__ = ("container", "count", "is_object", "key")
 
     def __init__(self, container: dict[str, Any] | list[Any], key: str | int) -> None:
         self.container = container
         self.is_object = type(container) is dict
         self.key = key
+        self.count = 0  # an array's elements so far (kept or not)
 
 
 class _String:
@@ -209,6 +210,12 @@ class JSONStreamParser(MachineBase):
     Args:
         max_depth: the deepest nesting accepted (default 1,000); deeper is a
             `JSONStreamError`.
+        keep: which values to keep in the tree (`snapshot()`, the values of
+            the containers that hold them), asked with each value's path as it
+            completes or opens; None keeps all. A value not kept is still read,
+            checked and reported in its events, then dropped (`rs.elements`
+            keeps only the way to its array); values still open show in
+            `snapshot()` until they close.
 
     Returns (from `feed`): the `JSONEvent`s the fragment completes; `close()`
     returns the last ones (a top-level number ends there) and raises if the
@@ -235,6 +242,7 @@ class JSONStreamParser(MachineBase):
         "_base",
         "_budget",
         "_buf",
+        "_keep",
         "_mode",
         "_num",
         "_num_state",
@@ -246,9 +254,12 @@ class JSONStreamParser(MachineBase):
 
     operator = "rs.partial_object()"
 
-    def __init__(self, *, max_depth: int = MAX_DEPTH) -> None:
+    def __init__(
+        self, *, max_depth: int = MAX_DEPTH, keep: Callable[[Path], bool] | None = None
+    ) -> None:
         super().__init__()
         self.max_depth = max_depth
+        self._keep = keep
         self._buf = ""  # text not consumed yet: at most a cut literal or escape
         self._base = 0  # the offset of _buf[0] in the whole text
         self._mode = _VALUE
@@ -315,6 +326,7 @@ class JSONStreamParser(MachineBase):
         with the final value, so do not mutate them.
         """
         child: JSON = _NOTHING
+        live: Any = None  # the open container `child` copies (None for the open string)
         if self._str is not None and not self._str.is_key:
             child = self._str.text()
         for frame in reversed(self._stack):
@@ -322,11 +334,11 @@ class JSONStreamParser(MachineBase):
             if child is not _NOTHING:
                 if frame.is_object:
                     copy[frame.key] = child
-                elif frame.key == len(copy):
+                elif copy and live is not None and copy[-1] is live:
+                    copy[-1] = child
+                else:  # an open string, or an open container not kept (see `keep`)
                     copy.append(child)
-                else:
-                    copy[frame.key] = child
-            child = copy
+            child, live = copy, frame.container
         if child is _NOTHING:
             return None if self._root is _NOTHING else self._root
         return child
@@ -464,7 +476,7 @@ class JSONStreamParser(MachineBase):
         stack = self._stack
         if stack and not stack[-1].is_object:
             frame = stack[-1]
-            frame.key = len(frame.container)
+            frame.key = frame.count
         if c == '"':
             if self._budget > 0 and buf.find('"', pos + 1) > 0:
                 try:
@@ -512,7 +524,7 @@ class JSONStreamParser(MachineBase):
                 return end
         container: dict[str, Any] | list[Any] = {} if c == "{" else []
         path = self._path()
-        self._place(container)
+        self._place(container, path)
         self._stack.append(_Frame(container, "" if c == "{" else 0))
         self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
         out.append(_opened(path, "object" if c == "{" else "array"))
@@ -645,19 +657,24 @@ class JSONStreamParser(MachineBase):
     def _path(self) -> Path:
         return tuple([frame.key for frame in self._stack])
 
-    def _place(self, value: JSON) -> None:
+    def _place(self, value: JSON, path: Path) -> None:
         if not self._stack:
             self._root = value
             return
         frame = self._stack[-1]
+        keep = self._keep is None or self._keep(path)
         if frame.is_object:
-            frame.container[frame.key] = value  # type: ignore[index]
+            if keep:
+                frame.container[frame.key] = value  # type: ignore[index]
         else:
-            frame.container.append(value)  # type: ignore[union-attr]
+            frame.count += 1
+            if keep:
+                frame.container.append(value)  # type: ignore[union-attr]
 
     def _complete(self, value: JSON, out: list[JSONEvent], *, was_open: bool = False) -> None:
-        out.append(_completed(self._path(), value, was_open))
-        self._place(value)
+        path = self._path()
+        out.append(_completed(path, value, was_open))
+        self._place(value, path)
         self._mode = _AFTER if self._stack else _END
 
     def _close_container(self, out: list[JSONEvent]) -> None:

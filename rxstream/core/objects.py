@@ -281,7 +281,8 @@ class ElementSplitter(_Reading):
         tool: which tool call to read (see the module docstring).
 
     Returns (from `feed`): the elements it closes, in order. The rest of the
-    document is read (it must be JSON) but not validated. An error in a
+    document is read (it must be JSON) but neither validated nor kept: only
+    the containers on the way to the array stay in the reader's tree. An error in a
     fragment (an element that does not validate, text that is not JSON)
     wins over the elements that closed before it in the same fragment.
 
@@ -308,8 +309,16 @@ class ElementSplitter(_Reading):
 
     def _start(self) -> None:
         super()._start()
+        self._reader = JSONStreamParser(keep=self._keeps)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
+
+    def _keeps(self, path: Path) -> bool:
+        """Keep the way to the array and the insides of an element being read, nothing else.
+
+        An element itself is not kept in the array: it is given out when it closes.
+        """
+        return len(path) != len(self._tokens) + 1 and self._under(path)
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
 from rxstream import JSONStreamError, OutputValidationError
-from rxstream.core.json_stream import JSONStreamParser
+from rxstream.core.json_stream import JSONCompleted, JSONStreamParser
 from rxstream.core.objects import (
     COPY_BUDGET,
     SNAPSHOT_FREE,
@@ -433,3 +433,20 @@ def test_object_text_passes_each_piece_once_the_reader_took_it() -> None:
     assert run(ObjectTextDecoder(tool="f"), [ToolCallDelta(0, "[]", name="f")]) == ["[]"]
     with pytest.raises(JSONStreamError, match="still open"):
         run(ObjectTextDecoder(), texts('{"a": 1'))
+
+
+def test_elements_keep_only_the_way_to_the_array() -> None:
+    splitter = ElementSplitter("/items")
+    text = '{"meta": {"a": [1, 2]}, "items": [{"t": [1]}, {"t": 2}, {"t"'
+    assert splitter.feed(TextDelta(text[:9])) == []
+    assert splitter.feed(TextDelta(text[9:])) == [{"t": [1]}, {"t": 2}]
+    # The elements given out are not kept; the one still open shows until it closes.
+    assert splitter._reader.snapshot() == {"items": [{}]}
+    assert splitter.feed(TextDelta(": 3}]}")) + splitter.close() == [{"t": 3}]
+
+
+def test_a_parser_keeps_what_it_is_asked_to_keep() -> None:
+    parser = JSONStreamParser(keep=lambda path: path[:1] != ("skip",))
+    events = parser.feed('{"skip": [1, {"x": 2}], "a": [1, ') + parser.feed("2]}")
+    assert parser.value == {"a": [1, 2]}
+    assert JSONCompleted(("skip",), [1, {"x": 2}], was_open=False) in events
