@@ -58,6 +58,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.scanner import make_scanner
 from typing import Any, Literal, NoReturn, TypeAlias
 
 from .._fast import constructor
@@ -135,9 +136,8 @@ def _refuse_constant(name: str) -> Any:
 
 # The standard library's scanner (C when available), exactly what json.loads reads
 # a value with; NaN and Infinity refused.
-_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(  # type: ignore[attr-defined]
-    json.JSONDecoder(parse_constant=_refuse_constant)
-)
+_DECODER: Any = json.JSONDecoder(parse_constant=_refuse_constant)
+_scan_once: Callable[[str, int], tuple[Any, int]] = make_scanner(_DECODER)
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')
