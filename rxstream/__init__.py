@@ -28,9 +28,11 @@ from .errors import (
     BufferOverflowError,
     EmptyStreamError,
     HTTPStatusError,
+    JSONStreamError,
     LimiterError,
     LineTooLongError,
     MalformedChunkError,
+    OutputValidationError,
     ProviderError,
     RetryError,
     StoredStreamError,
@@ -52,10 +54,12 @@ from .models import (
     DeltaType,
     EventStreamMessage,
     Finish,
+    JSONPatch,
     Message,
     MessageBlock,
     Metadata,
     Output,
+    Partial,
     ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
@@ -117,6 +121,7 @@ if TYPE_CHECKING:
     from .operators.telemetry import telemetry
     from .operators.timeouts import timeouts
     from .operators.to_sse import to_sse
+    from .operators.typed import elements, json_patches, object_text, partial_object
     from .runs.batch import ChatResult, chats
     from .runs.limits import Limiter
     from .runs.pricing import cost, run_cost
@@ -163,6 +168,9 @@ _LAZY = {
         ".operators",
     ),
     **dict.fromkeys(("StopSignal", "stop_on"), ".operators.stop"),
+    **dict.fromkeys(
+        ("elements", "json_patches", "object_text", "partial_object"), ".operators.typed"
+    ),
     **dict.fromkeys(("continuation_messages", "trim_partial"), ".core.continuation"),
     "telemetry": ".operators.telemetry",
     **dict.fromkeys(("ChatResult", "chats"), ".runs.batch"),
@@ -206,6 +214,8 @@ __all__ = [
     "Finish",
     "FunctionTool",
     "HTTPStatusError",
+    "JSONPatch",
+    "JSONStreamError",
     "Limiter",
     "LimiterError",
     "LineTooLongError",
@@ -215,6 +225,8 @@ __all__ = [
     "Metadata",
     "Multicast",
     "Output",
+    "OutputValidationError",
+    "Partial",
     "ProviderError",
     "ReasoningBlock",
     "ReasoningDelta",
@@ -266,13 +278,17 @@ __all__ = [
     "decode",
     "decode_chunks",
     "deltas",
+    "elements",
     "eventstream_frames",
     "from_lines",
     "from_redis_stream",
     "from_request",
     "from_response",
+    "json_patches",
     "lines",
     "multicast",
+    "object_text",
+    "partial_object",
     "request",
     "retrying",
     "run",

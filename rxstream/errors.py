@@ -20,9 +20,11 @@ __all__ = [
     "BufferOverflowError",
     "EmptyStreamError",
     "HTTPStatusError",
+    "JSONStreamError",
     "LimiterError",
     "LineTooLongError",
     "MalformedChunkError",
+    "OutputValidationError",
     "ProviderError",
     "RetryError",
     "StoredStreamError",
@@ -269,6 +271,63 @@ class MalformedChunkError(StreamError):
         self.dialect = dialect
         what = f"malformed {dialect} data" if dialect else "malformed chunk"
         super().__init__(f"{what} ({reason}): {excerpt(data)!r}")
+
+
+class JSONStreamError(MalformedChunkError):
+    """Streamed JSON that is not JSON: what the incremental reader refused, and where.
+
+    Raised by `rxstream.core.json_stream.JSONStreamParser` (and so by
+    `rs.partial_object`, `rs.elements`, `rs.json_patches`) as soon as the
+    text cannot be the prefix of a JSON document: a trailing comma, a leading
+    zero, a control character or a bad escape in a string (at the escape,
+    not at the closing quote), a lone `-`, `NaN`/`Infinity` (strict JSON),
+    text after the top value, nesting past the reader's limit; and at the end
+    of the input when the document is unfinished (or absent).
+
+    Attributes:
+        reason: what was expected and what arrived.
+        data: the text around the offending place (its excerpt is in the message).
+        offset: the character offset in the whole streamed text.
+        path: where in the document, as a JSON Pointer (`""` for the top value).
+    """
+
+    def __init__(self, reason: str, data: str, *, offset: int, path: str) -> None:
+        self.reason = reason
+        self.data = data
+        self.dialect = None
+        self.offset = offset
+        self.path = path
+        where = f"at offset {offset}, path {path!r}"
+        StreamError.__init__(self, f"invalid JSON {where} ({reason}): {excerpt(data)!r}")
+
+
+class OutputValidationError(StreamError):
+    """The final JSON value of a typed stream does not fit the type or schema asked for.
+
+    Raised by `rs.partial_object(output=...)` and `rs.elements(..., item=...)`
+    once the value (or the element) has closed: incomplete values are never
+    validated.
+
+    Attributes:
+        text: the raw JSON text of the value that failed.
+        errors: the validator's errors, each a dict with at least `loc` (a
+            tuple path) and `msg` (pydantic's shape, which the other
+            validators are mapped to).
+        path: where the value sits in the document, as a JSON Pointer.
+    """
+
+    def __init__(self, *, text: str, errors: tuple[dict[str, Any], ...], path: str = "") -> None:
+        self.text = text
+        self.errors = errors
+        self.path = path
+        first = "; ".join(
+            f"{'/'.join(map(str, e.get('loc', ()))) or '(top)'}: {e.get('msg')}" for e in errors[:3]
+        )
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        where = f" at {path!r}" if path else ""
+        super().__init__(
+            f"the JSON value{where} does not validate: {first}{more}; it was {excerpt(text)!r}"
+        )
 
 
 class TruncatedStreamError(StreamError):

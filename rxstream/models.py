@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from .errors import ToolArgumentsError
 
@@ -43,10 +43,12 @@ __all__ = [
     "EventStreamMessage",
     "Finish",
     "JSONObject",
+    "JSONPatch",
     "Message",
     "MessageBlock",
     "Metadata",
     "Output",
+    "Partial",
     "ReasoningBlock",
     "ReasoningDelta",
     "ReasoningState",
@@ -961,3 +963,54 @@ RunItem: TypeAlias = StepStart | StepEnd | ToolResult | ApprovalRequest | Approv
 
 #: Every class a `RunItem` may be (for `isinstance` checks).
 RUN_ITEM_CLASSES = (StepStart, StepEnd, ToolResult, ApprovalRequest, ApprovalResponse, RunEnd)
+T = TypeVar("T")
+
+
+# Not slotted: a generic frozen dataclass with slots breaks `Partial[Model](...)`
+# (typing sets `__orig_class__` through the frozen `__setattr__`, whose `super()`
+# names the class that `slots=True` replaced).
+@dataclass(frozen=True)
+class Partial(Generic[T]):
+    """A snapshot of a typed object still streaming (from `rs.partial_object`).
+
+    The snapshot is plain JSON, not a half-built model: a model built from
+    part of its fields would either fail validation or lie about its types (a
+    required field missing, a nested model still a dict), so the validated
+    object comes once, whole, after the last snapshot; `Partial[T]` says what
+    it will be.
+
+    Attributes:
+        value: dicts and lists holding the completed scalars (never a number
+            or `true`/`false`/`null` before it is whole; a key appears once its
+            value has begun, so `null` and a missing key stay different), and
+            the open string with its text so far. The open containers are
+            fresh copies; closed values are shared with later snapshots and
+            the final object, so do not mutate them.
+        growing: the path (keys and indexes) of the string still growing in
+            `value`, or None when none is.
+
+    >>> Partial({"city": "Par"}, growing=("city",)).value
+    {'city': 'Par'}
+    """
+
+    value: JSON
+    growing: tuple[str | int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JSONPatch:
+    """JSON Patch (RFC 6902) operations from one snapshot of a streaming object to the next.
+
+    Applied in order with a standard applier to `null`, the patches give each
+    snapshot `rs.partial_object()` shows: `add` for a value that appears (a
+    container or string as it opens, a scalar once whole, at its key or array
+    index), `replace` for a string that grew (its whole text so far).
+
+    Attributes:
+        ops: the operations, each a dict `{"op", "path", "value"}`.
+
+    >>> JSONPatch(({"op": "add", "path": "", "value": {}},)).ops[0]["op"]
+    'add'
+    """
+
+    ops: tuple[JSONObject, ...]

@@ -31,8 +31,15 @@ from ._machine import Feeder, Machine
 from .continuation import ContinuationTrimmer, OverlapTrimmer
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
+from .json_stream import JSONStreamParser
 from .lines import LineSplitter
 from .message import MessageAccumulator
+from .objects import (
+    ElementSplitter,
+    JSONPatchEncoder,
+    ObjectTextDecoder,
+    PartialObjectAccumulator,
+)
 from .sse import SSEParser
 from .think import ThinkTagSplitter
 from .tokens import TokenCounter
@@ -43,12 +50,17 @@ __all__ = [
     "ChunkDecoder",
     "ContinuationTrimmer",
     "DeltaDecoder",
+    "ElementSplitter",
     "EventStreamParser",
     "Feeder",
+    "JSONPatchEncoder",
+    "JSONStreamParser",
     "LineSplitter",
     "Machine",
     "MessageAccumulator",
+    "ObjectTextDecoder",
     "OverlapTrimmer",
+    "PartialObjectAccumulator",
     "SSEParser",
     "ThinkTagSplitter",
     "TokenCounter",

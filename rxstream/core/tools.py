@@ -31,11 +31,14 @@ How a fragment finds its call (per choice):
   Ollama) recognise it (`is_generated_call_id`) and do not send it. A
   snapshot (`partial=True`) keeps `id=None` until its call is complete.
 
-With `partial=True` a call's snapshots come at a growing stride (every
-fragment while its arguments are short, then each time they have grown by a
-fixed fraction; see `ToolCallAccumulator`), so the work stays linear in the
-length of the arguments however finely they are cut. Partial parsing needs
-jiter (the `partial` extra).
+With `partial=True` each call's arguments go through an incremental JSON
+reader (`rxstream.core.json_stream.JSONStreamParser`: each character read
+once, no re-parsing, no extra needed), and a call's snapshots come at a
+growing stride (every fragment while its arguments are short, then each time
+they have grown by a fixed fraction; see `ToolCallAccumulator`), so copying
+the snapshots stays linear in the length of the arguments too. A snapshot
+never shows an incomplete number, literal or escape (`[1` shows `[]`); an open
+string shows its text so far.
 
 Follows the OpenAI chat streaming shape of `delta.tool_calls[]` and the
 provider variations the recordings in tests/data show (whole calls in one
@@ -52,8 +55,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._deprecate import moved_names
+from ..errors import JSONStreamError
 from ..models import JSON, Delta, Finish, Reset, ToolCall, ToolCallDelta
 from ._machine import FAILED, OPEN, MachineBase, only_deltas
+from .json_stream import JSONStreamParser
 
 __all__ = [
     "SNAPSHOT_EVERY_FRAGMENT_BELOW",
@@ -249,6 +254,20 @@ class _Call:
     pieces: list[str] = field(default_factory=list)
     length: int = 0  # characters of arguments so far
     shown: int = -1  # characters of arguments in the latest snapshot (-1: none yet)
+    # The incremental reader of the arguments (partial=True); None once they are not JSON.
+    reader: JSONStreamParser | None = None
+
+    def read(self, piece: str) -> None:
+        """Give the reader the next piece of the arguments; a piece that is not JSON stops it."""
+        if self.reader is not None:
+            try:
+                self.reader.feed(piece)
+            except JSONStreamError:
+                self.reader = None
+
+    def partial(self) -> JSON:
+        """The arguments read so far (None before any value, or once they are not JSON)."""
+        return None if self.reader is None else self.reader.snapshot()
 
     def arguments(self) -> str:
         if len(self.pieces) > 1:
@@ -276,15 +295,16 @@ class ToolCallAccumulator(MachineBase):
     Args:
         partial: also emit snapshots `ToolCall(complete=False, partial=...)`
             of a call as it streams, carrying its arguments so far and their
-            best-effort parse (`parse_partial_json`; needs jiter, the
-            `partial` extra). A snapshot comes when a call appears or gets
+            reading by an incremental JSON reader (open containers, complete
+            scalars, an open string so far; None once the arguments are not
+            JSON). A snapshot comes when a call appears or gets
             its id or name, and as its arguments grow: after every fragment
             while they are under `SNAPSHOT_EVERY_FRAGMENT_BELOW` (2,048)
             characters, then whenever they have grown by `SNAPSHOT_GROWTH`
-            (1/8) since the last snapshot. Each snapshot holds (and parses)
-            the whole arguments text, so one per fragment would cost time
-            quadratic in their length; this stride keeps the total work
-            linear (at most about 9 times the final length past the first
+            (1/8) since the last snapshot. Each snapshot holds the whole
+            arguments text and a copy of their open containers, so one per
+            fragment would cost time quadratic in their length; this stride
+            keeps the total work linear (at most about 9 times the final length past the first
             2,048 characters). The last snapshot may lag the arguments by up
             to that fraction: the complete `ToolCall` follows when the choice
             finishes.
@@ -294,11 +314,9 @@ class ToolCallAccumulator(MachineBase):
     calls of choices that never finished. When the `Finish` is a stop
     (`reason="cancelled"`), a call whose arguments are not yet a whole JSON
     object was cut by it and comes with `complete=False` (and, with
-    `partial=True`, their best-effort parse in `partial`).
+    `partial=True`, what was read of them in `partial`).
 
     Raises:
-        ImportError: `partial=True` and jiter is not installed
-            (`pip install "rxstream[partial]"`).
         TypeError: an item that is not a delta.
         RuntimeError: `feed` after `close()` or after an error.
 
@@ -316,8 +334,6 @@ class ToolCallAccumulator(MachineBase):
 
     def __init__(self, *, partial: bool = False) -> None:
         super().__init__()
-        if partial:
-            partial_parser()  # fail now, not at the first fragment
         self._partial = partial
         self._choices: dict[int, _Choice] = {}
 
@@ -369,6 +385,8 @@ class ToolCallAccumulator(MachineBase):
         call = state.calls.get(slot)
         if call is None:
             call = state.calls[slot] = _Call(slot)
+            if self._partial:
+                call.reader = JSONStreamParser()
         if delta.name and call.name is None:
             call.name = delta.name
             changed = True
@@ -376,6 +394,7 @@ class ToolCallAccumulator(MachineBase):
         if delta.arguments:
             call.pieces.append(delta.arguments)
             call.length += len(delta.arguments)
+            call.read(delta.arguments)
             grew = True
         if self._partial and (changed or (grew and call.due())):
             arguments = call.arguments()
@@ -388,7 +407,7 @@ class ToolCallAccumulator(MachineBase):
                     arguments,
                     choice=delta.choice,
                     complete=False,
-                    partial=parse_partial_json(arguments),
+                    partial=call.partial(),
                 )
             )
 
@@ -401,7 +420,7 @@ class ToolCallAccumulator(MachineBase):
             if call_id is None:
                 call_id = generated_call_id(c.slot.index, c.name, arguments, choice)
             if stopped and not whole_object(arguments):
-                partial = parse_partial_json(arguments) if self._partial else None
+                partial = c.partial()
                 out.append(
                     ToolCall(
                         c.slot.index,

@@ -15,6 +15,7 @@ from .timeouts import timeouts
 from .to_sse import to_sse
 from .tokens import count_tokens
 from .tools import accumulate_tool_calls
+from .typed import elements, json_patches, object_text, partial_object
 
 __all__ = [
     "accumulate_message",
@@ -25,8 +26,12 @@ __all__ = [
     "decode",
     "decode_chunks",
     "deltas",
+    "elements",
     "eventstream_frames",
+    "json_patches",
     "lines",
+    "object_text",
+    "partial_object",
     "split_by_delta_type",
     "sse_frames",
     "think_tags",

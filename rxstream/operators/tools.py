@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core.tools import ToolCallAccumulator, partial_parser
+from ..core.tools import ToolCallAccumulator
 from ..models import ChatChunk, Delta, Reset, ToolCall
 from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
@@ -37,8 +37,9 @@ def accumulate_tool_calls(
 
     Args:
         partial: also emit snapshots `ToolCall(complete=False, partial=...)`
-            as the arguments grow; `partial` holds the best-effort parse of
-            the incomplete JSON (jiter's partial mode: the `partial` extra).
+            as the arguments grow; `partial` holds what an incremental JSON
+            reader has read of them (complete scalars only, an open string
+            with its text so far; None once they are not JSON).
             Snapshots come after every fragment while a call's arguments are
             under 2,048 characters, then each time they have grown by 1/8
             since the last one (and whenever a call gets its id or name), so
@@ -48,18 +49,12 @@ def accumulate_tool_calls(
     Returns:
         An operator from chunks (or deltas) to tool calls (and the `Reset`s).
 
-    Raises:
-        ImportError: `partial=True` without jiter (`pip install "rxstream[partial]"`),
-            raised here, when the pipe is built.
-
     >>> import reactivex
     >>> from rxstream.models import Finish, ToolCallDelta
     >>> src = reactivex.of(ToolCallDelta(0, "{}", id="c1", name="f"), Finish("tool_calls"))
     >>> _ = src.pipe(accumulate_tool_calls()).subscribe(lambda c: print(c.name, c.arguments))
     f {}
     """
-    if partial:
-        partial_parser()  # a missing extra fails here, not at the first subscription
     return machine_operator(
         chunks_or_deltas(lambda: ToolCallAccumulator(partial=partial), "rs.accumulate_tool_calls()")
     )

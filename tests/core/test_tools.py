@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxstream.core import tools as tools_module
+from rxstream.core.json_stream import JSONStreamParser
 from rxstream.core.tokens import TokenCounter
 from rxstream.core.tools import (
     SNAPSHOT_EVERY_FRAGMENT_BELOW,
@@ -307,7 +308,8 @@ def test_partial_snapshots_carry_the_best_effort_parse() -> None:
     assert [(s.arguments, s.partial) for s in snapshots] == [
         ("", None),
         ('{"city": "Par', {"city": "Par"}),
-        ('{"city": "Paris", "n": [1', {"city": "Paris", "n": [1]}),
+        # A number at the end of an array is not complete before what follows it.
+        ('{"city": "Paris", "n": [1', {"city": "Paris", "n": []}),
         ('{"city": "Paris", "n": [1]}', {"city": "Paris", "n": [1]}),
     ]
     assert all((s.id, s.name, s.index) == ("c1", "f", 0) for s in snapshots)
@@ -478,16 +480,21 @@ def without_jiter(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("without_jiter")
-@pytest.mark.parametrize(
-    "use",
-    [
-        pytest.param(lambda: ToolCallAccumulator(partial=True), id="accumulator"),
-        pytest.param(lambda: parse_partial_json('{"a": 1'), id="parse_partial_json"),
-    ],
-)
-def test_without_jiter_partial_parsing_names_the_extra(use: Callable[[], object]) -> None:
+def test_without_jiter_parse_partial_json_names_the_extra() -> None:
     with pytest.raises(ImportError, match=r'needs jiter: pip install "rxstream\[partial\]"'):
-        use()
+        parse_partial_json('{"a": 1')
+
+
+@pytest.mark.usefixtures("without_jiter")
+def test_without_jiter_partial_snapshots_still_work() -> None:
+    out = run([tc(0, '{"a": [1, "b', "c1", "f"), tc(0, '"]}')], partial=True)
+    assert [c.partial for c in out if not c.complete] == [{"a": [1, "b"]}, {"a": [1, "b"]}]
+
+
+def test_arguments_that_are_not_json_give_no_partial_and_no_error() -> None:
+    out = run([tc(0, '{"a": 1', "c1", "f"), tc(0, ",,}"), Finish("tool_calls")], partial=True)
+    assert [c.partial for c in out if not c.complete] == [{}, None]
+    assert out[-1] == call(0, "c1", "f", '{"a": 1,,}')
 
 
 @pytest.mark.usefixtures("without_jiter")
@@ -504,15 +511,15 @@ def test_deeply_nested_partial_json_is_no_parse_not_a_crash() -> None:
 
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The length of every arguments text the accumulator parses."""
+    """The length of the arguments text read at every snapshot the accumulator takes."""
     lengths: list[int] = []
-    parse = tools_module.parse_partial_json
+    snapshot = JSONStreamParser.snapshot
 
-    def counting(text: str) -> Any:
-        lengths.append(len(text))
-        return parse(text)
+    def counting(self: JSONStreamParser) -> Any:
+        lengths.append(self.offset)
+        return snapshot(self)
 
-    monkeypatch.setattr(tools_module, "parse_partial_json", counting)
+    monkeypatch.setattr(JSONStreamParser, "snapshot", counting)
     return lengths
 
 

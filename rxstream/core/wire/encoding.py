@@ -1,8 +1,9 @@
 """rxstream's own event format, written: items as JSON, as SSE events, as Redis entry fields.
 
 Input: any item of a pipeline (`SSEFrame`, `ChatChunk`, `EventStreamMessage`,
-every delta, `ToolCall`, `Message`, `TokenCount`, a run's items: `StepStart`,
-`StepEnd`, `ToolResult`, `ApprovalRequest`, `ApprovalResponse`, `RunEnd`) or a
+every delta, `ToolCall`, `Message`, `TokenCount`, `Partial`, `JSONPatch`, a run's
+items: `StepStart`, `StepEnd`, `ToolResult`, `ApprovalRequest`, `ApprovalResponse`,
+`RunEnd`) or a
 `StreamError`.
 Output: the item's tagged JSON object (`encode`), the `(event, data)` pair of
 the SSE event that sends it (`item_event`), or the `data` of the Redis entry
@@ -36,8 +37,10 @@ from ...models import (
     EventStreamMessage,
     Finish,
     JSONObject,
+    JSONPatch,
     Message,
     Metadata,
+    Partial,
     ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
@@ -116,6 +119,8 @@ TAGS: dict[type, str] = {
     RunEnd: "run_end",
     TextBlock: "text_block",
     ReasoningBlock: "reasoning_block",
+    Partial: "partial",
+    JSONPatch: "patch",
 }
 
 #: The item types of this version (the `"type"` of every object but an error's).

@@ -564,7 +564,11 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
                     cacheWriteInputTokens=3,
                 ),
             ],
-            [Finish("stop"), Usage(18, 4, 22, None, 5, cache_write_tokens=3), Metadata({"metrics": {"latencyMs": 5}})],
+            [
+                Finish("stop"),
+                Usage(18, 4, 22, None, 5, cache_write_tokens=3),
+                Metadata({"metrics": {"latencyMs": 5}}),
+            ],
             id="usage-with-cache-reads-and-writes",
         ),
         pytest.param(

@@ -1,0 +1,732 @@
+"""An incremental JSON reader: text fragments of one document in, what became visible out.
+
+Input: `str` fragments of one JSON document (RFC 8259), cut anywhere.
+Output (from `feed` and `close`): `JSONEvent` items, in document order:
+
+- `JSONOpened(path, kind)`: an object, an array or a string value opened and is
+  still open at the end of the fragment (`kind` is `"object"`, `"array"` or
+  `"string"`);
+- `JSONGrew(path, text)`: an open string value grew by `text` (decoded; never
+  half an escape, never the first half of a surrogate pair);
+- `JSONCompleted(path, value, was_open)`: a value closed at `path` (an array
+  element when the last step of `path` is an `int`); `was_open` says whether
+  it was reported open before.
+
+A `path` is a tuple of object keys (`str`) and array indexes (`int`); `()` is
+the top value. A value that arrives whole within one fragment may be reported
+by one `JSONCompleted` alone, its insides in its value (that is how a fragment
+holding many small values stays cheap); a consumer treats a completed container
+it never saw open as that whole value arriving at once.
+
+Invariants:
+
+- Exact against `json.loads` for every complete document: the same value
+  (duplicate keys: the last wins, in the first one's place; big integers; floats
+  as `float()` reads them), and refused iff `json.loads` refuses it, except that
+  `NaN`, `Infinity` and `-Infinity` are refused too (strict JSON, which
+  `json.loads` accepts by default), and nesting deeper than `max_depth`.
+- Strict at the first character that cannot continue a JSON document: trailing
+  commas, leading zeros, control characters and bad escapes in strings (at the
+  escape, not at the closing quote), a lone `-`, text after the top value.
+  The error is `JSONStreamError`, with the offset and the JSON Pointer.
+- Never shows a number, `true`/`false`/`null` or an escape before it is
+  complete: a number ends at the character after it (`,`, `]`, `}`,
+  whitespace), or at `close()` for a top-level number.
+- Linear in the input whatever the fragment sizes: what is kept between
+  fragments is the parse stack and at most a few characters (a cut literal or
+  escape); a number or string cut by a fragment goes on from where it stopped.
+  Runs of plain string characters and digits are matched by regular
+  expressions, and a container or string that may be whole in the fragment (its
+  closing character is there) is read by the standard library's C scanner
+  (what `json.loads` reads with); a failed attempt (a value cut by the
+  fragment's end) is charged against a budget of twice the fragment, so the
+  scanner never reads a character more than a bounded number of times.
+
+The partial value (`snapshot()`) holds the completed scalars and the open
+containers, and the open string with its text so far; `null` and a missing key
+stay different (a key appears once its value has begun: a container or string
+at once, a scalar when complete). The containers are built in place;
+`snapshot()` copies only the open ones (shallowly: closed values are shared,
+they never change again), so one snapshot costs `snapshot_size()`: the
+entries of the open containers plus the length of the open string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.scanner import make_scanner
+from typing import Any, Literal, NoReturn, TypeAlias
+
+from .._fast import constructor
+from ..errors import JSONStreamError
+from ..models import JSON
+from ._machine import FAILED, OPEN, MachineBase
+
+__all__ = [
+    "MAX_DEPTH",
+    "JSONCompleted",
+    "JSONEvent",
+    "JSONGrew",
+    "JSONOpened",
+    "JSONStreamParser",
+    "Path",
+    "pointer",
+]
+
+#: A place in a document: object keys and array indexes from the top.
+Path: TypeAlias = tuple[str | int, ...]
+
+#: The deepest nesting the reader follows (json.loads stops near 1,000 too).
+MAX_DEPTH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class JSONOpened:
+    """An object, array or string value opened at `path`, still open at the fragment's end."""
+
+    path: Path
+    kind: Literal["object", "array", "string"]
+
+
+@dataclass(frozen=True, slots=True)
+class JSONGrew:
+    """The open string value at `path` grew by `text` (decoded)."""
+
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class JSONCompleted:
+    """A value closed at `path`; `value` is it whole.
+
+    `was_open` is True when a `JSONOpened` reported it earlier (it was read
+    piece by piece), False when it arrived whole (a scalar always does).
+    """
+
+    path: Path
+    value: JSON
+    was_open: bool = False
+
+
+JSONEvent: TypeAlias = JSONOpened | JSONGrew | JSONCompleted
+
+# The events of the hot loop, built with plain attribute stores (the same objects).
+_opened: Callable[[Path, str], JSONOpened] = constructor(JSONOpened)
+_grew: Callable[[Path, str], JSONGrew] = constructor(JSONGrew)
+_completed: Callable[[Path, JSON, bool], JSONCompleted] = constructor(JSONCompleted)
+
+
+def pointer(path: Path) -> str:
+    """The JSON Pointer (RFC 6901) of `path`.
+
+    >>> pointer(("a/b", 0, "~"))
+    '/a~1b/0/~0'
+    """
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# The standard library's scanner (C when available), exactly what json.loads reads
+# a value with; NaN and Infinity refused.
+_DECODER: Any = json.JSONDecoder(parse_constant=_refuse_constant)
+_scan_once: Callable[[str, int], tuple[Any, int]] = make_scanner(_DECODER)
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')
+_DIGITS = re.compile(r"[0-9]*")
+_HEX = re.compile(r"[0-9a-fA-F]*")
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_LITERALS: dict[str, tuple[str, JSON]] = {
+    "t": ("true", True),
+    "f": ("false", False),
+    "n": ("null", None),
+}
+
+# What the reader expects next.
+_VALUE, _FIRST_ELEMENT, _FIRST_KEY, _KEY, _COLON, _AFTER, _END, _STRING, _NUMBER = range(9)
+_EXPECTED = {
+    _VALUE: "a value",
+    _FIRST_ELEMENT: "a value or ']'",
+    _FIRST_KEY: "'\"' (a key) or '}'",
+    _KEY: "'\"' (a key)",
+    _COLON: "':'",
+    _END: "the end of the text (the top value is complete)",
+}
+
+# The states of a number, and those in which it may end.
+_N_START, _N_MINUS, _N_ZERO, _N_INT, _N_DOT, _N_FRAC, _N_E, _N_ESIGN, _N_EXP = range(9)
+_N_ENDS = frozenset({_N_ZERO, _N_INT, _N_FRAC, _N_EXP})
+_N_NEEDS = {
+    _N_START: "a digit",
+    _N_MINUS: "a digit after '-'",
+    _N_DOT: "a digit after '.'",
+    _N_E: "a digit or sign after the exponent's 'e'",
+    _N_ESIGN: "a digit after the exponent's sign",
+}
+
+
+class _Frame:
+    """An open object or array: its live container and the key (or index) being read."""
+
+    __slots__ = ("container", "count", "is_object", "key")
+
+    def __init__(self, container: dict[str, Any] | list[Any], key: str | int) -> None:
+        self.container = container
+        self.is_object = type(container) is dict
+        self.key = key
+        self.count = 0  # an array's elements so far (kept or not)
+
+
+class _String:
+    """An open string: its decoded pieces and whether it is a key."""
+
+    __slots__ = ("is_key", "length", "pieces")
+
+    def __init__(self, is_key: bool) -> None:
+        self.is_key = is_key
+        self.pieces: list[str] = []
+        self.length = 0
+
+    def text(self) -> str:
+        if len(self.pieces) > 1:
+            self.pieces[:] = ["".join(self.pieces)]
+        return self.pieces[0] if self.pieces else ""
+
+
+_NOTHING: Any = object()
+
+
+class JSONStreamParser(MachineBase):
+    """Read one JSON document from text fragments, reporting what each makes visible.
+
+    Args:
+        max_depth: the deepest nesting accepted (default 1,000); deeper is a
+            `JSONStreamError`.
+        keep: which values to keep in the tree (`snapshot()`, the values of
+            the containers that hold them), asked with each value's path as it
+            completes or opens; None keeps all. A value not kept is still read,
+            checked and reported in its events, then dropped (`rs.elements`
+            keeps only the way to its array); values still open show in
+            `snapshot()` until they close.
+
+    Returns (from `feed`): the `JSONEvent`s the fragment completes; `close()`
+    returns the last ones (a top-level number ends there) and raises if the
+    document is unfinished or absent.
+
+    Raises:
+        JSONStreamError: the text cannot be (or, at `close()`, is not) a JSON document.
+        TypeError: a fragment that is not a `str`.
+        RuntimeError: `feed` after `close()` or after an error.
+
+    >>> p = JSONStreamParser()
+    >>> for event in p.feed('{"a": [1, 2'):
+    ...     print(event)
+    JSONOpened(path=(), kind='object')
+    JSONOpened(path=('a',), kind='array')
+    JSONCompleted(path=('a', 0), value=1, was_open=False)
+    >>> p.snapshot()
+    {'a': [1]}
+    >>> p.feed("]}")[-1], p.close(), p.value
+    (JSONCompleted(path=(), value={'a': [1, 2]}, was_open=True), [], {'a': [1, 2]})
+    """
+
+    __slots__ = (
+        "_base",
+        "_budget",
+        "_buf",
+        "_keep",
+        "_mode",
+        "_num",
+        "_num_state",
+        "_root",
+        "_stack",
+        "_str",
+        "max_depth",
+    )
+
+    operator = "rs.partial_object()"
+
+    def __init__(
+        self, *, max_depth: int = MAX_DEPTH, keep: Callable[[Path], bool] | None = None
+    ) -> None:
+        super().__init__()
+        self.max_depth = max_depth
+        self._keep = keep
+        self._buf = ""  # text not consumed yet: at most a cut literal or escape
+        self._base = 0  # the offset of _buf[0] in the whole text
+        self._mode = _VALUE
+        self._stack: list[_Frame] = []
+        self._root: JSON = _NOTHING
+        self._str: _String | None = None
+        self._num: list[str] = []
+        self._num_state = _N_START
+        self._budget = 0
+
+    # -- the public view ----------------------------------------------------------
+
+    @property
+    def complete(self) -> bool:
+        """True once the top value has closed (a top-level number: once `close()` ran)."""
+        return self._mode == _END
+
+    @property
+    def value(self) -> JSON:
+        """The document's value, once `complete`.
+
+        Raises:
+            RuntimeError: the top value has not closed yet.
+        """
+        if self._mode != _END:
+            raise RuntimeError("the JSON value is not complete yet")
+        return self._root
+
+    @property
+    def offset(self) -> int:
+        """Characters read so far (the position of the next one)."""
+        return self._base + len(self._buf)
+
+    @property
+    def visible(self) -> bool:
+        """Whether `snapshot()` has anything to show (the top value has begun)."""
+        return self._root is not _NOTHING or (self._str is not None and not self._str.is_key)
+
+    @property
+    def growing(self) -> Path | None:
+        """The path of the open string value, if one is open."""
+        if self._mode == _STRING and self._str is not None and not self._str.is_key:
+            return self._path()
+        return None
+
+    def growing_text(self) -> str | None:
+        """The text so far of the open string value (None when none is open); costs its length."""
+        if self._str is not None and not self._str.is_key:
+            return self._str.text()
+        return None
+
+    def snapshot_size(self) -> int:
+        """What `snapshot()` copies: the open containers' entries plus the open string's length."""
+        size = sum(len(frame.container) for frame in self._stack)
+        if self._str is not None and not self._str.is_key:
+            size += self._str.length
+        return size
+
+    def snapshot(self) -> JSON:
+        """The partial value: completed scalars, open containers, the open string so far.
+
+        None when nothing is visible yet (see `visible`). The open containers are
+        copied (shallowly, see the module docstring); closed values are shared
+        with the final value, so do not mutate them.
+        """
+        child: JSON = _NOTHING
+        live: Any = None  # the open container `child` copies (None for the open string)
+        if self._str is not None and not self._str.is_key:
+            child = self._str.text()
+        for frame in reversed(self._stack):
+            copy: Any = dict(frame.container) if frame.is_object else list(frame.container)
+            if child is not _NOTHING:
+                if frame.is_object:
+                    copy[frame.key] = child
+                elif copy and live is not None and copy[-1] is live:
+                    copy[-1] = child
+                else:  # an open string, or an open container not kept (see `keep`)
+                    copy.append(child)
+            child, live = copy, frame.container
+        if child is _NOTHING:
+            return None if self._root is _NOTHING else self._root
+        return child
+
+    # -- the machine --------------------------------------------------------------
+
+    def feed(self, text: str) -> list[JSONEvent]:
+        """Read one fragment; return the events it completes."""
+        if self._state is not OPEN:
+            self._refuse()
+        if type(text) is not str:
+            self._state = FAILED
+            raise TypeError(f"JSONStreamParser takes str fragments, not {type(text).__name__}")
+        out: list[JSONEvent] = []
+        if not text:
+            return out
+        self._buf = self._buf + text if self._buf else text
+        self._budget = 2 * len(text) + 1024
+        try:
+            self._run(out)
+        except BaseException:
+            self._state = FAILED
+            raise
+        return out
+
+    def close(self) -> list[JSONEvent]:
+        """End the text; return the last events (a top-level number's).
+
+        Raises:
+            JSONStreamError: the document is unfinished, or no value arrived.
+        """
+        self._closing()
+        out: list[JSONEvent] = []
+        try:
+            if self._mode == _NUMBER and not self._stack and self._num_state in _N_ENDS:
+                self._end_number("", 0, out)
+            elif self._mode != _END:
+                self._unfinished()
+        except BaseException:
+            self._state = FAILED
+            raise
+        return out
+
+    def _unfinished(self) -> None:
+        buf = self._buf
+        if self._root is _NOTHING and self._mode == _VALUE and not buf.strip():
+            reason = "no JSON value arrived"
+        elif self._mode == _STRING:
+            reason = "the text ended inside a string"
+        elif self._mode == _NUMBER and self._num_state not in _N_ENDS:
+            reason = f"the text ended inside a number (expected {_N_NEEDS[self._num_state]})"
+        elif buf.strip():
+            reason = f"the text ended inside {buf.strip()!r}"
+        else:
+            reason = f"the text ended where {_EXPECTED.get(self._mode, 'more')} was expected"
+            if self._mode == _NUMBER:
+                reason = "the text ended after a number in an unfinished document"
+            if self._stack:
+                open_ = "".join("{" if f.is_object else "[" for f in self._stack)
+                reason += f" ({open_!r} still open)"
+        self._fail(reason, len(buf))
+
+    # -- reading ------------------------------------------------------------------
+
+    def _run(self, out: list[JSONEvent]) -> None:
+        """Read `_buf` as far as it goes; keep the unread tail.
+
+        The dispatch loop over the expected token: long, because it is the hot
+        loop; each token's work is in a named helper.
+        """
+        buf = self._buf
+        n = len(buf)
+        pos = 0
+        stack = self._stack
+        while True:
+            mode = self._mode
+            if mode == _STRING:
+                pos = self._string(buf, pos, out)
+                if self._mode == _STRING:
+                    break
+                continue
+            if mode == _NUMBER:
+                pos = self._number(buf, pos, out)
+                if self._mode == _NUMBER:
+                    break
+                continue
+            pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos >= n:
+                break
+            c = buf[pos]
+            if mode == _AFTER:
+                frame = stack[-1]
+                if c == ",":
+                    self._mode = _KEY if frame.is_object else _VALUE
+                    pos += 1
+                elif c == ("}" if frame.is_object else "]"):
+                    self._close_container(out)
+                    pos += 1
+                else:
+                    close = "'}'" if frame.is_object else "']'"
+                    self._fail(f"expected ',' or {close}, got {c!r}", pos)
+            elif mode in (_VALUE, _FIRST_ELEMENT):
+                if c == "]" and stack and not stack[-1].is_object:
+                    if mode == _VALUE:
+                        self._fail("a trailing comma before ']'", pos)
+                    self._close_container(out)
+                    pos += 1
+                    continue
+                pos = self._value(buf, pos, c, out)
+                if pos < 0:
+                    pos = -pos - 1
+                    break
+            elif mode in (_FIRST_KEY, _KEY):
+                if c == '"':
+                    pos = self._key(buf, pos)
+                elif c == "}" and mode == _FIRST_KEY:
+                    self._close_container(out)
+                    pos += 1
+                elif c == "}":
+                    self._fail("a trailing comma before '}'", pos)
+                else:
+                    self._fail(f"expected {_EXPECTED[mode]}, got {c!r}", pos)
+            elif mode == _COLON:
+                if c != ":":
+                    self._fail(f"expected ':' after the key, got {c!r}", pos)
+                self._mode = _VALUE
+                pos += 1
+            else:  # _END
+                self._fail(f"text after the complete top value: {c!r}", pos)
+        self._base += pos
+        self._buf = buf[pos:]
+
+    def _value(self, buf: str, pos: int, c: str, out: list[JSONEvent]) -> int:
+        """Start the value at `pos`; its end, or `-pos - 1` to wait for more text there."""
+        stack = self._stack
+        if stack and not stack[-1].is_object:
+            frame = stack[-1]
+            frame.key = frame.count
+        if c == '"':
+            if self._budget > 0 and buf.find('"', pos + 1) > 0:
+                try:
+                    text, end = scanstring(buf, pos + 1, True)
+                except ValueError:
+                    self._budget -= len(buf) - pos
+                else:
+                    self._complete(text, out)
+                    return int(end)
+            self._str = _String(is_key=False)
+            self._mode = _STRING
+            out.append(_opened(self._path(), "string"))
+            return pos + 1
+        if c == "{" or c == "[":
+            return self._open(buf, pos, c, out)
+        if c == "-" or "0" <= c <= "9":
+            self._num = []
+            self._num_state = _N_START
+            self._mode = _NUMBER
+            return self._number(buf, pos, out)
+        literal = _LITERALS.get(c)
+        if literal is not None:
+            word, value = literal
+            got = buf[pos : pos + len(word)]
+            if got == word:
+                self._complete(value, out)
+                return pos + len(word)
+            if word.startswith(got) and pos + len(got) == len(buf):
+                return -pos - 1
+            self._fail(f"expected {word!r}, got {got!r}", pos)
+        if c == "N" or c == "I":
+            self._fail(f"expected a value, got {c!r} (NaN and Infinity are not JSON)", pos)
+        self._fail(f"expected {_EXPECTED[self._mode]}, got {c!r}", pos)
+
+    def _open(self, buf: str, pos: int, c: str, out: list[JSONEvent]) -> int:
+        if len(self._stack) >= self.max_depth:
+            self._fail(f"nested deeper than {self.max_depth} levels", pos)
+        if self._budget > 0 and buf.find("}" if c == "{" else "]", pos) > 0:
+            try:
+                value, end = _scan_once(buf, pos)
+            except (StopIteration, ValueError, RecursionError):
+                self._budget -= len(buf) - pos
+            else:
+                self._complete(value, out)
+                return end
+        container: dict[str, Any] | list[Any] = {} if c == "{" else []
+        path = self._path()
+        self._place(container, path)
+        self._stack.append(_Frame(container, "" if c == "{" else 0))
+        self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
+        out.append(_opened(path, "object" if c == "{" else "array"))
+        return pos + 1
+
+    def _key(self, buf: str, pos: int) -> int:
+        if self._budget > 0 and buf.find('"', pos + 1) > 0:
+            try:
+                key, end = scanstring(buf, pos + 1, True)
+            except ValueError:
+                self._budget -= len(buf) - pos
+            else:
+                self._stack[-1].key = key
+                self._mode = _COLON
+                return int(end)
+        self._str = _String(is_key=True)
+        self._mode = _STRING
+        return pos + 1
+
+    def _string(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
+        """Go on with the open string from `pos`; where reading stopped."""
+        state = self._str
+        assert state is not None
+        n = len(buf)
+        fresh: list[str] = []
+        while True:
+            end = _STRING_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+            if end > pos:
+                fresh.append(buf[pos:end])
+                pos = end
+            if pos >= n:
+                break
+            c = buf[pos]
+            if c == "\\":
+                decoded = self._escape(buf, pos)
+                if decoded is None:
+                    break
+                fresh.append(decoded[0])
+                pos = decoded[1]
+            elif c == '"':
+                self._end_string(state, fresh, out)
+                return pos + 1
+            else:
+                self._fail(f"a control character {c!r} in a string (escape it)", pos)
+        if fresh:
+            self._grow(state, fresh, out)
+        return pos
+
+    def _grow(self, state: _String, fresh: list[str], out: list[JSONEvent]) -> None:
+        text = "".join(fresh)
+        state.pieces.append(text)
+        state.length += len(text)
+        if not state.is_key:
+            out.append(_grew(self._path(), text))
+
+    def _end_string(self, state: _String, fresh: list[str], out: list[JSONEvent]) -> None:
+        if fresh:
+            self._grow(state, fresh, out)
+        text = state.text()
+        self._str = None
+        if state.is_key:
+            self._stack[-1].key = text
+            self._mode = _COLON
+        else:
+            self._complete(text, out, was_open=True)
+
+    def _escape(self, buf: str, i: int) -> tuple[str, int] | None:
+        """The escape at `i` decoded, and where it ends; None if it is cut by the text's end."""
+        n = len(buf)
+        if i + 1 >= n:
+            return None
+        c = buf[i + 1]
+        if c != "u":
+            char = _ESCAPES.get(c)
+            if char is None:
+                self._fail(f"invalid escape {buf[i : i + 2]!r} in a string", i)
+            return char, i + 2
+        code = self._hex(buf, i)
+        if code is None:
+            return None
+        j = i + 6
+        if 0xD800 <= code <= 0xDBFF:
+            # A high surrogate: a low one may follow, and they make one character.
+            if buf.startswith("\\u", j):
+                low = self._hex(buf, j)
+                if low is None:
+                    return None
+                if 0xDC00 <= low <= 0xDFFF:
+                    return chr(0x10000 + (((code - 0xD800) << 10) | (low - 0xDC00))), j + 6
+            elif j >= n or (j + 1 == n and buf[j] == "\\"):
+                return None  # what follows decides
+        return chr(code), j
+
+    def _hex(self, buf: str, i: int) -> int | None:
+        """The code of `\\uXXXX` at `i`; None if it is cut by the text's end."""
+        digits = _HEX.match(buf, i + 2, i + 6).group()  # type: ignore[union-attr]
+        if len(digits) == 4:
+            return int(digits, 16)
+        if i + 2 + len(digits) < len(buf):
+            self._fail(f"invalid escape {buf[i : i + 2 + len(digits) + 1]!r} in a string", i)
+        return None
+
+    def _number(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
+        end, state = _scan_number(buf, pos, self._num_state)
+        self._num_state = state
+        if end >= len(buf):
+            self._num.append(buf[pos:end])
+            return end
+        got = buf[end]
+        if state == _N_ZERO and "0" <= got <= "9":
+            self._fail("a number with a leading zero", end - 1)
+        if state not in _N_ENDS:
+            hint = " (-Infinity is not JSON)" if got == "I" else ""
+            self._fail(f"expected {_N_NEEDS[state]}, got {got!r}{hint}", end)
+        self._end_number(buf, pos, out, end)
+        return end
+
+    def _end_number(self, buf: str, pos: int, out: list[JSONEvent], end: int = 0) -> None:
+        self._num.append(buf[pos:end])
+        text = "".join(self._num)
+        self._num = []
+        try:
+            value: JSON = int(text) if self._num_state in (_N_ZERO, _N_INT) else float(text)
+        except ValueError as exc:  # an integer past Python's digit limit, as json.loads says
+            self._fail(str(exc), end)
+        self._complete(value, out)
+
+    # -- the tree -----------------------------------------------------------------
+
+    def _path(self) -> Path:
+        return tuple([frame.key for frame in self._stack])
+
+    def _place(self, value: JSON, path: Path) -> None:
+        if not self._stack:
+            self._root = value
+            return
+        frame = self._stack[-1]
+        keep = self._keep is None or self._keep(path)
+        if frame.is_object:
+            if keep:
+                frame.container[frame.key] = value  # type: ignore[index]
+        else:
+            frame.count += 1
+            if keep:
+                frame.container.append(value)  # type: ignore[union-attr]
+
+    def _complete(self, value: JSON, out: list[JSONEvent], *, was_open: bool = False) -> None:
+        path = self._path()
+        out.append(_completed(path, value, was_open))
+        self._place(value, path)
+        self._mode = _AFTER if self._stack else _END
+
+    def _close_container(self, out: list[JSONEvent]) -> None:
+        frame = self._stack.pop()
+        out.append(_completed(self._path(), frame.container, True))
+        self._mode = _AFTER if self._stack else _END
+
+    def _fail(self, reason: str, pos: int) -> NoReturn:
+        self._state = FAILED
+        buf = self._buf
+        start = max(0, pos - 40)
+        raise JSONStreamError(
+            reason,
+            buf[start : pos + 40],
+            offset=self._base + pos,
+            path=pointer(self._path()),
+        )
+
+
+def _scan_number(buf: str, pos: int, state: int) -> tuple[int, int]:
+    """Go over a number's characters from `pos` in `state`; where it stopped, and the state.
+
+    It stops at the first character that cannot go on (the caller decides
+    whether the number may end there) or at the end of `buf`.
+    """
+    n = len(buf)
+    while pos < n:
+        if state in (_N_INT, _N_FRAC, _N_EXP):
+            pos = _DIGITS.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos >= n or state == _N_EXP:
+                break
+        c = buf[pos]
+        if state == _N_START and c == "-":
+            state = _N_MINUS
+        elif state in (_N_START, _N_MINUS):
+            if c == "0":
+                state = _N_ZERO
+            elif "1" <= c <= "9":
+                state = _N_INT
+            else:
+                break
+        elif state in (_N_ZERO, _N_INT, _N_FRAC) and c in "eE":
+            state = _N_E
+        elif state in (_N_ZERO, _N_INT) and c == ".":
+            state = _N_DOT
+        elif state == _N_DOT and "0" <= c <= "9":
+            state = _N_FRAC
+        elif state == _N_E and c in "+-":
+            state = _N_ESIGN
+        elif state in (_N_E, _N_ESIGN) and "0" <= c <= "9":
+            state = _N_EXP
+        else:
+            break
+        pos += 1
+    return pos, state

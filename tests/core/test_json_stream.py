@@ -1,0 +1,330 @@
+"""The incremental JSON reader: exact against json.loads, strict, never an incomplete scalar."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rxstream import JSONStreamError
+from rxstream.core.json_stream import (
+    JSONCompleted,
+    JSONEvent,
+    JSONGrew,
+    JSONOpened,
+    JSONStreamParser,
+    Path,
+    pointer,
+)
+from tests.chunking import chunkings
+
+
+def strict_loads(text: str) -> Any:
+    """json.loads, with NaN and Infinity refused (the reader is strict JSON)."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def read(pieces: list[str]) -> tuple[Any, list[JSONEvent], list[Any]]:
+    """The value, the events and the snapshot after each piece."""
+    parser = JSONStreamParser()
+    events: list[JSONEvent] = []
+    snapshots = []
+    for piece in pieces:
+        events += parser.feed(piece)
+        snapshots.append((parser.snapshot(), parser.growing))
+    events += parser.close()
+    return parser.value, events, snapshots
+
+
+def rebuilt(events: list[JSONEvent]) -> Any:
+    """The value the events describe, applied in order (as a consumer would)."""
+    root: dict[str, Any] = {}
+
+    def put(path: Path, value: Any) -> None:
+        parent: Any = root
+        steps: list[Any] = ["top", *path]
+        for step in steps[:-1]:
+            parent = parent[step]
+        last = steps[-1]
+        if isinstance(parent, list) and last == len(parent):
+            parent.append(value)
+        else:
+            parent[last] = value
+
+    growing: dict[Path, list[str]] = {}
+    for event in events:
+        match event:
+            case JSONOpened(path=path, kind=kind):
+                put(path, {"object": {}, "array": [], "string": ""}[kind])
+                if kind == "string":
+                    growing[path] = []
+            case JSONGrew(path=path, text=text):
+                growing[path].append(text)
+                put(path, "".join(growing[path]))
+            case JSONCompleted(path=path, value=value):
+                if isinstance(value, str) and path in growing:
+                    assert "".join(growing.pop(path)) == value
+                put(path, value)
+    return root["top"]
+
+
+def prefix_of(snapshot: Any, final: Any, growing: Path | None, here: Path = ()) -> bool:
+    """Whether `snapshot` can still become `final`: no scalar in it changes later."""
+    if type(snapshot) is not type(final):
+        return False
+    if isinstance(final, dict):
+        return all(
+            k in final and prefix_of(v, final[k], growing, (*here, k)) for k, v in snapshot.items()
+        )
+    if isinstance(final, list):
+        return len(snapshot) <= len(final) and all(
+            prefix_of(v, final[i], growing, (*here, i)) for i, v in enumerate(snapshot)
+        )
+    if isinstance(final, str) and here == growing:
+        return final.startswith(snapshot)
+    if isinstance(final, float) and math.isnan(final):
+        return False  # never: NaN is refused
+    return bool(snapshot == final)
+
+
+# -- the issue's edge cases, each a test -------------------------------------------------
+
+EDGE_CASES = [
+    # (pieces, snapshot after each piece)
+    pytest.param(["[1, 2", "]"], [[1], [1, 2]], id="number at the end of an array"),
+    pytest.param(["[12", "3]"], [[], [123]], id="number cut in two"),
+    pytest.param(["[1.", "5e", "+3 ", "]"], [[], [], [1500.0], [1500.0]], id="float cut"),
+    pytest.param(['{"a": tr', "ue}"], [{}, {"a": True}], id="literal cut"),
+    pytest.param(
+        ['{"a": null, "b": ', "1}"], [{"a": None}, {"a": None, "b": 1}], id="null vs missing"
+    ),
+    pytest.param(['{"a": "x\\u00', 'e9y"}'], [{"a": "x"}, {"a": "xéy"}], id="cut inside uXXXX"),
+    pytest.param(
+        ['["\\ud83d', '\\ude00"]'], [[""], ["😀"]], id="surrogate pair cut between halves"
+    ),
+    pytest.param(
+        ['["\\ud83d\\', 'ude00"]'], [[""], ["😀"]], id="surrogate pair cut at its backslash"
+    ),
+    pytest.param(['["\\ud83dx', '"]'], [["\ud83dx"], ["\ud83dx"]], id="lone high surrogate"),
+    pytest.param(['{"k', 'ey": "v', 'al"}'], [{}, {"key": "v"}, {"key": "val"}], id="key cut"),
+    pytest.param(['"ab\\', 'nc"'], ["ab", "ab\nc"], id="escape cut at its backslash"),
+    pytest.param(
+        ["[[1], {", '"a": [2, 3', "]}]"],
+        [[[1], {}], [[1], {"a": [2]}], [[1], {"a": [2, 3]}]],
+        id="nested",
+    ),
+    pytest.param(["-", "0"], [None, None], id="top-level number only at close"),
+]
+
+
+@pytest.mark.parametrize(("pieces", "snapshots"), EDGE_CASES)
+def test_edge_cases_show_no_incomplete_scalar(pieces: list[str], snapshots: list[Any]) -> None:
+    value, events, got = read(pieces)
+    assert [snapshot for snapshot, _ in got] == snapshots
+    assert value == strict_loads("".join(pieces))
+    assert rebuilt(events) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.5e-3, -0, "x\\"y\\\\z\\/"], "b": {"c": null, "d": [true, false]}}',
+        '"\\ud83d\\ude00é"',
+        "  7 ",
+    ],
+)
+def test_every_chunking_gives_the_same_value_and_rebuilt_events(text: str) -> None:
+    for name, pieces in chunkings(text):
+        value, events, _ = read(pieces)
+        assert value == strict_loads(text), name
+        assert rebuilt(events) == value, name
+
+
+def test_events_of_a_finely_cut_document() -> None:
+    # Whole in one fragment, a value may come as one event; cut, piece by piece.
+    assert read(["[1]"])[1] == [JSONCompleted((), [1])]
+    assert read(["[", "1]"])[1] == [
+        JSONOpened((), "array"),
+        JSONCompleted((0,), 1),
+        JSONCompleted((), [1], was_open=True),
+    ]
+    events = read(list('{"a": ["x"]}'))[1]
+    assert events == [
+        JSONOpened((), "object"),
+        JSONOpened(("a",), "array"),
+        JSONOpened(("a", 0), "string"),
+        JSONGrew(("a", 0), "x"),
+        JSONCompleted(("a", 0), "x", was_open=True),
+        JSONCompleted(("a",), ["x"], was_open=True),
+        JSONCompleted((), {"a": ["x"]}, was_open=True),
+    ]
+
+
+BAD = [
+    # (pieces, offset of the error, words in it)
+    pytest.param(["[1,", "]"], 3, "trailing comma", id="trailing comma in an array"),
+    pytest.param(['{"a": 1,', "}"], 8, "trailing comma", id="trailing comma in an object"),
+    pytest.param(["[01]"], 1, "leading zero", id="leading zero"),
+    pytest.param(["[0", "1]"], 1, "leading zero", id="leading zero cut"),
+    pytest.param(["[-]"], 2, "digit after '-'", id="lone minus"),
+    pytest.param(["-"], 1, "inside a number", id="lone minus at the end"),
+    pytest.param(['"abc\\q', 'rest"'], 4, "invalid escape", id="invalid escape, at the escape"),
+    pytest.param(['"ab\\u12', "G4 and more"], 3, "invalid escape", id="bad hex, at the escape"),
+    pytest.param(['"a\x01"'], 2, "control character", id="control character"),
+    pytest.param(["[NaN]"], 1, "NaN and Infinity", id="NaN"),
+    pytest.param(["[-Infinity]"], 2, "-Infinity", id="minus Infinity"),
+    pytest.param(["{} x"], 3, "after the complete top value", id="trailing garbage"),
+    pytest.param(["[1 2]"], 3, "expected ','", id="missing comma"),
+    pytest.param(['{"a" 1}'], 5, "expected ':'", id="missing colon"),
+    pytest.param(["[tru", "e1]"], 5, "expected ','", id="literal run on"),
+    pytest.param(["[nul]"], 1, "expected 'null'", id="bad literal"),
+    pytest.param(['{"a": [1', ", 2"], 11, "still open", id="unfinished"),
+    pytest.param(['"ab'], 3, "inside a string", id="unterminated string"),
+    pytest.param(["  "], 2, "no JSON value", id="no value"),
+    pytest.param([], 0, "no JSON value", id="nothing"),
+]
+
+
+@pytest.mark.parametrize(("pieces", "offset", "words"), BAD)
+def test_refusals_say_what_and_where(pieces: list[str], offset: int, words: str) -> None:
+    parser = JSONStreamParser()
+
+    def read_all() -> None:
+        for piece in pieces:
+            parser.feed(piece)
+        parser.close()
+
+    with pytest.raises(JSONStreamError) as info:
+        read_all()
+    assert info.value.offset == offset
+    assert words in str(info.value)
+    with pytest.raises(ValueError, match=r"\w"):
+        strict_loads("".join(pieces))
+    with pytest.raises(RuntimeError, match="takes no more input"):
+        parser.feed("1")
+
+
+def test_an_invalid_escape_fails_before_its_closing_quote_arrives() -> None:
+    parser = JSONStreamParser()
+    parser.feed('{"a": "ok')
+    with pytest.raises(JSONStreamError, match="invalid escape") as info:
+        parser.feed("\\x")
+    assert info.value.path == "/a"
+
+
+def test_nesting_past_the_limit_is_refused() -> None:
+    parser = JSONStreamParser(max_depth=3)
+    with pytest.raises(JSONStreamError, match="deeper than 3"):
+        parser.feed("[[[[")
+
+
+def test_misuse_is_a_caller_error() -> None:
+    parser = JSONStreamParser()
+    with pytest.raises(TypeError, match="str fragments"):
+        parser.feed(b"[]")  # type: ignore[arg-type]
+    parser = JSONStreamParser()
+    parser.feed("[")
+    with pytest.raises(RuntimeError, match="not complete"):
+        _ = parser.value
+
+
+def test_pointer_escapes() -> None:
+    assert pointer(()) == ""
+    assert pointer(("a/b", "m~n", 3)) == "/a~1b/m~0n/3"
+
+
+def test_a_snapshot_shares_closed_values_and_copies_open_ones() -> None:
+    parser = JSONStreamParser()
+    parser.feed('{"done": {"x": [1]}, "open": [1, "ab')
+    first = parser.snapshot()
+    assert parser.snapshot_size() == 2 + 1 + 2  # two keys, one element, two characters
+    parser.feed('c"]}')
+    assert first == {"done": {"x": [1]}, "open": [1, "ab"]}
+    assert parser.value["done"] is first["done"]
+
+
+# -- properties --------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    value = draw(json_values)
+    indent = draw(st.sampled_from([None, 1]))
+    return json.dumps(value, ensure_ascii=draw(st.booleans()), indent=indent)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents(), st.data())
+def test_random_chunkings_give_json_loads_and_prefix_snapshots(
+    text: str, data: st.DataObject
+) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    value, events, snapshots = read(pieces)
+    expected = strict_loads(text)
+    assert value == expected or (value != value and expected != expected)
+    assert rebuilt(events) == value
+    for snapshot, growing in snapshots:
+        if snapshot is not None:
+            assert prefix_of(snapshot, expected, growing), (snapshot, growing)
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents())
+def test_every_single_cut_and_one_at_a_time_agree(text: str) -> None:
+    expected = strict_loads(text)
+    for name, pieces in [*chunkings(text)][:60]:
+        value, _, snapshots = read(pieces)
+        assert value == expected, name
+        assert all(s is None or prefix_of(s, expected, g) for s, g in snapshots), name
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> str:
+    text = draw(documents())
+    where = draw(st.integers(0, len(text)))
+    how = draw(st.sampled_from(["delete", "insert", "replace"]))
+    char = draw(st.sampled_from(list(',:[]{}"\\-0123456789.eE+ tfnaNI\x01u')))
+    if how == "delete":
+        return text[:where] + text[where + 1 :]
+    if how == "insert":
+        return text[:where] + char + text[where:]
+    return text[:where] + char + text[where + 1 :]
+
+
+@settings(max_examples=400, deadline=None)
+@given(damaged(), st.integers(1, 7))
+def test_refused_iff_json_loads_refuses(text: str, step: int) -> None:
+    try:
+        expected = strict_loads(text)
+    except ValueError:
+        expected = JSONStreamError
+    parser = JSONStreamParser()
+    try:
+        for i in range(0, len(text), step):
+            parser.feed(text[i : i + step])
+        parser.close()
+        got: Any = parser.value
+    except JSONStreamError:
+        got = JSONStreamError
+    assert got == expected or (got != got and expected != expected)
