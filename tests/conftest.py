@@ -15,7 +15,8 @@
 - The whole suite (no test path named, no `-n` given) runs on every core with
   pytest-xdist (`-n auto`): the controller decides everyday or `--full` and tells its
   workers, which collect the same selection. A file or test named on the command line
-  runs in one process; `-n 0` keeps the whole suite in one.
+  runs in one process; `-n 0` keeps the whole suite in one. With `--cov` give `-n auto`
+  yourself (pytest-cov decides how to measure before this file is read).
 - SIGTERM stops the run as Ctrl-C does (fixtures are torn down), and every process
   the run started that is still alive at its end is ended (`tests.support.processes`).
 """
@@ -163,6 +164,9 @@ def _whole_suite_on_every_core(config: pytest.Config) -> bool:
         and getattr(config, "workerinput", None) is None
         and not config.getoption("collectonly")
         and not config.getoption("usepdb")
+        # pytest-cov chose how to measure before this hook: with --cov, `-n auto` is given
+        # on the command line (as .ci/run does) or the run stays in one process.
+        and not getattr(config.option, "cov_source", None)
     )
 
 
