@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rxstream.cli._view import JSONView, LiveView, PlainView, Stats, _ObjectEnd, _Tail, make_view
 from rxstream.core import wire as codec
-from rxstream.core.tools import ToolCallAccumulator
+from rxstream.core.tools import ToolCallAccumulator, is_generated_call_id
 from rxstream.models import (
     Citation,
     Delta,
@@ -72,7 +72,10 @@ CALL_CASES: dict[str, list[Delta]] = {
 def core_calls(deltas: Sequence[Delta]) -> list[tuple[int, str | None, str | None, str]]:
     accumulator = ToolCallAccumulator()
     calls = [c for d in deltas for c in accumulator.feed(d)] + accumulator.close()
-    return sorted((c.choice, c.id, c.name, c.arguments) for c in calls)
+    # The view shows a call's id as the wire had it, not the one the core made for an id-less call.
+    return sorted(
+        (c.choice, None if is_generated_call_id(c.id) else c.id, c.name, c.arguments) for c in calls
+    )
 
 
 @pytest.mark.parametrize("deltas", list(CALL_CASES.values()), ids=list(CALL_CASES))
