@@ -11,6 +11,7 @@ import reactivex
 
 import rxstream as rs
 from rxstream.core.dialects.ai_sdk import AISDKRenderer, approval_id, approval_responses
+from rxstream.core.tools import generated_call_id
 from rxstream.errors import MalformedChunkError
 
 from ...run_items import FIRST, resumed
@@ -127,6 +128,30 @@ def test_a_call_id_repeated_by_a_later_step_is_made_unique_and_its_result_follow
     ids = [c.get("toolCallId") for c in chunks(items) if isinstance(c, dict) and "toolCallId" in c]
     # Each: tool-input-start, -delta, -available, tool-output-available; then the approval.
     assert ids == ["call_0"] * 4 + ["call_0-0"] * 5
+
+
+def test_a_call_without_an_id_has_its_result_under_the_streams_id() -> None:
+    # Gemini and Ollama may send a call without an id: the stream names it at its start, the
+    # run's result names it by the id the core made once the call was whole (rxcall_...).
+    arguments = '{"city": "Paris"}'
+    made = generated_call_id(0, "get_weather", arguments)
+    items = [
+        rs.StepStart(1, "gemini", "m"),
+        rs.ToolCallDelta(0, arguments, name="get_weather"),
+        rs.StepEnd(1, "tool_calls"),
+        rs.ToolResult(made, "get_weather", {"temp_c": 18}),
+        rs.StepStart(2, "gemini", "m"),
+        rs.ToolCallDelta(0, arguments, name="get_weather"),
+        rs.StepEnd(2, "tool_calls"),
+        rs.ApprovalRequest(made, "get_weather", {"city": "Paris"}),
+    ]
+    ids = [c.get("toolCallId") for c in chunks(items) if isinstance(c, dict) and "toolCallId" in c]
+    # Step 1: tool-input-start, -delta, -available, tool-output-available, all one id; step 2's
+    # call (the same arguments, so the same made-up id) gets its own, and so does its approval.
+    assert len(set(ids[:4])) == 1
+    assert made not in ids
+    assert len(set(ids[4:])) == 1
+    assert ids[4] != ids[0]
 
 
 def test_an_empty_step_still_opens_and_finishes() -> None:

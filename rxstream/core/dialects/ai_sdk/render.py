@@ -33,7 +33,7 @@ from ....models import (
     ToolResult,
     Usage,
 )
-from ...tools import ToolCallMatcher
+from ...tools import ToolCallMatcher, generated_call_id
 from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
 from .._shared import dumps
 from .decode import RESET_PART, RXSTREAM_KEY
@@ -57,7 +57,7 @@ def _chunk(body: JSONObject) -> SSEFrame:
 
 
 class _Call:
-    __slots__ = ("arguments", "id", "index", "name", "started")
+    __slots__ = ("arguments", "id", "index", "made_up", "name", "started")
 
     def __init__(self, index: int) -> None:
         self.index = index  # the call's index (the tool call matcher's)
@@ -65,6 +65,7 @@ class _Call:
         self.name: str | None = None
         self.arguments: list[str] = []
         self.started = False
+        self.made_up = False  # the wire gave no id: this stream made one
 
 
 class AISDKRenderer:
@@ -293,6 +294,9 @@ class AISDKRenderer:
             out.append(_available(call))
             assert call.id is not None  # set when the call began
             self._announced.add(call.id)
+            if call.made_up:  # a run's results name it by the id the core made, now known
+                arguments = "".join(call.arguments)
+                self._shown[generated_call_id(call.index, call.name or None, arguments)] = call.id
         self._calls = {}
         self._matcher = ToolCallMatcher()
         return out
@@ -359,6 +363,7 @@ class AISDKRenderer:
         call.started = True
         if call.id is None:
             call.id = f"{self._id}-call-{call.index}"
+            call.made_up = True
         # The client keys a call by its id: two calls of one id (a provider's slip) would
         # merge into one there, so a repeated id is made unique, never shared.
         taken = {other.id for other in self._calls.values() if other.started and other is not call}
