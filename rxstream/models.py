@@ -873,8 +873,11 @@ class StepEnd:
     Attributes:
         step: the step's number.
         finish_reason: the answer's normalised finish reason (see `Finish`);
-            `"tool_calls"` when the model asked for tools.
-        usage: the step's `Usage`, or None when the provider sent none.
+            `"tool_calls"` when the model asked for tools; `"error"` when the
+            step's request failed (the run's error follows).
+        usage: the step's `Usage`, or None when the provider sent none; for a
+            step that failed after output without one, an estimate
+            (`Usage.estimated`: it was billed).
     """
 
     step: int

@@ -24,7 +24,13 @@ from ..models import (
     Usage,
 )
 
-__all__ = ["estimated_usage", "estimator", "usage_of_record", "usage_record"]
+__all__ = [
+    "estimated_usage",
+    "estimated_usage_of",
+    "estimator",
+    "usage_of_record",
+    "usage_record",
+]
 
 
 def estimator() -> str:
@@ -65,6 +71,23 @@ def estimated_usage(
         "estimated": True,
         "estimator": estimator(),
     }
+
+
+def estimated_usage_of(answer: Message, asked: Sequence[Mapping[str, Any] | Message]) -> Usage:
+    """The usage of an answer cut before its provider reported one, estimated (a run's
+    step that failed after output: it was billed).
+
+    >>> usage = estimated_usage_of(Message(content="abcdefgh"), [])
+    >>> usage.completion_tokens > 0, usage.estimated
+    (True, True)
+    """
+    output: list[object] = [
+        TextDelta(answer.content),
+        ReasoningDelta(answer.reasoning),
+        RefusalDelta(answer.refusal),
+        *(ToolCallDelta(call.index, call.arguments) for call in answer.tool_calls),
+    ]
+    return usage_of_record(estimated_usage(output, asked))
 
 
 def usage_record(usage: Usage) -> JSONObject:

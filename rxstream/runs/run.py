@@ -61,6 +61,7 @@ from ..models import (
     Usage,
 )
 from ._calls import Invoker
+from ._estimate import estimated_usage_of
 from .retry import Retry, Route, chat
 from .telemetry import RunSpan, RunTelemetry
 from .tools import FunctionTool, as_tool
@@ -560,8 +561,11 @@ class _Run:
         def on_completed() -> None:
             self._guarded(lambda: self._answered(step, accumulator.close(), tools))
 
+        def on_error(error: Exception) -> None:
+            self._guarded(lambda: self._died(step, accumulator, error))
+
         with self.span.current() if self.span else contextlib.nullcontext():
-            self._hold(lambda: source.subscribe(on_next, self._fail, on_completed))
+            self._hold(lambda: source.subscribe(on_next, on_error, on_completed))
 
     def _source(
         self, step: int, model: str, tools: Mapping[str, FunctionTool], options: dict[str, Any]
@@ -590,6 +594,19 @@ class _Run:
             return
         planned = [self._plan(step, call, tools) for call in calls]
         self._settle_step(step, message, planned, {})
+
+    def _died(self, step: int, accumulator: MessageAccumulator, error: Exception) -> None:
+        """A step's request failed: its `StepEnd` (finish reason "error") carries what it
+        cost, as reported or, once output had come, estimated; then the run's error."""
+        try:
+            answer = next((m for m in accumulator.close() if m.choice == 0), None)
+        except Exception:  # what came cannot make a message: nothing to estimate from
+            answer = None
+        usage = None if answer is None else answer.usage
+        if usage is None and answer is not None and _has_output(answer):
+            usage = estimated_usage_of(answer, self.messages)
+        self._emit(StepEnd(step, "error", usage))
+        self._fail(error)
 
     def _plan(self, step: int, call: ToolCall, tools: Mapping[str, FunctionTool]) -> _Call:
         planned = _Call(call, call.id or f"call_{step}_{call.index}", tools.get(call.name or ""))
@@ -850,6 +867,10 @@ def _waiting_turn(messages: Sequence[Message | JSONObject]) -> tuple[Message, se
             break
         answered.add(str(entry.get("tool_call_id")))
     raise ValueError("the state's conversation does not end with a turn whose tool calls wait")
+
+
+def _has_output(answer: Message) -> bool:
+    return bool(answer.content or answer.reasoning or answer.refusal or answer.tool_calls)
 
 
 def _answers_itself(client: Any) -> bool:

@@ -621,3 +621,27 @@ def test_a_parameter_pydantic_cannot_describe_is_a_type_error() -> None:
 
     with pytest.raises(TypeError, match="its parameters have no JSON schema"):
         rs.tool(f)
+
+
+def test_a_step_that_dies_after_output_ends_with_its_estimated_usage() -> None:
+    """Its StepEnd says "error" and carries an estimate of what was billed; the error follows."""
+    m = StreamMarbles()
+    answers = m.answers("(c,d,t,u,D)", "-a-a-#", values=V)
+    quick = m.tool("slow", "(r,|)", V)
+    quicker = m.tool("slower", "(s,|)", V)
+    out = m.start(
+        rs.run(answers, "d", model="m", messages=ASK, tools=[quick, quicker], scheduler=m.scheduler)
+    )
+    ends = [v for _, v in values(out) if isinstance(v, rs.StepEnd)]
+    assert ends[0] == rs.StepEnd(1, "tool_calls", rs.Usage(3, 2, 5))
+    died = ends[1]
+    assert (died.step, died.finish_reason) == (2, "error")
+    assert died.usage is not None
+    assert died.usage.estimated
+    assert died.usage.completion_tokens
+    assert died.usage.completion_tokens > 0
+    assert isinstance(values(out)[-1][1], Exception)
+    # Before any output, nothing was billed: no estimate.
+    m = StreamMarbles()
+    out = m.start(rs.run(m.answers("--#"), "d", model="m", messages=ASK, scheduler=m.scheduler))
+    assert [v for _, v in values(out) if isinstance(v, rs.StepEnd)] == [rs.StepEnd(1, "error")]
