@@ -111,17 +111,19 @@ def _item_ids(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, str]
     return found
 
 
-def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, JSONObject]:
-    """The final response's reasoning items of the decoded `Message`s, by the id of their state.
+def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int, JSONObject]:
+    """The final response's reasoning items of the decoded `Message`s, by their state object.
 
     The API's last word on an item (`response.completed`'s output) is what
     the openai SDK sends back (`input += response.output`); the state holds
     the item as its done event carried it (the encrypted content differs:
     the API encrypts it again for each event). An item is found by its id,
     else by its place among the message's reasoning items (OpenRouter gives
-    the final item a new id).
+    the final item a new id). Each turn's items come from its own response
+    (keyed by the state object the turn carries): two turns whose streams
+    named their items alike keep their own items.
     """
-    found: dict[str, JSONObject] = {}
+    found: dict[int, JSONObject] = {}
     for message in messages:
         if not isinstance(message, Message):
             continue
@@ -133,13 +135,20 @@ def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[st
             if isinstance(item, dict) and item.get("type") == "reasoning"
         ]
         by_id = {item.get("id"): item for item in final}
-        states = [s for s in message.reasoning_state if s.kind == "reasoning_item" and s.id]
+        states = [
+            b.state
+            for b in message.blocks
+            if isinstance(b, ReasoningBlock)
+            and b.state is not None
+            and b.state.kind == "reasoning_item"
+            and b.state.id
+        ]
         for place, state in enumerate(states):
             item = by_id.get(state.id)
             if item is None and len(states) == len(final):
                 item = final[place]
-            if item is not None and state.id is not None:
-                found[state.id] = item
+            if item is not None:
+                found[id(state)] = item
     return found
 
 
@@ -186,7 +195,7 @@ def _item_text(item: JSONObject) -> str | None:
 def _assistant(
     blocks: Iterable[object],
     item_ids: Mapping[str, str],
-    final: Mapping[str, JSONObject],
+    final: Mapping[int, JSONObject],
     final_messages: Mapping[int, JSONObject],
 ) -> list[JSONObject]:
     items: list[JSONObject] = []
@@ -194,7 +203,7 @@ def _assistant(
         if isinstance(block, ReasoningBlock):
             state = block.state
             if state is not None and state.kind == "reasoning_item" and state.raw is not None:
-                items.append(final.get(state.id, state.raw) if state.id else state.raw)
+                items.append(final.get(id(state), state.raw))
         elif isinstance(block, ReasoningState):
             if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
                 items.append(block.raw)
