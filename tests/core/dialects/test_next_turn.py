@@ -143,3 +143,29 @@ def test_responses_each_turn_sends_back_its_own_final_reasoning_item() -> None:
         ("rs_a", "first"),
         ("rs_b", "second"),
     ]
+
+
+def test_responses_a_tool_the_provider_ran_goes_back_as_its_final_item() -> None:
+    # As the openai SDK sends it back (`input += response.output`): between the reasoning
+    # and the calls, where it came, as the final response holds it.
+    streamed = {"id": "ws_1", "type": "web_search_call", "status": "in_progress"}
+    final = {**streamed, "status": "completed", "action": {"type": "search", "query": "q"}}
+    search = ServerToolCall("ws_1", "web_search", {}, raw=streamed)
+    call = ToolCall(0, "call_1", "f", "{}")
+    foreign = ServerToolCall("srvtoolu_1", "web_search", {}, raw=WEB_SEARCH.raw)
+    m = Message(
+        tool_calls=(call,),
+        blocks=(search, foreign, call),
+        metadata={"response": {"output": [final]}},
+    )
+    body = json.loads(
+        rs.request("openai-responses", model="m", messages=[ASK, m], api_key="k").content
+    )
+    # Anthropic's server tool has no place in Responses: not sent.
+    assert [item.get("type") for item in body["input"][1:]] == ["web_search_call", "function_call"]
+    assert body["input"][1] == final
+    alone = Message(tool_calls=(call,), blocks=(search, call))
+    body = json.loads(
+        rs.request("openai-responses", model="m", messages=[ASK, alone], api_key="k").content
+    )
+    assert body["input"][1] == streamed

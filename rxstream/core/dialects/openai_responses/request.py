@@ -17,7 +17,9 @@ Rules:
   sends back: the API encrypts the content again for each event), text as
   an assistant `message` item with `output_text` (for a decoded `Message`,
   the final response's message item that holds that text, as it came: its
-  id, status and annotations), each client tool call as a
+  id, status and annotations), a tool the provider ran (a `ServerToolCall`
+  decoded from a Responses stream: `web_search_call`, ...) as its item,
+  from the final response's output when it is there, each client tool call as a
   `function_call` item (`call_id`, `name`, `arguments`; for a `Message`
   decoded from a Responses stream also the item's own `fc_...` `id` and
   `"status": "completed"`, as the item came: the decoder keeps the ids in
@@ -50,6 +52,7 @@ from ....models import (
     Message,
     ReasoningBlock,
     ReasoningState,
+    ServerToolCall,
     TextBlock,
     Tool,
     ToolCall,
@@ -67,6 +70,7 @@ from ..chat_input import (
 )
 from ..openai_chat.request import json_schema_format
 from .decode import CALL_ITEM_IDS
+from .fields import is_server_item
 
 __all__ = ["render_request"]
 
@@ -171,6 +175,7 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
             for item in (output if isinstance(output, list) else ())
             if isinstance(item, dict) and item.get("type") == "message"
         ]
+        found.update(_server_items(message, output))
         texts = [b for b in message.blocks if isinstance(b, TextBlock)]
         if len(items) != len(texts):
             continue
@@ -178,6 +183,21 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
             if _item_text(item) == block.text:
                 found[id(block)] = item
     return found
+
+
+def _server_items(message: Message, output: object) -> dict[int, JSONObject]:
+    """The items of the tools the provider ran in a decoded turn, by their `ServerToolCall`
+    block: as the final response's output holds the item with that id, else as it came."""
+    final = {
+        item.get("id"): item
+        for item in (output if isinstance(output, list) else ())
+        if isinstance(item, dict) and is_server_item(item)
+    }
+    return {
+        id(block): final.get(block.raw.get("id"), block.raw)
+        for block in message.blocks
+        if isinstance(block, ServerToolCall) and block.raw is not None and is_server_item(block.raw)
+    }
 
 
 def _item_text(item: JSONObject) -> str | None:
@@ -207,6 +227,9 @@ def _assistant(
         elif isinstance(block, ReasoningState):
             if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
                 items.append(block.raw)
+        elif isinstance(block, ServerToolCall):
+            if id(block) in final_messages:
+                items.append(final_messages[id(block)])
         elif isinstance(block, TextBlock):
             if id(block) in final_messages:
                 items.append(final_messages[id(block)])
