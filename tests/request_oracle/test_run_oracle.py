@@ -2,20 +2,23 @@
 
 For each dialect, `rs.run` makes the three-step run of `tests/runs/test_run_server.py`
 (two tools at once, then one that needs their results, then the answer) against a
-loopback `FakeLLMServer`, whose first two answers carry signed reasoning where the
-dialect has it (Anthropic and Bedrock thinking with its signature, a Responses
-reasoning item with encrypted content, Gemini thought signatures on the calls, Cohere's
-tool plan, Ollama's thinking) and a tool the provider ran itself where the SDK keeps one
-(Anthropic's web search, Responses' web search call, Nova's code interpreter on Bedrock).
-Then the provider's official SDK makes the same steps against the same server, the way
-its users write a tool loop: where the SDK accumulates the answer (the anthropic SDK's
-`get_final_message()`, the openai SDK's `get_final_response()` and
-`get_final_completion()`, google-genai's parts), the assistant turn goes back as the
-SDK returned it; elsewhere it is written from the run's own turn in the SDK's types, as
+loopback `FakeLLMServer`, whose answers carry signed reasoning where the dialect has it
+(Anthropic and Bedrock thinking with its signature, a Responses reasoning item with
+encrypted content, Gemini thought signatures on the calls, Cohere's tool plan, Ollama's
+thinking), and whose first answer has a tool the provider ran itself where the dialect
+has one (Anthropic's web search, Responses' web search call, Gemini's code execution,
+Nova's code interpreter on Bedrock). Then the provider's official SDK makes the same
+steps against the same server, the way its users write a tool loop: the assistant turn
+goes back as the SDK returned it where the SDK accumulates one (the anthropic SDK's
+`get_final_message()`, the openai SDK's `get_final_response()`, `get_final_completion()`
+written as the SDK's param type, google-genai's parts), as a boto3 user builds it from
+`converse_stream`'s events, and for Cohere and Ollama (whose SDKs give the stream's
+pieces only) written from the run's own turn in the SDK's shape, as
 `tests/request_oracle/test_oracle.py` writes it. The tool results are the run's
 (`RunEnd.messages`), in the SDK's shape. The requests of steps 2 and 3 (the
-conversations with tool calls and their results) must be equal, JSON body and path;
-each deliberate difference is said where it is allowed.
+conversations with tool calls and their results) must be equal, path and JSON body;
+each deliberate difference is said where it is allowed. (Credentials and signatures
+are `test_oracle.py`'s.)
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from rxstream.testing._routes import route
 from rxstream.testing._scenario import RecordedRequest
 
 from ..runs.run_resume import TOOLS, get_time, get_weather, to_fahrenheit
-from .test_oracle import _bedrock_sdk_content, aws_env  # noqa: F401 - a fixture
+from .test_oracle import aws_env  # noqa: F401 - a fixture
 
 ASK = "How warm is it in Paris, in Fahrenheit, and what time is it?"
 SPECS = [rs.tool(get_weather).spec, rs.tool(get_time).spec, rs.tool(to_fahrenheit).spec]
@@ -53,31 +56,49 @@ def _signature(step: int) -> str:
     return base64.b64encode(f"thought-signature-{step}".encode()).decode()
 
 
+#: The tools the provider ran, in each dialect's first answer (where the SDK keeps them).
+SERVER_TOOLS: dict[str, list[rs.Delta]] = {
+    "anthropic": [
+        rs.ServerToolCall("srvtoolu_1", "web_search", {"query": "Paris weather"}),
+        rs.ServerToolResult(
+            "srvtoolu_1",
+            "web_search_tool_result",
+            [{"type": "web_search_result", "url": "https://x.test/paris", "title": "Paris",
+              "encrypted_content": "ENC", "page_age": None}],
+        ),
+    ],
+    "openai-responses": [
+        rs.ServerToolCall("ws_1", "web_search", {"action": {"type": "search", "query": "Paris"}})
+    ],
+    "gemini": [
+        rs.ServerToolCall(None, "code_execution", {"language": "PYTHON", "code": "print(18)"}),
+        rs.ServerToolResult(None, "code_execution", {"outcome": "OUTCOME_OK", "output": "18\n"}),
+    ],
+    # Nova's code interpreter, which Bedrock runs (its call and result in the turn).
+    "bedrock": [
+        rs.ServerToolCall("tooluse_ci_1", "nova_code_interpreter", {"code": "print(18)"}),
+        rs.ServerToolResult(
+            "tooluse_ci_1",
+            "nova_code_interpreter_result",
+            [{"text": '{"stdOut":"18","stdErr":"","exitCode":0,"isError":false}'}],
+        ),
+    ],
+}  # fmt: skip
+
+
 def _before_calls(dialect: str, step: int) -> list[rs.Delta]:
     """What a dialect's answer at `step` carries before its calls: reasoning, server tools."""
     thought = rs.ReasoningDelta(f"Step {step}: which tools?")
+    reasoning: list[rs.Delta] = []
     match dialect:
-        case "anthropic":
-            found = [{"type": "web_search_result", "url": "https://x.test/paris",
-                      "title": "Paris", "encrypted_content": "ENC", "page_age": None}]  # fmt: skip
-            server: list[rs.Delta] = [
-                rs.ServerToolCall(f"srvtoolu_{step}", "web_search", {"query": "Paris weather"}),
-                rs.ServerToolResult(f"srvtoolu_{step}", "web_search_tool_result", found),
-            ]
-            signed = rs.ReasoningState("thinking", data=f"sig-{step}")
-            return [thought, signed, *(server if step == 1 else [])]
-        case "bedrock":
-            return [thought, rs.ReasoningState("thinking", data=f"sig-{step}")]
+        case "anthropic" | "bedrock":
+            reasoning = [thought, rs.ReasoningState("thinking", data=f"sig-{step}")]
         case "openai-responses":
             encrypted = rs.ReasoningState("reasoning_item", data=f"enc-{step}", id=f"rs_{step}")
-            action = {"type": "search", "query": "Paris weather"}
-            searched: list[rs.Delta] = [
-                rs.ServerToolCall(f"ws_{step}", "web_search", {"action": action})
-            ]
-            return [thought, encrypted, *(searched if step == 1 else [])]
+            reasoning = [thought, encrypted]
         case "cohere" | "ollama":
-            return [thought]
-    return []
+            reasoning = [thought]
+    return [*reasoning, *(SERVER_TOOLS.get(dialect, []) if step == 1 else [])]
 
 
 def _signed(dialect: str, step: int) -> list[rs.Delta]:
@@ -396,8 +417,11 @@ def test_gemini(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
                     signature = base64.urlsafe_b64decode(part["thoughtSignature"])
                     part["thoughtSignature"] = base64.b64encode(signature).decode()
     assert_same_steps(ours, theirs)
-    model_turn = ours[2].json["contents"][3]["parts"]
-    assert model_turn[0]["thoughtSignature"] == _signature(2)
+    first, second = ours[2].json["contents"][1]["parts"], ours[2].json["contents"][3]["parts"]
+    assert [next(iter(part)) for part in first] == [
+        "executableCode", "codeExecutionResult", "functionCall", "functionCall",
+    ]  # fmt: skip
+    assert second[0]["thoughtSignature"] == _signature(2)
 
 
 # -- Cohere, Ollama, Bedrock: the run's turns written in the SDK's types --------------------
@@ -492,33 +516,67 @@ def test_ollama(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     assert ours[2].json["messages"][4]["thinking"] == "Step 2: which tools?"
 
 
+def _boto3_content(events: Any) -> list[JSONObject]:
+    """The assistant content a boto3 user builds from `converse_stream` events.
+
+    Each content block by its index: text joined, reasoning text joined with its
+    signature, a `toolUse` (the server's or the client's) with its input parsed at
+    its stop, a `toolResult` with its content joined; the starts as boto3 parsed them.
+    """
+    blocks: dict[int, JSONObject] = {}
+    inputs: dict[int, str] = {}
+    for event in events:
+        if "contentBlockStart" in event:
+            index, start = event["contentBlockStart"]["contentBlockIndex"], event[
+                "contentBlockStart"]["start"]  # fmt: skip
+            if "toolUse" in start:
+                blocks[index], inputs[index] = {"toolUse": dict(start["toolUse"])}, ""
+            elif "toolResult" in start:
+                blocks[index] = {"toolResult": {**start["toolResult"], "content": []}}
+        elif "contentBlockDelta" in event:
+            index, delta = event["contentBlockDelta"]["contentBlockIndex"], event[
+                "contentBlockDelta"]["delta"]  # fmt: skip
+            _add_delta(blocks, inputs, index, delta)
+        elif "contentBlockStop" in event:
+            index = event["contentBlockStop"]["contentBlockIndex"]
+            if index in inputs:
+                blocks[index]["toolUse"]["input"] = json.loads(inputs.pop(index) or "{}")
+    return [blocks[index] for index in sorted(blocks)]
+
+
+def _add_delta(
+    blocks: dict[int, JSONObject], inputs: dict[int, str], index: int, delta: JSONObject
+) -> None:
+    if "text" in delta:
+        block = blocks.setdefault(index, {"text": ""})
+        block["text"] += delta["text"]
+    elif "reasoningContent" in delta:
+        reasoning = blocks.setdefault(index, {"reasoningContent": {"reasoningText": {"text": ""}}})
+        signed = reasoning["reasoningContent"]["reasoningText"]
+        signed["text"] += delta["reasoningContent"].get("text", "")
+        if "signature" in delta["reasoningContent"]:
+            signed["signature"] = delta["reasoningContent"]["signature"]
+    elif "toolUse" in delta:
+        inputs[index] += delta["toolUse"]["input"]
+    elif "toolResult" in delta:
+        blocks[index]["toolResult"]["content"] += delta["toolResult"]
+
+
 @pytest.mark.usefixtures("aws_env")
 def test_bedrock(server: FakeLLMServer) -> None:
     boto3 = pytest.importorskip("boto3")
     from botocore.config import Config  # type: ignore[import-untyped]
 
     ours, messages = run_requests(server, "bedrock")
+    results = results_of(messages)
     tools = [{"toolSpec": {"name": t.name, "description": t.description,
               "inputSchema": {"json": t.parameters}}} for t in SPECS]  # fmt: skip
 
-    def result(m: JSONObject) -> JSONObject:
+    def result(call_id: str) -> JSONObject:
         # An object result as JSON, anything else as text (as boto3's docs write them).
-        content = m["content"]
+        content = results[call_id]["content"]
         value = {"json": json.loads(content)} if content.startswith("{") else {"text": content}
-        return {"toolResult": {"toolUseId": m["tool_call_id"], "content": [value]}}
-
-    def sdk_messages(conversation: list[Message | JSONObject]) -> list[JSONObject]:
-        out: list[JSONObject] = []
-        for m in conversation:
-            if isinstance(m, Message):
-                out.append({"role": "assistant", "content": _bedrock_sdk_content(m)})
-            elif m["role"] == "tool" and out[-1]["role"] == "user":
-                out[-1]["content"].append(result(m))  # the results of a step: one user turn
-            elif m["role"] == "tool":
-                out.append({"role": "user", "content": [result(m)]})
-            else:
-                out.append({"role": "user", "content": [{"text": m["content"]}]})
-        return out
+        return {"toolResult": {"toolUseId": call_id, "content": [value]}}
 
     def steps() -> None:
         client = boto3.client(
@@ -526,21 +584,36 @@ def test_bedrock(server: FakeLLMServer) -> None:
             config=Config(retries={"total_max_attempts": 1}),
         )  # fmt: skip
         try:
-            sdk_steps(client)
+            sdk_loop(client)
         finally:
             client.close()
 
-    def sdk_steps(client: Any) -> None:
-        for conversation in step_conversations(messages):
+    def sdk_loop(client: Any) -> None:
+        conversation: list[Any] = [{"role": "user", "content": [{"text": ASK}]}]
+        for _ in range(3):
             answer = client.converse_stream(
                 modelId="m",
-                messages=sdk_messages(conversation),
+                messages=conversation,
                 toolConfig={"tools": tools},
                 inferenceConfig={"maxTokens": MAX_TOKENS},
             )
-            assert list(answer["stream"])
+            content = _boto3_content(answer["stream"])
+            # The client's calls (the server's own came with their results).
+            calls = [
+                b["toolUse"]["toolUseId"]
+                for b in content
+                if "toolUse" in b and b["toolUse"]["toolUseId"] in results
+            ]
+            if not calls:
+                return
+            conversation.append({"role": "assistant", "content": content})
+            conversation.append({"role": "user", "content": [result(c) for c in calls]})
 
     theirs = sdk_requests(server, steps)
     assert_same_steps(ours, theirs)
+    first = ours[2].json["messages"][1]["content"]
+    assert [next(iter(block)) for block in first] == [
+        "reasoningContent", "toolUse", "toolResult", "toolUse", "toolUse",
+    ]  # fmt: skip
     reasoning = ours[2].json["messages"][3]["content"][0]["reasoningContent"]["reasoningText"]
     assert reasoning == {"text": "Step 2: which tools?", "signature": "sig-2"}
