@@ -155,13 +155,13 @@ def test_responses_a_tool_the_provider_ran_goes_back_as_its_final_item() -> None
     foreign = ServerToolCall("srvtoolu_1", "web_search", {}, raw=WEB_SEARCH.raw)
     m = Message(
         tool_calls=(call,),
-        blocks=(search, foreign, call),
+        blocks=(search, foreign, NOVA_CALL, call),
         metadata={"response": {"output": [final]}},
     )
     body = json.loads(
         rs.request("openai-responses", model="m", messages=[ASK, m], api_key="k").content
     )
-    # Anthropic's server tool has no place in Responses: not sent.
+    # Anthropic's and Bedrock's server tools have no place in Responses: not sent.
     assert [item.get("type") for item in body["input"][1:]] == ["web_search_call", "function_call"]
     assert body["input"][1] == final
     alone = Message(tool_calls=(call,), blocks=(search, call))
