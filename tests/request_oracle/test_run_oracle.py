@@ -15,8 +15,8 @@ written as the SDK's param type, google-genai's parts), as a boto3 user builds i
 `converse_stream`'s events, and for Cohere and Ollama (whose SDKs give the stream's
 pieces only) written from the run's own turn in the SDK's shape, as
 `tests/request_oracle/test_oracle.py` writes it. The tool results are the run's
-(`RunEnd.messages`), in the SDK's shape. The requests of steps 2 and 3 (the
-conversations with tool calls and their results) must be equal, path and JSON body;
+(`RunEnd.messages`), in the SDK's shape. Each step's requests must be equal, path and
+JSON body (those of steps 2 and 3 being the conversations with calls and results);
 each deliberate difference is said where it is allowed. (Credentials and signatures
 are `test_oracle.py`'s.)
 """
@@ -198,9 +198,9 @@ def step_conversations(
 
 
 def assert_same_steps(ours: list[RecordedRequest], theirs: list[RecordedRequest]) -> None:
-    """Steps 2 and 3 (those that send calls and results back): the same path and body."""
+    """Each step the same path and body (steps 2 and 3 send calls and results back)."""
     assert len(theirs) == 3
-    for step, (mine, sdk) in enumerate(zip(ours[1:], theirs[1:], strict=True), start=2):
+    for step, (mine, sdk) in enumerate(zip(ours, theirs, strict=True), start=1):
         assert (mine.method, mine.path) == (sdk.method, sdk.path), step
         assert mine.json == sdk.json, f"step {step}"
 
