@@ -122,6 +122,7 @@ SAMPLED = {
     "tests/testing/test_run_script.py::test_the_same_three_step_run_plays_in_every_dialect[*": 2,
     "tests/runs/test_run_script_run.py::test_rs_run_sends_each_steps_results_back_in_every_*": 2,
     "tests/request_oracle/test_turns.py::*": 4,
+    "tests/request_oracle/test_run_oracle.py::*": 3,
 }
 
 

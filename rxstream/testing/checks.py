@@ -494,7 +494,9 @@ def _bedrock(body: dict[str, Any]) -> Rejection | None:
         )
     for i, message in enumerate(messages[:-1]):
         asked = _bedrock_ids(message.get("content"), "toolUse")
-        answered = set(_bedrock_ids(messages[i + 1].get("content"), "toolResult"))
+        # A tool Bedrock ran (Nova's code interpreter) has its result in the same turn.
+        answered = set(_bedrock_ids(message.get("content"), "toolResult"))
+        answered.update(_bedrock_ids(messages[i + 1].get("content"), "toolResult"))
         missing = [id_ for id_ in asked if id_ not in answered]
         if missing:
             return Rejection(

@@ -174,6 +174,15 @@ LENIENT: list[tuple[str, str, Any]] = [
     ("ollama-any-role", "ollama", {"model": "m", "messages": [{"role": "bot", "content": "x"}]}),
     ("cohere-answered-call", "cohere",
      valid("cohere", messages=[USER, TOOL_CALL_TURN, TOOL_RESULT])),
+    ("bedrock-server-tool-answered-in-its-turn", "bedrock", {"messages": [
+        {"role": "user", "content": [{"text": "hi"}]},
+        {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "ci_1", "name": "nova_code_interpreter", "input": {},
+                         "type": "server_tool_use"}},
+            {"toolResult": {"toolUseId": "ci_1", "content": [{"text": "2"}]}},
+            {"text": "Two."}]},
+        {"role": "user", "content": [{"text": "and?"}]},
+    ]}),
     ("ai-sdk-regenerate", "ai-sdk",
      valid("ai-sdk", trigger="regenerate-message", messageId="m1", extra={"any": "field"})),
     ("ai-sdk-messages-only", "ai-sdk", {"messages": [UI_USER]}),

@@ -111,3 +111,61 @@ def test_responses_text_goes_back_as_its_message_item_when_it_is_that_item(
     output: list[Any], expected: list[Any]
 ) -> None:
     assert _responses_input("Hi", output) == expected
+
+
+def _reasoning_turn(stream_id: str, final_id: str, text: str) -> Message:
+    """A Responses turn whose reasoning item the stream named `stream_id` and the final
+    response `final_id` (as OpenRouter does), then a call."""
+    streamed = {"id": stream_id, "type": "reasoning", "summary": [], "encrypted_content": text}
+    state = rs.ReasoningState("reasoning_item", text, id=stream_id, raw=streamed)
+    call = ToolCall(0, f"call_{final_id}", "f", "{}")
+    final = {**streamed, "id": final_id, "summary": [{"type": "summary_text", "text": text}]}
+    return Message(
+        tool_calls=(call,),
+        blocks=(rs.models.ReasoningBlock(text, state), call),
+        reasoning_state=(state,),
+        metadata={"response": {"output": [final]}},
+    )
+
+
+def test_responses_each_turn_sends_back_its_own_final_reasoning_item() -> None:
+    # Two turns whose streams named their reasoning items alike: each goes back as its own
+    # response's final item (a lookup by that id across the conversation gave both the last).
+    turns = [_reasoning_turn("rs_0", "rs_a", "first"), _reasoning_turn("rs_0", "rs_b", "second")]
+    messages: list[Any] = [ASK]
+    for turn in turns:
+        messages += [turn, {"role": "tool", "tool_call_id": turn.tool_calls[0].id, "content": "1"}]
+    body = json.loads(
+        rs.request("openai-responses", model="m", messages=messages, api_key="k").content
+    )
+    reasoning = [item for item in body["input"] if item.get("type") == "reasoning"]
+    assert [(item["id"], item["encrypted_content"]) for item in reasoning] == [
+        ("rs_a", "first"),
+        ("rs_b", "second"),
+    ]
+
+
+def test_responses_a_tool_the_provider_ran_goes_back_as_its_final_item() -> None:
+    # As the openai SDK sends it back (`input += response.output`): between the reasoning
+    # and the calls, where it came, as the final response holds it.
+    streamed = {"id": "ws_1", "type": "web_search_call", "status": "in_progress"}
+    final = {**streamed, "status": "completed", "action": {"type": "search", "query": "q"}}
+    search = ServerToolCall("ws_1", "web_search", {}, raw=streamed)
+    call = ToolCall(0, "call_1", "f", "{}")
+    foreign = ServerToolCall("srvtoolu_1", "web_search", {}, raw=WEB_SEARCH.raw)
+    m = Message(
+        tool_calls=(call,),
+        blocks=(search, foreign, NOVA_CALL, call),
+        metadata={"response": {"output": [final]}},
+    )
+    body = json.loads(
+        rs.request("openai-responses", model="m", messages=[ASK, m], api_key="k").content
+    )
+    # Anthropic's and Bedrock's server tools have no place in Responses: not sent.
+    assert [item.get("type") for item in body["input"][1:]] == ["web_search_call", "function_call"]
+    assert body["input"][1] == final
+    alone = Message(tool_calls=(call,), blocks=(search, call))
+    body = json.loads(
+        rs.request("openai-responses", model="m", messages=[ASK, alone], api_key="k").content
+    )
+    assert body["input"][1] == streamed

@@ -106,6 +106,14 @@ def _server_tool(kind: str, item: JSONObject, path: str) -> list[Delta] | None:
     return out
 
 
+def is_server_item(item: JSONObject) -> bool:
+    """Whether an output item is one the decoder reads as a tool the provider ran."""
+    kind = item.get("type")
+    if not isinstance(kind, str):
+        return False
+    return kind in _SERVER_ITEMS or (kind.endswith("_call") and _ran_on_server(item))
+
+
 def _ran_on_server(item: JSONObject) -> bool:
     """Whether a `*_call` item of a type not listed above was run by the provider.
 

@@ -17,7 +17,9 @@ Rules:
   sends back: the API encrypts the content again for each event), text as
   an assistant `message` item with `output_text` (for a decoded `Message`,
   the final response's message item that holds that text, as it came: its
-  id, status and annotations), each client tool call as a
+  id, status and annotations), a tool the provider ran (a `ServerToolCall`
+  decoded from a Responses stream: `web_search_call`, ...) as its item,
+  from the final response's output when it is there, each client tool call as a
   `function_call` item (`call_id`, `name`, `arguments`; for a `Message`
   decoded from a Responses stream also the item's own `fc_...` `id` and
   `"status": "completed"`, as the item came: the decoder keeps the ids in
@@ -50,6 +52,7 @@ from ....models import (
     Message,
     ReasoningBlock,
     ReasoningState,
+    ServerToolCall,
     TextBlock,
     Tool,
     ToolCall,
@@ -67,6 +70,7 @@ from ..chat_input import (
 )
 from ..openai_chat.request import json_schema_format
 from .decode import CALL_ITEM_IDS
+from .fields import is_server_item
 
 __all__ = ["render_request"]
 
@@ -111,17 +115,19 @@ def _item_ids(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, str]
     return found
 
 
-def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[str, JSONObject]:
-    """The final response's reasoning items of the decoded `Message`s, by the id of their state.
+def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int, JSONObject]:
+    """The final response's reasoning items of the decoded `Message`s, by their state object.
 
     The API's last word on an item (`response.completed`'s output) is what
     the openai SDK sends back (`input += response.output`); the state holds
     the item as its done event carried it (the encrypted content differs:
     the API encrypts it again for each event). An item is found by its id,
     else by its place among the message's reasoning items (OpenRouter gives
-    the final item a new id).
+    the final item a new id). Each turn's items come from its own response
+    (keyed by the state object the turn carries): two turns whose streams
+    named their items alike keep their own items.
     """
-    found: dict[str, JSONObject] = {}
+    found: dict[int, JSONObject] = {}
     for message in messages:
         if not isinstance(message, Message):
             continue
@@ -133,13 +139,20 @@ def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[st
             if isinstance(item, dict) and item.get("type") == "reasoning"
         ]
         by_id = {item.get("id"): item for item in final}
-        states = [s for s in message.reasoning_state if s.kind == "reasoning_item" and s.id]
+        states = [
+            b.state
+            for b in message.blocks
+            if isinstance(b, ReasoningBlock)
+            and b.state is not None
+            and b.state.kind == "reasoning_item"
+            and b.state.id
+        ]
         for place, state in enumerate(states):
             item = by_id.get(state.id)
             if item is None and len(states) == len(final):
                 item = final[place]
-            if item is not None and state.id is not None:
-                found[state.id] = item
+            if item is not None:
+                found[id(state)] = item
     return found
 
 
@@ -162,6 +175,7 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
             for item in (output if isinstance(output, list) else ())
             if isinstance(item, dict) and item.get("type") == "message"
         ]
+        found.update(_server_items(message, output))
         texts = [b for b in message.blocks if isinstance(b, TextBlock)]
         if len(items) != len(texts):
             continue
@@ -169,6 +183,21 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
             if _item_text(item) == block.text:
                 found[id(block)] = item
     return found
+
+
+def _server_items(message: Message, output: object) -> dict[int, JSONObject]:
+    """The items of the tools the provider ran in a decoded turn, by their `ServerToolCall`
+    block: as the final response's output holds the item with that id, else as it came."""
+    final = {
+        item.get("id"): item
+        for item in (output if isinstance(output, list) else ())
+        if isinstance(item, dict) and is_server_item(item)
+    }
+    return {
+        id(block): final.get(block.raw.get("id"), block.raw)
+        for block in message.blocks
+        if isinstance(block, ServerToolCall) and block.raw is not None and is_server_item(block.raw)
+    }
 
 
 def _item_text(item: JSONObject) -> str | None:
@@ -186,7 +215,7 @@ def _item_text(item: JSONObject) -> str | None:
 def _assistant(
     blocks: Iterable[object],
     item_ids: Mapping[str, str],
-    final: Mapping[str, JSONObject],
+    final: Mapping[int, JSONObject],
     final_messages: Mapping[int, JSONObject],
 ) -> list[JSONObject]:
     items: list[JSONObject] = []
@@ -194,10 +223,13 @@ def _assistant(
         if isinstance(block, ReasoningBlock):
             state = block.state
             if state is not None and state.kind == "reasoning_item" and state.raw is not None:
-                items.append(final.get(state.id, state.raw) if state.id else state.raw)
+                items.append(final.get(id(state), state.raw))
         elif isinstance(block, ReasoningState):
             if block.kind == "compaction" and block.raw is not None and "type" in block.raw:
                 items.append(block.raw)
+        elif isinstance(block, ServerToolCall):
+            if id(block) in final_messages:
+                items.append(final_messages[id(block)])
         elif isinstance(block, TextBlock):
             if id(block) in final_messages:
                 items.append(final_messages[id(block)])
