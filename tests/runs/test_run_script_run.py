@@ -5,7 +5,10 @@ approval stored in Redis, read back and resumed to the end an uninterrupted run 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -155,3 +158,34 @@ def test_a_waiting_run_stored_in_redis_resumes_to_the_uninterrupted_end(
     # and the guarded tool's description is its own).
     assert turns(final.messages) == turns(plain[-1].messages)
     assert final.steps == plain[-1].steps == 3
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_a_waiting_run_in_redis_survives_its_process_and_resumes_in_another(
+    server: FakeLLMServer, redis_server: RedisServer, dialect: str
+) -> None:
+    """The process that ran up to the approval is killed; a new one resumes from Redis alone."""
+    key = f"run:killed:{dialect}"
+    where = [str(server.port), str(redis_server.port), key, dialect]
+    command = [sys.executable, "-m", "tests.runs.run_redis_process"]
+    root = Path(__file__).resolve().parents[2]
+    with subprocess.Popen([*command, "store", *where], cwd=root, stdout=subprocess.PIPE) as first:
+        try:
+            assert first.stdout is not None
+            assert first.stdout.readline().strip() == b"stored"
+        finally:
+            first.kill()  # SIGKILL: no clean-up of its own
+    done = subprocess.run(
+        [*command, "resume", *where], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    final = rs.RunState.from_json(done.stdout)
+    with httpx.Client() as client:
+        plain = whole(
+            rs.run(
+                client, dialect, model="m", messages=ASK, tools=TOOLS, **options(server, dialect)
+            )
+        )
+    assert turns(final.messages) == turns(plain[-1].messages)
+    assert final.steps == plain[-1].steps == 3
+    assert final.pending == ()
