@@ -59,7 +59,8 @@ def attempts(*records: tuple[str, str | None, Any]) -> rs.Metadata:
 
 def _usage_record(usage: rs.Usage) -> dict[str, int | None]:
     names = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
-    return {**{n: getattr(usage, n) for n in names}, "cached_tokens": usage.cached_tokens}
+    cached = {"cached_tokens": usage.cached_tokens, "cache_write_tokens": usage.cache_write_tokens}
+    return {**{n: getattr(usage, n) for n in names}, **cached}
 
 
 DELTAS = ANSWER.deltas()
