@@ -131,13 +131,7 @@ def _final_reasoning(messages: Iterable[Mapping[str, Any] | Message]) -> dict[in
     for message in messages:
         if not isinstance(message, Message):
             continue
-        response = message.metadata.get("response")
-        output = response.get("output") if isinstance(response, dict) else None
-        final = [
-            item
-            for item in (output if isinstance(output, list) else ())
-            if isinstance(item, dict) and item.get("type") == "reasoning"
-        ]
+        final = [item for item in _final_output(message) if item.get("type") == "reasoning"]
         by_id = {item.get("id"): item for item in final}
         states = [
             b.state
@@ -168,13 +162,8 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
     for message in messages:
         if not isinstance(message, Message):
             continue
-        response = message.metadata.get("response")
-        output = response.get("output") if isinstance(response, dict) else None
-        items = [
-            item
-            for item in (output if isinstance(output, list) else ())
-            if isinstance(item, dict) and item.get("type") == "message"
-        ]
+        output = _final_output(message)
+        items = [item for item in output if item.get("type") == "message"]
         found.update(_server_items(message, output))
         texts = [b for b in message.blocks if isinstance(b, TextBlock)]
         if len(items) != len(texts):
@@ -185,14 +174,17 @@ def _final_messages(messages: Iterable[Mapping[str, Any] | Message]) -> dict[int
     return found
 
 
-def _server_items(message: Message, output: object) -> dict[int, JSONObject]:
+def _final_output(message: Message) -> list[JSONObject]:
+    """The output items of a decoded turn's final response (`response.completed`), if kept."""
+    response = message.metadata.get("response")
+    output = response.get("output") if isinstance(response, dict) else None
+    return [item for item in output if isinstance(item, dict)] if isinstance(output, list) else []
+
+
+def _server_items(message: Message, output: list[JSONObject]) -> dict[int, JSONObject]:
     """The items of the tools the provider ran in a decoded turn, by their `ServerToolCall`
     block: as the final response's output holds the item with that id, else as it came."""
-    final = {
-        item.get("id"): item
-        for item in (output if isinstance(output, list) else ())
-        if isinstance(item, dict) and is_server_item(item)
-    }
+    final = {item.get("id"): item for item in output if is_server_item(item)}
     return {
         id(block): final.get(block.raw.get("id"), block.raw)
         for block in message.blocks
