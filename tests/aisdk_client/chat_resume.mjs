@@ -4,37 +4,11 @@
 //
 // Input (stdin): JSON {"api": "http://127.0.0.1:PORT/api/chat", "question": "..."}.
 // Output (stdout): JSON {reload: {...}, dropped: {...}, finished: {...}}.
-import { AbstractChat, DefaultChatTransport } from "ai";
+import { DefaultChatTransport } from "ai";
+import { Chat, copy, sleep } from "./chat.mjs";
 
-class State {
-  constructor(messages = []) {
-    this.messages = messages;
-    this.status = "ready";
-    this.error = undefined;
-  }
-  pushMessage(message) {
-    this.messages = [...this.messages, message];
-  }
-  popMessage() {
-    this.messages = this.messages.slice(0, -1);
-  }
-  replaceMessage(index, message) {
-    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
-  }
-  snapshot(thing) {
-    return structuredClone(thing);
-  }
-}
-
-class Chat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new State(messages) });
-  }
-}
 
 const { api, question } = JSON.parse(await new Response(process.stdin).text());
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const copy = (value) => JSON.parse(JSON.stringify(value));
 const errors = [];
 const onError = (error) => errors.push(`${error.name}: ${error.message}`);
 
