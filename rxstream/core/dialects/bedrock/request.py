@@ -178,6 +178,32 @@ def render_request(
     """
     chat = read_input(model, messages, tools, options)
     opts = chat.options
+    body = _messages(chat.turns)
+    config: JSONObject = {}
+    if opts.max_tokens is not None:
+        config["maxTokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        config["temperature"] = opts.temperature
+    if opts.stop:
+        config["stopSequences"] = list(opts.stop)
+    if config:
+        body["inferenceConfig"] = config
+    if chat.tools:
+        body["toolConfig"] = _tool_config(chat.tools, opts.tool_choice)
+    if opts.reasoning is not None:
+        fields = dict(opts.extra.get("additionalModelRequestFields") or {})
+        fields["thinking"] = _thinking(opts.reasoning)
+        body["additionalModelRequestFields"] = fields
+    extra = dict(opts.extra)
+    if opts.output is not None and opts.output.via == "native":
+        text_format = _text_format(opts.output)
+        body["outputConfig"] = merged_option(extra, "outputConfig", {"textFormat": text_format})
+    body.update({k: v for k, v in extra.items() if k not in body})
+    return RequestSpec("POST", model_path(chat.model), {}, {}, body)
+
+
+def _messages(turns: Iterable[Any]) -> JSONObject:
+    """The body's `messages` (and `system`): consecutive user blocks go in one user turn."""
     system: list[JSONObject] = []
     out: list[JSONObject] = []
 
@@ -187,7 +213,7 @@ def render_request(
         else:
             out.append({"role": role, "content": blocks})
 
-    for turn in chat.turns:
+    for turn in turns:
         match turn:
             case System(text=text):
                 system.append({"text": text})
@@ -200,64 +226,49 @@ def render_request(
     body: JSONObject = {"messages": out}
     if system:
         body["system"] = system
-    config: JSONObject = {}
-    if opts.max_tokens is not None:
-        config["maxTokens"] = opts.max_tokens
-    if opts.temperature is not None:
-        config["temperature"] = opts.temperature
-    if opts.stop:
-        config["stopSequences"] = list(opts.stop)
-    if config:
-        body["inferenceConfig"] = config
-    if chat.tools:
-        specs: list[JSONObject] = [
-            {
-                "toolSpec": {
-                    "name": t.name,
-                    "description": t.description,
-                    "inputSchema": {"json": t.parameters},
-                }
+    return body
+
+
+def _tool_config(tools: Iterable[Tool | JSONObject], choice: str | None) -> JSONObject:
+    """The body's `toolConfig`: each `Tool` as a `toolSpec` (a mapping as given), and the choice."""
+    specs: list[JSONObject] = [
+        {
+            "toolSpec": {
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": {"json": t.parameters},
             }
-            if isinstance(t, Tool)
-            else t
-            for t in chat.tools
-        ]
-        tool_config: JSONObject = {"tools": specs}
-        if opts.tool_choice is not None:
-            choice = opts.tool_choice
-            if choice == "none":
-                raise unknown_option(
-                    _DIALECT, "tool_choice='none'", "Converse has no such choice; send no tools"
-                )
-            tool_config["toolChoice"] = (
-                {"auto": {}}
-                if choice == "auto"
-                else {"any": {}}
-                if choice == "required"
-                else {"tool": {"name": choice}}
-            )
-        body["toolConfig"] = tool_config
-    if opts.reasoning is not None:
-        value = opts.reasoning
-        thinking: JSONObject
-        if value is False or value == "none":
-            thinking = {"type": "disabled"}
-        elif value is True:
-            thinking = {"type": "enabled", "budget_tokens": _BUDGETS["medium"]}
-        elif isinstance(value, int):
-            thinking = {"type": "enabled", "budget_tokens": value}
-        elif value in _BUDGETS:
-            thinking = {"type": "enabled", "budget_tokens": _BUDGETS[value]}
-        else:
-            raise unknown_option(
-                _DIALECT, f"reasoning={value!r}", f"an effort is one of {', '.join(_BUDGETS)}"
-            )
-        fields = dict(opts.extra.get("additionalModelRequestFields") or {})
-        fields["thinking"] = thinking
-        body["additionalModelRequestFields"] = fields
-    extra = dict(opts.extra)
-    if opts.output is not None and opts.output.via == "native":
-        text_format = _text_format(opts.output)
-        body["outputConfig"] = merged_option(extra, "outputConfig", {"textFormat": text_format})
-    body.update({k: v for k, v in extra.items() if k not in body})
-    return RequestSpec("POST", model_path(chat.model), {}, {}, body)
+        }
+        if isinstance(t, Tool)
+        else t
+        for t in tools
+    ]
+    config: JSONObject = {"tools": specs}
+    if choice == "none":
+        raise unknown_option(
+            _DIALECT, "tool_choice='none'", "Converse has no such choice; send no tools"
+        )
+    if choice is not None:
+        config["toolChoice"] = (
+            {"auto": {}}
+            if choice == "auto"
+            else {"any": {}}
+            if choice == "required"
+            else {"tool": {"name": choice}}
+        )
+    return config
+
+
+def _thinking(value: object) -> JSONObject:
+    """The `thinking` field of `additionalModelRequestFields` for `reasoning=value`."""
+    if value is False or value == "none":
+        return {"type": "disabled"}
+    if value is True:
+        return {"type": "enabled", "budget_tokens": _BUDGETS["medium"]}
+    if isinstance(value, int):
+        return {"type": "enabled", "budget_tokens": value}
+    if isinstance(value, str) and value in _BUDGETS:
+        return {"type": "enabled", "budget_tokens": _BUDGETS[value]}
+    raise unknown_option(
+        _DIALECT, f"reasoning={value!r}", f"an effort is one of {', '.join(_BUDGETS)}"
+    )
