@@ -216,3 +216,25 @@ def runs(draw: st.DrawFn) -> list[Any]:
 @given(runs())
 def test_any_run_reads_back_as_its_items(items: list[Any]) -> None:
     assert round_trip(items) == as_the_ui_stream_carries(items)
+
+
+def test_a_waiting_call_asked_again_outside_any_step_and_a_provider_tool_s_error() -> None:
+    # A resumed run that still waits asks again in no step, for a call this stream never
+    # showed; a provider's tool that failed stays an event, as without `runs`.
+    chunks = [
+        {"type": "start", "messageId": "m"},
+        {"type": "tool-approval-request", "approvalId": "approval-c3", "toolCallId": "c3"},
+        {
+            "type": "tool-output-error",
+            "toolCallId": "s1",
+            "errorText": "x",
+            "providerExecuted": True,
+        },
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    back = read([SSEFrame(json.dumps(c)) for c in chunks], runs=True)
+    assert back[1:] == [
+        rs.ApprovalRequest("c3", ""),
+        rs.Metadata({"events": [chunks[2]]}),
+        rs.Finish("tool_calls"),
+    ]
