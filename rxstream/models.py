@@ -411,6 +411,11 @@ class Citation:
             provider gives them.
         choice: the choice it belongs to.
         raw: the provider's object, as sent.
+        whole_block: True when the provider attached it to a block of text of
+            its own, the answer's text from `start` to `end` (Anthropic's text
+            blocks with `citations`): `Message.blocks` then keeps that text as
+            a `TextBlock` of its own carrying it, so the turn goes back block
+            by block. Not part of equality.
     """
 
     kind: str
@@ -421,6 +426,7 @@ class Citation:
     end: int | None = None
     choice: int = 0
     raw: JSONObject | None = field(default=None, compare=False)
+    whole_block: bool = field(default=False, compare=False)
 
     @property
     def type(self) -> DeltaType:
@@ -677,9 +683,18 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """A run of visible text in a `Message`, between its other blocks (see `Message.blocks`)."""
+    """A run of visible text in a `Message`, between its other blocks (see `Message.blocks`).
+
+    Attributes:
+        text: the text of the run.
+        citations: the citations the provider attached to this text as a block
+            of its own (`Citation.whole_block`: Anthropic's text blocks with
+            `citations`), in arrival order; empty for other text. Such a block
+            stays apart from the text around it, as it came.
+    """
 
     text: str
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,11 @@ format and Redis are tested without the run itself.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import rxstream as rs
+from rxstream.core.message import MessageAccumulator
 from rxstream.models import DELTA_CLASSES
 
 USER = {"role": "user", "content": "Weather in Paris, and clear the cache?"}
@@ -84,3 +86,38 @@ def resumed(approved: bool) -> list[Any]:
     answer = rs.Message(content="".join(words), finish_reason="stop")
     end = rs.RunEnd((*WAITING.messages, sent_back, answer), rs.Usage(60, 19, 79), 3)
     return [*head, *step_3, end]
+
+
+def as_the_ui_stream_carries(items: list[Any]) -> list[Any]:
+    """A run's items as its AI SDK UI stream carries them (`rs.decode("ai-sdk", runs=True)`).
+
+    The run items, and between them each stretch of deltas as the text, reasoning and tool
+    calls it adds up to. Left out: what the stream has no place for (`ApprovalResponse`, the
+    `RunEnd`'s conversation, a denial's reason), and the per-step `Finish`, `Usage` and
+    `Metadata` deltas (a step's finish and usage are on its `StepEnd`; the stream ends with
+    one finish and the run's usage).
+    """
+    out: list[Any] = []
+    deltas: list[Any] = []
+
+    def answer() -> None:
+        if deltas:
+            accumulator = MessageAccumulator()
+            accumulator.feed_all(deltas, [])
+            (message,) = accumulator.close()
+            out.append((message.content, message.reasoning, message.tool_calls))
+            deltas.clear()
+
+    for item in items:
+        if isinstance(item, rs.Finish | rs.Usage | rs.Metadata):
+            continue
+        if isinstance(item, DELTA_CLASSES):
+            deltas.append(item)
+            continue
+        answer()
+        if isinstance(item, rs.ToolResult) and item.denied:
+            out.append(dataclasses.replace(item, error=None))
+        elif not isinstance(item, rs.ApprovalResponse | rs.RunEnd):
+            out.append(item)
+    answer()
+    return out

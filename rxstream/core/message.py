@@ -20,7 +20,10 @@ Invariants:
   one block; a `"thinking"` or `"reasoning_item"` state closes the latest
   reasoning run no state closed yet (its `ReasoningBlock.state`), other
   states stand alone; a
-  tool call takes the place of its first fragment;
+  tool call takes the place of its first fragment; a whole-block citation
+  (`Citation.whole_block`) that spans the tail of the open text run splits
+  that span off as a text block of its own carrying it (and the citations
+  of the same span that follow it), so the text after it starts a new one;
 - `usage` is the stream's last `Usage`, shared by every choice;
 - a `Reset` drops everything before it (every choice, their tool calls, the
   usage): the messages are the new answer's alone (the choices and roles a
@@ -130,6 +133,9 @@ class _Run:
     kind: str
     start: int
     state: ReasoningState | None = None
+    # A text block's whole-block citations, and the span of the answer's text they cite.
+    citations: list[Citation] | None = None
+    span: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -161,6 +167,9 @@ class _Choice:
     open_reasoning: int | None = None
     # The kind of the run the last block is (a text piece goes on in it), or None.
     open_kind: str | None = None
+    # How many of `content`'s pieces `chars` counts, and their characters.
+    counted: int = 0
+    chars: int = 0
 
     def open_run(self, kind: str) -> None:
         """Start a run of `kind` at the end of `blocks` (its pieces follow in its list)."""
@@ -194,6 +203,43 @@ class _Choice:
         else:
             self.push(ReasoningBlock(state.text, state))
 
+    def cite_block(self, citation: Citation) -> None:
+        """Keep a whole-block citation on the text it spans: the tail of the open text run.
+
+        The span's start splits the run there (a piece across it is cut in
+        two, the text unchanged); a citation of the same span as the block
+        just cited joins it. One that spans no such tail stays on
+        `Message.citations` only.
+        """
+        start, end = citation.start, citation.end
+        last = self.blocks[-1] if self.blocks else None
+        if start is None or end is None or type(last) is not _Run or last.kind is not _TEXT:
+            return
+        if self.open_kind is not _TEXT:
+            if last.citations is not None and last.span == (start, end):
+                last.citations.append(citation)
+            return
+        content = self.content
+        self.chars += sum(map(len, content[self.counted :]))
+        self.counted = len(content)
+        if end != self.chars or start > end:
+            return
+        at, chars = len(content), self.chars
+        while at > last.start and chars > start:
+            at -= 1
+            chars -= len(content[at])
+        if chars < start:  # the span starts inside piece `at`
+            piece, cut = content[at], start - chars
+            content[at : at + 1] = [piece[:cut], piece[cut:]]
+            at += 1
+            self.counted += 1
+        run = last
+        if at > last.start:
+            run = _Run(_TEXT, at)
+            self.blocks.append(run)
+        run.citations, run.span = [citation], (start, end)
+        self.open_kind = None  # the text that follows is a block of its own
+
     def _run_texts(self) -> dict[int, str]:
         """Each run's text, by its place in `blocks` (it ends where the next of its kind starts)."""
         ends = {_TEXT: len(self.content), _REASONING: len(self.reasoning)}
@@ -217,7 +263,8 @@ class _Choice:
             if type(block) is _Run:
                 text = texts[at]
                 if block.kind is _TEXT:
-                    out.append(TextBlock(text))
+                    cited = block.citations
+                    out.append(TextBlock(text, tuple(cited)) if cited else TextBlock(text))
                 else:
                     out.append(ReasoningBlock(text, block.state))
             elif type(block) is _CallSlot:
@@ -476,7 +523,10 @@ class MessageAccumulator(MachineBase):
                     call for call in self._tools.feed(delta) if type(call) is ToolCall
                 )
             case Citation():
-                self._choice(delta.choice).citations.append(delta)
+                state = self._choice(delta.choice)
+                state.citations.append(delta)
+                if delta.whole_block:
+                    state.cite_block(delta)
             case ServerToolCall() | ServerToolResult():
                 state = self._choice(delta.choice)
                 state.server_tools.append(delta)

@@ -11,7 +11,7 @@ from reactivex import Observable
 from ..core.dialects import OnMalformed, decoder
 from ..core.eventstream import EventStreamParser
 from ..core.sse import SSEParser
-from ..models import Delta
+from ..models import Delta, RunItem
 from ._machine import machine_operator
 from .wire import wire_of
 
@@ -26,12 +26,22 @@ def decode(
 
 @overload
 def decode(
+    dialect: Literal["ai-sdk"], *, on_malformed: OnMalformed = "raise", runs: Literal[True]
+) -> Callable[[Observable[Any]], Observable[Delta | RunItem]]: ...
+
+
+@overload
+def decode(
     dialect: str = "auto", *, on_malformed: OnMalformed = "raise"
 ) -> Callable[[Observable[Any]], Observable[Delta]]: ...
 
 
 def decode(
-    dialect: str = "auto", *, on_malformed: OnMalformed = "raise", ids: bool = False
+    dialect: str = "auto",
+    *,
+    on_malformed: OnMalformed = "raise",
+    ids: bool = False,
+    runs: bool = False,
 ) -> Callable[[Observable[Any]], Observable[Any]]:
     """Decode a provider's stream into deltas, whatever its wire format.
 
@@ -73,6 +83,14 @@ def decode(
     item)`: the id is the event's, which a client that reconnects sends as
     `Last-Event-ID` to resume right after that item.
 
+    `decode("ai-sdk", runs=True)` reads a run's UI message stream (`rs.run`
+    rendered by `rs.to_sse(dialect="ai-sdk")`, or an AI SDK backend's
+    multi-step answer) as the run's items between its deltas: `StepStart`
+    and `StepEnd` where its steps begin and their answers end, `ToolResult`
+    for a tool's output, error or denial, `ApprovalRequest` for a call that
+    waits (the "AI SDK UI stream" page says what each comes from). Without
+    it, deltas only, which every accumulator takes.
+
     Marble sketch (Anthropic: `s` message_start, `t` a text delta, `e` message_stop)::
 
         -s-t-t-e-x-|   ->   ---A-B-|        (A, B: TextDelta; upstream disposed at e)
@@ -84,13 +102,14 @@ def decode(
             `"rxstream"` (rxstream's own event format).
         on_malformed: `"raise"` (the default) or `"skip"` malformed items.
         ids: `"rxstream"` only: emit `StreamEntry(event id, item)`.
+        runs: `"ai-sdk"` only: a run's items too (see above).
 
     Returns:
         An operator from wire items to deltas (any item for `"rxstream"`).
 
     Raises:
         ValueError: an unknown dialect or `on_malformed` value, `ids` with
-            another dialect than `"rxstream"`.
+            another dialect than `"rxstream"`, `runs` with another than `"ai-sdk"`.
 
     >>> import reactivex
     >>> from rxstream.models import SSEFrame
@@ -100,9 +119,10 @@ def decode(
     TextDelta(text='Hi', choice=0)
     """
     # Build one decoder now so a bad name or option fails at pipe-building time.
-    decoder(dialect, on_malformed=on_malformed, ids=ids)
+    decoder(dialect, on_malformed=on_malformed, ids=ids, runs=runs)
     decode_items = machine_operator(
-        partial(decoder, dialect, on_malformed=on_malformed, ids=ids), gives_deltas=True
+        partial(decoder, dialect, on_malformed=on_malformed, ids=ids, runs=runs),
+        gives_deltas=True,
     )
     frame_sse, frame_eventstream = machine_operator(SSEParser), machine_operator(EventStreamParser)
 

@@ -35,7 +35,16 @@ usage = st.builds(
 )
 calls = st.builds(rs.ToolCall, small, opt_text, opt_text, text, small, st.booleans(), json_values)
 citations = st.builds(
-    rs.Citation, text, opt_text, opt_text, opt_text, st.none() | small, st.none() | small
+    rs.Citation,
+    text,
+    opt_text,
+    opt_text,
+    opt_text,
+    st.none() | small,
+    st.none() | small,
+    small,
+    st.none() | json_objects,
+    st.booleans(),
 )
 server_tools = st.builds(rs.ServerToolCall, opt_text, text, json_values, small) | st.builds(
     rs.ServerToolResult, opt_text, text, json_values, small, st.none() | json_objects
@@ -69,6 +78,12 @@ messages = st.builds(
     st.lists(server_tools, max_size=2).map(tuple),
     st.lists(states, max_size=2).map(tuple),
     json_objects,
+    st.lists(
+        st.builds(rs.TextBlock, text, st.lists(citations, max_size=2).map(tuple))
+        | st.builds(rs.ReasoningBlock, text, st.none() | states)
+        | calls,
+        max_size=3,
+    ).map(tuple),
 )
 headers = st.dictionaries(
     text, st.one_of(text, st.binary(max_size=8), st.integers(), st.booleans()), max_size=3

@@ -9,6 +9,7 @@ import pytest
 from rxstream.core.message import MessageAccumulator
 from rxstream.models import (
     ChatChunk,
+    Citation,
     Finish,
     Message,
     ReasoningBlock,
@@ -172,6 +173,10 @@ def _blocks(deltas: list[Any]) -> list[Any]:
 
 
 SIGNED = ReasoningState("thinking", data="sig-1", text="think one")
+CITE_A = Citation("web_search_result_location", "https://a", start=3, end=14, whole_block=True)
+CITE_B = Citation("web_search_result_location", "https://b", start=3, end=14, whole_block=True)
+CITE_C = Citation("char_location", text="Grass", start=16, end=21, whole_block=True)
+CITE_WHOLE = Citation("char_location", start=0, end=11, whole_block=True)
 SIGNED_2 = ReasoningState("thinking", data="sig-2", text="then")
 
 
@@ -222,6 +227,53 @@ SIGNED_2 = ReasoningState("thinking", data="sig-2", text="then")
             [TextDelta("a"), ReasoningDelta("r"), TextDelta("b"), ReasoningDelta("s")],
             [TextBlock("a"), ReasoningBlock("r"), TextBlock("b"), ReasoningBlock("s")],
             id="alternating-runs",
+        ),
+        pytest.param(
+            # Anthropic: "So " (no citations), "sky is blue" (two), ". " (none), "Grass" (one).
+            [
+                TextDelta("So "),
+                TextDelta("sky "),
+                TextDelta("is blue"),
+                CITE_A,
+                CITE_B,
+                TextDelta(". "),
+                TextDelta("Grass"),
+                CITE_C,
+                Finish("stop"),
+            ],
+            [
+                TextBlock("So "),
+                TextBlock("sky is blue", (CITE_A, CITE_B)),
+                TextBlock(". "),
+                TextBlock("Grass", (CITE_C,)),
+            ],
+            id="whole-block-citations-split-the-text",
+        ),
+        pytest.param(
+            # Text merged by `rs.coalesce`: the cited span starts inside a piece.
+            [TextDelta("So sky "), TextDelta("is blue"), CITE_A, TextDelta(".")],
+            [TextBlock("So "), TextBlock("sky is blue", (CITE_A,)), TextBlock(".")],
+            id="a-span-inside-a-piece",
+        ),
+        pytest.param(
+            [TextDelta("sky is blue"), CITE_WHOLE],
+            [TextBlock("sky is blue", (CITE_WHOLE,))],
+            id="a-span-over-the-whole-run",
+        ),
+        pytest.param(
+            # Not the tail of the text (other dialects' spans, a span out of range), or no
+            # text open: the text stays whole; they are on `Message.citations` only.
+            [
+                TextDelta("So sky is blue"),
+                Citation("grounding", start=3, end=14),
+                Citation("x", start=0, end=5, whole_block=True),
+                Citation("x", start=0, end=99, whole_block=True),
+                Citation("x", whole_block=True),
+                ReasoningDelta("r"),
+                Citation("x", start=14, end=14, whole_block=True),
+            ],
+            [TextBlock("So sky is blue"), ReasoningBlock("r")],
+            id="other-citations-leave-the-text-whole",
         ),
     ],
 )

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import httpx
+import reactivex
 from reactivex.scheduler import ThreadPoolScheduler
 from reactivex.subject import Subject
 from starlette.requests import Request
@@ -96,3 +97,38 @@ def test_sse_response_resumes_a_run_mid_step(redis_server: RedisServer) -> None:
         rest = httpx.get(f"{url}/sse", headers={"Last-Event-ID": ids[MID_STEP]}).content
     assert items_of(whole) == FIRST
     assert items_of(rest) == FIRST[MID_STEP + 1 :]
+
+
+def _cite(url: str) -> rs.Citation:
+    raw = {"type": "web_search_result_location", "url": url, "encrypted_index": "Eo1=="}
+    return rs.Citation(raw["type"], url, start=9, end=20, raw=raw, whole_block=True)
+
+
+def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServer) -> None:
+    # An Anthropic step whose text blocks came with citations: the run's items and its
+    # conversation come back from Redis with each block's citations (the next turn needs them).
+    cited = (_cite("https://a/1"), _cite("https://b/2"))
+    deltas: list[rs.Delta] = [
+        rs.TextDelta("It says: "),
+        rs.TextDelta("sky is blue"),
+        *cited,
+        rs.TextDelta("."),
+        rs.Finish("stop"),
+    ]
+    step = [
+        rs.StepStart(1, "anthropic", "claude-sonnet-4-5"),
+        *deltas,
+        rs.StepEnd(1, "stop"),
+    ]
+    message = reactivex.from_iterable(deltas).pipe(rs.accumulate_message()).run()
+    assert message.blocks[1] == rs.TextBlock("sky is blue", cited)
+    items = [*step, rs.RunEnd(({"role": "user", "content": "Sky?"}, message), None, 1)]
+    r = client(redis_server)
+    produce(r, "run:cited", items)
+    back = follow(r, "run:cited")
+    assert back.completed
+    assert [every_field(i) for i in back.items] == [every_field(i) for i in items]
+    end = back.items[-1]
+    assert isinstance(end, rs.RunEnd)
+    assert end.messages[1].blocks == message.blocks
+    assert [c.raw for c in end.messages[1].blocks[1].citations] == [c.raw for c in cited]

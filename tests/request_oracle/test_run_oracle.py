@@ -3,7 +3,8 @@
 For each dialect, `rs.run` makes the three-step run of `tests/runs/test_run_server.py`
 (two tools at once, then one that needs their results, then the answer) against a
 loopback `FakeLLMServer`, whose answers carry signed reasoning where the dialect has it
-(Anthropic and Bedrock thinking with its signature, a Responses reasoning item with
+(Anthropic and Bedrock thinking with its signature and a redacted thinking block, an
+Anthropic compaction block opening the second answer, a Responses reasoning item with
 encrypted content, Gemini thought signatures on the calls, Cohere's tool plan, Ollama's
 thinking), and whose first answer has a tool the provider ran itself where the dialect
 has one (Anthropic's web search, Responses' web search call, Gemini's code execution,
@@ -86,13 +87,30 @@ SERVER_TOOLS: dict[str, list[rs.Delta]] = {
 }  # fmt: skip
 
 
+#: The compaction block the second Anthropic answer opens with (the context management beta).
+COMPACTION = [
+    rs.ReasoningState(
+        "compaction",
+        data="The user asked for the weather and time in Paris; get_weather and get_time ran.",
+        raw={"type": "compaction", "encrypted_content": "EqCompacted1=="},
+    )
+]
+
+
 def _before_calls(dialect: str, step: int) -> list[rs.Delta]:
     """What a dialect's answer at `step` carries before its calls: reasoning, server tools."""
     thought = rs.ReasoningDelta(f"Step {step}: which tools?")
     reasoning: list[rs.Delta] = []
     match dialect:
-        case "anthropic" | "bedrock":
-            reasoning = [thought, rs.ReasoningState("thinking", data=f"sig-{step}")]
+        case "anthropic":
+            # Signed thinking, then a redacted block; the second answer opens with a
+            # compaction block (the API's summary of the turns before it).
+            redacted = rs.ReasoningState("redacted_thinking", data=f"EqRedacted{step}==")
+            signed = rs.ReasoningState("thinking", data=f"sig-{step}")
+            reasoning = [*(COMPACTION if step == 2 else []), thought, signed, redacted]
+        case "bedrock":
+            redacted = rs.ReasoningState("redacted_thinking", data=_signature(10 + step))
+            reasoning = [thought, rs.ReasoningState("thinking", data=f"sig-{step}"), redacted]
         case "openai-responses":
             encrypted = rs.ReasoningState("reasoning_item", data=f"enc-{step}", id=f"rs_{step}")
             reasoning = [thought, encrypted]
@@ -209,6 +227,8 @@ def assert_same_steps(ours: list[RecordedRequest], theirs: list[RecordedRequest]
 
 
 def test_anthropic(server: FakeLLMServer) -> None:
+    # The beta client: compaction blocks are the context management beta's (the released
+    # client's message types do not have them).
     anthropic = pytest.importorskip("anthropic")
     ours, messages = run_requests(server, "anthropic")
     results = results_of(messages)
@@ -222,7 +242,7 @@ def test_anthropic(server: FakeLLMServer) -> None:
     def sdk_loop(client: Any) -> None:
         conversation: list[Any] = [{"role": "user", "content": ASK}]
         for _ in range(3):
-            with client.messages.stream(
+            with client.beta.messages.stream(
                 model="m", max_tokens=MAX_TOKENS, messages=conversation, tools=tools,
                 thinking={"type": "enabled", "budget_tokens": THINKING},
             ) as stream:  # fmt: skip
@@ -249,8 +269,16 @@ def test_anthropic(server: FakeLLMServer) -> None:
     assert_same_steps(ours, theirs)
     turn = ours[1].json["messages"][1]["content"]
     assert [block["type"] for block in turn] == [
-        "thinking", "server_tool_use", "web_search_tool_result", "tool_use", "tool_use",
+        "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",
+        "tool_use", "tool_use",
     ]  # fmt: skip
+    second = ours[2].json["messages"][3]["content"]
+    assert [block["type"] for block in second] == [
+        "compaction", "thinking", "redacted_thinking", "tool_use",
+    ]  # fmt: skip
+    assert second[0] == {"type": "compaction", "content": COMPACTION[0].data,
+                         "encrypted_content": "EqCompacted1=="}  # fmt: skip
+    assert second[2] == {"type": "redacted_thinking", "data": "EqRedacted2=="}
 
 
 # -- OpenAI Responses: `input += response.output` ------------------------------------------
@@ -550,6 +578,10 @@ def _add_delta(
     if "text" in delta:
         block = blocks.setdefault(index, {"text": ""})
         block["text"] += delta["text"]
+    elif "redactedContent" in delta.get("reasoningContent", {}):
+        # boto3 gives the blob as bytes (and sends them back base64-encoded).
+        blocks[index] = {"reasoningContent": {"redactedContent": delta["reasoningContent"][
+            "redactedContent"]}}  # fmt: skip
     elif "reasoningContent" in delta:
         reasoning = blocks.setdefault(index, {"reasoningContent": {"reasoningText": {"text": ""}}})
         signed = reasoning["reasoningContent"]["reasoningText"]
@@ -613,7 +645,8 @@ def test_bedrock(server: FakeLLMServer) -> None:
     assert_same_steps(ours, theirs)
     first = ours[2].json["messages"][1]["content"]
     assert [next(iter(block)) for block in first] == [
-        "reasoningContent", "toolUse", "toolResult", "toolUse", "toolUse",
+        "reasoningContent", "reasoningContent", "toolUse", "toolResult", "toolUse", "toolUse",
     ]  # fmt: skip
+    assert first[1] == {"reasoningContent": {"redactedContent": _signature(11)}}
     reasoning = ours[2].json["messages"][3]["content"][0]["reasoningContent"]["reasoningText"]
     assert reasoning == {"text": "Step 2: which tools?", "signature": "sig-2"}

@@ -28,15 +28,76 @@ from .test_oracle import KEY, sdk_request
 ASK = "Go on."
 
 # Not here: tool-no-args-interleaved-pings.sse, which the anthropic SDK cannot assemble
-# (get_final_message fails on it), and web-search-server-tool-citations.sse, whose text
-# blocks the SDK keeps apart with their `citations` while rxstream joins adjacent text and
-# keeps citations on `Message.citations` only (not sent back: a known gap).
+# (get_final_message fails on it).
 ANTHROPIC = [
     "anthropic/redacted-thinking.sse",
     "anthropic/text-minimal-padded.sse",
     "anthropic/thinking-signature-padded.sse",
     "anthropic/tool-use-input-json.sse",
+    "anthropic/web-search-server-tool-citations.sse",
 ]
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _cite(url: str, text: str) -> dict[str, Any]:
+    citation = {
+        "type": "web_search_result_location",
+        "cited_text": text,
+        "url": url,
+        "title": f"Page {url[-1]}",
+        "encrypted_index": f"Eo{url[-1]}==",
+    }
+    return {"type": "citations_delta", "citation": citation}
+
+
+def _text(index: int, *pieces: str, cited: tuple[dict[str, Any], ...] = ()) -> list[Any]:
+    """A text block in the API's order: start, citations (when any), text, stop."""
+    block: dict[str, Any] = {"type": "text", "text": ""}
+    if cited:
+        block["citations"] = []
+    events = [{"type": "content_block_start", "index": index, "content_block": block}]
+    events += [{"type": "content_block_delta", "index": index, "delta": c} for c in cited[:1]]
+    events += [
+        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
+        for p in pieces
+    ]
+    events += [{"type": "content_block_delta", "index": index, "delta": c} for c in cited[1:]]
+    return [*events, {"type": "content_block_stop", "index": index}]
+
+
+# Written by hand in the API's wire shape: text blocks with and without `citations`, next
+# to each other (a block's citations_delta before and after its text).
+HAND_CITED = "hand-written: text blocks with citations"
+CITED = _sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    },
+    *_text(0, "From the ", "search: "),
+    *_text(1, "the sky ", "is blue", cited=(_cite("https://a/1", "Sky"), _cite("https://b/2", ""))),
+    *_text(2, ", and "),
+    *_text(3, "grass is green", cited=(_cite("https://c/3", "Grass is green."),)),
+    *_text(4, "."),
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 30},
+    },
+    {"type": "message_stop"},
+)
+ANTHROPIC.append(HAND_CITED)
+
 RESPONSES = [
     "openai-responses/function-call-args.sse",
     "openai-responses/reasoning-encrypted-content-function-call.sse",
@@ -63,7 +124,7 @@ def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
 
 
 def _serve(path: str) -> FakeLLMServer:
-    body = (DATA / path).read_bytes()
+    body = CITED if path == HAND_CITED else (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     return FakeLLMServer(Scenario(steps=tuple(Raw(piece) for piece in pieces)))
 

@@ -24,6 +24,7 @@ from rxstream.testing.redis_server import RedisServer
 
 from ..io.redis_helpers import client as redis_client
 from ..io.redis_helpers import follow, produce
+from ..run_items import as_the_ui_stream_carries
 
 
 def get_weather(city: str) -> dict[str, Any]:
@@ -100,6 +101,11 @@ def test_rs_run_sends_each_steps_results_back_in_every_dialect(
     assert kinds.count("tool-input-available") == kinds.count("tool-output-available") == 3
     assert kinds[0] == "start"
     assert kinds[-1] == "finish"
+    # Which a Python client reads back as the run's items.
+    read = list(
+        rs.to_iterator(reactivex.from_iterable(frames).pipe(rs.decode("ai-sdk", runs=True)))
+    )
+    assert as_the_ui_stream_carries(read) == as_the_ui_stream_carries(items)
 
 
 def turns(messages: tuple[Any, ...]) -> list[Any]:

@@ -156,7 +156,11 @@ def _imported(module: str, attribute: str) -> Any:
 
 
 def decoder(
-    name: str = "auto", *, on_malformed: OnMalformed = "raise", ids: bool = False
+    name: str = "auto",
+    *,
+    on_malformed: OnMalformed = "raise",
+    ids: bool = False,
+    runs: bool = False,
 ) -> Decoder:
     """A new decoder for dialect `name` (or `"auto"`).
 
@@ -164,10 +168,11 @@ def decoder(
         name: a dialect of `DIALECTS`, `"rxstream"` or `"auto"`.
         on_malformed: `"raise"` or `"skip"` items that are not of the dialect.
         ids: `"rxstream"` only: emit `StreamEntry(event id, item)`.
+        runs: `"ai-sdk"` only: give a run's items too (`AISDKDecoder(runs=True)`).
 
     Raises:
         ValueError: an unknown dialect name, a bad `on_malformed`, `ids` for
-            another format than `"rxstream"`.
+            another format than `"rxstream"`, `runs` for another than `"ai-sdk"`.
 
     >>> decoder("openai-chat").feed(SSEFrame('{"choices": [{"delta": {"content": "a"}}]}'))
     [TextDelta(text='a', choice=0)]
@@ -178,9 +183,15 @@ def decoder(
         raise ValueError(
             f"ids=True is for the {RXSTREAM!r} format (one event id per item), not {name!r}"
         )
+    if runs and name != AI_SDK:
+        raise ValueError(
+            f"runs=True is for the {AI_SDK!r} dialect (a run's UI message stream), not {name!r}"
+        )
     if name == "auto":
         return AutoDecoder(on_malformed=on_malformed)
     cls = _attr(name, 0)
+    if runs:
+        return cls(on_malformed=on_malformed, runs=True)  # type: ignore[no-any-return]
     made: Decoder = (
         cls(on_malformed=on_malformed, ids=ids) if ids else cls(on_malformed=on_malformed)
     )

@@ -34,6 +34,7 @@ from ...models import (
     ReasoningBlock,
     RunEnd,
     StepEnd,
+    TextBlock,
     TokenCount,
 )
 from .encoding import DONE, ENTRY_KINDS, FIELDS, FORMAT_VERSION, MIXED, TAGS
@@ -60,6 +61,7 @@ _ITEM_FIELDS = {
     (Message, "reasoning_state"),
     (Message, "blocks"),
     (ReasoningBlock, "state"),
+    (TextBlock, "citations"),
     (TokenCount, "usage"),
     (StepEnd, "usage"),
     (RunEnd, "usage"),

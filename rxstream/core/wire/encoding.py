@@ -129,7 +129,8 @@ TYPES = frozenset(TAGS.values())
 # Fields written only when they hold something: `Message.blocks` (the turn's arrival
 # order, which `rs.request` sends back as it came) is empty for a message built by hand,
 # and a message written without it reads as before.
-_WHEN_SET = frozenset({(Message, "blocks")})
+# A text block's `citations` likewise (only text the provider cited as a block has any).
+_WHEN_SET = frozenset({(Message, "blocks"), (TextBlock, "citations")})
 
 # Fields holding a conversation: `Message`s (tagged objects) among the caller's plain message
 # dicts, which go as `{"$json": <dict>}` so that no dict is ever read back as an item.

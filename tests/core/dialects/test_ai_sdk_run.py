@@ -23,6 +23,9 @@ def chunks(items: list[Any], **options: Any) -> list[Any]:
     return [frame.data if frame.data == "[DONE]" else json.loads(frame.data) for frame in frames]
 
 
+STEP = "data-rxstream-step"
+
+
 def kinds(items: list[Any]) -> list[str]:
     return [c if isinstance(c, str) else c["type"] for c in chunks(items)]
 
@@ -30,6 +33,7 @@ def kinds(items: list[Any]) -> list[str]:
 def test_a_run_up_to_its_approval_is_one_message_of_two_steps() -> None:
     assert kinds(FIRST) == [
         "start",
+        STEP,  # the step's StepStart, for a Python reader (useChat leaves it out)
         "start-step",
         "tool-input-start",
         "tool-input-delta",
@@ -38,9 +42,11 @@ def test_a_run_up_to_its_approval_is_one_message_of_two_steps() -> None:
         "tool-input-delta",
         "tool-input-available",  # StepEnd: the step's calls are whole
         "tool-input-available",
+        STEP,  # the StepEnd
         "tool-output-available",  # the tools' results, in their step
         "tool-output-error",
         "finish-step",  # when the next step starts
+        STEP,
         "start-step",
         "text-start",
         "text-delta",
@@ -49,29 +55,35 @@ def test_a_run_up_to_its_approval_is_one_message_of_two_steps() -> None:
         "tool-input-start",
         "tool-input-delta",
         "tool-input-available",
+        STEP,
         "tool-approval-request",
         "finish-step",  # at RunEnd
         "finish",
         "[DONE]",
     ]
     out = chunks(FIRST)
-    assert out[9] == {
+    assert out[1] == {
+        "type": STEP,
+        "data": {"type": "step_start", "step": 1, "dialect": "openai-chat", "model": "gpt-4o-mini"},
+        "transient": True,
+    }
+    assert out[11] == {
         "type": "tool-output-available",
         "toolCallId": "call_1",
         "output": {"temp_c": 18},
     }
-    assert out[10] == {
+    assert out[12] == {
         "type": "tool-output-error",
         "toolCallId": "call_2",
         "errorText": "get_time timed out after 5 s",
     }
-    assert out[20] == {
+    assert out[24] == {
         "type": "tool-approval-request",
         "approvalId": approval_id("call_3"),
         "toolCallId": "call_3",
     }
     # The run's summed usage, not the last step's; a waiting run asked for tools.
-    assert out[22] == {
+    assert out[26] == {
         "type": "finish",
         "finishReason": "tool-calls",
         "messageMetadata": {"usage": {"inputTokens": 30, "outputTokens": 11, "totalTokens": 41}},
@@ -98,12 +110,15 @@ def test_a_resumed_run_gives_the_decided_call_first_then_its_steps(
 ) -> None:
     out = chunks(resumed(approved))
     # The ApprovalResponse renders nothing: the decision came from the page.
-    assert out[:3] == [{"type": "start", "messageId": "msg-1"}, result, {"type": "start-step"}]
-    assert [c if isinstance(c, str) else c["type"] for c in out[3:]] == [
+    assert out[:2] == [{"type": "start", "messageId": "msg-1"}, result]
+    assert [c if isinstance(c, str) else c["type"] for c in out[2:]] == [
+        STEP,
+        "start-step",
         "text-start",
         "text-delta",
         "text-delta",
         "text-end",
+        STEP,
         "finish-step",
         "finish",
         "[DONE]",
@@ -156,7 +171,7 @@ def test_a_call_without_an_id_has_its_result_under_the_streams_id() -> None:
 
 def test_an_empty_step_still_opens_and_finishes() -> None:
     items = [rs.StepStart(1, "openai-chat", "m"), rs.StepEnd(1, None), rs.RunEnd((), None, 1)]
-    assert kinds(items) == ["start", "start-step", "finish-step", "finish", "[DONE]"]
+    assert kinds(items) == ["start", STEP, "start-step", STEP, "finish-step", "finish", "[DONE]"]
 
 
 def test_to_sse_passes_a_run_to_the_ai_sdk_and_refuses_it_elsewhere() -> None:

@@ -2102,3 +2102,29 @@ def test_render_cache_writes_and_reads_decode_to_the_same_usage() -> None:
 def test_render_usage_cache_writes_beyond_prompt_are_refused() -> None:
     with pytest.raises(ValueError, match="3 cache-write tokens out of 4 prompt tokens"):
         AnthropicRenderer().feed(Usage(4, 1, 5, None, 2, cache_write_tokens=3))
+
+
+def test_a_compaction_block_keeps_its_encrypted_content_through_render_and_decode() -> None:
+    # The API streams a compaction block opened empty, then one compaction_delta with the
+    # summary and its opaque `encrypted_content`, which goes back with the block.
+    summary = "Earlier: the user asked about tides."
+    block = {"type": "compaction", "content": summary, "encrypted_content": "EncCmp=="}
+    frames = [
+        MESSAGE_START,
+        start(0, type="compaction", content=None),
+        delta(0, type="compaction_delta", content=summary, encrypted_content="EncCmp=="),
+        stop(0),
+        MESSAGE_STOP,
+    ]
+    (state,) = [d for d in run_all(frames) if isinstance(d, ReasoningState)]
+    assert (state.kind, state.data, state.raw) == ("compaction", summary, block)
+    rendered = payloads(render([state], pings=False))
+    assert rendered[1:4] == [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction",
+                                                                       "content": None}},
+        {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "compaction_delta", "content": summary, "encrypted_content": "EncCmp=="}},
+        {"type": "content_block_stop", "index": 0},
+    ]  # fmt: skip
+    (again,) = [d for d in run_all(render([state])) if isinstance(d, ReasoningState)]
+    assert again.raw == block

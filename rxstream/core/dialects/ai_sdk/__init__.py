@@ -31,7 +31,16 @@ What becomes what (decoding):
 - every other chunk the schema allows (`data-*`, `file`, `tool-input-error`,
   `tool-output-error`, `tool-output-denied`, `tool-approval-request`, `abort`,
   and types of a later protocol version) is `Metadata({"events": [<chunk>]})`;
-  `start-step` and `finish-step` only mark steps and carry nothing.
+  `start-step`, `finish-step` and the renderer's `data-rxstream-step` parts
+  only mark steps and carry nothing;
+- with `runs=True` (`rs.decode("ai-sdk", runs=True)`), a run's items too:
+  `StepStart` at `start-step` (the one the `data-rxstream-step` part before
+  it carries, else `StepStart(n, "", "")` numbered in order), `StepEnd` at the
+  part that carries it (else `StepEnd(n, None)` at `finish-step`),
+  `ToolResult` for a client call's `tool-output-available` / `-error` /
+  `-denied` (a denial without its reason; the name `""` for a call this
+  stream did not show), `ApprovalRequest` for `tool-approval-request` (the
+  call's name and input); a call's index counts from 0 in each step.
 
 `finish` carries the finish: `finishReason` `stop`, `length`, `tool-calls`,
 `content-filter` are the normalised reasons (`Finish.raw` keeps the hyphenated
@@ -44,8 +53,9 @@ as its message. A chunk that is not an object with a string `type`, or whose
 fields have the wrong JSON types, is `MalformedChunkError` naming the dialect.
 
 A run's items (`rs.run`) render as one UI message of several steps, tools'
-results and approval requests (see `AISDKRenderer`); the decisions come back
-in the page's next request, which `approval_responses` reads.
+results and approval requests (see `AISDKRenderer`), which `runs=True` reads
+back; the decisions come back in the page's next request, which
+`approval_responses` reads.
 
 Follows the `ai` package (6.x): `uiMessageChunkSchema`, `JsonToSseTransformStream`,
 `UI_MESSAGE_STREAM_HEADERS`.

@@ -5,11 +5,12 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ....errors import ProviderError
 from ....models import (
     JSON,
+    ApprovalRequest,
     Citation,
     Delta,
     Finish,
@@ -21,10 +22,14 @@ from ....models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    StepEnd,
+    StepStart,
     TextDelta,
     ToolCallDelta,
+    ToolResult,
     Usage,
 )
+from ...wire.decoding import decode as decode_item
 from .._base import (
     CONTENT_FILTER,
     LENGTH,
@@ -40,7 +45,7 @@ from .._base import (
 )
 from .._shared import dumps
 
-__all__ = ["FINISH", "RESET_PART", "AISDKDecoder"]
+__all__ = ["FINISH", "RESET_PART", "STEP_PART", "AISDKDecoder"]
 
 #: The AI SDK's finish words -> rxstream's (`"error"` and `"other"` stay as they are).
 FINISH = {
@@ -57,6 +62,10 @@ _STEPS = frozenset({"start-step", "finish-step"})
 RXSTREAM_KEY = "rxstream"
 #: The data part that carries a `Reset` (`{"attempt": int, "reason": str}`).
 RESET_PART = "data-rxstream-reset"
+#: The transient data part that carries a run's `StepStart` or `StepEnd` (its rxstream JSON).
+STEP_PART = "data-rxstream-step"
+#: What a client tool's end becomes when the decoder reads a run (`runs=True`).
+_OUTCOMES = frozenset({"tool-output-available", "tool-output-error", "tool-output-denied"})
 
 
 def _need_str(obj: JSONObject, key: str) -> str:
@@ -67,13 +76,14 @@ def _need_str(obj: JSONObject, key: str) -> str:
 
 
 class _Call:
-    __slots__ = ("arguments", "index", "name", "server")
+    __slots__ = ("arguments", "index", "input", "name", "server")
 
     def __init__(self, index: int, name: str, server: bool) -> None:
         self.index = index
         self.name = name
         self.server = server
         self.arguments = False  # a fragment of its arguments arrived
+        self.input: JSON = None  # its whole input, once `tool-input-available` gave it
 
 
 class AISDKDecoder(DialectDecoder):
@@ -82,6 +92,9 @@ class AISDKDecoder(DialectDecoder):
     Args:
         on_malformed: `"raise"` (the default) or `"skip"` frames that are not
             valid UI message stream chunks.
+        runs: also give a run's items (`StepStart`, `StepEnd`, `ToolResult`,
+            `ApprovalRequest`) where the stream marks them (see the package
+            docstring); without it, deltas only.
 
     >>> d = AISDKDecoder()
     >>> d.feed(SSEFrame('{"type":"text-start","id":"t"}'))
@@ -93,15 +106,17 @@ class AISDKDecoder(DialectDecoder):
     dialect: ClassVar[str] = "ai-sdk"
     end_marker: ClassVar[str] = "finish"
 
-    def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
+    def __init__(self, *, on_malformed: OnMalformed = "raise", runs: bool = False) -> None:
         super().__init__(on_malformed=on_malformed)
+        self._runs = runs
+        self._steps = _Steps()
         self._calls: dict[str, _Call] = {}  # toolCallId -> its call
         self._client_calls = 0
         self._answered_calls: set[str] = set()  # client calls whose output the backend sent
         self._refusals: set[str] = set()  # text part ids that carry a refusal
         self._ended = False  # `finish` (or `abort`) arrived; `[DONE]` may follow
 
-    def _decode(self, frame: SSEFrame) -> list[Delta]:
+    def _decode(self, frame: SSEFrame) -> list[Any]:
         if type(frame) is not SSEFrame:
             raise TypeError(f"the ai-sdk decoder takes SSEFrame items, got {type(frame).__name__}")
         data = frame.data
@@ -128,6 +143,8 @@ class AISDKDecoder(DialectDecoder):
         if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
             return self._part_edge(kind, chunk)
         if kind.startswith("tool-"):
+            if self._runs and (kind in _OUTCOMES or kind == "tool-approval-request"):
+                return self._run_tool(kind, chunk)
             return self._tool(kind, chunk)
         if kind == "error":
             message = _need_str(chunk, "errorText")
@@ -136,8 +153,8 @@ class AISDKDecoder(DialectDecoder):
             return self._finish(chunk)
         if kind == "start":
             return self._start(chunk)
-        if kind in _STEPS:
-            return []
+        if kind in _STEPS or kind == STEP_PART:
+            return self._step(kind, chunk)
         if kind == "message-metadata":
             return self._metadata(chunk.get("messageMetadata"))
         if kind == "source-url" or kind == "source-document":
@@ -158,6 +175,40 @@ class AISDKDecoder(DialectDecoder):
         if "messageMetadata" in chunk:
             out += self._metadata(chunk["messageMetadata"])
         return out
+
+    def _step(self, kind: str, chunk: JSONObject) -> list[Any]:
+        """`start-step`, `finish-step` and the renderer's step part: run items with `runs`."""
+        if kind == STEP_PART:
+            item = _step_item(chunk)
+            return self._steps.part(item) if self._runs else []
+        if not self._runs:
+            return []
+        self._answered = True
+        if kind == "finish-step":
+            return self._steps.finish()
+        self._client_calls = 0  # a step is an answer of its own: its calls count from 0
+        return self._steps.start()
+
+    def _run_tool(self, kind: str, chunk: JSONObject) -> list[Any]:
+        """A client tool's end (or approval request) as a run's item; a server tool's as before."""
+        id = _need_str(chunk, "toolCallId")
+        call = self._calls.get(id)
+        if kind == "tool-approval-request":
+            _need_str(chunk, "approvalId")
+            self._answered = True
+            if call is None:
+                return [ApprovalRequest(id, "")]
+            return [ApprovalRequest(id, call.name, call.input)]
+        if self._server(chunk) or (call is not None and call.server):
+            return self._tool(kind, chunk)
+        self._answered = True
+        self._answered_calls.add(id)
+        name = "" if call is None else call.name
+        if kind == "tool-output-denied":
+            return [ToolResult(id, name, denied=True)]
+        if kind == "tool-output-error":
+            return [ToolResult(id, name, error=_need_str(chunk, "errorText"))]
+        return [ToolResult(id, name, chunk.get("output"))]
 
     def _source(self, kind: str, chunk: JSONObject) -> Citation:
         """A `source-url` or `source-document` part as a `Citation`."""
@@ -226,8 +277,10 @@ class AISDKDecoder(DialectDecoder):
             call = self._calls.get(id)
             if call is None:
                 call = self._new_call(id, name, server)
+                call.input = chunk.get("input")
                 if not server:
                     return [ToolCallDelta(call.index, _arguments(chunk.get("input")), id, name)]
+            call.input = chunk.get("input")
             if call.server:
                 return [ServerToolCall(id, name, chunk.get("input"), raw=chunk)]
             if call.arguments:
@@ -291,6 +344,55 @@ class AISDKDecoder(DialectDecoder):
         if self._ended:
             return []
         return super()._end()
+
+
+class _Steps:
+    """Where a run's steps are in the stream: which step is open, and whether it ended.
+
+    The renderer's step part (`STEP_PART`) comes before `start-step` with the
+    step's `StepStart`, and where the step's answer ends with its `StepEnd`; a
+    stream without them (an AI SDK backend's) gets a `StepStart` numbered in
+    order, with no dialect or model, and a `StepEnd` without a finish reason at
+    its `finish-step`.
+    """
+
+    __slots__ = ("ended", "number", "told")
+
+    def __init__(self) -> None:
+        self.number = 0  # the open (or last) step's number
+        self.told: StepStart | None = None  # the next step, as the step part told it
+        self.ended = True  # the open step's StepEnd was given (or no step is open)
+
+    def part(self, item: StepStart | StepEnd) -> list[Any]:
+        if type(item) is StepStart:
+            self.told = item
+            return []
+        self.ended = True
+        return [item]
+
+    def start(self) -> list[Any]:
+        told, self.told = self.told, None
+        step = told if told is not None else StepStart(self.number + 1, "", "")
+        self.number, self.ended = step.step, False
+        return [step]
+
+    def finish(self) -> list[Any]:
+        if self.ended:
+            return []
+        self.ended = True
+        return [StepEnd(self.number, None)]
+
+
+def _step_item(chunk: JSONObject) -> StepStart | StepEnd:
+    """The `StepStart` or `StepEnd` a step part carries (its `data`, in rxstream's JSON)."""
+    data = chunk.get("data")
+    try:
+        item = decode_item(data) if type(data) is dict else None
+    except ValueError:
+        item = None
+    if type(item) is not StepStart and type(item) is not StepEnd:
+        raise ShapeError("data", "a step_start or step_end item", data)
+    return item
 
 
 def _arguments(value: JSON) -> str:

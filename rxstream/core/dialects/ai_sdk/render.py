@@ -34,9 +34,10 @@ from ....models import (
     Usage,
 )
 from ...tools import ToolCallMatcher, generated_call_id
+from ...wire.encoding import encode
 from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
 from .._shared import dumps
-from .decode import RESET_PART, RXSTREAM_KEY
+from .decode import RESET_PART, RXSTREAM_KEY, STEP_PART
 
 __all__ = ["AISDKRenderer", "approval_id"]
 
@@ -119,6 +120,11 @@ class AISDKRenderer:
       is finished first); `StepEnd` ends the step's open part and gives its
       calls' inputs (`tool-input-available`), and the step's `finish-step`
       follows its tools' results, when the next step starts or the run ends.
+      Each also writes a transient data part, `{"type": "data-rxstream-step",
+      "data": <the item's rxstream JSON>, "transient": true}` (`StepStart`'s
+      just before its `start-step`, `StepEnd`'s after its calls' inputs):
+      `useChat` hands it to `onData` and keeps it out of the message, and
+      `rs.decode("ai-sdk", runs=True)` reads the items back from it.
     - `ToolResult` is `tool-output-available` (its `output`), or
       `tool-output-error` (its `error` as the `errorText`), or
       `tool-output-denied` for a denied call; the results a resumed run
@@ -184,11 +190,12 @@ class AISDKRenderer:
         self._check()
         match delta:
             case StepStart():
-                return self._end_step() + self._start()
+                out = self._end_step() + self._message()
+                return [*out, _step_part(delta), *self._start()]
             case StepEnd():
                 out = self._start() + self._inputs()
                 self._step_ended = True
-                return out
+                return [*out, _step_part(delta)]
             case ToolResult():
                 # In its step; a resumed run's first results (the decided calls) in none.
                 out = self._message()
@@ -464,6 +471,11 @@ def _result(result: ToolResult, shown: str | None) -> SSEFrame:
     if result.error is not None:
         return _chunk({"type": "tool-output-error", "toolCallId": id, "errorText": result.error})
     return _chunk({"type": "tool-output-available", "toolCallId": id, "output": result.output})
+
+
+def _step_part(item: StepStart | StepEnd) -> SSEFrame:
+    """The transient data part that carries a step's item (see `AISDKRenderer`)."""
+    return _chunk({"type": STEP_PART, "data": encode(item), "transient": True})
 
 
 def _input_delta(call: _Call, text: str) -> SSEFrame:

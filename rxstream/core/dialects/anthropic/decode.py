@@ -556,6 +556,9 @@ class AnthropicDecoder(DialectDecoder):
             summary = opt_str(delta, "content", "delta")
             if summary:
                 block.parts.append(summary)
+            sealed = opt_str(delta, "encrypted_content", "delta")
+            if sealed is not None:  # opaque, to go back with the block (the last one given)
+                block.block = {**block.block, "encrypted_content": sealed}
             return []
         # citations_delta
         citation = opt_object(delta, "citation", "delta")

@@ -86,4 +86,5 @@ def _citation(citation: JSONObject, start: int, end: int) -> Citation:
         start=start,
         end=end,
         raw=citation,
+        whole_block=True,
     )

@@ -116,7 +116,9 @@ class AnthropicRenderer:
       and closes it, so it decodes with that block's span as `start`/`end`;
     - a `ReasoningState` of kind `"thinking"` signs the open thinking block (an
       empty one is opened when none is: its text is then not repeated);
-      `"redacted_thinking"` is a block of its own; other kinds (Gemini thought
+      `"redacted_thinking"` is a block of its own; `"compaction"` a block
+      opened empty and filled by one `compaction_delta` (the summary, and the
+      `encrypted_content` its `raw` holds), as the API streams it; other kinds (Gemini thought
       signatures, Responses reasoning items) have no Anthropic form and are left out;
     - a tool call without an id gets `toolu_<index>`, one without a name `""`;
       the blocks of calls that stream side by side stay open together, each
@@ -276,10 +278,22 @@ class AnthropicRenderer:
                 self._close_block(out)
             case ReasoningState(kind="redacted_thinking", data=data):
                 self._whole(out, {"type": "redacted_thinking", "data": data})
-            case ReasoningState(kind="compaction", data=data):
-                self._whole(out, {"type": "compaction", "content": data})
+            case ReasoningState(kind="compaction"):
+                self._compaction(state, out)
             case _:
                 pass  # no Anthropic form (see the class docstring)
+
+    def _compaction(self, state: ReasoningState, out: list[Wire]) -> None:
+        """A compaction block as the API streams it: opened empty, then one `compaction_delta`."""
+        raw = state.raw or {}
+        kept = {k: v for k, v in raw.items() if k not in ("content", "encrypted_content")}
+        self._close_block(out)
+        self._open_block(out, "whole", {**kept, "type": "compaction", "content": None})
+        delta: JSONObject = {"content": state.data}
+        if raw.get("encrypted_content") is not None:
+            delta["encrypted_content"] = raw["encrypted_content"]
+        out.append(_frame(_block_delta(self._next - 1, "compaction_delta", **delta)))
+        self._close_block(out)
 
     def _citation(self, delta: Citation, out: list[Wire]) -> None:
         if self._open not in ("text", "cited"):

@@ -14,7 +14,9 @@ Rules:
 - an assistant turn goes back block by block in its order: a reasoning
   block with a thinking signature as `thinking` (text and signature),
   redacted thinking as `redacted_thinking`, a compaction block as
-  `compaction`, text as `text`, a client call as `tool_use` (arguments as an
+  `compaction`, text as `text` (a text block that came with `citations`
+  keeps them, each as the API sent it, as the anthropic SDK sends its
+  final message's blocks back), a client call as `tool_use` (arguments as an
   object), a server tool call and result as the blocks they came as;
   reasoning with no signature (from another dialect) is not sent, as the API
   takes no unsigned thinking;
@@ -107,6 +109,14 @@ def _user_block(part: JSONObject) -> JSONObject:
     return part
 
 
+def _text(block: TextBlock) -> JSONObject:
+    """A text block, with its citations as the API sent them (those it sent)."""
+    cited = [c.raw for c in block.citations if c.raw is not None and "type" in c.raw]
+    if not cited:
+        return {"type": "text", "text": block.text}
+    return {"type": "text", "text": block.text, "citations": cited}
+
+
 def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
     out: list[JSONObject] = []
     for block in blocks:
@@ -121,7 +131,7 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
                 out.append(block.raw)
         elif isinstance(block, TextBlock):
             if block.text:
-                out.append({"type": "text", "text": block.text})
+                out.append(_text(block))
         elif isinstance(block, ToolCall):
             out.append(
                 {
