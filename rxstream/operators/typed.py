@@ -55,9 +55,10 @@ def partial_object(
     Args:
         output: what the final value must be: a pydantic model, a msgspec
             Struct, a dataclass or TypedDict (validated by pydantic, else
-            msgspec), or a JSON Schema dict (by jsonschema if installed, else
-            the structural checks `rxstream.core.validation` lists). None
-            keeps the plain value. Snapshots are never validated.
+            msgspec), or a JSON Schema dict (by jsonschema if installed, the
+            `schema` extra; else the structural checks
+            `rxstream.core.validation` lists, and a schema asserting more is
+            refused). None keeps the plain value. Snapshots are never validated.
         tool: read a tool call's arguments instead of the text: its index
             (`int`) or name (`str`). With None, the first delta that carries
             something decides: text, or the first tool call (a second call is
@@ -68,7 +69,9 @@ def partial_object(
         validated object (and the `Reset`s, after which it starts again).
 
     Raises:
-        TypeError: `output` is a type and neither pydantic nor msgspec is installed.
+        TypeError: `output` is a type and neither pydantic nor msgspec is
+            installed, or a schema asserting what only jsonschema checks and
+            jsonschema is not installed.
 
     Errors (through `on_error`): `JSONStreamError` when the text is not JSON,
     stops before the value is whole, or holds no value at all;
