@@ -243,3 +243,25 @@ def test_a_conversation_ending_in_tool_results_still_answers_in_json(server: Fak
             .run()
         )
     assert json.loads(message.content) == {"n": 1}
+
+
+@pytest.mark.parametrize("via", ["native", "tool"])
+def test_gemini_answers_the_older_response_schema_too(server: FakeLLMServer, via: Any) -> None:
+    output = rs.Output(City, via=via, openapi=True)
+    with httpx.Client() as client:
+        city: Any = (
+            rs.chat(
+                client,
+                "gemini",
+                model="fake-model",
+                messages=[{"role": "user", "content": "A city, please."}],
+                output=output,
+                api_key="sk-fake",
+                base_url=f"http://127.0.0.1:{server.port}",
+            )
+            .pipe(rs.partial_object(output))
+            .pipe(ops.last())
+            .run()
+        )
+    assert city.name == "example name"
+    assert city.addresses == [Address(street="example street", zip="example zip")]
