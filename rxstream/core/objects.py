@@ -368,7 +368,7 @@ class ElementSplitter(_Reading):
 
     def _start(self) -> None:
         super()._start()
-        self._reader = JSONStreamParser(keep=self._keeps)
+        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
 
@@ -378,6 +378,10 @@ class ElementSplitter(_Reading):
         An element itself is not kept in the array: it is given out when it closes.
         """
         return len(path) != len(self._tokens) + 1 and self._under(path)
+
+    def _skims(self, path: Path) -> bool:
+        """Skim the array at the pointer: its elements are decoded whole, each once."""
+        return len(path) == len(self._tokens) and self._under(path)
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)
