@@ -41,6 +41,9 @@ Invariants:
   (what `json.loads` reads with); a failed attempt (a value cut by the
   fragment's end) is charged against a budget of twice the fragment, so the
   scanner never reads a character more than a bounded number of times.
+  A skimmed array's elements (`skim=`) are delimited by compiled patterns that
+  step from bracket to brace to quote, and each is decoded once; after one is
+  refused, skimming stops for good, so its text is read again only once.
 
 The partial value (`snapshot()`) holds the completed scalars and the open
 containers, and the open string with its text so far; `null` and a missing key

@@ -325,7 +325,12 @@ class ElementSplitter(_Reading):
 
     Returns (from `feed`): the elements it closes, in order. The rest of the
     document is read (it must be JSON) but neither validated nor kept: only
-    the containers on the way to the array stay in the reader's tree. An error in a
+    the containers on the way to the array stay in the reader's tree. The
+    array's object, array and string elements are skimmed
+    (`JSONStreamParser(skim=)`): delimited by brackets, braces and quotes,
+    then decoded once, whole, by the standard decoder; so JSON that is bad
+    inside such an element is refused when the element ends, with the error
+    (offset, path) the character-by-character reading gives. An error in a
     fragment (an element that does not validate, text that is not JSON)
     wins over the elements that closed before it in the same fragment.
 
