@@ -20,6 +20,32 @@ Three measures (issue 32), each the best of `--repeat` runs, CPU time of this th
     python benchmarks/bench_partial_json.py --quick    # smaller documents
 
 Prints a table of the ratios; not a timed test (nothing fails on a slow machine).
+
+Measured for issue 32 (2 shared cores, other jobs running: every figure moved by up to half
+between runs, so before and after were run alternately, three rounds, in one window; the
+10,000-element array is 1.55 MB, its `json.loads` plus validation 65-130 ms):
+
+- `rs.elements` skims its array (`JSONStreamParser(skim=)`): a container or string element is
+  delimited by brackets, braces and quotes with compiled patterns and decoded once by the
+  standard decoder, instead of being read value by value. 16-character fragments: before
+  1.9-2.1 s (17-24x), after 0.65-1.0 s (9.0-9.5x); 256-character fragments: before 0.63-0.74 s
+  (4.9-8.5x), after 0.37-0.50 s (4.6-5.6x); 4,096-character fragments (elements whole in a
+  fragment, read by the C scanner before and after): 0.20-0.26 s both (1.6-3.3x).
+- The 2x target is out of reach in pure Python at small fragments: what remains is a cost per
+  fragment, not per character. At 16 characters there are 96,946 fragments; the skimming reader
+  alone (no events inside elements, no operator: the "skimming reader alone" row) is 4.9-5.7x
+  the base by itself, 3.6 us a fragment, and the operator's delta handling (picking the text out
+  of the delta, handing the events on) adds about as much again. For 2x, all of it would have to
+  fit in 1.5 us a fragment. A bare method call a fragment that looks at it ("a bare call each")
+  is cheap (0.55x of one `json.loads` of 1 MB at 62,500 fragments): the floor is the reader's
+  work on each fragment (where it stands, one or two pattern matches, keeping the element's
+  text), which no reordering in Python removes. At 256 characters the skimming reader alone is
+  1.8x and the operator 2.8-5.6x (the validation of each element, the events, the delta path).
+- `rs.partial_object` (1 MB, 16-character fragments: 76-87x one `json.loads`; the reader alone
+  53-58x): the same floor, higher, since every fragment is parsed value by value (its snapshots
+  must show the element being built, so its array cannot be skimmed). 3x would leave 0.4 us a
+  fragment for reading and snapshots: about five bare calls. Not changed by this work; the
+  re-parse comparison at 100 KB is 30-34x in this window (the issue's 25x), short of 100x.
 """
 
 from __future__ import annotations
@@ -106,6 +132,35 @@ def reader_alone(fragments: list[str]) -> Callable[[], Any]:
     return run
 
 
+def reader_skimming(fragments: list[str]) -> Callable[[], Any]:
+    """The reader as `rs.elements("/items")` runs it: the array skimmed, its elements dropped."""
+
+    def run() -> Any:
+        reader = JSONStreamParser(
+            keep=lambda path: len(path) != 2, skim=lambda path: path == ("items",)
+        )
+        for fragment in fragments:
+            reader.feed(fragment)
+        return reader.close()
+
+    return run
+
+
+def bare_calls(fragments: list[str]) -> Callable[[], Any]:
+    """One Python method call per fragment that looks at it: the floor of any pure-Python reader."""
+
+    class Nothing:
+        def feed(self, text: str) -> list[str]:
+            return [text] if text[-1] == "}" else []
+
+    def run() -> Any:
+        nothing = Nothing()
+        for fragment in fragments:
+            nothing.feed(fragment)
+
+    return run
+
+
 def reparse_per_fragment(fragments: list[str]) -> Callable[[], Any]:
     def run() -> Any:
         buffer = ""
@@ -182,6 +237,10 @@ def main() -> None:
     rows.append(
         (f"{len(text):,} chars, 16-char fragments: the reader alone / json.loads", cost / whole, "")
     )
+    cost = best(bare_calls(pieces(text, 16)), args.repeat)
+    rows.append(
+        (f"{len(text):,} chars, 16-char fragments: a bare call each / json.loads", cost / whole, "")
+    )
 
     text = catalog(mid)
     fragments = pieces(text, 16)
@@ -217,6 +276,14 @@ def main() -> None:
                 f"10,000 elements, {size}-char fragments: elements / (loads + validate)",
                 cost / base,
                 "target <= 2",
+            )
+        )
+        cost = best(reader_skimming(pieces(text, size)), args.repeat)
+        rows.append(
+            (
+                f"10,000 elements, {size}-char fragments: the skimming reader alone / same",
+                cost / base,
+                "",
             )
         )
 

@@ -759,6 +759,12 @@ class Output:
         via: `"native"` (the provider's own structured output) or `"tool"` (a
             tool the model is made to call, whose arguments are the answer:
             for a model without the native form).
+        openapi: send the schema in the OpenAPI 3.0 subset where a provider
+            takes it instead of JSON Schema: Gemini's older `responseSchema`
+            (and a forced tool's `parameters`), for models before Gemini 2.5
+            and Vertex endpoints without `responseJsonSchema`
+            (`rxstream.core.schema.openapi_schema`). The other providers take
+            JSON Schema only and send it as ever.
 
     >>> Output({"type": "object", "properties": {}}, name="empty").via
     'native'
@@ -768,6 +774,7 @@ class Output:
     name: str | None = None
     strict: bool = True
     via: Literal["native", "tool"] = "native"
+    openapi: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,9 @@ Invariants:
   (what `json.loads` reads with); a failed attempt (a value cut by the
   fragment's end) is charged against a budget of twice the fragment, so the
   scanner never reads a character more than a bounded number of times.
+  A skimmed array's elements (`skim=`) are delimited by compiled patterns that
+  step from bracket to brace to quote, and each is decoded once; after one is
+  refused, skimming stops for good, so its text is read again only once.
 
 The partial value (`snapshot()`) holds the completed scalars and the open
 containers, and the open string with its text so far; `null` and a missing key
@@ -150,8 +153,15 @@ _LITERALS: dict[str, tuple[str, JSON]] = {
     "n": ("null", None),
 }
 
+# Skimming an array's elements (see `JSONStreamParser(skim=)`): inside an element, a run of
+# what is neither a bracket, a brace nor a quote, with whole strings in it; in a string, up to
+# its closing quote (or to a backslash that is the text's last character).
+_SKIM_RUN = re.compile(r'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*', re.DOTALL)
+_SKIM_STRING = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+
 # What the reader expects next.
 _VALUE, _FIRST_ELEMENT, _FIRST_KEY, _KEY, _COLON, _AFTER, _END, _STRING, _NUMBER = range(9)
+_SKIM = 9  # an element of an array whose elements are skimmed
 _EXPECTED = {
     _VALUE: "a value",
     _FIRST_ELEMENT: "a value or ']'",
@@ -176,13 +186,31 @@ _N_NEEDS = {
 class _Frame:
     """An open object or array: its live container and the key (or index) being read."""
 
-    __slots__ = ("container", "count", "is_object", "key")
+    __slots__ = ("container", "count", "is_object", "key", "skim", "skims")
 
     def __init__(self, container: dict[str, Any] | list[Any], key: str | int) -> None:
         self.container = container
         self.is_object = type(container) is dict
         self.key = key
         self.count = 0  # an array's elements so far (kept or not)
+        self.skims = False  # an array whose elements are skimmed (`skim=`)
+        self.skim: _Skim | None = None  # the element being skimmed
+
+
+class _Skim:
+    """The element of a skimmed array read so far: its text, and where the scan stands."""
+
+    __slots__ = ("begun", "deepest", "depth", "escape", "first", "in_string", "pieces", "start")
+
+    def __init__(self, start: int, *, first: bool) -> None:
+        self.start = start  # the offset of the element's text in the whole text
+        self.first = first  # no element before it (so `]` may close the array)
+        self.begun = False  # its first character (a bracket, brace or quote) has arrived
+        self.pieces: list[str] = []
+        self.depth = 0  # brackets and braces open inside the element
+        self.deepest = 0
+        self.in_string = False
+        self.escape = False  # a backslash in a string was the text's last character
 
 
 class _String:
@@ -216,6 +244,18 @@ class JSONStreamParser(MachineBase):
             checked and reported in its events, then dropped (`rs.elements`
             keeps only the way to its array); values still open show in
             `snapshot()` until they close.
+        skim: which arrays to skim, asked with each array's path as it
+            opens; None skims none. The elements of a skimmed array are not
+            read character by character: their text is delimited by
+            brackets, braces and strings alone (a compiled pattern over each
+            fragment), and each element, once its `,` or `]` has arrived, is
+            decoded once by the standard library's decoder (C speed) and
+            reported by one `JSONCompleted` (no events inside it). What it
+            refuses is then read again the usual way, from the element's
+            start, so the error (its message, offset and path) is the one the
+            reader gives without `skim`; it is raised when the element ends
+            (or at `close()`), not at its bad character. `rs.elements`
+            skims its array.
 
     Returns (from `feed`): the `JSONEvent`s the fragment completes; `close()`
     returns the last ones (a top-level number ends there) and raises if the
@@ -247,6 +287,7 @@ class JSONStreamParser(MachineBase):
         "_num",
         "_num_state",
         "_root",
+        "_skim",
         "_stack",
         "_str",
         "max_depth",
@@ -255,11 +296,16 @@ class JSONStreamParser(MachineBase):
     operator = "rs.partial_object()"
 
     def __init__(
-        self, *, max_depth: int = MAX_DEPTH, keep: Callable[[Path], bool] | None = None
+        self,
+        *,
+        max_depth: int = MAX_DEPTH,
+        keep: Callable[[Path], bool] | None = None,
+        skim: Callable[[Path], bool] | None = None,
     ) -> None:
         super().__init__()
         self.max_depth = max_depth
         self._keep = keep
+        self._skim = skim
         self._buf = ""  # text not consumed yet: at most a cut literal or escape
         self._base = 0  # the offset of _buf[0] in the whole text
         self._mode = _VALUE
@@ -373,6 +419,10 @@ class JSONStreamParser(MachineBase):
         self._closing()
         out: list[JSONEvent] = []
         try:
+            if self._mode == _SKIM:  # the text ended in a skimmed element: read it the usual way
+                self._rewind("")
+                self._budget = 2 * len(self._buf) + 1024
+                self._run(out)
             if self._mode == _NUMBER and not self._stack and self._num_state in _N_ENDS:
                 self._end_number("", 0, out)
             elif self._mode != _END:
@@ -415,6 +465,14 @@ class JSONStreamParser(MachineBase):
         stack = self._stack
         while True:
             mode = self._mode
+            if mode == _SKIM:
+                pos = self._skim_elements(buf, pos, out)
+                if pos < 0:  # rewound: read the element again, the usual way
+                    buf, pos = self._buf, 0
+                    n = len(buf)
+                elif self._mode == _SKIM:
+                    break
+                continue
             if mode == _STRING:
                 pos = self._string(buf, pos, out)
                 if self._mode == _STRING:
@@ -433,6 +491,9 @@ class JSONStreamParser(MachineBase):
                 frame = stack[-1]
                 if c == ",":
                     self._mode = _KEY if frame.is_object else _VALUE
+                    if frame.skims:
+                        frame.skim = _Skim(self._base + pos + 1, first=False)
+                        self._mode = _SKIM
                     pos += 1
                 elif c == ("}" if frame.is_object else "]"):
                     self._close_container(out)
@@ -525,10 +586,126 @@ class JSONStreamParser(MachineBase):
         container: dict[str, Any] | list[Any] = {} if c == "{" else []
         path = self._path()
         self._place(container, path)
-        self._stack.append(_Frame(container, "" if c == "{" else 0))
+        frame = _Frame(container, "" if c == "{" else 0)
+        self._stack.append(frame)
         self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
+        if c == "[" and self._skim is not None and self._skim(path):
+            frame.skims = True
+            frame.skim = _Skim(self._base + pos + 1, first=True)
+            self._mode = _SKIM
         out.append(_opened(path, "object" if c == "{" else "array"))
         return pos + 1
+
+    def _skim_elements(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
+        """Skim the element of the array on top from `pos` (see `skim=`); where it stopped.
+
+        A container or string element is delimited by brackets, braces and quotes
+        alone, then decoded once (`_skimmed`); any other (a scalar, or the `]`) is
+        left to the usual reading. -1 after a rewind (`_rewind`). A hot loop: each
+        step is one compiled pattern over a run of the text.
+        """
+        frame = self._stack[-1]
+        skim: Any = frame.skim
+        n = len(buf)
+        if not skim.begun:
+            pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos >= n:
+                return pos
+            c = buf[pos]
+            if c != "{" and c != "[" and c != '"':
+                frame.skim = None
+                self._mode = _FIRST_ELEMENT if skim.first else _VALUE
+                return pos
+            if self._budget > 0 and len(self._stack) < self.max_depth:
+                # Whole in this fragment? The C scanner reads it at once (as `_open` does).
+                try:
+                    value, end = _scan_once(buf, pos)
+                except (StopIteration, ValueError, RecursionError):
+                    self._budget -= n - pos
+                else:
+                    frame.skim = None
+                    frame.key = frame.count
+                    self._complete(value, out)
+                    return int(end)
+            skim.begun = True
+            skim.start = self._base + pos
+            skim.in_string = c == '"'
+            skim.depth = skim.deepest = int(c != '"')
+        mark = pos
+        if skim.start == self._base + pos:
+            pos += 1
+        # The scan's state in locals (the hot loop), stored back when the text runs out.
+        depth, in_string = skim.depth, skim.in_string
+        if skim.escape:
+            skim.escape = False
+            pos += 1
+        run, string = _SKIM_RUN.match, _SKIM_STRING.match
+        while pos < n:
+            if in_string:
+                pos = string(buf, pos).end()  # type: ignore[union-attr]
+                if pos >= n:
+                    break
+                pos += 1
+                if buf[pos - 1] != '"':  # a backslash, the text's last character
+                    skim.escape = True
+                    break
+                in_string = False
+                if not depth:  # a string element closed
+                    return self._skimmed(frame, skim, buf[mark:pos], buf, pos, out)
+                continue
+            pos = run(buf, pos).end()  # type: ignore[union-attr]
+            if pos >= n:
+                break
+            c = buf[pos]
+            pos += 1
+            if c == '"':
+                in_string = True  # a string the text cuts (the pattern takes whole ones)
+            elif c == "{" or c == "[":
+                depth += 1
+                if depth > skim.deepest:
+                    skim.deepest = depth
+            else:
+                depth -= 1
+                if not depth:  # the element's closing bracket or brace
+                    return self._skimmed(frame, skim, buf[mark:pos], buf, pos, out)
+        skim.depth, skim.in_string = depth, in_string
+        if pos > mark:
+            skim.pieces.append(buf[mark:pos])
+        return pos
+
+    def _skimmed(
+        self, frame: _Frame, skim: _Skim, last: str, buf: str, end: int, out: list[JSONEvent]
+    ) -> int:
+        """The skimmed element closed with `last`: decode it; else read it again (`_rewind`)."""
+        skim.pieces.append(last)
+        if len(self._stack) + skim.deepest <= self.max_depth:
+            try:
+                value = _DECODER.decode("".join(skim.pieces))
+            except (ValueError, RecursionError):
+                pass
+            else:
+                frame.skim = None
+                frame.key = frame.count
+                self._complete(value, out)
+                return end
+        return self._rewind(buf[end:])
+
+    def _rewind(self, rest: str) -> int:
+        """Stop skimming (here and for good): the element's text, then `rest`, is read again.
+
+        The usual reading then refuses what the decoder refused, with its own message,
+        offset and path (or reads an element nested past the decoder's recursion limit).
+        """
+        frame = self._stack[-1]
+        skim = frame.skim
+        assert skim is not None
+        frame.skim = None
+        frame.skims = False
+        self._skim = None  # no more skimming: each character is read again at most once
+        self._mode = _FIRST_ELEMENT if skim.first else _VALUE
+        self._buf = "".join(skim.pieces) + rest
+        self._base = skim.start
+        return -1
 
     def _key(self, buf: str, pos: int) -> int:
         if self._budget > 0 and buf.find('"', pos + 1) > 0:

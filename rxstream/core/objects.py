@@ -5,7 +5,13 @@ Input: deltas of one answer. The JSON text is the answer's text
 `tool=None` the first of them to carry something other than whitespace decides
 (a tool call is followed by its index; a second call is an error that says to
 pick one), with `tool=` an `int` (the call's index) or a `str` (the call's
-name) the text is ignored and that call is read. Other deltas pass unread; the
+name) the text is ignored and that call is read. With the request's
+`output=` (an `rs.Output`, or the `OutputSpec` a request keeps in
+`extensions["rxstream.output"]`) in place of a type, the answer is the text
+or the arguments of the call named after the output (the forced tool of
+`via="tool"`), whichever starts first, and any other call passes unread: so
+one pipeline reads the answer whichever way the request (or a fallback
+route with its own `via`) asked for it. Other deltas pass unread; the
 answer ends at its `Finish` (or at the end of the input). A `Reset` starts
 again with a fresh reader and is given out in its place.
 
@@ -42,6 +48,7 @@ from ..models import (
     Finish,
     JSONObject,
     JSONPatch,
+    Output,
     Partial,
     Reset,
     TextDelta,
@@ -57,6 +64,7 @@ from .json_stream import (
     Path,
     pointer,
 )
+from .schema import OutputSpec, output_spec
 from .validation import Invalid, validator
 
 __all__ = [
@@ -66,6 +74,7 @@ __all__ = [
     "JSONPatchEncoder",
     "ObjectTextDecoder",
     "PartialObjectAccumulator",
+    "answer_of",
     "parse_pointer",
 ]
 
@@ -91,22 +100,48 @@ def parse_pointer(text: str) -> tuple[str, ...]:
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in text[1:].split("/"))
 
 
+def answer_of(output: object, tool: int | str | None) -> tuple[object, int | str | None, bool]:
+    """Where the answer is read and what validates it: `(target, tool, or_text)`.
+
+    An `rs.Output` or `OutputSpec` names the call its forced tool would be
+    (`or_text` True: that call's arguments or the text, whichever starts
+    first) and its target validates; anything else validates as it is and
+    `tool` stays as given.
+
+    Raises:
+        ValueError: both an `rs.Output` (or `OutputSpec`) and `tool=`.
+
+    >>> answer_of(Output({"title": "City", "type": "object"}, via="tool"), None)[1:]
+    ('City', True)
+    """
+    if not isinstance(output, Output | OutputSpec):
+        return output, tool, False
+    spec = output_spec(output)
+    if tool is not None:
+        raise ValueError(
+            f"tool={tool!r} with output={type(output).__name__}(...): the output already says "
+            f"where the answer comes (the text, or the call named {spec.name!r}); give one"
+        )
+    return spec.target, spec.name, True
+
+
 class _Reading(MachineBase):
     """What the three machines share: picking the JSON text out of deltas, one reader."""
 
-    __slots__ = ("_ended", "_kind", "_reader", "_texts", "_tool", "_wire")
+    __slots__ = ("_ended", "_kind", "_or_text", "_reader", "_texts", "_tool", "_wire")
 
-    def __init__(self, tool: int | str | None) -> None:
+    def __init__(self, tool: int | str | None, *, or_text: bool = False) -> None:
         super().__init__()
         if tool is not None and not isinstance(tool, int | str):
             raise TypeError(f"tool= is a call's index (int) or name (str), not {tool!r}")
         self._tool = tool
+        self._or_text = or_text  # the text, or the call named `tool`: whichever starts first
         self._start()
 
     def _start(self) -> None:
         self._reader = JSONStreamParser()
         self._texts: list[str] = []
-        self._kind: str | None = None if self._tool is None else "tool"
+        self._kind: str | None = None if self._tool is None or self._or_text else "tool"
         self._wire: int | None = self._tool if isinstance(self._tool, int) else None
         self._ended = False
 
@@ -158,6 +193,8 @@ class _Reading(MachineBase):
         if type(delta) is not ToolCallDelta:
             return None
         if self._kind is None:
+            if self._or_text and delta.name != self._tool:
+                return None  # another call than the output's: not the answer
             self._kind = "tool"
         if self._kind != "tool":
             return None
@@ -226,8 +263,11 @@ class PartialObjectAccumulator(_Reading):
     Args:
         output: what the final value must be (see `rxstream.core.validation`):
             a pydantic model, msgspec Struct, dataclass, TypedDict or JSON
-            Schema dict; None keeps the plain value.
-        tool: which tool call to read (see the module docstring).
+            Schema dict; None keeps the plain value. Or the request's
+            `rs.Output` / `OutputSpec`: its target validates, and it says
+            where the answer is read (see the module docstring).
+        tool: which tool call to read (see the module docstring); not with
+            an `rs.Output`.
 
     Returns (from `feed`): `Partial` snapshots, paced as the module docstring
     says; at the answer's `Finish` (or `close()`), the validated object.
@@ -248,9 +288,10 @@ class PartialObjectAccumulator(_Reading):
     operator = "rs.partial_object()"
 
     def __init__(self, output: object = None, *, tool: int | str | None = None) -> None:
-        self._validate = validator(output)
+        target, tool, or_text = answer_of(output, tool)
+        self._validate = validator(target)
         self._pacing = _Pacing()
-        super().__init__(tool)
+        super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
         super()._start()
@@ -279,10 +320,17 @@ class ElementSplitter(_Reading):
         item: what each element must be (as `output=` of
             `PartialObjectAccumulator`); None keeps the plain values.
         tool: which tool call to read (see the module docstring).
+        output: the request's `rs.Output` / `OutputSpec`, which says where
+            the answer is read (see the module docstring); not with `tool`.
 
     Returns (from `feed`): the elements it closes, in order. The rest of the
     document is read (it must be JSON) but neither validated nor kept: only
-    the containers on the way to the array stay in the reader's tree. An error in a
+    the containers on the way to the array stay in the reader's tree. The
+    array's object, array and string elements are skimmed
+    (`JSONStreamParser(skim=)`): delimited by brackets, braces and quotes,
+    then decoded once, whole, by the standard decoder; so JSON that is bad
+    inside such an element is refused when the element ends, with the error
+    (offset, path) the character-by-character reading gives. An error in a
     fragment (an element that does not validate, text that is not JSON)
     wins over the elements that closed before it in the same fragment.
 
@@ -301,15 +349,31 @@ class ElementSplitter(_Reading):
 
     operator = "rs.elements()"
 
-    def __init__(self, pointer: str, *, item: object = None, tool: int | str | None = None) -> None:
+    def __init__(
+        self,
+        pointer: str,
+        *,
+        item: object = None,
+        tool: int | str | None = None,
+        output: Output | OutputSpec | None = None,
+    ) -> None:
         self._tokens = parse_pointer(pointer)
         self._pointer = pointer
         self._validate = validator(item)
-        super().__init__(tool)
+        or_text = False
+        if output is not None:
+            if not isinstance(output, Output | OutputSpec):
+                raise TypeError(
+                    "output= of rs.elements() is the request's output (an rs.Output or the "
+                    f"request's OutputSpec), not {type(output).__name__}; the elements' own "
+                    "type is item="
+                )
+            _, tool, or_text = answer_of(output, tool)
+        super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
         super()._start()
-        self._reader = JSONStreamParser(keep=self._keeps)
+        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
 
@@ -319,6 +383,10 @@ class ElementSplitter(_Reading):
         An element itself is not kept in the array: it is given out when it closes.
         """
         return len(path) != len(self._tokens) + 1 and self._under(path)
+
+    def _skims(self, path: Path) -> bool:
+        """Skim the array at the pointer: its elements are decoded whole, each once."""
+        return len(path) == len(self._tokens) and self._under(path)
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)

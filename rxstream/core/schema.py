@@ -57,6 +57,7 @@ from ..models import JSON, JSONObject, Output
 __all__ = [
     "OutputSpec",
     "json_schema_of",
+    "openapi_schema",
     "output_spec",
     "strict_schema",
     "subset_schema",
@@ -83,6 +84,8 @@ class OutputSpec:
         strict: ask for the provider's strict mode where it has one.
         via: `"native"` or `"tool"` (the answer comes as the arguments of a
             call of the tool named `name`).
+        openapi: send Gemini's `responseSchema` (`openapi_schema`) instead
+            of `responseJsonSchema` (and a forced tool's `parameters`).
     """
 
     target: object
@@ -90,6 +93,7 @@ class OutputSpec:
     schema: JSONObject
     strict: bool = True
     via: Literal["native", "tool"] = "native"
+    openapi: bool = False
 
 
 def output_spec(output: object) -> OutputSpec:
@@ -111,12 +115,12 @@ def output_spec(output: object) -> OutputSpec:
         output = Output(output)
     if output.via not in ("native", "tool"):
         raise ValueError(f"Output.via must be 'native' or 'tool', got {output.via!r}")
-    if not isinstance(output.strict, bool):
-        raise TypeError(f"Output.strict must be a bool, got {output.strict!r}")
+    for flag in ("strict", "openapi"):
+        if not isinstance(getattr(output, flag), bool):
+            raise TypeError(f"Output.{flag} must be a bool, got {getattr(output, flag)!r}")
     schema = json_schema_of(output.target)
-    return OutputSpec(
-        output.target, _name(output.target, output.name, schema), schema, output.strict, output.via
-    )
+    name = _name(output.target, output.name, schema)
+    return OutputSpec(output.target, name, schema, output.strict, output.via, output.openapi)
 
 
 def _described(target: object) -> str:
@@ -391,3 +395,147 @@ def _literals(rest: JSONObject, out: JSONObject) -> bool:
     if "const" in rest and _plain(rest["const"]):
         out["const"] = rest.pop("const")
     return "enum" in out or "const" in out
+
+
+# -- Gemini's older responseSchema (an OpenAPI 3.0 subset) ---------------------------------
+
+#: The keywords of Gemini's `Schema` object, as they are named in JSON Schema.
+_OPENAPI_KEPT = frozenset(
+    {
+        "format", "title", "description", "minItems", "maxItems", "minProperties",
+        "maxProperties", "minLength", "maxLength", "pattern", "minimum", "maximum", "default",
+        "example", "propertyOrdering", "required",
+    }
+)  # fmt: skip
+#: Meta keywords that say nothing about the answer.
+_OPENAPI_DROPPED = frozenset({"$schema", "$id", "$comment", "$defs", "definitions"})
+
+
+def openapi_schema(schema: JSONObject) -> JSONObject:
+    """`schema` as Gemini's older `responseSchema` takes it (an OpenAPI 3.0 subset).
+
+    For models before Gemini 2.5 and Vertex endpoints that lack
+    `responseJsonSchema`. The rules (google-genai's for `response_schema=Model`):
+    `$ref`s are inlined (the node's own keywords beside a `$ref` kept over the
+    target's); `null` becomes `nullable: true` (`{"type": "null"}` in an
+    `anyOf`, or in a list of types), and an `anyOf` left with one branch is
+    that branch; `oneOf` becomes `anyOf`, a single `allOf` is merged; types
+    are upper-case (`OBJECT`, `STRING`, ...); a string `const` is an `enum`
+    of one; an object with more than one property gets `propertyOrdering`
+    (the properties' order, which Gemini otherwise does not keep);
+    `examples` gives its first as `example`; a `None` default is dropped.
+    Any other keyword (`exclusiveMinimum`, `additionalProperties`,
+    `uniqueItems`, ...) is moved into the description as text, as
+    `subset_schema` does.
+
+    Raises:
+        ValueError: a recursive `$ref` (the subset has no references: send
+            `responseJsonSchema`), a `$ref` that resolves to nothing, an
+            `enum` or `const` that is not all strings, an `allOf` of more
+            than one schema (the message gives the path).
+
+    >>> openapi_schema({"type": "object", "properties": {
+    ...     "n": {"anyOf": [{"type": "integer"}, {"type": "null"}], "exclusiveMinimum": 0}}})
+    {'type': 'OBJECT', 'properties': {'n': {'type': 'INTEGER', 'nullable': True, \
+'description': '{exclusiveMinimum: 0}'}}}
+    """
+    return _openapi(schema, schema, "#", ())
+
+
+def _openapi(node: JSONObject, root: JSONObject, path: str, refs: tuple[str, ...]) -> JSONObject:
+    rest = dict(node)
+    _openapi_union(rest, path)
+    ref = rest.pop("$ref", None)
+    if isinstance(ref, str):
+        if ref in refs:
+            raise ValueError(
+                f"the output schema at {path} refers to itself ({ref!r}); Gemini's responseSchema "
+                "has no references: send responseJsonSchema (Output(openapi=False))"
+            )
+        rest = {**copy.deepcopy(_resolve(root, ref)), **rest}
+        return _openapi(rest, root, path, (*refs, ref))
+    if "default" in rest and rest["default"] is None:
+        del rest["default"]  # as google-genai: a None default is no default
+    out: JSONObject = {}
+    kind = rest.pop("type", None)
+    if isinstance(kind, str):
+        out["type"] = kind.upper()
+    if rest.pop("nullable", False) is True:
+        out["nullable"] = True
+    _openapi_literals(rest, out, path)
+    if isinstance(rest.get("anyOf"), list):
+        out["anyOf"] = [
+            _openapi(v, root, f"{path}/anyOf/{i}", refs) for i, v in enumerate(rest.pop("anyOf"))
+        ]
+    properties = rest.pop("properties", None)
+    if isinstance(properties, dict):
+        out["properties"] = {
+            k: _openapi(v, root, f"{path}/properties/{k}", refs) for k, v in properties.items()
+        }
+        if len(properties) > 1 and "propertyOrdering" not in rest:
+            out["propertyOrdering"] = list(properties)
+    if isinstance(rest.get("items"), dict):
+        out["items"] = _openapi(rest.pop("items"), root, f"{path}/items", refs)
+    examples = rest.pop("examples", None)
+    if isinstance(examples, list) and examples and "example" not in rest:
+        out["example"] = examples[0]
+    out.update({k: rest.pop(k) for k in list(rest) if k in _OPENAPI_KEPT})
+    for key in _OPENAPI_DROPPED:
+        rest.pop(key, None)
+    if rest:  # what the subset cannot say, said in words
+        said = "{" + ", ".join(f"{k}: {v}" for k, v in rest.items()) + "}"
+        described = out.get("description")
+        out["description"] = f"{described}\n\n{said}" if described is not None else said
+    return out
+
+
+def _openapi_union(rest: JSONObject, path: str) -> None:
+    """`null`, `oneOf`, `allOf` and a list of types in `rest` put as the subset says them."""
+    if "oneOf" in rest and "anyOf" not in rest:
+        rest["anyOf"] = rest.pop("oneOf")
+    all_of = rest.get("allOf")
+    if isinstance(all_of, list):
+        if len(all_of) != 1 or not isinstance(all_of[0], dict):
+            raise ValueError(
+                f"the output schema at {path} has an allOf of {len(all_of)} schemas, which "
+                "Gemini's responseSchema cannot say: merge them, or send responseJsonSchema"
+            )
+        del rest["allOf"]
+        rest.update({**all_of[0], **rest})
+    kind = rest.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        if len(kinds) < len(kind):
+            rest["nullable"] = True
+        if len(kinds) == 1:
+            rest["type"] = kinds[0]
+        else:
+            del rest["type"]
+            rest["anyOf"] = [{"type": k} for k in kinds]
+    elif kind == "null":
+        rest["nullable"] = True
+        del rest["type"]
+    choices = rest.get("anyOf")
+    if isinstance(choices, list) and {"type": "null"} in choices:
+        rest["nullable"] = True
+        choices = [c for c in choices if c != {"type": "null"}]
+        if len(choices) == 1 and isinstance(choices[0], dict):
+            del rest["anyOf"]
+            rest.update({**choices[0], **{k: v for k, v in rest.items() if k != "anyOf"}})
+        else:
+            rest["anyOf"] = choices
+
+
+def _openapi_literals(rest: JSONObject, out: JSONObject, path: str) -> None:
+    if "const" in rest:
+        rest["enum"] = [rest.pop("const")]
+    enum = rest.pop("enum", None)
+    if enum is None:
+        return
+    if not isinstance(enum, list) or not all(isinstance(v, str) for v in enum):
+        raise ValueError(
+            f"the output schema at {path} has an enum (or const) of {enum!r:.100}: Gemini's "
+            "responseSchema takes strings only; send responseJsonSchema"
+        )
+    out["enum"] = enum
+    out.setdefault("type", "STRING")

@@ -12,13 +12,18 @@ needs none of them):
 - any other type: pydantic's `TypeAdapter` when pydantic is installed, else
   `msgspec.convert` (dataclasses and `TypedDict`s), else a `TypeError` that
   names both;
-- a JSON Schema: `jsonschema` when it is installed; else rxstream's own checks
-  of the keywords structured output uses: `type` (a name or a list; `integer`
-  is not `boolean`), `enum`, `const`, `properties`, `required`,
+- a JSON Schema: `jsonschema` when it is installed (the `schema` extra:
+  `pip install 'rxstream[schema]'`), the schema's own draft (`$schema`, else
+  2020-12), the schema checked first; else rxstream's own checks of the
+  keywords structured output uses: `type` (a name or a list; `integer` is not
+  `boolean`), `enum`, `const`, `properties`, `required`,
   `additionalProperties` (`false` or a schema), `items`, `anyOf`/`oneOf`
-  (one branch must pass), `minItems`/`maxItems`, and local `$ref`s into
-  `$defs`/`definitions`. Other keywords (formats, patterns, bounds) are not
-  checked without jsonschema.
+  (one branch must pass), `allOf`, `minItems`/`maxItems`, and local `$ref`s
+  into `$defs`/`definitions`. A schema that asserts more (`minimum`,
+  `pattern`, `maxLength`, `not`, ... : `UNCHECKED`) is refused without
+  jsonschema, with a `TypeError` that says how to get it, rather than
+  validated in part. Annotations (`title`, `description`, `format`,
+  `default`, ...) assert nothing, as in jsonschema.
 
 Errors are dicts in pydantic's shape: `loc` (a tuple path) and `msg`.
 """
@@ -30,9 +35,21 @@ from typing import Any
 
 from ..models import JSON
 
-__all__ = ["Invalid", "Validator", "validator"]
+__all__ = ["UNCHECKED", "Invalid", "Validator", "validator"]
 
 Validator = Callable[[JSON], Any]
+
+#: The assertions jsonschema checks and rxstream's own checks do not.
+UNCHECKED = frozenset(
+    {
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "minLength", "maxLength", "pattern", "uniqueItems", "prefixItems",
+        "additionalItems", "contains", "minContains", "maxContains", "unevaluatedItems",
+        "minProperties", "maxProperties", "patternProperties", "propertyNames",
+        "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
+        "not", "if", "then", "else", "$dynamicRef", "$recursiveRef",
+    }
+)  # fmt: skip
 
 
 class Invalid(Exception):
@@ -112,16 +129,13 @@ def _schema_validator(schema: dict[str, Any]) -> Validator:
     try:
         import jsonschema  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
-        checker = _SchemaChecker(schema)
-
-        def validate(value: JSON) -> Any:
-            errors = checker.errors(value)
-            if errors:
-                raise Invalid(tuple(errors))
-            return value
-
-        return validate
+        return _checked_without_jsonschema(schema)
     cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        at = "/".join(map(str, exc.path))
+        raise ValueError(f"not a valid JSON Schema (at {at!r}): {exc.message}") from None
     checked = cls(schema)
 
     def validate_with_jsonschema(value: JSON) -> Any:
@@ -134,6 +148,60 @@ def _schema_validator(schema: dict[str, Any]) -> Validator:
         return value
 
     return validate_with_jsonschema
+
+
+def _checked_without_jsonschema(schema: dict[str, Any]) -> Validator:
+    keywords, refs = _keywords(schema)
+    asserted = sorted(keywords & UNCHECKED)
+    remote = sorted(ref for ref in refs if ref != "#" and not ref.startswith("#/"))
+    if remote:
+        raise TypeError(
+            f"the output schema has $refs out of itself ({', '.join(map(repr, remote))}), "
+            "which only jsonschema follows, and jsonschema is not installed: "
+            "pip install 'rxstream[schema]' (or pip install jsonschema)"
+        )
+    if asserted:
+        raise TypeError(
+            f"the output schema asserts {', '.join(map(repr, asserted))}, which only jsonschema "
+            "checks, and jsonschema is not installed: pip install 'rxstream[schema]' "
+            "(or pip install jsonschema)"
+        )
+    checker = _SchemaChecker(schema)
+
+    def validate(value: JSON) -> Any:
+        errors = checker.errors(value)
+        if errors:
+            raise Invalid(tuple(errors))
+        return value
+
+    return validate
+
+
+_VALUED = ("properties", "$defs", "definitions", "dependentSchemas", "patternProperties")
+
+
+def _keywords(schema: Any) -> tuple[set[str], set[str]]:
+    """The keywords used in `schema` and its subschemas (not the names under `properties`),
+    and its `$ref`s."""
+    found: set[str] = set()
+    refs: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            found.update(node)
+            if isinstance(node.get("$ref"), str):
+                refs.add(node["$ref"])
+            for key, value in node.items():
+                if key in _VALUED and isinstance(value, dict):
+                    stack.extend(value.values())
+                elif key not in ("enum", "const", "default", "examples") and isinstance(
+                    value, dict | list
+                ):
+                    stack.append(value)
+    return found, refs
 
 
 _TYPES: dict[str, Callable[[object], bool]] = {
@@ -159,8 +227,15 @@ class _SchemaChecker:
         return out
 
     def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+        seen: set[str] = set()
         while "$ref" in schema:
             ref = schema["$ref"]
+            if ref in seen:
+                raise ValueError(f"the $ref {ref!r} leads back to itself")
+            seen.add(ref)
+            if ref == "#":
+                schema = self.root
+                continue
             if not isinstance(ref, str) or not ref.startswith("#/"):
                 raise ValueError(f"only local $refs are checked without jsonschema, got {ref!r}")
             target: Any = self.root
@@ -181,6 +256,8 @@ class _SchemaChecker:
             out.append({"loc": loc, "msg": f"not one of {schema['enum']!r}", "type": "enum"})
         if "const" in schema and value != schema["const"]:
             out.append({"loc": loc, "msg": f"not {schema['const']!r}", "type": "const"})
+        for branch in schema.get("allOf", ()):
+            self._check(branch, value, loc, out)
         for key in ("anyOf", "oneOf"):
             if key in schema and not any(
                 not self._branch(branch, value, loc) for branch in schema[key]

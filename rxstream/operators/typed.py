@@ -18,10 +18,11 @@ from ..core.objects import (
     JSONPatchEncoder,
     ObjectTextDecoder,
     PartialObjectAccumulator,
-    parse_pointer,
+    answer_of,
 )
+from ..core.schema import OutputSpec
 from ..core.validation import validator
-from ..models import ChatChunk, Delta, JSONPatch, Partial, Reset
+from ..models import ChatChunk, Delta, JSONPatch, Output, Partial, Reset
 from ._chunk_input import chunks_or_deltas
 from ._machine import machine_operator
 
@@ -55,20 +56,30 @@ def partial_object(
     Args:
         output: what the final value must be: a pydantic model, a msgspec
             Struct, a dataclass or TypedDict (validated by pydantic, else
-            msgspec), or a JSON Schema dict (by jsonschema if installed, else
-            the structural checks `rxstream.core.validation` lists). None
-            keeps the plain value. Snapshots are never validated.
+            msgspec), or a JSON Schema dict (by jsonschema if installed, the
+            `schema` extra; else the structural checks
+            `rxstream.core.validation` lists, and a schema asserting more is
+            refused). None keeps the plain value. Snapshots are never validated.
+            The request's own `output=` works too: an `rs.Output` (or the
+            `OutputSpec` in `request.extensions["rxstream.output"]`); its
+            target validates, and the answer is read from the text or from
+            the call of the tool named after it (`via="tool"`), whichever
+            starts first, other calls passing unread: one pipeline for
+            either way (and for a fallback route asking the other way).
         tool: read a tool call's arguments instead of the text: its index
             (`int`) or name (`str`). With None, the first delta that carries
             something decides: text, or the first tool call (a second call is
-            then an error).
+            then an error). Not with an `rs.Output`, which names its tool.
 
     Returns:
         An operator from deltas (or chunks) to `Partial` snapshots and the
         validated object (and the `Reset`s, after which it starts again).
 
     Raises:
-        TypeError: `output` is a type and neither pydantic nor msgspec is installed.
+        TypeError: `output` is a type and neither pydantic nor msgspec is
+            installed, or a schema asserting what only jsonschema checks and
+            jsonschema is not installed.
+        ValueError: both an `rs.Output` and `tool=`.
 
     Errors (through `on_error`): `JSONStreamError` when the text is not JSON,
     stops before the value is whole, or holds no value at all;
@@ -82,14 +93,19 @@ def partial_object(
     Partial(value={'n': [1]}, growing=None)
     {'n': [1, 2]}
     """
-    validator(output)  # a missing validator library fails here, not at the first value
+    # A missing validator library (or a wrong pairing) fails here, not at the first value.
+    validator(answer_of(output, tool)[0])
     return machine_operator(
         chunks_or_deltas(lambda: PartialObjectAccumulator(output, tool=tool), "rs.partial_object()")
     )
 
 
 def elements(
-    pointer: str = "", *, item: object = None, tool: int | str | None = None
+    pointer: str = "",
+    *,
+    item: object = None,
+    tool: int | str | None = None,
+    output: Output | OutputSpec | None = None,
 ) -> Callable[[Observable[ChatChunk | Delta]], Observable[Any]]:
     """Each element of the array at a JSON Pointer, as soon as it has closed, validated.
 
@@ -110,12 +126,18 @@ def elements(
         item: what each element must be (as `output=` of `partial_object`);
             None keeps the plain values.
         tool: read a tool call's arguments (as in `partial_object`).
+        output: the request's `output=` (an `rs.Output`, or the `OutputSpec`
+            in `request.extensions["rxstream.output"]`): read the text or the
+            call of the tool named after it, whichever starts first, as
+            `partial_object(output)` does. It only says where the answer
+            comes; the elements are validated by `item`.
 
     Returns:
         An operator from deltas (or chunks) to the elements (and `Reset`s).
 
     Raises:
-        ValueError: `pointer` is not a JSON Pointer.
+        ValueError: `pointer` is not a JSON Pointer; both `output` and `tool`.
+        TypeError: `output` is not an `rs.Output` or `OutputSpec`.
 
     Errors (through `on_error`): `JSONStreamError` when the text is not JSON
     or is unfinished; `OutputValidationError` when an element does not
@@ -129,10 +151,11 @@ def elements(
     {'t': 1}
     {'t': 2}
     """
-    parse_pointer(pointer)
-    validator(item)
+    ElementSplitter(pointer, item=item, tool=tool, output=output)  # bad arguments fail here
     return machine_operator(
-        chunks_or_deltas(lambda: ElementSplitter(pointer, item=item, tool=tool), "rs.elements()")
+        chunks_or_deltas(
+            lambda: ElementSplitter(pointer, item=item, tool=tool, output=output), "rs.elements()"
+        )
     )
 
 

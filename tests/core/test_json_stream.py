@@ -328,3 +328,113 @@ def test_refused_iff_json_loads_refuses(text: str, step: int) -> None:
     except JSONStreamError:
         got = JSONStreamError
     assert got == expected or (got != got and expected != expected)
+
+
+# -- skimming (`skim=`: the elements of an array decoded whole, each once) -----------------
+
+
+def outcome(text: str, pieces: list[str], skim: Any) -> Any:
+    """The value and events (or the error's reason, offset and path) of reading `pieces`."""
+    parser = JSONStreamParser(skim=skim)
+    try:
+        events = [e for piece in pieces for e in parser.feed(piece)] + parser.close()
+    except JSONStreamError as exc:
+        return ("refused", exc.reason, exc.offset, exc.path)
+    return ("read", parser.value, events)
+
+
+def same(a: Any, b: Any) -> bool:
+    return a == b or json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)  # NaN-free
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents(), st.data())
+def test_skimming_reads_what_json_loads_reads(text: str, data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    every = outcome(text, pieces, lambda path: True)
+    assert every[0] == "read"
+    _, value, events = every
+    assert same(value, strict_loads(text))
+    assert same(rebuilt(events), value)
+    # Skimming one array changes what is reported about it, never the completed elements.
+    usual = outcome(text, pieces, None)
+    elements = [
+        e for e in usual[2] if type(e) is JSONCompleted and e.path and type(e.path[-1]) is int
+    ]
+    if any(len(e.path) == 1 for e in elements):  # a top-level array
+        skimmed = outcome(text, pieces, lambda path: path == ())[2]
+        got = [e.value for e in skimmed if type(e) is JSONCompleted and len(e.path) == 1]
+        assert same(got, [e.value for e in elements if len(e.path) == 1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(damaged(), st.integers(1, 7))
+def test_skimming_refuses_what_the_usual_reading_refuses_with_its_error(
+    text: str, step: int
+) -> None:
+    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+    usual = outcome(text, pieces, None)
+    skimmed = outcome(text, pieces, lambda path: True)
+    if usual[0] == "refused":
+        # The same place and reason; what the reason quotes of the text ("got 'nl'") is what
+        # the reader had at hand, which a skimmed element has whole.
+        assert skimmed[0] == "refused"
+        assert skimmed[2:] == usual[2:]
+        assert skimmed[1].split(", got ")[0] == usual[1].split(", got ")[0]
+    else:
+        assert skimmed[0] == "read"
+        assert same(skimmed[1], usual[1])
+
+
+@pytest.mark.parametrize(
+    ("pieces", "expected"),
+    [
+        (['[{"a": "x\\', '"y"}, "s\\', '\\", [1, [2', "]]]"], [{"a": 'x"y'}, "s\\", [1, [2]]]),
+        (["[", "]"], []),
+        (['[ 1, {"b": null}, true', ", 2.5]"], [1, {"b": None}, True, 2.5]),
+        (['["]{[,", {"', '}": "]"}]'], ["]{[,", {"}": "]"}]),
+    ],
+    ids=[
+        "escapes cut at a fragment's end",
+        "empty",
+        "scalars read the usual way",
+        "brackets in strings",
+    ],
+)
+def test_skimmed_elements(pieces: list[str], expected: Any) -> None:
+    result = outcome("".join(pieces), pieces, lambda path: True)
+    assert result[0] == "read"
+    assert result[1] == expected
+    assert [e.value for e in result[2] if len(e.path) == 1] == expected
+
+
+@pytest.mark.parametrize(
+    ("pieces", "reason"),
+    [
+        (['[{"a": 01', "}]"], "a number with a leading zero"),
+        (['[{"a": "\\q"', "}]"], "invalid escape '\\\\q' in a string"),
+        (['[{"a": NaN', "}]"], "expected a value, got 'N' (NaN and Infinity are not JSON)"),
+        (['[{"a": 1', "]]"], "expected ',' or '}', got ']'"),
+        (['[{"a": 1}', ",]"], "a trailing comma before ']'"),
+        (['[{"a": [1', "2"], "the text ended after a number in an unfinished document"),
+    ],
+)
+def test_a_skimmed_element_is_refused_as_the_usual_reading_refuses_it(
+    pieces: list[str], reason: str
+) -> None:
+    text = "".join(pieces)
+    skimmed = outcome(text, pieces, lambda path: True)
+    assert skimmed == outcome(text, pieces, None)
+    assert reason in skimmed[1]
+
+
+def test_skimming_is_linear_in_an_element_cut_into_many_fragments() -> None:
+    # One element of 200,000 characters, one character at a time: each character is read a
+    # bounded number of times (no re-scan of the element so far per fragment).
+    text = '[{"s": "' + "ab" * 100_000 + '"}]'
+    parser = JSONStreamParser(skim=lambda path: True)
+    for c in text:
+        parser.feed(c)
+    parser.close()
+    assert parser.value == [{"s": "ab" * 100_000}]

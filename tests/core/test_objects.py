@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
-from rxstream import JSONStreamError, OutputValidationError
+from rxstream import JSONStreamError, Output, OutputValidationError
 from rxstream.core.json_stream import JSONCompleted, JSONStreamParser
 from rxstream.core.objects import (
     COPY_BUDGET,
@@ -28,6 +28,7 @@ from rxstream.core.objects import (
     PartialObjectAccumulator,
     parse_pointer,
 )
+from rxstream.core.schema import output_spec
 from rxstream.core.validation import Invalid, validator
 from rxstream.models import (
     Delta,
@@ -158,6 +159,50 @@ def test_tool_call_arguments_and_the_pick_of_a_call() -> None:
         run(PartialObjectAccumulator(), two[1:])
     with pytest.raises(TypeError, match="tool="):
         PartialObjectAccumulator(tool=1.5)  # type: ignore[arg-type]
+
+
+CITY_CALL: list[Delta] = [
+    TextDelta("\n"),  # whitespace decides nothing
+    ToolCallDelta(0, '{"q": 1}', id="a", name="search"),  # another call: passed over
+    ToolCallDelta(1, '{"name": ', id="b", name="City"),
+    TextDelta("Not the answer: the call started first."),
+    ToolCallDelta(1, '"Oslo"}'),
+    Finish("tool_calls"),
+]
+CITY_TEXT: list[Delta] = [
+    ToolCallDelta(0, '{"q": 1}', id="a", name="search"),
+    *texts('{"name": "Oslo"', "}"),
+    ToolCallDelta(1, '{"name": "Rome"}', id="b", name="City"),
+    Finish("stop"),
+]
+
+
+@pytest.mark.parametrize("via", ["native", "tool"])
+@pytest.mark.parametrize("deltas", [CITY_CALL, CITY_TEXT], ids=["forced call", "text"])
+@pytest.mark.parametrize("resolved", [False, True], ids=["Output", "OutputSpec"])
+def test_the_requests_output_says_where_the_answer_is(
+    via: Any, deltas: list[Delta], resolved: bool
+) -> None:
+    output: Any = Output(City, via=via)
+    if resolved:
+        output = output_spec(output)
+    assert run(PartialObjectAccumulator(output), deltas)[-1] == City(name="Oslo")
+    search = ToolCallDelta(0, '{"q": 1}', id="a", name="search")
+    answer = ToolCallDelta(1, "[1, 2]", id="c", name="City")
+    array = [search, answer] if deltas is CITY_CALL else [search, *texts("[1, 2]")]
+    assert run(ElementSplitter("", output=output), array) == [1, 2]
+
+
+def test_the_output_names_its_tool_and_is_the_requests() -> None:
+    named = Output({"title": "T", "type": "object"}, name="place", via="tool")
+    deltas: list[Delta] = [ToolCallDelta(0, '{"a": 1}', id="c", name="place")]
+    assert run(PartialObjectAccumulator(named), deltas) == [{"a": 1}]
+    with pytest.raises(ValueError, match="give one"):
+        PartialObjectAccumulator(named, tool="place")
+    with pytest.raises(ValueError, match="give one"):
+        ElementSplitter("", output=named, tool=0)
+    with pytest.raises(TypeError, match="item="):
+        ElementSplitter("", output=City)  # type: ignore[arg-type]
 
 
 def test_a_reset_starts_again() -> None:
@@ -440,8 +485,8 @@ def test_elements_keep_only_the_way_to_the_array() -> None:
     text = '{"meta": {"a": [1, 2]}, "items": [{"t": [1]}, {"t": 2}, {"t"'
     assert splitter.feed(TextDelta(text[:9])) == []
     assert splitter.feed(TextDelta(text[9:])) == [{"t": [1]}, {"t": 2}]
-    # The elements given out are not kept; the one still open shows until it closes.
-    assert splitter._reader.snapshot() == {"items": [{}]}
+    # The elements given out are not kept, and the one still open is skimmed: not built.
+    assert splitter._reader.snapshot() == {"items": []}
     assert splitter.feed(TextDelta(": 3}]}")) + splitter.close() == [{"t": 3}]
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import importlib
+import re
 import sys
 from typing import Any, Literal
 
@@ -20,6 +22,7 @@ from rxstream.core import schema as schema_module
 from rxstream.core.schema import (
     OutputSpec,
     json_schema_of,
+    openapi_schema,
     output_spec,
     strict_schema,
     subset_schema,
@@ -441,3 +444,91 @@ def test_the_fake_answer_to_a_strict_schema_fits_the_original(schema: dict[str, 
     assert problems(value, strict) == []
     assert problems(value, schema) == []  # strict mode never asks for what the type refuses
     assert subset_schema(schema)["additionalProperties"] is False
+
+
+# -- Gemini's older responseSchema --------------------------------------------------------
+
+OPENAPI: list[Any] = [
+    pytest.param(
+        {"type": ["string", "null"]}, {"type": "STRING", "nullable": True}, id="type list"
+    ),
+    pytest.param(
+        {"type": ["string", "integer"]},
+        {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+        id="two types",
+    ),
+    pytest.param({"type": "null"}, {"nullable": True}, id="null alone"),
+    pytest.param(
+        {"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        {"nullable": True, "anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+        id="oneOf with null",
+    ),
+    pytest.param(
+        {
+            "allOf": [{"$ref": "#/$defs/a"}],
+            "description": "mine",
+            "$defs": {"a": {"type": "string", "description": "its"}},
+        },
+        {"type": "STRING", "description": "mine"},
+        id="one allOf, its $ref, the node's own keywords first",
+    ),
+    pytest.param({"const": "x"}, {"enum": ["x"], "type": "STRING"}, id="const"),
+    pytest.param(
+        {"type": "array", "items": {"type": "integer", "exclusiveMinimum": 0}, "examples": [[1]]},
+        {
+            "type": "ARRAY",
+            "items": {"type": "INTEGER", "description": "{exclusiveMinimum: 0}"},
+            "example": [1],
+        },
+        id="what the subset lacks, in words; examples",
+    ),
+    pytest.param(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "boolean", "default": None}},
+            "additionalProperties": False,
+            "$schema": "x",
+        },
+        {
+            "type": "OBJECT",
+            "properties": {"a": {"type": "BOOLEAN"}},
+            "description": "{additionalProperties: False}",
+        },
+        id="one property: no ordering; None default and $schema dropped",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "expected"), OPENAPI)
+def test_openapi_schema(schema: Any, expected: Any) -> None:
+    before = copy.deepcopy(schema)
+    assert openapi_schema(schema) == expected
+    assert schema == before  # what it is given is never changed
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"kid": {"$ref": "#/$defs/n"}},
+                "$defs": {"n": {"type": "object", "properties": {"kid": {"$ref": "#/$defs/n"}}}},
+            },
+            "at #/properties/kid/properties/kid refers to itself",
+        ),
+        ({"allOf": [{"type": "string"}, {"minLength": 1}]}, "at # has an allOf of 2 schemas"),
+        ({"enum": [1, 2]}, "takes strings only"),
+        ({"const": None}, "takes strings only"),
+        ({"$ref": "#/$defs/nothing"}, "points to nothing"),
+    ],
+)
+def test_what_the_openapi_subset_cannot_say_is_refused(schema: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        openapi_schema(schema)
+
+
+def test_output_openapi_is_a_bool() -> None:
+    assert output_spec(rs.Output({"type": "object"}, openapi=True)).openapi is True
+    with pytest.raises(TypeError, match=r"Output\.openapi must be a bool"):
+        output_spec(rs.Output({"type": "object"}, openapi="yes"))  # type: ignore[arg-type]

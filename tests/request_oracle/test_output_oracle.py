@@ -197,10 +197,34 @@ def test_bedrock_output_config() -> None:
     assert sent == sdk_request(send).json
 
 
-def test_gemini_response_schema_is_the_older_field(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A deliberate difference: google-genai's `response_schema=Model` sends `responseSchema`
-    (the OpenAPI subset: upper-case types, `nullable`, `$defs` inlined); rxstream sends the
-    JSON Schema as written in `responseJsonSchema`, which Gemini 2.5 and later take."""
+def camel(value: Any, *, names: bool = False) -> Any:
+    """`value` with google-genai's snake_case schema keywords in the API's camelCase.
+
+    The keys of a `properties` object (`names`) are the model's field names, kept.
+    """
+    if isinstance(value, list):
+        return [camel(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        head, *rest = key.split("_")
+        name = key if names else head + "".join(part.title() for part in rest)
+        out[name] = camel(item, names=name == "properties" and not names)
+    return out
+
+
+def test_gemini_response_schema_with_openapi(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Output(openapi=True)` sends google-genai's `response_schema=Model` body, field for field.
+
+    Deliberate differences, undone before comparing:
+    - google-genai writes some keywords in snake_case (`min_length`, `max_items`,
+      `property_ordering`); rxstream writes the API reference's camelCase (`minLength`, ...).
+      Gemini's JSON reader takes both spellings.
+    - google-genai drops the keywords beside a property's lone `$ref` (`color`'s
+      `default: "red"`) and keeps them beside a `$ref` reached through `anyOf` (`work`'s
+      description); rxstream keeps them in both places.
+    """
     genai = pytest.importorskip("google.genai")
     from google.genai import types
 
@@ -218,9 +242,16 @@ def test_gemini_response_schema_is_the_older_field(monkeypatch: pytest.MonkeyPat
             )
         )
 
-    theirs = sdk_request(send).json["generationConfig"]
-    sent = ours("gemini")["generationConfig"]
-    assert theirs["responseSchema"]["type"] == "OBJECT"
-    assert "responseSchema" not in sent
-    assert sent["responseJsonSchema"] == Person.model_json_schema()
-    assert sent["responseMimeType"] == theirs["responseMimeType"] == "application/json"
+    theirs = camel(sdk_request(send).json)
+    request = rs.request(
+        "gemini",
+        model="m-1",
+        messages=MESSAGES,
+        output=rs.Output(Person, openapi=True),
+        api_key=KEY,
+        base_url="http://127.0.0.1",
+    )
+    sent = json.loads(request.content)
+    assert "responseJsonSchema" not in sent["generationConfig"]
+    assert sent["generationConfig"]["responseSchema"]["properties"]["color"].pop("default") == "red"
+    assert sent == theirs

@@ -19,6 +19,7 @@ import httpx
 import msgspec
 import pydantic
 import pytest
+import reactivex
 import reactivex.operators as ops
 
 import rxstream as rs
@@ -110,6 +111,43 @@ def test_every_provider_gives_the_same_typed_object(
         addresses=[Address(street="example street", zip="example zip")],
     )
     assert City.model_validate_json(text) == expected
+
+
+@pytest.mark.parametrize(("dialect", "via"), CASES, ids=[f"{d}-{v}" for d, v in CASES])
+def test_one_typed_pipeline_whichever_way_the_request_went(
+    server: FakeLLMServer, dialect: str, via: Any
+) -> None:
+    """`rs.partial_object(output)`, `rs.elements(..., output=)` read the text or the forced call."""
+    root = f"http://127.0.0.1:{server.port}"
+    request = rs.request(
+        dialect,
+        model="fake-model",
+        messages=[{"role": "user", "content": "A city, please."}],
+        output=rs.Output(City, via=via),
+        api_key="sk-fake",
+        base_url=f"{root}/v1" if dialect.startswith("openai") else root,
+    )
+    spec: OutputSpec = request.extensions["rxstream.output"]
+    with httpx.Client() as client:
+        deltas = send_request(client, request).pipe(ops.to_list()).run()
+    expected = City(
+        name="example name",
+        population=1,
+        tags=["example tags"],
+        addresses=[Address(street="example street", zip="example zip")],
+    )
+    for output in (rs.Output(City, via=via), spec):
+        *snapshots, city = (
+            reactivex.from_iterable(deltas).pipe(rs.partial_object(output), ops.to_list()).run()
+        )
+        assert city == expected
+        assert all(isinstance(s, rs.Partial) for s in snapshots)  # none when it came whole
+        addresses = (
+            reactivex.from_iterable(deltas)
+            .pipe(rs.elements("/addresses", item=Address, output=output), ops.to_list())
+            .run()
+        )
+        assert addresses == expected.addresses
 
 
 @pytest.mark.parametrize(
@@ -205,3 +243,25 @@ def test_a_conversation_ending_in_tool_results_still_answers_in_json(server: Fak
             .run()
         )
     assert json.loads(message.content) == {"n": 1}
+
+
+@pytest.mark.parametrize("via", ["native", "tool"])
+def test_gemini_answers_the_older_response_schema_too(server: FakeLLMServer, via: Any) -> None:
+    output = rs.Output(City, via=via, openapi=True)
+    with httpx.Client() as client:
+        city: Any = (
+            rs.chat(
+                client,
+                "gemini",
+                model="fake-model",
+                messages=[{"role": "user", "content": "A city, please."}],
+                output=output,
+                api_key="sk-fake",
+                base_url=f"http://127.0.0.1:{server.port}",
+            )
+            .pipe(rs.partial_object(output))
+            .pipe(ops.last())
+            .run()
+        )
+    assert city.name == "example name"
+    assert city.addresses == [Address(street="example street", zip="example zip")]

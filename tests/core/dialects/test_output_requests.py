@@ -225,3 +225,39 @@ def test_rs_request_keeps_the_resolved_output_on_the_request() -> None:
     assert (spec.name, spec.via, spec.schema) == ("town", "native", CITY)
     plain = rs.request("ollama", model="m", messages=MESSAGES)
     assert "rxstream.output" not in plain.extensions
+
+
+OPENAPI_CITY: JSONObject = {
+    "title": "City",
+    "type": "OBJECT",
+    "properties": {
+        "name": {"type": "STRING", "maxLength": 40},
+        "mayor": {"type": "STRING", "nullable": True},
+    },
+    "propertyOrdering": ["name", "mayor"],
+    "required": ["name"],
+}
+
+
+def test_gemini_with_openapi_sends_the_older_response_schema() -> None:
+    sent = body("gemini", output=rs.Output(CITY, openapi=True))["generationConfig"]
+    assert sent == {"responseMimeType": "application/json", "responseSchema": OPENAPI_CITY}
+
+
+def test_gemini_with_openapi_declares_the_forced_tool_in_the_subset() -> None:
+    weather = rs.Tool("get_weather", "The weather", {"type": "object", "properties": {}})
+    sent = body("gemini", output=rs.Output(CITY, via="tool", openapi=True), tools=[weather])
+    (mine, forced) = sent["tools"][0]["functionDeclarations"]
+    assert mine == {
+        "name": "get_weather",
+        "description": "The weather",
+        "parametersJsonSchema": weather.parameters,  # the caller's own tool, as written
+    }
+    assert forced["name"] == "City"
+    assert forced["parameters"] == OPENAPI_CITY
+    assert "parametersJsonSchema" not in forced
+
+
+@pytest.mark.parametrize("dialect", [d for d in MODULES if d != "gemini"])
+def test_openapi_changes_nothing_where_json_schema_is_the_only_form(dialect: str) -> None:
+    assert body(dialect, output=rs.Output(CITY, openapi=True)) == body(dialect, output=CITY)

@@ -34,10 +34,13 @@ Rules:
   `allowedFunctionNames`);
 - `output=` is `generationConfig.responseMimeType: "application/json"` and
   `responseJsonSchema`: the JSON Schema as written (`$defs`, `anyOf`, `null`
-  kept), which Gemini 2.5 and later take. (The older `responseSchema`, an
-  OpenAPI subset with upper-case types and `nullable`, is what google-genai
-  derives from `response_schema=Model`; rxstream does not send it.) A
-  `generationConfig=` of the caller's own is kept beside them.
+  kept), which Gemini 2.5 and later take. With `Output(openapi=True)` it is
+  the older `responseSchema` instead, the OpenAPI 3.0 subset
+  (`rxstream.core.schema.openapi_schema`: upper-case types, `nullable`,
+  `$ref`s inlined), what google-genai derives from `response_schema=Model`,
+  for older models and Vertex; and a forced tool (`via="tool"`) is then
+  declared with `parameters` in that subset. A `generationConfig=` of the
+  caller's own is kept beside them.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from ....models import (
     Tool,
     ToolCall,
 )
+from ...schema import OutputSpec, openapi_schema
 from ...tools import is_generated_call_id
 from ..chat_input import (
     Assistant,
@@ -141,6 +145,15 @@ def _assistant(blocks: Sequence[MessageBlock]) -> list[JSONObject]:
     return parts
 
 
+def _declaration(tool: Tool, output: OutputSpec | None) -> JSONObject:
+    """A function declaration: `parametersJsonSchema`; `parameters` for an openapi forced tool."""
+    if output is not None and output.openapi and output.via == "tool" and tool.name == output.name:
+        params: JSONObject = {"parameters": openapi_schema(tool.parameters)}
+    else:
+        params = {"parametersJsonSchema": tool.parameters}
+    return {"name": tool.name, "description": tool.description, **params}
+
+
 def _thinking(value: str | int | bool) -> JSONObject:
     if value is False or value == "none":
         return {"thinkingBudget": 0}
@@ -202,11 +215,7 @@ def render_request(
     if system:
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     if chat.tools:
-        declarations = [
-            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
-            for t in chat.tools
-            if isinstance(t, Tool)
-        ]
+        declarations = [_declaration(t, opts.output) for t in chat.tools if isinstance(t, Tool)]
         native = [t for t in chat.tools if not isinstance(t, Tool)]
         body["tools"] = ([{"functionDeclarations": declarations}] if declarations else []) + native
     config: JSONObject = {}
@@ -220,7 +229,10 @@ def render_request(
         config["thinkingConfig"] = _thinking(opts.reasoning)
     if opts.output is not None and opts.output.via == "native":
         config["responseMimeType"] = "application/json"
-        config["responseJsonSchema"] = opts.output.schema
+        if opts.output.openapi:
+            config["responseSchema"] = openapi_schema(opts.output.schema)
+        else:
+            config["responseJsonSchema"] = opts.output.schema
     extra = dict(opts.extra)
     if opts.output is not None and opts.output.via == "native":
         config = merged_option(extra, "generationConfig", config)
