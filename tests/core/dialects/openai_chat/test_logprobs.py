@@ -505,6 +505,18 @@ def test_the_renderer_writes_them_in_the_chunk_of_their_text() -> None:
     }
 
 
+def test_logprobs_held_at_an_error_go_before_it() -> None:
+    renderer = OpenAIChatRenderer()
+    renderer.feed(LP)
+    *frames, error = renderer.error(rs.ProviderError("overloaded", type="server_error"))
+    assert json.loads(error.data)["error"]["message"] == "overloaded"
+    written = [json.loads(frame.data)["choices"][0] for frame in frames]
+    assert [w.get("logprobs") for w in written] == [
+        None,
+        {"content": LP.data["logprobs"], "refusal": None},
+    ]
+
+
 def test_other_metadata_is_not_written() -> None:
     renderer = OpenAIChatRenderer()
     assert renderer.feed(rs.Metadata({"logprobs": "not a list", "seed": 1})) == []
