@@ -76,6 +76,7 @@ from __future__ import annotations
 import json
 import reprlib
 from collections.abc import Callable
+from typing import NoReturn
 
 from ...._fast import constructor
 from ....errors import MalformedChunkError
@@ -418,52 +419,63 @@ def _logprobs(logprobs: JSON, i: int, n: int, out: list[Delta]) -> None:
     The `content` entries go under `"logprobs"` (as every dialect gives them,
     so `Message.metadata["logprobs"]` gathers them in order), the `refusal`
     entries under `"refusal_logprobs"`; an empty or null list gives nothing.
-    Each entry is checked (`_logprob`) and passed on as it came; other fields
+    Each entry is checked (`_entries`) and passed on as it came; other fields
     (the legacy completions' `tokens`, ...) are left alone.
     """
-    path = f"choices[{i}].logprobs"
     if type(logprobs) is not dict:
-        raise ShapeError(path, _OBJECT, logprobs)
+        raise ShapeError(f"choices[{i}].logprobs", _OBJECT, logprobs)
     data: JSONObject = {}
     for key, name in LOGPROBS:
         entries = logprobs.get(key)
-        if entries is None:
-            continue
-        if type(entries) is not list:
-            raise ShapeError(f"{path}.{key}", _ARRAY, entries)
-        for j, entry in enumerate(entries):
-            _logprob(entry, f"{path}.{key}[{j}]")
-        if entries:
-            data[name] = entries
+        if entries is not None:
+            _entries(entries, f"choices[{i}].logprobs.{key}", True)
+            if entries:
+                data[name] = entries
     if data:
         out.append(Metadata(data, n))
 
 
-def _logprob(entry: JSON, path: str, top: bool = True) -> None:
-    """Check one logprobs entry: `{"token", "logprob", "bytes", "top_logprobs"}`.
+def _entries(entries: JSON, path: str, top: bool) -> None:
+    """Check an array of logprobs entries, `{"token", "logprob", "bytes", "top_logprobs"}`.
 
-    `top_logprobs` holds entries of the same shape but for a `top_logprobs` of
-    their own (`top` False).
+    `path` names the array; an entry's own path is written only to raise (a
+    stream with logprobs has an entry per token). The entries of a
+    `top_logprobs` have the same shape but for a `top_logprobs` of their own
+    (`top` False).
     """
-    if type(entry) is not dict:
-        raise ShapeError(path, "an object", entry)
-    _opt_str(entry, "token", path)
-    value = entry.get("logprob")
-    if value is not None and type(value) is not float and type(value) is not int:
-        raise ShapeError(f"{path}.logprob", "a number or null", value)
-    value = entry.get("bytes")
-    if value is not None:
-        if type(value) is not list:
-            raise ShapeError(f"{path}.bytes", _ARRAY, value)
-        for j, byte in enumerate(value):
-            if type(byte) is not int:
-                raise ShapeError(f"{path}.bytes[{j}]", "an integer", byte)
-    value = entry.get("top_logprobs") if top else None
-    if value is not None:
-        if type(value) is not list:
-            raise ShapeError(f"{path}.top_logprobs", _ARRAY, value)
-        for j, other in enumerate(value):
-            _logprob(other, f"{path}.top_logprobs[{j}]", False)
+    if type(entries) is not list:
+        raise ShapeError(path, _ARRAY, entries)
+    j = -1
+    for entry in entries:
+        j += 1
+        if type(entry) is not dict:
+            raise ShapeError(f"{path}[{j}]", "an object", entry)
+        value = entry.get("token")
+        if value is not None and type(value) is not str:
+            raise ShapeError(f"{path}[{j}].token", _STRING, value)
+        value = entry.get("logprob")
+        if value is not None and type(value) is not float and type(value) is not int:
+            raise ShapeError(f"{path}[{j}].logprob", "a number or null", value)
+        value = entry.get("bytes")
+        if value is not None:
+            if type(value) is not list:
+                raise ShapeError(f"{path}[{j}].bytes", _ARRAY, value)
+            for byte in value:
+                if type(byte) is not int:
+                    _not_bytes(value, f"{path}[{j}].bytes")
+        value = entry.get("top_logprobs") if top else None
+        if value:
+            _entries(value, f"{path}[{j}].top_logprobs", False)
+        elif value is not None and type(value) is not list:
+            raise ShapeError(f"{path}[{j}].top_logprobs", _ARRAY, value)
+
+
+def _not_bytes(values: list[JSON], path: str) -> NoReturn:
+    """Raise for the first item of `values` that is not an integer."""
+    for j, byte in enumerate(values):
+        if type(byte) is not int:
+            raise ShapeError(f"{path}[{j}]", "an integer", byte)
+    raise AssertionError(path)  # pragma: no cover  (called with such an item)
 
 
 def _legacy_text(choice: JSONObject, i: int, n: int, out: list[Delta]) -> None:
