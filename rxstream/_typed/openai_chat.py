@@ -10,14 +10,15 @@ reads on its general path.
 What the types describe is the chunk nearly every token of a stream comes
 in: `choices` of `delta`s with string `content`, `role`, `reasoning_content`,
 `reasoning` or `refusal` and `tool_calls` whose `function` has string `name`
-and `arguments`; a string `finish_reason`; no usage. `id` and `model` go to
-the reader's `identify` when they change (a `Metadata`). Fields the reader
-never reads (`logprobs`, ...) are declared as `Any`: msgspec builds them (a
-little faster than skipping a `msgspec.Raw`, which would take an integer of
-more digits than `json.loads` takes) and they are dropped. Anything else (an
-unknown field, `usage`, an `error`, content parts, annotations, a wrong
-type, JSON msgspec refuses) is left to the general path, whose items and
-errors then count.
+and `arguments`; a string `finish_reason`; no usage and no logprobs. `id` and
+`model` go to the reader's `identify` when they change (a `Metadata`).
+Fields the reader never reads (`created`, `content_filter_results`, ...) are
+declared as `Any`: msgspec builds them (a little faster than skipping a
+`msgspec.Raw`, which would take an integer of more digits than `json.loads`
+takes) and they are dropped. Anything else (an unknown field, `usage`,
+`logprobs` that are not null, an `error`, content parts, annotations, a
+wrong type, JSON msgspec refuses) is left to the general path, whose items
+and errors then count.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class _Choice(msgspec.Struct, forbid_unknown_fields=True):
     index: int | None = None
     delta: _Delta | None = None
     finish_reason: str | None = None
-    logprobs: Any = None
+    # Logprobs take the general path (the reader's `Metadata`); OpenAI's null stays here.
+    logprobs: None = None
     content_filter_results: Any = None
     matched_stop: Any = None
     native_finish_reason: Any = None

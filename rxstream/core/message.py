@@ -546,10 +546,14 @@ class MessageAccumulator(MachineBase):
                 merged = self._choice(delta.choice).metadata
                 for key, value in data.items():
                     old = merged.get(key)
-                    if isinstance(value, list) and isinstance(old, list):
-                        merged[key] = old + value
-                    else:
+                    if not isinstance(value, list):
                         merged[key] = value
+                    elif isinstance(old, list):
+                        # A list here is this accumulator's own copy: extended in place, so
+                        # logprobs arriving one entry a chunk cost no copy of all before them.
+                        old.extend(value)
+                    else:
+                        merged[key] = list(value)
 
 
 # --------------------------------------------------------------------------- partial answers

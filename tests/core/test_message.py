@@ -12,6 +12,7 @@ from rxstream.models import (
     Citation,
     Finish,
     Message,
+    Metadata,
     ReasoningBlock,
     ReasoningDelta,
     ReasoningState,
@@ -136,6 +137,24 @@ CASES: list[tuple[str, list[Any], list[Message]]] = [
 @pytest.mark.parametrize(("items", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_accumulate(items: list[Any], expected: list[Message]) -> None:
     assert run(items) == expected
+
+
+def test_metadata_lists_extend_and_the_deltas_keep_theirs() -> None:
+    # Logprobs come one entry a chunk: the message gathers them, in order, in a list of its
+    # own (extended in place, not copied whole per delta), and every delta keeps its list.
+    deltas = [Metadata({"logprobs": [k], "seed": k}) for k in range(4)]
+    for _again in range(2):  # the same deltas fed twice give the same message
+        accumulator = MessageAccumulator()
+        for delta in [*deltas, Metadata({"logprobs": "none"}), Metadata({"logprobs": [9]})]:
+            accumulator.feed(delta)
+        [message] = accumulator.close()
+        assert message.metadata == {"logprobs": [9], "seed": 3}
+        accumulator = MessageAccumulator()
+        for delta in deltas:
+            accumulator.feed(delta)
+        [message] = accumulator.close()
+        assert message.metadata == {"logprobs": [0, 1, 2, 3], "seed": 3}
+    assert [delta.data["logprobs"] for delta in deltas] == [[0], [1], [2], [3]]
 
 
 def test_chunks_and_deltas_mix() -> None:

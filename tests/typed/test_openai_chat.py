@@ -99,7 +99,6 @@ TAKEN = {
                 content_filter_results={"hate": {}},
                 matched_stop=None,
                 native_finish_reason=None,
-                logprobs={"content": []},
             )
         ],
         "provider": "p",
@@ -124,6 +123,8 @@ LEFT = {
     "x_groq": {"choices": [], "x_groq": {"usage": {"prompt_tokens": 1}}},
     "citations": {"choices": [choice({"content": "x"})], "citations": ["https://a"]},
     "annotations": {"choices": [choice({"content": "x", "annotations": []})]},
+    # Logprobs are the reader's to read (a `Metadata`); only a null stays typed.
+    "logprobs": {"choices": [choice({"content": "x"}, logprobs={"content": []})]},
 }
 
 

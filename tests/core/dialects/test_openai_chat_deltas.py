@@ -462,7 +462,7 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         [],
     ),
     (
-        "logprobs present",
+        "logprobs present: a Metadata of the entries, before the text",
         [
             chunk(
                 choice(
@@ -471,7 +471,7 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
                 )
             )
         ],
-        [TextDelta("Foo")],
+        [Metadata({"logprobs": [{"token": "Foo", "logprob": -0.1}]}), TextDelta("Foo")],
     ),
     (
         "openai obfuscation field",

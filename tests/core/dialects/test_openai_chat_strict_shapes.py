@@ -90,6 +90,19 @@ _CITED = ("url", "title", "start_index", "end_index")
 _NOTE = "choices[].delta.annotations[]"
 _PARTS = "choices[].delta.content[]"
 _CALL = "choices[].delta.tool_calls[]"
+_NUMBER = {INT, FLOAT, NULL}
+
+
+def _logprobs(prefix: str, top: bool = True) -> dict[str, set[str]]:
+    entry = f"{prefix}[]"
+    table = {prefix: {ARRAY, NULL}, entry: {OBJECT}, f"{entry}.token": _TEXT}
+    table[f"{entry}.logprob"] = _NUMBER
+    table[f"{entry}.bytes"] = {ARRAY, NULL}
+    table[f"{entry}.bytes[]"] = {INT}
+    if top:
+        table.update(_logprobs(f"{entry}.top_logprobs", top=False))
+    return table
+
 
 #: Every path the decoders read (array indexes written `[]`), and the types it may have.
 ALLOWED: dict[str, set[str]] = {
@@ -101,6 +114,9 @@ ALLOWED: dict[str, set[str]] = {
     "choices[].delta": {OBJECT, NULL},
     "choices[].finish_reason": _TEXT,
     "choices[].text": _TEXT,
+    "choices[].logprobs": {OBJECT, NULL},
+    **_logprobs("choices[].logprobs.content"),
+    **_logprobs("choices[].logprobs.refusal"),
     "choices[].delta.role": _TEXT,
     "choices[].delta.refusal": _TEXT,
     "choices[].delta.reasoning_content": _TEXT,

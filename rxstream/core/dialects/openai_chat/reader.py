@@ -2,14 +2,15 @@
 
 Input: `ChatChunk` items (deltas fed in pass through unchanged, so the machine
 composes in any order). Output: `TextDelta`, `ReasoningDelta`, `RefusalDelta`,
-`ToolCallDelta`, `Finish`, `Usage` and `Citation`, each with the `.choice` it
-belongs to.
+`ToolCallDelta`, `Finish`, `Usage`, `Citation` and `Metadata`, each with the
+`.choice` it belongs to.
 
 Invariants:
 
 - Choices are handled in the order the chunk lists them. Within one choice the
-  order is reasoning, text, citations, refusal, tool calls, then `Finish`; a
-  chunk's sources (Perplexity) and then its `Usage` come after all its choices.
+  order is logprobs (a `Metadata`), reasoning, text, citations, refusal, tool
+  calls, then `Finish`; a chunk's sources (Perplexity) and then its `Usage`
+  come after all its choices.
 - Every field this module knows is checked for its JSON type, and a wrong one
   is `MalformedChunkError` naming its path (`choices[0].delta.content is a
   JSON number, not a string, an array or null`): nothing is skipped in
@@ -33,6 +34,12 @@ may be absent, that is everywhere but in the items of an array):
 - `choices[i].index`: an integer (null counts as 0);
 - `choices[i].delta`: an object; `choices[i].finish_reason`: a string;
 - `choices[i].text` (legacy completions, read only without a `delta`): a string;
+- `choices[i].logprobs`: an object whose `content` and `refusal` are arrays of
+  objects (`token` a string, `logprob` a number, `bytes` an array of
+  integers, `top_logprobs` an array of such objects), given as one
+  `Metadata({"logprobs": [...], "refusal_logprobs": [...]})` of the
+  non-empty ones, the entries as they came (so `Message.metadata["logprobs"]`
+  is every content entry, in order);
 - `delta.role`, `.refusal`, `.reasoning_content`, `.reasoning`: strings;
 - `delta.content`: a string, or an array of parts (Mistral): strings, or
   objects with a string `type` (an object without one is malformed): `"text"`
@@ -69,6 +76,7 @@ from __future__ import annotations
 import json
 import reprlib
 from collections.abc import Callable
+from typing import NoReturn
 
 from ...._fast import constructor
 from ....errors import MalformedChunkError
@@ -87,7 +95,7 @@ from ....models import (
 )
 from .._shared import ShapeError
 
-__all__ = ["TOO_DEEP", "ChunkReader", "chunk_text", "parse_usage"]
+__all__ = ["LOGPROBS", "TOO_DEEP", "ChunkReader", "chunk_text", "parse_usage"]
 
 _text: Callable[[str, int], TextDelta] = constructor(TextDelta)
 _reasoning: Callable[[str, int], ReasoningDelta] = constructor(ReasoningDelta)
@@ -107,6 +115,9 @@ _Fields = tuple[JSON, str | None, JSON, str | None, JSON, JSON, JSON]
 
 #: The chunk-level fields read after the choices (one test tells a chunk without them).
 _CHUNK_FIELDS = frozenset({"search_results", "citations", "usage", "x_groq"})
+
+#: A choice's `logprobs` lists, and the `Metadata` key each one's entries go under.
+LOGPROBS = (("content", "logprobs"), ("refusal", "refusal_logprobs"))
 
 #: The reason of the `MalformedChunkError` for JSON nested past Python's recursion limit.
 TOO_DEEP = "JSON nested deeper than the decoder allows"
@@ -242,6 +253,9 @@ class ChunkReader:
                     raise ShapeError(f"choices[{i}].index", _INTEGER, index)
                 if n not in seen:
                     seen.add(n)
+                logprobs = choice.get("logprobs")
+                if logprobs is not None:
+                    _logprobs(logprobs, i, n, out)
                 delta = choice.get("delta")
                 if (
                     type(delta) is dict
@@ -397,6 +411,71 @@ def _opt_str(raw: JSONObject, key: str, path: str) -> str | None:
     if value is None or type(value) is str:
         return value
     raise ShapeError(f"{path}.{key}", _STRING, value)
+
+
+def _logprobs(logprobs: JSON, i: int, n: int, out: list[Delta]) -> None:
+    """A choice's `logprobs`: one `Metadata` of its entries, before the choice's deltas.
+
+    The `content` entries go under `"logprobs"` (as every dialect gives them,
+    so `Message.metadata["logprobs"]` gathers them in order), the `refusal`
+    entries under `"refusal_logprobs"`; an empty or null list gives nothing.
+    Each entry is checked (`_entries`) and passed on as it came; other fields
+    (the legacy completions' `tokens`, ...) are left alone.
+    """
+    if type(logprobs) is not dict:
+        raise ShapeError(f"choices[{i}].logprobs", _OBJECT, logprobs)
+    data: JSONObject = {}
+    for key, name in LOGPROBS:
+        entries = logprobs.get(key)
+        if entries is not None:
+            _entries(entries, f"choices[{i}].logprobs.{key}", True)
+            if entries:
+                data[name] = entries
+    if data:
+        out.append(Metadata(data, n))
+
+
+def _entries(entries: JSON, path: str, top: bool) -> None:
+    """Check an array of logprobs entries, `{"token", "logprob", "bytes", "top_logprobs"}`.
+
+    `path` names the array; an entry's own path is written only to raise (a
+    stream with logprobs has an entry per token). The entries of a
+    `top_logprobs` have the same shape but for a `top_logprobs` of their own
+    (`top` False).
+    """
+    if type(entries) is not list:
+        raise ShapeError(path, _ARRAY, entries)
+    j = -1
+    for entry in entries:
+        j += 1
+        if type(entry) is not dict:
+            raise ShapeError(f"{path}[{j}]", "an object", entry)
+        value = entry.get("token")
+        if value is not None and type(value) is not str:
+            raise ShapeError(f"{path}[{j}].token", _STRING, value)
+        value = entry.get("logprob")
+        if value is not None and type(value) is not float and type(value) is not int:
+            raise ShapeError(f"{path}[{j}].logprob", "a number or null", value)
+        value = entry.get("bytes")
+        if value is not None:
+            if type(value) is not list:
+                raise ShapeError(f"{path}[{j}].bytes", _ARRAY, value)
+            for byte in value:
+                if type(byte) is not int:
+                    _not_bytes(value, f"{path}[{j}].bytes")
+        value = entry.get("top_logprobs") if top else None
+        if value:
+            _entries(value, f"{path}[{j}].top_logprobs", False)
+        elif value is not None and type(value) is not list:
+            raise ShapeError(f"{path}[{j}].top_logprobs", _ARRAY, value)
+
+
+def _not_bytes(values: list[JSON], path: str) -> NoReturn:
+    """Raise for the first item of `values` that is not an integer."""
+    for j, byte in enumerate(values):
+        if type(byte) is not int:
+            raise ShapeError(f"{path}[{j}]", "an integer", byte)
+    raise AssertionError(path)  # pragma: no cover  (called with such an item)
 
 
 def _legacy_text(choice: JSONObject, i: int, n: int, out: list[Delta]) -> None:

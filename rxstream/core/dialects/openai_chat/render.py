@@ -13,6 +13,7 @@ from ....models import (
     Delta,
     Finish,
     JSONObject,
+    Metadata,
     ReasoningDelta,
     RefusalDelta,
     SSEFrame,
@@ -22,6 +23,7 @@ from ....models import (
 )
 from .._base import ResetRule, Wire, WireKind
 from .._shared import dumps
+from .reader import LOGPROBS
 
 __all__ = ["OpenAIChatRenderer"]
 
@@ -36,6 +38,9 @@ _SAME_MEANING = {
     ("function_call", "tool_calls"),
 }
 
+#: The deltas written as a chunk of their choice, which carries the logprobs held for it.
+_CARRIERS = frozenset({TextDelta, ReasoningDelta, RefusalDelta, ToolCallDelta, Finish})
+
 
 class OpenAIChatRenderer:
     """Render deltas as an OpenAI chat-completion stream (`SSEFrame`s, then `[DONE]`).
@@ -47,8 +52,14 @@ class OpenAIChatRenderer:
     `[DONE]`; `error(exc)` the `{"error": {...}}` data event OpenAI-compatible
     servers send mid-stream.
 
+    A `Metadata` with `"logprobs"` or `"refusal_logprobs"` lists (what the
+    decoder gives for a choice's `logprobs`, before the choice's deltas) goes
+    into the choice's next chunk as its `logprobs` (`content`, `refusal`), or
+    into a chunk of its own when something else comes next, so decoding the
+    rendered stream gives the same deltas back.
+
     Not expressed (left out): citations, server-side tools, reasoning state and
-    metadata, which chat completions have no place for.
+    other metadata, which chat completions have no place for.
 
     A `Reset` (a new answer replaces the one so far), which this format
     cannot carry, follows `ResetRule`: the new answer goes on in the same
@@ -84,6 +95,8 @@ class OpenAIChatRenderer:
         self._calls: dict[int, tuple[int | None, int]] = {}
         # (choice, index) of each call begun -> whether its name was written.
         self._begun: dict[tuple[int, int], bool] = {}
+        # The logprobs of a `Metadata`, for the next chunk of their choice: (choice, logprobs).
+        self._held: tuple[int, JSONObject] | None = None
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
@@ -92,7 +105,7 @@ class OpenAIChatRenderer:
             if seen is None:
                 return []
             delta = seen
-        out: list[Wire] = []
+        out: list[Wire] = [] if self._held is None else self._release(delta)
         if isinstance(delta, Usage):
             out.append(self._frame([], usage=_usage_json(delta)))
             return out
@@ -114,23 +127,56 @@ class OpenAIChatRenderer:
             case Finish(reason=reason, raw=raw):
                 body = {}
                 finish = raw if raw is not None and (raw, reason) in _SAME_MEANING else reason
+            case Metadata(data=data):
+                self._hold(data, delta.choice)
+                return out
             case _:
                 return out
         choice = delta.choice
         if choice not in self._opened:
-            self._opened.add(choice)
-            out.append(self._choice_frame(choice, {"role": "assistant", "content": ""}, None))
-        out.append(self._choice_frame(choice, body, finish))
+            out += self._opening(choice)
+        if self._held is None:
+            out.append(self._choice_frame(choice, body, finish))
+        else:
+            # Logprobs held for this choice (`_release` let go of any other's).
+            held, self._held = self._held[1], None
+            out.append(self._choice_frame(choice, body, finish, held))
         return out
 
     def close(self) -> list[Wire]:
-        """`data: [DONE]`."""
-        return [SSEFrame("[DONE]")]
+        """`data: [DONE]` (after the logprobs still held, in a chunk of their own)."""
+        return [*self._release(None), SSEFrame("[DONE]")]
 
     def error(self, error: ProviderError) -> list[Wire]:
         """The error event an OpenAI-compatible server sends mid-stream."""
         payload: JSONObject = {"message": error.message, "type": error.type, "code": error.code}
-        return [SSEFrame(dumps({"error": payload}))]
+        return [*self._release(None), SSEFrame(dumps({"error": payload}))]
+
+    def _hold(self, data: JSONObject, choice: int) -> None:
+        """Keep a `Metadata`'s logprobs lists (if it has any) for the next chunk of `choice`."""
+        logprobs: JSONObject = {}
+        for wire, key in LOGPROBS:
+            entries = data.get(key)
+            logprobs[wire] = entries if type(entries) is list and entries else None
+        if any(entries is not None for entries in logprobs.values()):
+            self._held = choice, logprobs
+
+    def _release(self, delta: Delta | None) -> list[Wire]:
+        """The chunk of the logprobs held: none when `delta` is the next chunk of their choice."""
+        if self._held is None:
+            return []
+        choice, logprobs = self._held
+        if delta is not None and type(delta) in _CARRIERS and delta.choice == choice:
+            return []
+        self._held = None
+        return [*self._opening(choice), self._choice_frame(choice, {}, None, logprobs)]
+
+    def _opening(self, choice: int) -> list[Wire]:
+        """The role chunk that opens `choice`, the first time it is written."""
+        if choice in self._opened:
+            return []
+        self._opened.add(choice)
+        return [self._choice_frame(choice, {"role": "assistant", "content": ""}, None)]
 
     def _call_index(self, delta: ToolCallDelta) -> int:
         """The `index` a fragment is written with: the delta's, or one given in order.
@@ -149,8 +195,13 @@ class OpenAIChatRenderer:
         self._calls[delta.choice] = (index, max(free, index + 1))
         return index
 
-    def _choice_frame(self, choice: int, delta: JSONObject, finish: str | None) -> SSEFrame:
-        return self._frame([{"index": choice, "delta": delta, "finish_reason": finish}])
+    def _choice_frame(
+        self, choice: int, delta: JSONObject, finish: str | None, logprobs: JSONObject | None = None
+    ) -> SSEFrame:
+        if logprobs is None:
+            return self._frame([{"index": choice, "delta": delta, "finish_reason": finish}])
+        body = {"index": choice, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
+        return self._frame([body])
 
     def _frame(self, choices: list[JSONObject], **extra: JSON) -> SSEFrame:
         return SSEFrame(dumps({**self._head, "choices": choices, **extra}))
