@@ -166,11 +166,10 @@ async def hand_stream(client: httpx.AsyncClient, url: str, body: dict[str, Any])
         n += 1
         yield _event("content_block_stop", n, '{"type":"content_block_stop","index":0}')
         stop = {"stop": "end_turn", "length": "max_tokens"}.get(finish or "stop", "end_turn")
-        used = {"input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 0}
+        used = {"input_tokens": 0, "output_tokens": 0}
         if usage:
             used = {
                 "input_tokens": usage["prompt_tokens"],
-                "cache_creation_input_tokens": 0,
                 "output_tokens": usage["completion_tokens"],
             }
         end = {

@@ -31,10 +31,17 @@ decoder in front of its machine. Now the run hands its deltas to the machine
 operators after it with a plain call and without that decoder. Two runs of
 this script after the change, on the same machine at a load average of 10-13
 (other sessions' test runs: noisy): deltas 1.03-1.04x, message 1.05-1.07x,
-with a fallback route ready 1.04-1.09x. What is left over a plain pipeline in
-the message shape: the run's own `on_next` (the record of the items, kept for
-an error's partial), the attempt's subscription wrapper, and the lines the
-attempt's decoder keeps for a partial that the run replaces anyway.
+with a fallback route ready 1.04-1.09x. Then the attempt's subscription wrapper
+and the lines the attempt's decoder kept for a partial (which the run replaces
+anyway) went: the run takes each attempt's decoding run directly
+(`subscribe_direct`) and gives errors their partial itself. Two runs before and
+two after, taking turns (load average 5.6-6.9): before, deltas 1.06-1.07x,
+message 1.07x, with a fallback route 0.98-1.09x; after, deltas 0.94-0.99x,
+message 1.01-1.05x, with a fallback route 0.97-1.11x (one run 1.105x, the
+other 1.00x: the same pipeline moves by some 5% between rounds here). What is
+left in the message shape is the run's own `on_next` (its record of the items,
+for an error's partial and an estimate of a cut attempt's usage) and the
+accumulator's `on_next` of its own, against the plain pipeline's chained call.
 """
 
 from __future__ import annotations

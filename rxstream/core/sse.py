@@ -314,6 +314,7 @@ class SSEParser(MachineBase):
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _UNWRITABLE = re.compile(r"[\r\n]")
+_LINE_END = _UNWRITABLE
 _UNWRITABLE_ID = re.compile(r"[\r\n\x00]")
 
 
@@ -422,6 +423,15 @@ def event_text(
     >>> event_text("[DONE]")
     'data: [DONE]\\n\\n'
     """
+    if newline == "\n" and retry is None and type(data) is str and not _LINE_END.search(data):
+        # The usual event (one data line, LF ends), written at once: the lines
+        # `event_lines` gives, joined, without the list (a server writes one per token).
+        head = ""
+        if event is not None and event != "message":
+            head = f"event: {check_field('event', event)}\n"
+        if id is not None:
+            head = f"{head}id: {check_field('id', id)}\n"
+        return f"{head}data: {data}\n\n"
     lines = event_lines(data, event=event, id=id, retry=retry)
     return newline.join(lines) + _check_newline(newline)
 

@@ -99,7 +99,10 @@ def generated_call_id(index: int, name: str | None, arguments: str, choice: int 
     >>> is_generated_call_id(generated_call_id(1, None, "{}"))
     True
     """
-    digest = hashlib.sha256(f"{choice}\0{name}\0{arguments}".encode()).hexdigest()[:8]
+    # "surrogatepass": a name or arguments holding a lone surrogate (a provider that split
+    # an escape pair) still gets an id; other text encodes as plain UTF-8 does.
+    text = f"{choice}\0{name}\0{arguments}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     place = f"{index}" if choice == 0 else f"{index}c{choice}"
     label = _UNSAFE.sub("_", name or "")[:32]
     return "_".join(part for part in (f"{GENERATED_ID_PREFIX}{place}", label, digest) if part)

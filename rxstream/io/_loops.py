@@ -42,6 +42,7 @@ import contextlib
 import socket
 import sys
 import threading
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -515,11 +516,15 @@ class AsyncLoop(Generic[T]):
         handle = self._handle
         on_next = self._observer.on_next
         demand = self._demand
+        turns = turns_of(self._loop)
+        await self.wait()  # (binds the gate to this loop)
         while True:
-            await self.wait()
+            if demand is not None and demand.paused:
+                await demand.wait()
             if handle.disposed:
                 return
             handle.waited = False
+            seen = turns.mark()
             batch = await anext(reader, None)
             if batch is None:
                 return
@@ -535,10 +540,11 @@ class AsyncLoop(Generic[T]):
                 return
             # A read that finds its data already buffered returns without
             # suspending: yield once per such read, so one fast stream cannot
-            # starve the other tasks of the loop. (A reader that says it
-            # waited has let them run: hundreds of followers of one feed
-            # would otherwise take two turns of the loop per batch each.)
-            if not handle.waited:
+            # starve the other tasks of the loop. A read that let the loop
+            # turn (an HTTP read that waited for the socket: `turns` tells),
+            # or a reader that says it waited, has let them run: an extra
+            # turn per batch was a task step per token of every stream.
+            if not handle.waited and turns.count == seen:
                 await asyncio.sleep(0)
 
     async def wait(self) -> None:
@@ -578,6 +584,47 @@ class AsyncLoop(Generic[T]):
         elif not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._cancel)
+
+
+class Turns:
+    """Counts the turns of one event loop that a task let pass (`mark`, then `count`).
+
+    `mark()` returns the count and makes sure one callback is waiting on the
+    loop: it adds one to the count when the loop runs it, which it does only
+    once the task that marked has suspended. So `turns.count == seen` after
+    an await says that the await never let the loop run its other callbacks.
+    One callback per turn of the loop for all the tasks that mark in it,
+    and none while nobody marks (an idle loop stays idle).
+    """
+
+    __slots__ = ("_armed", "_loop", "count")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._armed = False
+        self.count = 0
+
+    def mark(self) -> int:
+        """The count now, with a callback waiting to add one at the loop's next turn."""
+        if not self._armed:
+            self._armed = True
+            self._loop.call_soon(self._tick)
+        return self.count
+
+    def _tick(self) -> None:
+        self._armed = False
+        self.count += 1
+
+
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turns] = weakref.WeakKeyDictionary()
+
+
+def turns_of(loop: asyncio.AbstractEventLoop) -> Turns:
+    """The `Turns` of `loop` (one per loop, shared by its tasks; called on the loop)."""
+    turns = _TURNS.get(loop)
+    if turns is None:
+        turns = _TURNS[loop] = Turns(loop)
+    return turns
 
 
 _UNHANDLED = (

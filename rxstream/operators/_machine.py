@@ -35,7 +35,7 @@ the partial answer (`StreamError.partial`), built only then:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
@@ -44,7 +44,7 @@ from .. import _fast
 from ..core import Feeder, Machine
 from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
 from ..errors import StreamError
-from .delta_source import DeltaSource
+from .delta_source import DeltaSource, Observing
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -69,12 +69,25 @@ class _MachineChain(Observable[B]):
     def _subscribe_core(
         self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
+        return self.subscribe_observer(observer, scheduler)
+
+    def subscribe_observer(
+        self,
+        observer: Observing,
+        scheduler: abc.SchedulerBase | None = None,
+        *,
+        partial: bool = True,
+    ) -> abc.DisposableBase:
+        """Subscribe `observer` as it is (the run sends nothing after its end); with
+        `partial=False` the run keeps nothing for an error's partial (the observer gives
+        errors theirs)."""
         machines = [factory() for factory in self._factories]
         source = self._source
         if isinstance(source, DeltaSource):  # deltas only, handed to the run directly
             machines = _fast.behind_deltas(machines)
         whole = _fast.chain(machines)
-        run = _Run(whole, observer, self._arrival(whole, len(machines)))
+        arrival = self._arrival(whole, len(machines)) if partial else None
+        run = _Run(whole, cast(abc.ObserverBase[Any], observer), arrival)
         if isinstance(source, DeltaSource):
             run.upstream.disposable = source.subscribe_observer(run, scheduler)
         else:

@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 
 from reactivex import Observable, abc
 
-__all__ = ["DeltaSource", "Observing"]
+__all__ = ["DeltaSource", "Observing", "subscribe_direct"]
 
 
 class Observing(Protocol):
@@ -41,3 +41,28 @@ class DeltaSource(Observable[Any]):
         """Subscribe `observer` as it is: it ignores what comes after its end itself, and
         the returned disposable ends the subscription."""
         return self._subscribe_core(cast(abc.ObserverBase[Any], observer), scheduler)
+
+
+def subscribe_direct(
+    source: Observable[Any],
+    observer: Observing,
+    scheduler: abc.SchedulerBase | None = None,
+    *,
+    partial: bool = True,
+) -> abc.DisposableBase:
+    """Subscribe `observer` to `source`, as it is where the source takes it so.
+
+    A run of machine operators (what `rs.decode`, `rs.chat` give) hands its
+    items to `observer` with a plain call, and sends nothing after its end;
+    any other observable is subscribed as usual (an observer wrapper per
+    item). `partial=False` says that `observer` gives the errors it passes on
+    their partial `Message` itself (a retry run, which keeps what the consumer
+    was shown): a run of machines then keeps nothing for one.
+    """
+    direct = getattr(source, "subscribe_observer", None)
+    if direct is not None and not isinstance(source, DeltaSource):
+        disposable: abc.DisposableBase = direct(observer, scheduler, partial=partial)
+        return disposable
+    return source.subscribe(
+        observer.on_next, observer.on_error, observer.on_completed, scheduler=scheduler
+    )

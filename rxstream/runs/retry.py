@@ -60,7 +60,7 @@ from reactivex.scheduler.eventloop import AsyncIOThreadSafeScheduler
 
 from ..core.continuation import continuation_messages
 from ..core.lines import DEFAULT_LIMIT
-from ..core.message import partial_message
+from ..core.message import keep_partial, partial_message
 from ..errors import (
     HTTPStatusError,
     ProviderError,
@@ -85,7 +85,7 @@ from ..models import (
     Usage,
 )
 from ..operators.continuation import continue_from
-from ..operators.delta_source import DeltaSource
+from ..operators.delta_source import DeltaSource, subscribe_direct
 from ._estimate import estimated_usage, usage_of_record, usage_record
 
 __all__ = [
@@ -559,8 +559,8 @@ class RetryRun:
         inner = SingleAssignmentDisposable()
         self._serial.disposable = inner
         with _attached(self._context):
-            inner.disposable = self._timed(source).subscribe(
-                self.on_next, self.on_error, self.on_completed, scheduler=self._scheduler
+            inner.disposable = subscribe_direct(
+                self._timed(source), self, self._scheduler, partial=False
             )
 
     def _timed(self, source: Observable[Delta]) -> Observable[Delta]:
@@ -585,6 +585,9 @@ class RetryRun:
         if not isinstance(error, StreamError):
             self._observer.on_error(error)  # a bug or a caller's mistake: not the stream's
             return
+        # What this attempt gave (a run of machines, subscribed with `partial=False`,
+        # kept nothing for it: the run keeps the items).
+        keep_partial(error, self._emitted[self._start :])
         self._record(error)
         if self._output:
             self._after_output(error)

@@ -629,3 +629,14 @@ def test_calls_without_their_own_index_take_constant_time_each(
     ]
     assert created
     assert CountingSet.walks == 0  # the used indexes are never scanned
+
+
+def test_a_generated_id_takes_a_name_or_arguments_holding_a_lone_surrogate() -> None:
+    # A provider that split an escape pair leaves a lone surrogate, which UTF-8
+    # cannot encode: the id is still made (it crashed the partial of a cut stream).
+    generated_call_id = tools_module.generated_call_id
+    made = generated_call_id(0, "f\ud800", '{"a": "\udc00"}')
+    assert made.startswith("rxcall_0_f_")
+    assert generated_call_id(0, "get_weather", '{"city": "Paris"}') == (
+        "rxcall_0_get_weather_c19071fa"  # other text: the id it always had
+    )

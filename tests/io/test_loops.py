@@ -16,7 +16,7 @@ from reactivex.abc import DisposableBase
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import TestScheduler
 
-from rxstream.io._loops import AsyncLoop, Handle, SyncLoop
+from rxstream.io._loops import AsyncLoop, Handle, SyncLoop, turns_of
 
 
 class Seen:
@@ -203,3 +203,60 @@ def test_an_async_loop_gives_the_loop_a_turn_per_batch_read_without_waiting(
         assert order[:3] == ["a", "b", "c"]  # one turn of the loop for the three batches
     else:
         assert order[:5] == ["a", 0, "b", 1, "c"]
+
+
+@pytest.mark.parametrize("reader_waits", [False, True])
+def test_an_async_loop_takes_no_turn_of_its_own_after_a_read_that_let_the_loop_run(
+    reader_waits: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An HTTP read that waited for its socket let the loop's other callbacks run:
+    # the pump needs no extra turn after it (that was a task step per token of
+    # every stream). A read that found its batch ready gets one, as above.
+    turns: list[float] = []
+    sleep = asyncio.sleep
+
+    async def counted(delay: float) -> None:
+        turns.append(delay)
+        await sleep(delay)
+
+    async def main() -> list[Any]:
+        loop = asyncio.get_running_loop()
+
+        async def make_reader(handle: Handle) -> AsyncIterator[list[str]]:
+            for batch in (["a"], ["b"], ["c"]):
+                if reader_waits:  # as a socket read does: the loop turns meanwhile
+                    ready = loop.create_future()
+                    loop.call_soon(ready.set_result, None)
+                    await ready
+                yield batch
+
+        seen = Seen()
+        done = loop.create_future()
+        observer: Observer[Any] = Observer(
+            seen.events.append, done.set_exception, lambda: done.set_result(None)
+        )
+        monkeypatch.setattr(asyncio, "sleep", counted)
+        AsyncLoop(make_reader, observer, loop).start()
+        await done
+        return seen.events
+
+    assert asyncio.run(main()) == ["a", "b", "c"]
+    assert turns == ([] if reader_waits else [0, 0, 0])
+
+
+def test_turns_count_the_loops_turns_with_one_callback_for_every_task_that_marks() -> None:
+    async def main() -> tuple[int, int, int, int]:
+        loop = asyncio.get_running_loop()
+        turns = turns_of(loop)
+        assert turns_of(loop) is turns  # one per loop
+        first = turns.mark()
+        again = turns.mark()  # in the same turn: the same callback waits
+        await asyncio.sleep(0)
+        after = turns.count
+        await asyncio.sleep(0)  # nobody marked: nothing counts (an idle loop stays idle)
+        return first, again, after, turns.count
+
+    first, again, after, idle = asyncio.run(main())
+    assert first == again
+    assert after == first + 1  # one callback for the two marks
+    assert idle == after

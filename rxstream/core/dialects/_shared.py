@@ -366,7 +366,15 @@ def load_with(data: str | bytes, fast: Callable[[str], JSON] | None) -> JSON:
 
 def dumps(value: JSON, *, colon: str = ":") -> str:
     """Compact JSON text as the providers write it, not ASCII-escaped (Gemini: `colon=": "`)."""
-    return json.dumps(value, separators=(",", colon), ensure_ascii=False)
+    # One encoder per separator, made once: `json.dumps` with options builds a new
+    # `JSONEncoder` per call (a renderer calls this for every event it writes).
+    encoder = _ENCODERS.get(colon)
+    if encoder is None:
+        encoder = _ENCODERS[colon] = json.JSONEncoder(separators=(",", colon), ensure_ascii=False)
+    return encoder.encode(value)
+
+
+_ENCODERS: dict[str, json.JSONEncoder] = {}
 
 
 def json_kind(value: JSON) -> str:

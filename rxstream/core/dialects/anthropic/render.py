@@ -5,8 +5,10 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -176,6 +178,10 @@ class AnthropicRenderer:
         self._usage: Usage | None = None
         self._delta_meta: JSONObject = {}
         self._start_meta: JSONObject = {}
+        # The text_delta of the open text block as a template (a fast path): its
+        # block index, and the JSON before and after the text.
+        self._templates = enabled()
+        self._text_template: tuple[int, str, str] | None = None
 
     def ping(self) -> list[Wire]:
         """One `ping` event (a keep-alive), as Anthropic sends it."""
@@ -203,7 +209,7 @@ class AnthropicRenderer:
             case TextDelta(text=text):
                 if text:
                     self._ensure(out, "text")
-                    out.append(_frame(_block_delta(self._next - 1, "text_delta", text=text)))
+                    out.append(self._text_delta(text))
             case ReasoningDelta(text=text):
                 if text:
                     self._ensure(out, "thinking")
@@ -228,6 +234,21 @@ class AnthropicRenderer:
             case Metadata(data=data):
                 self._metadata(data, out)
         return out
+
+    def _text_delta(self, text: str) -> SSEFrame:
+        """The open text block's `text_delta` event (`_block_delta`, written by `dumps`).
+
+        With the fast paths on, through a template `dumps` wrote once per block
+        (`_around_text`): the text's JSON string between the same two halves is
+        what `dumps` writes for the whole (a server writes one per token).
+        """
+        index = self._next - 1
+        if not self._templates:
+            return _frame(_block_delta(index, "text_delta", text=text))
+        template = self._text_template
+        if template is None or template[0] != index:
+            template = self._text_template = (index, *_around_text(index))
+        return SSEFrame(f"{template[1]}{encode_basestring(text)}{template[2]}", event=_BLOCK_DELTA)
 
     def _server_result(self, result: ServerToolResult, out: list[Wire]) -> None:
         """A server tool's result as its whole `<name>_tool_result` block."""
@@ -475,4 +496,18 @@ class AnthropicRenderer:
 
 
 def _block_delta(index: int, kind: str, **fields: JSON) -> JSONObject:
-    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, **fields}}
+    return {"type": _BLOCK_DELTA, "index": index, "delta": {"type": kind, **fields}}
+
+
+_BLOCK_DELTA = "content_block_delta"
+# A text no delta holds (NUL is escaped in JSON), written where the text goes.
+_MARK = "\x00rxstream-text\x00"
+
+
+def _around_text(index: int) -> tuple[str, str]:
+    """The JSON `dumps` writes for block `index`'s `text_delta`, before and after the text."""
+    written = dumps(_block_delta(index, "text_delta", text=_MARK))
+    before, mark, after = written.partition(encode_basestring(_MARK))
+    if not mark or encode_basestring(_MARK) in after:  # pragma: no cover - dumps' own rule
+        raise AssertionError(f"no one place for the text in {written!r}")
+    return before, after
