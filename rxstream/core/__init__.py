@@ -26,8 +26,9 @@ through the plain code, turn them off with `fast_paths(False)` or the
 environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 """
 
-from .._fast import Chained, fast_paths
+from .._fast import fast_paths
 from ._machine import Feeder, Machine
+from .pipeline import Chained
 from .continuation import ContinuationTrimmer, OverlapTrimmer
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from rxstream._fast import fuse_pair
+from rxstream.core.pipeline import fuse_pair
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.errors import MalformedChunkError
