@@ -34,6 +34,7 @@ a time through its own `feed` (as a `for` loop would), no shared reader,
 `json.loads` for all JSON, and each item built by its dataclass's own
 `__init__`.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -43,7 +43,7 @@ def typed(dialect: str) -> types.ModuleType | None:
 
 
 @cache
-def module(dialect: str) -> types.ModuleType | None:  # noqa: PLR0911 - one import per dialect
+def module(dialect: str) -> types.ModuleType | None:
     """The typed module of `dialect` (its package name under `rxstream.core.dialects`), or None.
 
     Imported on first use (each imports msgspec); None for a dialect without one.

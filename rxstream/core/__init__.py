@@ -28,7 +28,6 @@ environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 
 from .._fast import fast_paths
 from ._machine import Feeder, Machine
-from .pipeline import Chained
 from .continuation import ContinuationTrimmer, OverlapTrimmer
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
 from .eventstream import EventStreamParser
@@ -41,6 +40,7 @@ from .objects import (
     ObjectTextDecoder,
     PartialObjectAccumulator,
 )
+from .pipeline import Chained
 from .sse import SSEParser
 from .think import ThinkTagSplitter
 from .tokens import TokenCounter

@@ -264,7 +264,7 @@ class EventStreamParser:
         )
 
     def _hand(self, mode: Handoff) -> None:
-        """Fusion hook (`rxstream.core.pipeline`): give each message as a `(headers, payload)` tuple.
+        """Fusion hook (`rxstream.core.pipeline`): give each message as `(headers, payload)`.
 
         Set (`mode` is `MESSAGE_PAIRS`) before any input, when the decoder
         below reads nothing of a message but its headers and its payload, and

@@ -82,7 +82,7 @@ class Handoff(enum.Enum):
     MESSAGE_PAIRS = "message pairs"
 
 
-def takes(machine: object, mode: Handoff) -> bool:
+def takes(machine: Any, mode: Handoff) -> bool:
     """Whether `machine` takes the items of `mode` from now on (switched if it could be).
 
     For a decoder picked behind a parser that already hands `mode` on (what
@@ -90,8 +90,8 @@ def takes(machine: object, mode: Handoff) -> bool:
     """
     if getattr(type(machine), "takes", Handoff.FRAMES) is not mode:
         return False
-    take: Callable[[Handoff], bool] = getattr(machine, "_take")
-    return take(mode)
+    taken: bool = machine._take(mode)
+    return taken
 
 
 # --------------------------------------------------------------------------- chaining

@@ -39,8 +39,8 @@ from .._fast import constructor
 from ..errors import excerpt
 from ..models import SSEFrame
 from ._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
-from .pipeline import Handoff
 from .lines import Cut, LineAfterBOM, Unterminated
+from .pipeline import Handoff
 
 __all__ = [
     "SSEParser",

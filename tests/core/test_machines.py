@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from rxstream.core.pipeline import Chained, fuse_pair
 from rxstream.core._machine import Machine, MachineBase, Stage, wrong_input
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
+from rxstream.core.pipeline import Chained, fuse_pair
 from rxstream.core.sse import SSEParser
 from rxstream.core.think import ThinkTagSplitter
 from rxstream.core.tokens import TokenCounter

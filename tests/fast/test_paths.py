@@ -31,9 +31,8 @@ import rxstream as rs
 import rxstream._fast as fast_paths_module
 import rxstream.core.dialects._shared as shared
 from rxstream._fast import constructor
-from rxstream.core import ChunkDecoder, dialects
+from rxstream.core import ChunkDecoder, dialects, pipeline
 from rxstream.core.message import MessageAccumulator
-from rxstream.core import pipeline
 from rxstream.core.pipeline import Handoff
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
@@ -331,10 +330,10 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
-    from rxstream.core.pipeline import Chained, fuse
     from rxstream.core import DeltaDecoder
     from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
+    from rxstream.core.pipeline import Chained, fuse
 
     for middle in ([DeltaDecoder()], []):
         machines: list[Feeder[Any, Any]] = [
@@ -453,8 +452,8 @@ def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
     # The parser hands the data of "message" frames to the decoders that read
     # nothing else of them; the openai-chat decoder reads each chunk once.
     from rxstream.core._machine import Feeder
-    from rxstream.core.pipeline import Chained, fuse
     from rxstream.core.lines import LineSplitter
+    from rxstream.core.pipeline import Chained, fuse
 
     for name in ("openai-chat", "gemini", "auto"):
         machines: list[Feeder[Any, Any]] = [

@@ -17,9 +17,9 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream.core.pipeline import Chained, Handoff, chain
 from rxstream.core import DeltaDecoder, LineSplitter, MessageAccumulator, SSEParser, dialects
 from rxstream.core.lines import Unterminated
+from rxstream.core.pipeline import Chained, Handoff, chain
 
 from ._equivalence import assert_same
 

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream.core.pipeline import Chained, Handoff, _Batch, chain
 from rxstream.core import DeltaDecoder, EventStreamParser, MessageAccumulator, dialects
 from rxstream.core.dialects.bedrock import BedrockDecoder
 from rxstream.core.eventstream import encode_message
+from rxstream.core.pipeline import Chained, Handoff, _Batch, chain
 from tests.support.fast import typed_decoding
 
 

@@ -37,8 +37,8 @@ from typing import Any, Protocol
 
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
-from ..pipeline import Handoff, takes
 from ..eventstream import encode_message
+from ..pipeline import Handoff, takes
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ..wire import RXSTREAM

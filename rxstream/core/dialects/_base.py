@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from ..._fast import loaders
-from ..pipeline import Handoff
 from ...errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -52,6 +51,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
+from ..pipeline import Handoff
 from . import _shared
 from ._shared import ShapeError, json_kind, load_json, truncation
 
@@ -79,7 +79,8 @@ __all__ = [
 #: What a decoder does with an item that is not valid for its dialect (`"raise"` or `"skip"`).
 OnMalformed = Literal["raise", "skip"]
 
-#: The modes whose items are tuples, taken by `DialectDecoder._take` (a `STRINGS` decoder has its own).
+#: The modes whose items are tuples, which `DialectDecoder._take` takes
+#: (a decoder that takes `STRINGS` has its own `_take`).
 _TUPLES = (Handoff.PAIRS, Handoff.MESSAGE_PAIRS)
 
 #: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.

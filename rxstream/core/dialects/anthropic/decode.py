@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ...._fast import constructor
 from ...._typed import typed
-from ...pipeline import Handoff
 from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -27,6 +26,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -120,8 +120,8 @@ class AnthropicDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "anthropic"
     end_marker: ClassVar[str] = "message_stop"
-    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each frame as an `(event, data)` tuple;
-    #: the last, unterminated frame still whole.
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
     takes = Handoff.PAIRS
     gives_deltas_only = True
 

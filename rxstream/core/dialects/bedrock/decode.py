@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ...._fast import constructor, enabled
 from ...._typed import typed
-from ...pipeline import Handoff
 from ....errors import ProviderError, excerpt
 from ....models import (
     JSON,
@@ -28,6 +27,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from .._base import (
     CONTENT_FILTER,
     LENGTH,

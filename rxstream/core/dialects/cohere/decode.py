@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ...._fast import constructor
 from ...._typed import typed
-from ...pipeline import Handoff
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -26,6 +25,7 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     LENGTH,
@@ -88,8 +88,8 @@ class CohereDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "cohere"
     end_marker: ClassVar[str] = "message-end"
-    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each frame as an `(event, data)` tuple;
-    #: the last, unterminated frame still whole.
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
     takes = Handoff.PAIRS
     gives_deltas_only = True
 

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ...._fast import constructor
 from ...._typed import typed
-from ...pipeline import Handoff
 from ....models import (
     JSON,
     Delta,
@@ -24,6 +23,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -211,7 +211,7 @@ class GeminiDecoder(DialectDecoder):
         self._read: Callable[[str], Any] | None = None if module is None else module.decode
 
     def _take(self, mode: Handoff) -> bool:
-        """Fusion hook (`rxstream.core.pipeline`): also take a bare `str` as a `"message"` frame's data.
+        """Fusion hook (`rxstream.core.pipeline`): take a `"message"` frame's data as a `str`.
 
         The decoder reads nothing of a Gemini frame but its data, so an
         `SSEParser` fused in front may hand that over (`mode` is `STRINGS`)

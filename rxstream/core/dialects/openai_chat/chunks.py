@@ -68,8 +68,8 @@ from ....models import (
     ToolCallDelta,
 )
 from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
-from ...pipeline import Chained, Handoff, fuse_pair
 from ...message import MessageAccumulator
+from ...pipeline import Chained, Handoff, fuse_pair
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed, data_of, foreign, kind_of, looks_like

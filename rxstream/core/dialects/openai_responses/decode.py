@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from ...._fast import constructor, enabled
 from ...._typed import typed
-from ...pipeline import Handoff
 from ....errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -26,6 +25,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -156,8 +156,8 @@ class ResponsesDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "openai-responses"
     end_marker: ClassVar[str] = "response.completed"
-    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each frame as an `(event, data)` tuple;
-    #: the last, unterminated frame still whole.
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
     takes = Handoff.PAIRS
     gives_deltas_only = True
 
