@@ -177,7 +177,7 @@ class TokenCounter(MachineBase):
         """The delta decoder fused in front of this counter (`_fuse_above`), or None."""
         return self._decoder
 
-    def _fuse_above(self, upper: object) -> Any:
+    def _fuse_above(self, upper: Any) -> Any:
         """Fusion hook (`rxstream.core.pipeline`): this counter standing for `upper` and itself.
 
         - the `DeltaDecoder` the operator puts in front (nothing fed to
@@ -194,7 +194,7 @@ class TokenCounter(MachineBase):
             passes: Any = getattr(upper, "_passes_deltas", None)
             if passes is None or not (passes() and self.pristine):
                 return None
-            self._read_chunks_with(upper)  # type: ignore[arg-type]
+            self._read_chunks_with(upper)
             return self
         if fuse_pair(upper, inner) is not upper:
             return None

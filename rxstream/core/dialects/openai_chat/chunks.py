@@ -512,7 +512,7 @@ class ChatFrameDecoder(MachineBase):
             self._deltas = True
         return True
 
-    def _fuse_below(self, lower: object) -> Any:
+    def _fuse_below(self, lower: Any) -> Any:
         """Fusion hook (`rxstream.core.pipeline`): this decoder standing for itself and `lower`.
 
         - a `DeltaDecoder`: this decoder gives the deltas itself, reading
@@ -528,14 +528,13 @@ class ChatFrameDecoder(MachineBase):
         """
         kind = type(lower)
         if kind is DeltaDecoder:
-            below: Any = lower
-            if not below.pristine:
+            if not lower.pristine:
                 return None
-            return self if self._give_deltas(below.reader) else None
+            return self if self._give_deltas(lower.reader) else None
         if kind is MessageAccumulator:
-            return self._accumulate(lower)  # type: ignore[arg-type]
+            return self._accumulate(lower)
         if kind is Chained:
-            upper, rest = lower.parts  # type: ignore[attr-defined]
+            upper, rest = lower.parts
             if type(upper) is not DeltaDecoder or self._fuse_below(upper) is None:
                 return None
             return fuse_pair(self, rest) or Chained(self, rest)
