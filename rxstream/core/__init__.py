@@ -26,7 +26,7 @@ through the plain code, turn them off with `fast_paths(False)` or the
 environment variable `RXSTREAM_NO_FAST=1` (see docs/performance.md).
 """
 
-from .._fast import Chained, fast_paths
+from .._fast import fast_paths
 from ._machine import Feeder, Machine
 from .continuation import ContinuationTrimmer, OverlapTrimmer
 from .dialects.openai_chat import ChunkDecoder, DeltaDecoder
@@ -40,6 +40,7 @@ from .objects import (
     ObjectTextDecoder,
     PartialObjectAccumulator,
 )
+from .pipeline import Chained
 from .sse import SSEParser
 from .think import ThinkTagSplitter
 from .tokens import TokenCounter

@@ -55,6 +55,7 @@ from .._deprecate import deprecated_arguments
 from .._fast import constructor
 from ..errors import MalformedChunkError, TruncatedStreamError
 from ..models import EventStreamMessage
+from .pipeline import Handoff
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -134,6 +135,10 @@ class EventStreamParser:
     """
 
     __slots__ = ("_buf", "_error", "_known", "_limit", "_need", "_offset", "_pairs", "_state")
+    #: What it hands on, by mode (`rxstream.core.pipeline.Handoff`):
+    #: `EventStreamMessage`s unfused; fused in front of the Bedrock decoder,
+    #: each message as a `(headers, payload)` tuple (`MESSAGE_PAIRS`).
+    hands = (Handoff.FRAMES, Handoff.MESSAGE_PAIRS)
 
     @deprecated_arguments(renamed={"limit": "frame_limit"})
     def __init__(self, *, frame_limit: int = DEFAULT_LIMIT) -> None:
@@ -153,7 +158,7 @@ class EventStreamParser:
         self._error: MalformedChunkError | None = None
         # Header blocks already parsed, by their bytes.
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
-        # Give each message as a bare `(headers, payload)` tuple (`_hand_pairs`).
+        # Give each message as a bare `(headers, payload)` tuple (`_hand(Handoff.MESSAGE_PAIRS)`).
         self._pairs = False
         self._state = "open"
 
@@ -249,19 +254,25 @@ class EventStreamParser:
             raise TruncatedStreamError(f"{where}: {left} of its 12 prelude bytes arrived")
         raise TruncatedStreamError(f"{where}: {left} of its {self._need} bytes arrived")
 
-    def _can_hand_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): whether `_hand_pairs` may still be set."""
-        return self._state == "open" and not self._offset and not self._buf
+    def _can_hand(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): whether `_hand(mode)` may still be set."""
+        return (
+            mode is Handoff.MESSAGE_PAIRS
+            and self._state == "open"
+            and not self._offset
+            and not self._buf
+        )
 
-    def _hand_pairs(self) -> None:
-        """Fast-path hook (`rxstream._fast`): give each message as a `(headers, payload)` tuple.
+    def _hand(self, mode: Handoff) -> None:
+        """Fusion hook (`rxstream.core.pipeline`): give each message as `(headers, payload)`.
 
-        Set before any input, when the decoder below reads nothing of a
-        message but its headers and its payload, and changes neither (it
-        builds the message itself where it needs one). The headers of a
-        header block seen before are the very dict given before, not a copy.
+        Set (`mode` is `MESSAGE_PAIRS`) before any input, when the decoder
+        below reads nothing of a message but its headers and its payload, and
+        changes neither (it builds the message itself where it needs one).
+        The headers of a header block seen before are the very dict given
+        before, not a copy.
         """
-        self._pairs = True
+        self._pairs = mode is Handoff.MESSAGE_PAIRS
 
     def _check_open(self) -> None:
         if self._error is not None:

@@ -348,7 +348,7 @@ class MessageAccumulator(MachineBase):
         self._reader = reader
 
     def _read_chunks_with(self, reader: ChunkFacts) -> None:
-        """Fast-path hook (`rxstream._fast`): take roles and choices from `reader`.
+        """Fusion hook (`rxstream.core.pipeline`): take roles and choices from `reader`.
 
         For a chunk decoder fused in front that feeds the chunks' deltas here,
         reading the chunks with `reader`: as `chunks=reader` would have.

@@ -40,6 +40,7 @@ from ..errors import excerpt
 from ..models import SSEFrame
 from ._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
 from .lines import Cut, LineAfterBOM, Unterminated
+from .pipeline import Handoff
 
 __all__ = [
     "SSEParser",
@@ -72,6 +73,12 @@ class SSEParser(MachineBase):
 
     __slots__ = ("_event", "_fresh", "_id", "_more", "_one", "_pairs", "_retry", "_strings")
     operator = "rs.sse_frames()"
+    #: What it hands on, by mode (`rxstream.core.pipeline.Handoff`): `SSEFrame`s
+    #: unfused; fused in front of a decoder that takes them, a `"message"`
+    #: frame's data as a bare `str` (`STRINGS`) or every frame as an
+    #: `(event, data)` tuple (`PAIRS`); the last frame, which no blank line
+    #: ended, always whole.
+    hands = (Handoff.FRAMES, Handoff.STRINGS, Handoff.PAIRS)
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,9 +93,9 @@ class SSEParser(MachineBase):
         # True before the first line and after the end: `feed` then takes
         # the slow road through `_first`, which checks the state and the type.
         self._fresh = True
-        # Give the data of a "message" frame as a plain str (`_hand_strings`).
+        # Give the data of a "message" frame as a plain str (`_hand(Handoff.STRINGS)`).
         self._strings = False
-        # Give every frame as an (event, data) tuple (`_hand_pairs`).
+        # Give every frame as an (event, data) tuple (`_hand(Handoff.PAIRS)`).
         self._pairs = False
 
     def feed(self, line: str) -> list[SSEFrame]:
@@ -206,32 +213,22 @@ class SSEParser(MachineBase):
             self._fail(line)
             raise
 
-    def _can_hand_strings(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): whether `_hand_strings` may still be set."""
-        return self._fresh and self._state is OPEN and self._one is None
+    def _can_hand(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): whether `_hand(mode)` may still be set."""
+        return mode in self.hands and self._fresh and self._state is OPEN and self._one is None
 
-    def _can_hand_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): whether `_hand_pairs` may still be set."""
-        return self._can_hand_strings()
+    def _hand(self, mode: Handoff) -> None:
+        """Fusion hook (`rxstream.core.pipeline`): hand each frame on in `mode` from now on.
 
-    def _hand_pairs(self) -> None:
-        """Fast-path hook (`rxstream._fast`): give each frame as a bare `(event, data)` tuple.
-
-        Set before any input, when the decoder below reads nothing of a frame
-        but its event and its data (it takes the tuple as that frame, and
-        builds the frame itself where it needs one). The last frame, which no
-        blank line ended, still goes whole (see `close`).
+        Set before any input, for a decoder below that reads nothing of a
+        frame but what `mode` gives: `STRINGS`, the data of a `"message"`
+        frame as a bare `str` (other frames still go whole); `PAIRS`, every
+        frame as an `(event, data)` tuple (the decoder builds the frame
+        itself where it needs one). The last frame, which no blank line
+        ended, still goes whole (see `close`).
         """
-        self._pairs = True
-
-    def _hand_strings(self) -> None:
-        """Fast-path hook (`rxstream._fast`): give the data of a `"message"` frame as a bare `str`.
-
-        Set before any input, when the decoder below reads nothing of such a
-        frame but its data (it takes the `str` as that frame); other frames
-        still go whole.
-        """
-        self._strings = True
+        self._strings = mode is Handoff.STRINGS
+        self._pairs = mode is Handoff.PAIRS
 
     def _first(self, line: str) -> str:
         if self._state is not OPEN:

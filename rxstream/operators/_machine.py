@@ -16,7 +16,8 @@ call (`Chained`), instead of one Rx subscription (and observer wrapper) per
 stage. What an observer sees is exactly what separate operators give, errors,
 `done` and disposal included; each operator still works alone, and any
 non-machine operator in between simply ends a run. Which machines of a run
-may merge further (the speed shortcuts) is `rxstream._fast`'s business alone.
+may merge further (the speed shortcuts) the machines themselves declare, and
+`rxstream.core.pipeline` (`chain`) reads those declarations.
 
 A run that holds a machine giving deltas (`rs.decode`'s decoder, marked
 `gives_deltas`) remembers what arrived, so that an error ending the run,
@@ -40,8 +41,7 @@ from typing import Any, TypeVar, cast
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
-from .. import _fast
-from ..core import Feeder, Machine
+from ..core import Feeder, Machine, pipeline
 from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
 from ..errors import StreamError
 from .delta_source import DeltaSource, Observing
@@ -84,8 +84,8 @@ class _MachineChain(Observable[B]):
         machines = [factory() for factory in self._factories]
         source = self._source
         if isinstance(source, DeltaSource):  # deltas only, handed to the run directly
-            machines = _fast.behind_deltas(machines)
-        whole = _fast.chain(machines)
+            machines = pipeline.behind_deltas(machines)
+        whole = pipeline.chain(machines)
         arrival = self._arrival(whole, len(machines)) if partial else None
         run = _Run(whole, cast(abc.ObserverBase[Any], observer), arrival)
         if isinstance(source, DeltaSource):
@@ -100,7 +100,7 @@ class _MachineChain(Observable[B]):
         """How this run knows what arrived, for an error's partial (see the module docstring)."""
         if self._tap is None:
             return None
-        last = _fast.last_machine(whole)
+        last = pipeline.last_machine(whole)
         if type(last) is MessageAccumulator and self._tap == count - 2:
             return last
         return _Replay(self._factories[: self._tap + 1])
@@ -123,12 +123,12 @@ class _Replay:
 
     def deltas(self, closing: bool) -> list[Any]:
         """What the machines gave for the items kept (and their close), before any error."""
-        machine = _fast.chain([factory() for factory in self._factories])
+        machine = pipeline.chain([factory() for factory in self._factories])
         out: list[Any] = []
         try:
             machine.feed_all(self.items, out)
             if closing and not machine.done:
-                if isinstance(machine, _fast.Chained):
+                if isinstance(machine, pipeline.Chained):
                     machine.close_into(out)
                 else:
                     out += machine.close()
@@ -169,7 +169,7 @@ class _Run:
         self._arrival = arrival
         self._kept = arrival.items if isinstance(arrival, _Replay) else None
         # `close_into` for a `Chained`: what came before an error still goes on.
-        close_into = machine.close_into if isinstance(machine, _fast.Chained) else None
+        close_into = machine.close_into if isinstance(machine, pipeline.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
         self._stopped = False  # no more input: ended, failed or disposed
         self.upstream = SingleAssignmentDisposable()

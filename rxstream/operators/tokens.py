@@ -7,9 +7,8 @@ from typing import Any
 
 from reactivex import Observable
 
-from .. import _fast
 from .._deprecate import deprecated_arguments
-from ..core import DeltaDecoder
+from ..core import DeltaDecoder, pipeline
 from ..core.tokens import EncodingSpec, TokenCounter, resolve_encoding
 from ..models import ChatChunk, Delta, TokenCount
 from ._machine import machine_operator
@@ -72,6 +71,6 @@ def count_tokens(
         # input), with the two fused where the fast paths allow: then deltas,
         # nearly every item, go straight to the counter.
         decoder = DeltaDecoder(operator="rs.count_tokens()")
-        return _fast.chain([decoder, TokenCounter(resolved)])
+        return pipeline.chain([decoder, TokenCounter(resolved)])
 
     return machine_operator(build)

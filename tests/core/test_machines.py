@@ -6,7 +6,7 @@
 - An item of the wrong kind is a `TypeError` that names the operator the user
   wrote and the one probably missing in front of it; never an AttributeError
   from inside, never an internal class name.
-- `Chained` (what `rxstream._fast.fuse` builds) gives what its two machines give in a row.
+- `Chained` (what `rxstream.core.pipeline.fuse` builds) gives what its two machines give in a row.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from rxstream._fast import Chained, fuse_pair
 from rxstream.core._machine import Machine, MachineBase, Stage, wrong_input
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.lines import LineSplitter
 from rxstream.core.message import MessageAccumulator
+from rxstream.core.pipeline import Chained, fuse_pair
 from rxstream.core.sse import SSEParser
 from rxstream.core.think import ThinkTagSplitter
 from rxstream.core.tokens import TokenCounter

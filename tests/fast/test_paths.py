@@ -31,8 +31,9 @@ import rxstream as rs
 import rxstream._fast as fast_paths_module
 import rxstream.core.dialects._shared as shared
 from rxstream._fast import constructor
-from rxstream.core import ChunkDecoder, dialects
+from rxstream.core import ChunkDecoder, dialects, pipeline
 from rxstream.core.message import MessageAccumulator
+from rxstream.core.pipeline import Handoff
 from rxstream.core.sse import SSEParser
 from rxstream.errors import StreamError
 from rxstream.models import (
@@ -329,10 +330,10 @@ subscribe = ReactiveTest.subscribe
 def test_the_chat_chain_is_read_in_one_pass() -> None:
     # The shortcuts are taken: the parser hands data to the decoder, which reads
     # each chunk once and feeds the accumulator itself.
-    from rxstream._fast import Chained, fuse
     from rxstream.core import DeltaDecoder
     from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
+    from rxstream.core.pipeline import Chained, fuse
 
     for middle in ([DeltaDecoder()], []):
         machines: list[Feeder[Any, Any]] = [
@@ -450,9 +451,9 @@ def test_fused_decode_chains_emit_what_unfused_ones_emit(path: Path) -> None:
 def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
     # The parser hands the data of "message" frames to the decoders that read
     # nothing else of them; the openai-chat decoder reads each chunk once.
-    from rxstream._fast import Chained, fuse
     from rxstream.core._machine import Feeder
     from rxstream.core.lines import LineSplitter
+    from rxstream.core.pipeline import Chained, fuse
 
     for name in ("openai-chat", "gemini", "auto"):
         machines: list[Feeder[Any, Any]] = [
@@ -466,7 +467,7 @@ def test_every_decoder_of_a_chat_stream_is_read_in_one_pass() -> None:
     # Once fed, a decoder takes frames only: no shortcut is offered any more.
     decoder = dialects.decoder("gemini")
     decoder.feed(SSEFrame(""))
-    assert fast_paths_module.fuse_pair(SSEParser(), decoder) is None
+    assert pipeline.fuse_pair(SSEParser(), decoder) is None
 
 
 def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> None:
@@ -479,7 +480,7 @@ def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> Non
         "delta": {"type": "text_delta", "text": "Hi"},
     }
     auto = dialects.AutoDecoder()
-    assert auto._take_strings()
+    assert auto._take(Handoff.STRINGS)
     out = auto.feed(
         SSEFrame('{"type": "message_start", "message": {"usage": {}}}', "message_start")
     )
@@ -492,7 +493,7 @@ def test_auto_hands_strings_on_as_frames_to_a_decoder_that_wants_frames() -> Non
 def test_auto_takes_strings_only_before_its_first_item() -> None:
     auto = dialects.AutoDecoder()
     auto.feed(SSEFrame(""))
-    assert not auto._take_strings()
+    assert not auto._take(Handoff.STRINGS)
     with pytest.raises(TypeError, match=r"add rs\.sse_frames\(\)"):
         auto.feed("data: {}")
 

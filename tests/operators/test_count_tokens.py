@@ -21,8 +21,7 @@ from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
-from rxstream import _fast
-from rxstream.core import Chained, DeltaDecoder, TokenCounter, fast_paths
+from rxstream.core import Chained, DeltaDecoder, TokenCounter, fast_paths, pipeline
 from rxstream.core.tokens import TAIL_LIMIT, resolve_encoding
 from rxstream.models import Delta, ReasoningDelta, TextDelta, TokenCount, ToolCallDelta, Usage
 
@@ -206,7 +205,7 @@ def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
 def test_the_delta_decoder_in_front_is_fused_into_the_counter_only_with_the_fast_paths(
     fast: bool,
 ) -> None:
-    run = _fast.chain([DeltaDecoder(operator="rs.count_tokens()"), TokenCounter(CL100K)])
+    run = pipeline.chain([DeltaDecoder(operator="rs.count_tokens()"), TokenCounter(CL100K)])
     assert type(run) is (TokenCounter if fast else Chained)
 
 

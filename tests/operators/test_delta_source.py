@@ -13,8 +13,7 @@ import pytest
 from reactivex import Observable, abc
 
 import rxstream as rs
-import rxstream._fast as fast
-from rxstream.core import Chained, DeltaDecoder
+from rxstream.core import Chained, DeltaDecoder, pipeline
 from rxstream.core.message import MessageAccumulator
 from rxstream.operators.delta_source import DeltaSource, Observing
 from rxstream.testing.marbles import StreamMarbles, finish, text, tool, usage
@@ -94,12 +93,12 @@ def test_the_delta_decoder_is_left_out_behind_a_delta_source_when_the_fast_paths
         return [Chained(decoder, MessageAccumulator(chunks=decoder.reader))]
 
     with way("stdlib"):
-        [alone] = fast.behind_deltas(machines())
+        [alone] = pipeline.behind_deltas(machines())
         assert type(alone) is MessageAccumulator
         lone: list[Any] = [DeltaDecoder()]
-        assert fast.behind_deltas(lone) == lone  # nothing else to run: it stays
+        assert pipeline.behind_deltas(lone) == lone  # nothing else to run: it stays
     with way("plain"):
-        [kept] = fast.behind_deltas(machines())
+        [kept] = pipeline.behind_deltas(machines())
         assert type(kept) is Chained
 
 

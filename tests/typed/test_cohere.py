@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-import rxstream._fast as fast
+import rxstream._typed as typed_decoding
 
 from ._equivalence import (
     assert_same_decoding,
 )
 
 msgspec = pytest.importorskip("msgspec")
-typed: Any = fast.typed("cohere")
+typed: Any = typed_decoding.typed("cohere")
 
 DIALECT = "cohere"
 

@@ -17,9 +17,9 @@ import pytest
 import reactivex
 
 import rxstream as rs
-from rxstream._fast import Chained, chain
 from rxstream.core import DeltaDecoder, LineSplitter, MessageAccumulator, SSEParser, dialects
 from rxstream.core.lines import Unterminated
+from rxstream.core.pipeline import Chained, Handoff, chain
 
 from ._equivalence import assert_same
 
@@ -80,7 +80,7 @@ def test_the_parser_in_pairs_mode_gives_each_frame_as_event_and_data() -> None:
         "data: last",
     ]
     plain, fused = SSEParser(), SSEParser()
-    fused._hand_pairs()
+    fused._hand(Handoff.PAIRS)
     frames: list[Any] = []
     pairs: list[Any] = []
     plain.feed_all(lines, frames)
@@ -88,7 +88,7 @@ def test_the_parser_in_pairs_mode_gives_each_frame_as_event_and_data() -> None:
     assert pairs == [(f.event, f.data) for f in frames]
     assert pairs == [("a", "1"), ("message", "2\n3"), ("message", "4")]
     one_by_one = SSEParser()
-    one_by_one._hand_pairs()
+    one_by_one._hand(Handoff.PAIRS)
     assert [p for line in lines for p in one_by_one.feed(line)] == pairs
     # The last event, which no blank line ended, goes whole: its data is marked as cut.
     [last] = fused.close()

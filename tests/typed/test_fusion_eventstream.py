@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rxstream as rs
-from rxstream._fast import Chained, _Batch, chain
 from rxstream.core import DeltaDecoder, EventStreamParser, MessageAccumulator, dialects
 from rxstream.core.dialects.bedrock import BedrockDecoder
 from rxstream.core.eventstream import encode_message
+from rxstream.core.pipeline import Chained, Handoff, _Batch, chain
 from tests.support.fast import typed_decoding
 
 
@@ -147,7 +147,7 @@ def test_an_unfused_decoder_refuses_a_tuple_as_before() -> None:
 def test_the_parser_in_pairs_mode_gives_headers_and_payload_sharing_each_header_dict() -> None:
     body = START + EVENTS["text"] + EVENTS["text2"] + STOP
     plain, fused = EventStreamParser(), EventStreamParser()
-    fused._hand_pairs()
+    fused._hand(Handoff.MESSAGE_PAIRS)
     messages = plain.feed(body)
     pairs: list[Any] = []
     fused.feed_all([body], pairs)

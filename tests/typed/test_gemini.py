@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rxstream.core.dialects.gemini import GeminiDecoder
+from rxstream.core.pipeline import Handoff
 from rxstream.models import SSEFrame
 from tests.core.dialects.test_every_dialect_strict_shapes import (
     MUTATIONS,
@@ -54,7 +55,7 @@ def strings_outcome(datas: list[str], *, typed: bool) -> Outcome:
     errors: list[tuple[str, str]] = []
     with way("typed" if typed else "stdlib"):
         decoder = GeminiDecoder()
-    assert decoder._take_strings()
+    assert decoder._take(Handoff.STRINGS)
     try:
         decoder.feed_all(datas, out)
         out += decoder.close()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-import rxstream._fast as fast
+import rxstream._typed as typed_decoding
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
 
 from ._equivalence import (
@@ -16,14 +16,14 @@ from ._equivalence import (
 )
 
 pytest.importorskip("msgspec")
-typed: Any = fast.typed("openai_chat")
+typed: Any = typed_decoding.typed("openai_chat")
 
 DIALECT = "openai-chat"
 
 
 def test_the_typed_module_is_used_with_msgspec() -> None:
     assert typed is not None
-    assert fast.typed("openai_chat") is typed
+    assert typed_decoding.typed("openai_chat") is typed
 
 
 def read_both(raw: str) -> tuple[bool, list[Any], ChunkReader, list[Any], ChunkReader]:

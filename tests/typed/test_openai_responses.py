@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 import rxstream as rs
-import rxstream._fast as fast
+import rxstream._typed as typed_decoding
 
 from ._equivalence import (
     assert_same_decoding,
 )
 
 msgspec = pytest.importorskip("msgspec")
-typed: Any = fast.typed("openai_responses")
+typed: Any = typed_decoding.typed("openai_responses")
 
 DIALECT = "openai-responses"
 

@@ -35,10 +35,10 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Protocol
 
-from ..._fast import takes_strings
 from ...errors import EmptyStreamError, MalformedChunkError, excerpt
 from ...models import Delta, EventStreamMessage, SSEFrame
 from ..eventstream import encode_message
+from ..pipeline import Handoff, takes
 from ..provider_errors import provider_error
 from ..sse import event_text
 from ..wire import RXSTREAM
@@ -426,13 +426,16 @@ class AutoDecoder:
     """
 
     __slots__ = ("_inner", "_items", "_on_malformed", "_state", "_strings", "dialect")
+    #: What it takes, fused (`Handoff`): a `"message"` frame's data as a bare `str`
+    #: from an `SSEParser` in front (detection reads nothing else of one).
+    takes = Handoff.STRINGS
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         self._on_malformed: OnMalformed = on_malformed
         self._inner: Decoder | None = None
         self._state = "open"
         self._items = 0
-        # Take a str as the data of a "message" frame (see _take_strings): True
+        # Take a str as the data of a "message" frame (see _take): True
         # until the picked decoder is known, then whether it takes them too
         # (if not, each such str is made an SSEFrame again on its way there).
         self._strings: bool | None = None
@@ -444,16 +447,16 @@ class AutoDecoder:
         """True once the picked dialect's end marker arrived."""
         return self._inner is not None and self._inner.done
 
-    def _take_strings(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
+    def _take(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): also take a `"message"` frame's data as a `str`.
 
-        For an `SSEParser` fused in front, which then hands over the data of
-        such frames without building an `SSEFrame` for each; the picked
-        decoder gets them the same way when it takes them (`"openai-chat"`,
-        `"gemini"`), as frames otherwise. Only while nothing was fed; returns
-        whether the decoder takes them from now on.
+        For an `SSEParser` fused in front (`mode` is `STRINGS`), which then
+        hands over the data of such frames without building an `SSEFrame` for
+        each; the picked decoder gets them the same way when it takes them
+        (`"openai-chat"`, `"gemini"`), as frames otherwise. Only while nothing
+        was fed; returns whether the decoder takes them from now on.
         """
-        if self._items or self._state != "open":
+        if mode is not Handoff.STRINGS or self._items or self._state != "open":
             return False
         self._strings = True
         return True
@@ -507,7 +510,7 @@ class AutoDecoder:
         self.dialect = name
         inner = self._inner = decoder(name, on_malformed=self._on_malformed)
         if self._strings:
-            self._strings = takes_strings(inner)
+            self._strings = takes(inner, Handoff.STRINGS)
         return inner.feed(item)
 
     def close(self) -> list[Delta]:

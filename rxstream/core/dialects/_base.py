@@ -51,6 +51,7 @@ from ...models import (
     ToolCallDelta,
     Usage,
 )
+from ..pipeline import Handoff
 from . import _shared
 from ._shared import ShapeError, json_kind, load_json, truncation
 
@@ -77,6 +78,10 @@ __all__ = [
 
 #: What a decoder does with an item that is not valid for its dialect (`"raise"` or `"skip"`).
 OnMalformed = Literal["raise", "skip"]
+
+#: The modes whose items are tuples, which `DialectDecoder._take` takes
+#: (a decoder that takes `STRINGS` has its own `_take`).
+_TUPLES = (Handoff.PAIRS, Handoff.MESSAGE_PAIRS)
 
 #: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.
 WireKind = Literal["sse", "ndjson", "eventstream"]
@@ -273,9 +278,14 @@ class DialectDecoder:
     #: Whether a complete stream must hold an answer (False for rxstream's own
     #: format, which carries whatever a pipeline held, possibly nothing).
     answer_required: ClassVar[bool] = True
-    #: Whether `feed_all` takes `(event, data)` tuples as frames (see `_take_pairs`;
-    #: Bedrock's, which reads event-stream messages: `(headers, payload)` tuples).
-    takes_pairs: ClassVar[bool] = False
+    #: The items it would rather take from a parser fused in front (`_take`):
+    #: whole frames (`Handoff.FRAMES`, the default), a `"message"` frame's data
+    #: as a `str` (`STRINGS`), `(event, data)` tuples (`PAIRS`), or Bedrock's
+    #: `(headers, payload)` tuples (`MESSAGE_PAIRS`). Whole frames it always takes.
+    takes: ClassVar[Handoff] = Handoff.FRAMES
+    #: Whether it gives deltas only: a machine behind it that passes deltas on
+    #: as they are (the delta operators' `DeltaDecoder`) is then left out.
+    gives_deltas_only: ClassVar[bool] = False
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -288,7 +298,7 @@ class DialectDecoder:
         # the end marker without one is `EmptyStreamError` (where one is required).
         self._gave_answer = not self.answer_required
         self._items = 0
-        # Take `(event, data)` tuples as frames (set by `_take_pairs`).
+        # Take the items of `takes` (set by `_take`): for PAIRS and MESSAGE_PAIRS.
         self._pairs = False
         # The JSON loaders of the fast paths, read when the decoder is built.
         first, standard = loaders()
@@ -384,18 +394,20 @@ class DialectDecoder:
             self._state = "failed"
             raise
 
-    def _take_pairs(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take `(event, data)` tuples as frames.
+    def _take(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): take the items of `mode` from now on.
 
-        For an `SSEParser` fused in front, which then hands each frame over
-        that way, without building an `SSEFrame` for it, to a decoder that
-        reads nothing of a frame but its event and its data (`takes_pairs`);
-        for an `EventStreamParser` in front of the Bedrock decoder, each
-        message as its `(headers, payload)`.
-        Only while nothing was fed; returns whether the decoder takes them
-        from now on.
+        For a parser fused in front, which then hands each frame over as
+        `mode` says, without building the frame, to a decoder that reads
+        nothing of a frame but what that mode gives (`takes`): an
+        `SSEParser`'s `(event, data)` tuples, an `EventStreamParser`'s
+        `(headers, payload)` ones in front of the Bedrock decoder. Only
+        while nothing was fed; returns whether the decoder takes them from
+        now on.
         """
-        if not self.takes_pairs or self._items or self._state != "open" or self._done:
+        if mode is not self.takes or mode not in _TUPLES:
+            return False
+        if self._items or self._state != "open" or self._done:
             return False
         self._pairs = True
         return True

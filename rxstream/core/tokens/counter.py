@@ -17,7 +17,7 @@ machine contract of `_machine`: after `close()` or an error it refuses input.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..._fast import constructor
 from ...models import (
@@ -32,6 +32,7 @@ from ...models import (
     Usage,
 )
 from .._machine import FAILED, OPEN, MachineBase, only_deltas
+from ..pipeline import Chained, fuse_pair
 from ..tools import CallSlot, ToolCallMatcher
 from ._count import TAIL_LIMIT, _PieceTextCount, _TextCount
 from ._per_encoding import _text_count_factory
@@ -173,11 +174,34 @@ class TokenCounter(MachineBase):
 
     @property
     def chunk_decoder(self) -> DeltaDecoder | None:
-        """The delta decoder fused in front of this counter (`rxstream._fast`), or None."""
+        """The delta decoder fused in front of this counter (`_fuse_above`), or None."""
         return self._decoder
 
+    def _fuse_above(self, upper: Any) -> Any:
+        """Fusion hook (`rxstream.core.pipeline`): this counter standing for `upper` and itself.
+
+        - the `DeltaDecoder` the operator puts in front (nothing fed to
+          either): the counter takes the chunks through it itself
+          (`_read_chunks_with`), and the deltas, nearly every item, skip it;
+        - a machine in front of that fused pair which fuses with the counter's
+          delta decoder into itself (the chat chunk decoder, which then gives
+          the deltas, read with that decoder's reader): the two chained.
+
+        None when no shortcut applies.
+        """
+        inner = self._decoder
+        if inner is None:
+            passes: Any = getattr(upper, "_passes_deltas", None)
+            if passes is None or not (passes() and self.pristine):
+                return None
+            self._read_chunks_with(upper)
+            return self
+        if fuse_pair(upper, inner) is not upper:
+            return None
+        return Chained(upper, self)
+
     def _read_chunks_with(self, decoder: DeltaDecoder) -> None:
-        """Fast-path hook (`rxstream._fast`): take chunks too, decoded by `decoder`.
+        """Fusion hook (`rxstream.core.pipeline`): take chunks too, decoded by `decoder`.
 
         For the delta decoder the operator puts in front: deltas skip it,
         anything else goes through it, as `Chained(decoder, self)` would run it.

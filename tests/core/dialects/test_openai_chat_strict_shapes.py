@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from rxstream._fast import fuse_pair
 from rxstream.core.dialects.openai_chat.chunks import ChunkDecoder
 from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
+from rxstream.core.pipeline import fuse_pair
 from rxstream.errors import MalformedChunkError
 from rxstream.models import ChatChunk, Delta, SSEFrame
 from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)

@@ -9,7 +9,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, typed
+from ...._fast import constructor
+from ...._typed import typed
 from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -25,6 +26,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -118,7 +120,10 @@ class AnthropicDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "anthropic"
     end_marker: ClassVar[str] = "message_stop"
-    takes_pairs: ClassVar[bool] = True
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
+    takes = Handoff.PAIRS
+    gives_deltas_only = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -155,7 +160,7 @@ class AnthropicDecoder(DialectDecoder):
         `fast` extra, into the typed module's msgspec types); anything else,
         and anything unusual about those, takes `feed`, which checks it all.
         An `(event, data)` tuple is a frame from the SSE parser fused in
-        front (`_take_pairs`); the frame is built only for `feed`. The
+        front (`_take`); the frame is built only for `feed`. The
         counters live in locals between two frames that take `feed`.
         """
         typed: Any = self._typed

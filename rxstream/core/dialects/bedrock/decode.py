@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...._fast import constructor, enabled, typed
+from ...._fast import constructor, enabled
+from ...._typed import typed
 from ....errors import ProviderError, excerpt
 from ....models import (
     JSON,
@@ -26,6 +27,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from .._base import (
     CONTENT_FILTER,
     LENGTH,
@@ -148,9 +150,11 @@ cache_write_tokens=None, estimated=False)
         # The headers of the content deltas from the parser fused in front (`feed_all`).
         self._delta_headers: object = None
 
-    #: With an `EventStreamParser` fused in front (`_take_pairs`), `feed_all`
-    #: takes a `(headers, payload)` tuple as the message it stands for.
-    takes_pairs: ClassVar[bool] = True
+    #: What it takes, fused (`Handoff`): with an `EventStreamParser` fused in
+    #: front (`_take`), `feed_all` takes a `(headers, payload)` tuple as the
+    #: message it stands for.
+    takes = Handoff.MESSAGE_PAIRS
+    gives_deltas_only = True
 
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done (in one loop).
@@ -160,7 +164,7 @@ cache_write_tokens=None, estimated=False)
         standard library, a delta that repeats the JSON of the last one that
         gave one delta by its text alone: see `_learn`); every other item
         takes `_one`, as `feed` would. A `(headers, payload)` tuple is a
-        message from the parser fused in front (`_take_pairs`), whose headers
+        message from the parser fused in front (`_take`), whose headers
         are the very dict of every message with the same header block: one
         found to be a content delta's is known by its identity from then on.
         The message is built only for `_one`.

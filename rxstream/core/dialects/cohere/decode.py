@@ -9,7 +9,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, typed
+from ...._fast import constructor
+from ...._typed import typed
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -24,6 +25,7 @@ from ....models import (
     ToolCallDelta,
     Usage,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     LENGTH,
@@ -86,7 +88,10 @@ class CohereDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "cohere"
     end_marker: ClassVar[str] = "message-end"
-    takes_pairs: ClassVar[bool] = True
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
+    takes = Handoff.PAIRS
+    gives_deltas_only = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -105,7 +110,7 @@ class CohereDecoder(DialectDecoder):
         say is applied here, as `_decode` would; anything else, and anything
         unusual about those, takes `feed`, which checks it all. An `(event,
         data)` tuple is a frame from the SSE parser fused in front
-        (`_take_pairs`); the frame is built only for `feed`.
+        (`_take`); the frame is built only for `feed`.
         """
         typed: Any = self._typed
         if typed is not None:

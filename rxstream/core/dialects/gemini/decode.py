@@ -9,7 +9,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, typed
+from ...._fast import constructor
+from ...._typed import typed
 from ....models import (
     JSON,
     Delta,
@@ -22,6 +23,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -76,7 +78,7 @@ _PART_KEYS = frozenset(
 )
 
 
-#: A frame, or the data of a `"message"` frame handed over by the parser (see `_take_strings`).
+#: A frame, or the data of a `"message"` frame handed over by the parser (see `_take`).
 _Frame = SSEFrame | str
 
 #: A chunk `feed_all` did not try to read typed.
@@ -181,6 +183,10 @@ class GeminiDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "gemini"
     end_marker: ClassVar[str] = "a finishReason"
+    #: What it takes, fused (`Handoff`): a `"message"` frame's data as a bare `str`
+    #: from an `SSEParser` in front; any other frame whole.
+    takes = Handoff.STRINGS
+    gives_deltas_only = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -195,7 +201,7 @@ class GeminiDecoder(DialectDecoder):
         self._created: JSON = None
         self._last_path = ""
         self._last_segments: list[str | int] = []
-        self._strings = False  # take a str as a "message" frame's data (see _take_strings)
+        self._strings = False  # take a str as a "message" frame's data (see _take)
         # The last usual chunk `feed_all` read, learnt (see `_learn`); None once
         # any other chunk was read (what it stood for may have changed).
         self._skeleton: _Skeleton | None = None
@@ -204,14 +210,15 @@ class GeminiDecoder(DialectDecoder):
         module = typed("gemini")
         self._read: Callable[[str], Any] | None = None if module is None else module.decode
 
-    def _take_strings(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
+    def _take(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): take a `"message"` frame's data as a `str`.
 
         The decoder reads nothing of a Gemini frame but its data, so an
-        `SSEParser` fused in front may hand that over without building an
-        `SSEFrame`. Only while nothing was fed; returns whether it takes them.
+        `SSEParser` fused in front may hand that over (`mode` is `STRINGS`)
+        without building an `SSEFrame`. Only while nothing was fed; returns
+        whether it takes them.
         """
-        if self._items or self._state != "open":
+        if mode is not Handoff.STRINGS or self._items or self._state != "open":
             return False
         self._strings = True
         return True

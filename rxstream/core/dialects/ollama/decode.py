@@ -9,7 +9,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from ...._fast import constructor, enabled, typed
+from ...._fast import constructor, enabled
+from ...._typed import typed
 from ....models import (
     JSON,
     Delta,
@@ -93,6 +94,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
 
     dialect: ClassVar[str] = "ollama"
     end_marker: ClassVar[str] = '"done": true'
+    #: It takes lines only (no parser hands it frames) and gives deltas only.
+    gives_deltas_only = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)

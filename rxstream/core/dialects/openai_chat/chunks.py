@@ -47,7 +47,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, NoReturn
 
-from ...._fast import constructor, enabled, loaders, typed
+from ...._fast import constructor, enabled, loaders
+from ...._typed import typed
 from ....errors import (
     EmptyStreamError,
     MalformedChunkError,
@@ -67,10 +68,13 @@ from ....models import (
     ToolCallDelta,
 )
 from ..._machine import FAILED, OPEN, MachineBase, Stage, wrong_input
+from ...message import MessageAccumulator
+from ...pipeline import Chained, Handoff, fuse_pair
 from ...provider_errors import event_error, provider_error, reported_error
 from .. import _shared
 from .._base import OnMalformed, data_of, foreign, kind_of, looks_like
 from .._shared import Budget, ShapeError, Template, json_kind, truncation
+from .deltas import DeltaDecoder
 from .reader import TOO_DEEP, ChunkReader
 
 __all__ = ["ChatFrameDecoder", "ChunkDecoder", "OnMalformed"]
@@ -143,6 +147,9 @@ class ChatFrameDecoder(MachineBase):
     #: Whether the decoder gives the chunks' deltas rather than the chunks,
     #: from the start (`OpenAIChatDecoder`: `decode_chunks()` and `deltas()` in one).
     gives_deltas: ClassVar[bool] = False
+    #: What it takes, fused (`Handoff`): a `"message"` frame's data as a bare `str`
+    #: from an `SSEParser` in front; any other frame whole.
+    takes = Handoff.STRINGS
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         if on_malformed not in ("raise", "skip"):
@@ -156,7 +163,7 @@ class ChatFrameDecoder(MachineBase):
         self._scratch: list[Any] = []  # a chunk's deltas, when chunks are given (not deltas)
         # Give the deltas instead of the chunks (also set by `_give_deltas`, never after a feed).
         self._deltas = self.gives_deltas
-        # Take the data of a frame as a plain str (set by `_take_strings`).
+        # Take the data of a frame as a plain str (set by `_take`).
         self._strings = False
         self._count = 0  # chunks given
         self._skipped = 0  # malformed frames dropped (on_malformed="skip")
@@ -475,14 +482,15 @@ class ChatFrameDecoder(MachineBase):
             and self._first is None
         )
 
-    def _take_strings(self) -> bool:
-        """Fast-path hook (`rxstream._fast`): also take a bare `str` as a `"message"` frame's data.
+    def _take(self, mode: Handoff) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): also take a `"message"` frame's data as a `str`.
 
-        For an `SSEParser` fused in front, which then hands over the data of
-        such frames without building an `SSEFrame` for each. Only while
-        nothing was fed; returns whether the decoder takes them from now on.
+        For an `SSEParser` fused in front (`mode` is `STRINGS`), which then
+        hands over the data of such frames without building an `SSEFrame` for
+        each. Only while nothing was fed; returns whether the decoder takes
+        them from now on.
         """
-        if not self.pristine:
+        if mode is not Handoff.STRINGS or not self.pristine:
             return False
         self._strings = True
         return True
@@ -503,6 +511,46 @@ class ChatFrameDecoder(MachineBase):
                 self._reader = reader
             self._deltas = True
         return True
+
+    def _fuse_below(self, lower: Any) -> Any:
+        """Fusion hook (`rxstream.core.pipeline`): this decoder standing for itself and `lower`.
+
+        - a `DeltaDecoder`: this decoder gives the deltas itself, reading
+          each chunk with the delta decoder's reader (which a message
+          accumulator may share);
+        - a `MessageAccumulator`: this decoder gives it the deltas, and the
+          accumulator reads roles and choices through this decoder's reader;
+        - a pair that begins with a `DeltaDecoder` (what the operators over
+          the accumulators build for chunk input): the delta decoder as
+          above, then fused with the pair's other machine where that fuses.
+
+        None when no shortcut applies (or either was fed).
+        """
+        kind = type(lower)
+        if kind is DeltaDecoder:
+            if not lower.pristine:
+                return None
+            return self if self._give_deltas(lower.reader) else None
+        if kind is MessageAccumulator:
+            return self._accumulate(lower)
+        if kind is Chained:
+            upper, rest = lower.parts
+            if type(upper) is not DeltaDecoder or self._fuse_below(upper) is None:
+                return None
+            return fuse_pair(self, rest) or Chained(self, rest)
+        return None
+
+    def _accumulate(self, below: MessageAccumulator) -> Chained | None:
+        # Chunks into the accumulator: this decoder gives their deltas, and the
+        # accumulator reads roles and choices through this decoder's reader.
+        if not below.pristine:
+            return None
+        gave_deltas = self._deltas
+        if not self._give_deltas(None):
+            return None
+        if not gave_deltas:
+            below._read_chunks_with(self._reader)
+        return Chained(self, below)
 
     def _refuse_feed(self) -> None:
         if self._state is OPEN:

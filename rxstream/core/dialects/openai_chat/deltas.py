@@ -65,6 +65,15 @@ class DeltaDecoder(MachineBase):
             self._state is OPEN and not reader.seen and reader.usage is None and not reader.finished
         )
 
+    def _passes_deltas(self) -> bool:
+        """Fusion hook (`rxstream.core.pipeline`): whether this decoder may be left out.
+
+        True while nothing was fed (and it is this very class): it passes
+        deltas on as they are, so behind a decoder that gives deltas only, or
+        a source of deltas only, it has nothing to do.
+        """
+        return type(self) is DeltaDecoder and self.pristine
+
     @property
     def reader(self) -> ChunkReader:
         """The reader of the chunks fed so far (choices seen, roles, last usage)."""

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...._fast import constructor, enabled, typed
+from ...._fast import constructor, enabled
+from ...._typed import typed
 from ....errors import EmptyStreamError, ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
@@ -24,6 +25,7 @@ from ....models import (
     TextDelta,
     ToolCallDelta,
 )
+from ...pipeline import Handoff
 from ...provider_errors import provider_error
 from .._base import (
     CONTENT_FILTER,
@@ -154,7 +156,10 @@ class ResponsesDecoder(DialectDecoder):
 
     dialect: ClassVar[str] = "openai-responses"
     end_marker: ClassVar[str] = "response.completed"
-    takes_pairs: ClassVar[bool] = True
+    #: What it takes, fused (`Handoff`): an `SSEParser` fused in front hands each
+    #: frame as an `(event, data)` tuple; the last, unterminated frame still whole.
+    takes = Handoff.PAIRS
+    gives_deltas_only = True
 
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
@@ -205,7 +210,7 @@ class ResponsesDecoder(DialectDecoder):
         typed module's msgspec types. What they say is applied here, as
         their handlers would; anything else, and anything unusual about
         those, takes `feed`, which checks it all. An `(event, data)` tuple is
-        a frame from the SSE parser fused in front (`_take_pairs`); the frame
+        a frame from the SSE parser fused in front (`_take`); the frame
         is built only for `feed`.
         """
         typed: Any = self._typed
