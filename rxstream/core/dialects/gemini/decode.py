@@ -302,7 +302,7 @@ class GeminiDecoder(DialectDecoder):
                 skeleton = None  # what it stood for may have changed
                 if counted is not None:
                     self._counted, counted = counted, None
-                out += self._one(item, chunk, data if type(data) is dict else None)
+                out += self._one_read(item, chunk, data if type(data) is dict else None)
                 if self._done:
                     return
                 answered = self._gave_answer
@@ -457,7 +457,7 @@ class GeminiDecoder(DialectDecoder):
             return None
         return (template, counted, state, choice, thought)
 
-    def _one(self, item: Any, chunk: Any, parsed: JSONObject | None = None) -> list[Delta]:
+    def _one_read(self, item: Any, chunk: Any, parsed: JSONObject | None = None) -> list[Delta]:
         """`feed(item)` less the lifecycle checks (for `feed_all`).
 
         `chunk`: the typed read of `item`, None when it failed (or there is
