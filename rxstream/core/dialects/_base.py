@@ -347,7 +347,7 @@ class DialectDecoder:
             return
         found = self._reader(out)
         hot = found or _refuse
-        ready = found is not None and self._gave_answer
+        ready = found is not None and self._ready()
         one = self._one
         unpair = self._unpair if self._pairs else None
         for item in items:
@@ -359,7 +359,7 @@ class DialectDecoder:
             out += one(item)
             if self._done:
                 return
-            ready = found is not None and self._gave_answer
+            ready = found is not None and self._ready()
 
     def close(self) -> list[Delta]:
         """End the input: check that the stream brought an answer and its end marker.
@@ -425,7 +425,7 @@ class DialectDecoder:
     def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
         """The dialect's hot reader for one `feed_all` call, appending to `out`; None: it has none.
 
-        Asked once per call, after the first answer only: `reader(item)`
+        Asked once per call; offered items while `_ready()`: `reader(item)`
         reads the event a stream is nearly all made of (the item as it
         comes: a frame, a line, a message, or a tuple from the parser fused
         in front, see `_take_pairs`), appends its deltas to `out` and returns
@@ -434,6 +434,13 @@ class DialectDecoder:
         It never ends the stream, fails or raises: those are `_decode`'s.
         """
         return None
+
+    def _ready(self) -> bool:
+        """Whether the hot reader (`_reader`) is offered the next item: after the first answer.
+
+        Asked again after each item `_decode` read; a dialect may wait longer.
+        """
+        return self._gave_answer
 
     @staticmethod
     def _unpair(pair: tuple[Any, Any]) -> Any:
