@@ -188,7 +188,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         given: list[Delta] = []
         if thinking:
             given.append(_reasoning(thinking, 0))
-        if content and content is not self._unset:
+        if type(content) is str and content:
             given.append(_text(content, 0))
         for delta in given:
             append(delta)
