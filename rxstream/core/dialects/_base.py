@@ -263,7 +263,10 @@ class DialectDecoder:
     A subclass sets `dialect` and `end_marker` (for messages) and implements
     `_decode(item)`; it sets `self._done = True` at its end marker and
     `self._answered = True` once anything of an answer arrived, and may
-    override `_end()` for what `close()` checks.
+    override `_end()` for what `close()` checks. `feed` and `feed_all` are
+    the base's alone: a dialect speeds up its usual event with a hot reader
+    (`_reader`, offered items while `_ready()`), and says what a fused pair
+    stands for (`_unpair`) when it takes pairs.
 
     Args:
         on_malformed: `"raise"` (the default) or `"skip"` items that are not
