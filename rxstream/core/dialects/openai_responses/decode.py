@@ -221,10 +221,11 @@ class ResponsesDecoder(DialectDecoder):
         text_tag = names[text_type]
         append, filled, calls, pairs = out.append, self._filled, self._calls, self._pairs
         # The text part the last text delta of this call was in (already in `filled`).
-        last: tuple[object, object] = (None, None)
+        last_oi: object = None
+        last_ci: object = None
 
         def typed_event(item: Any) -> bool:
-            nonlocal last
+            nonlocal last_oi, last_ci
             if pairs and type(item) is tuple:
                 event, data = item
             elif type(item) is SSEFrame:
@@ -241,10 +242,10 @@ class ResponsesDecoder(DialectDecoder):
                 # event name take `_decode`.
                 if (event != text_tag and event != "message") or value.logprobs:
                     return False
-                part = (value.output_index, value.content_index)
-                if part != last:
-                    filled.add((part[0], _CONTENT, part[1]))
-                    last = part
+                oi, ci = value.output_index, value.content_index
+                if oi != last_oi or ci != last_ci:
+                    filled.add((oi, _CONTENT, ci))
+                    last_oi, last_ci = oi, ci
                 append(_text_delta(value.delta, 0))
                 return True
             if value is None or (event != "message" and event != names[kind]):
@@ -274,10 +275,11 @@ class ResponsesDecoder(DialectDecoder):
         it stood for (a text delta of a part already in `filled`) no event changes.
         """
         append, filled, loads, pairs = out.append, self._filled, self._loads, self._pairs
-        last: tuple[object, object] = (None, None)
+        last_oi: object = None
+        last_ci: object = None
 
         def plain_event(item: Any) -> bool:
-            nonlocal last
+            nonlocal last_oi, last_ci
             if pairs and type(item) is tuple:
                 event, data = item
             elif type(item) is SSEFrame:
@@ -299,17 +301,18 @@ class ResponsesDecoder(DialectDecoder):
             if type(value) is not dict or value.get("type") != _TEXT_DELTA:
                 return False
             text = value.get("delta")
-            part = (value.get("output_index"), value.get("content_index", 0))
+            oi = value.get("output_index")
+            ci = value.get("content_index", 0)
             if (
                 type(text) is not str
-                or type(part[0]) is not int
-                or type(part[1]) is not int
+                or type(oi) is not int
+                or type(ci) is not int
                 or value.get("logprobs")
             ):
                 return False
-            if part != last:
-                filled.add((part[0], _CONTENT, part[1]))
-                last = part
+            if oi != last_oi or ci != last_ci:
+                filled.add((oi, _CONTENT, ci))
+                last_oi, last_ci = oi, ci
             if text and self._budget is not None:
                 self._around = self._learn(data, text, self._items) or self._around
             append(_text_delta(text, 0))
