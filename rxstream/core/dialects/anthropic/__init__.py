@@ -76,8 +76,8 @@ with no `message_delta` before it gives `message_start`'s.
 Blocks still open when `message_delta` (or `message_stop`) comes, cut by
 `max_tokens`, end there: what they hold is given, nothing is made up. State
 is per open block and O(1) per event (a thinking block keeps its pieces, for
-its `ReasoningState` text); text, thinking and tool-argument deltas take a
-fused path in `feed_all` that reads each frame's JSON once.
+its `ReasoningState` text); text, thinking and tool-argument deltas are read
+by the hot reader of the decoders' one loop, each frame's JSON read once.
 
 Errors and ends: an `error` event (`{"type": "error", "error": {"type":
 "overloaded_error", "message": ...}}`) is `ProviderError` with that type;

@@ -6,7 +6,7 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...._fast import constructor
@@ -129,7 +129,7 @@ class AnthropicDecoder(DialectDecoder):
         super().__init__(on_malformed=on_malformed)
         self._blocks: dict[int, _Block] = {}
         self._text: set[int] = set()  # the open text blocks, for the hot path
-        # The skeleton of the last plain text delta (`feed_all`), or None.
+        # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
         self._chars = 0  # characters of answer text so far (citation spans)
         self._tools = 0
@@ -152,163 +152,150 @@ class AnthropicDecoder(DialectDecoder):
 
     # -- the hot path ----------------------------------------------------------------
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done.
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual events' reader (see `DialectDecoder._reader`).
 
         The deltas of text, thinking and client tool arguments (nearly all a
-        stream holds) are decoded inline, the JSON read once (with the
-        `fast` extra, into the typed module's msgspec types); anything else,
-        and anything unusual about those, takes `feed`, which checks it all.
-        An `(event, data)` tuple is a frame from the SSE parser fused in
-        front (`_take`); the frame is built only for `feed`. The
-        counters live in locals between two frames that take `feed`.
+        stream holds), the JSON read once: with the `fast` extra into the
+        typed module's msgspec types (`_typed_reader`), else as dicts, a text
+        delta like the last one by its text alone (`_plain_reader`). An
+        `(event, data)` tuple is a frame from the SSE parser fused in front
+        (`_take`).
         """
+        if self._typed is not None:
+            return self._typed_reader(out)
+        return self._plain_reader(out)
+
+    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Block deltas (and pings) decoded into the typed types, as `_delta` reads them."""
         typed: Any = self._typed
-        if typed is not None:
-            decode = typed.decode
-            block_delta, ping = typed.BlockDelta, typed.Ping
-            text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
-        loads = self._loads
-        text_blocks = self._text
-        blocks = self._blocks
-        feed = self.feed
-        pairs = self._pairs
-        # Only `feed` changes the state, and it raises when it does.
-        usual = self._state == "open"
-        count, chars, answered = self._items, self._chars, self._gave_answer
-        # The standard library's shortcut (msgspec reads a whole event faster): a text
-        # delta just read whole, as the JSON around its text (`_shared.skeleton`); the
-        # next one made of the same is read by its text alone. Only `feed` changes what
-        # it stood for (the open blocks), so it is forgotten there; kept from one call
-        # to the next (learning costs about a whole reading of the event).
-        around = self._around
-        try:
-            for item in items:
-                if pairs and type(item) is tuple:
-                    event, data = item  # a frame, from the parser fused in front
-                elif type(item) is SSEFrame:
-                    event, data = item.event, item.data
-                else:
-                    event, data = None, ""  # not a frame: `feed` says what is wrong
-                if usual and event is not None and event != "error":
-                    if around is not None:
-                        piece = reread(data, *around)
-                        if piece is not None:
-                            count += 1
-                            if piece:
-                                chars += len(piece)
-                                answered = True
-                                out.append(_text(piece, 0))
-                            continue
-                    if typed is not None:
-                        try:
-                            value: Any = decode(data)
-                        except (ValueError, TypeError):
-                            value = None  # not a usual event: the general path reads it
-                        kind = type(value)
-                        if kind is block_delta:
-                            delta = value.delta
-                            index = value.index
-                            kind = type(delta)
-                            if kind is text_type:
-                                if index in text_blocks:
-                                    count += 1
-                                    piece = delta.text
-                                    if piece:
-                                        chars += len(piece)
-                                        answered = True
-                                        out.append(_text(piece, 0))
-                                    continue
-                            elif kind is thinking_type:
-                                block = blocks.get(index)
-                                if block is not None and block.kind == _THINKING:
-                                    count += 1
-                                    piece = delta.thinking
-                                    if piece:
-                                        block.parts.append(piece)
-                                        answered = True
-                                        out.append(_reasoning(piece, 0))
-                                    continue
-                            elif kind is json_type:
-                                block = blocks.get(index)
-                                if block is not None and block.kind == _TOOL:
-                                    count += 1
-                                    piece = delta.partial_json
-                                    if piece:
-                                        block.args = True
-                                        answered = True
-                                        out.append(ToolCallDelta(block.tool, piece))
-                                    continue
-                        elif kind is ping:
-                            count += 1
-                            continue
-                    else:
-                        try:
-                            value = loads(data)
-                        except Exception:
-                            value = None
-                        if type(value) is dict and value.get("type") == "content_block_delta":
-                            delta = value.get("delta")
-                            index = value.get("index")
-                            if type(delta) is dict and type(index) is int:
-                                name = delta.get("type")
-                                if name == "text_delta":
-                                    piece = delta.get("text")
-                                    if type(piece) is str and index in text_blocks:
-                                        count += 1
-                                        if piece:
-                                            chars += len(piece)
-                                            answered = True
-                                            out.append(_text(piece, 0))
-                                            if around is None:
-                                                around = skeleton(data, "text", piece)
-                                        continue
-                                elif name == "thinking_delta":
-                                    piece = delta.get("thinking")
-                                    block = blocks.get(index)
-                                    if (
-                                        type(piece) is str
-                                        and block is not None
-                                        and block.kind == _THINKING
-                                    ):
-                                        count += 1
-                                        if piece:
-                                            block.parts.append(piece)
-                                            answered = True
-                                            out.append(_reasoning(piece, 0))
-                                        continue
-                                elif name == "input_json_delta":
-                                    piece = delta.get("partial_json")
-                                    block = blocks.get(index)
-                                    if (
-                                        type(piece) is str
-                                        and block is not None
-                                        and block.kind == _TOOL
-                                    ):
-                                        count += 1
-                                        if piece:
-                                            block.args = True
-                                            answered = True
-                                            out.append(ToolCallDelta(block.tool, piece))
-                                        continue
-                self._items, self._chars, self._gave_answer = count, chars, answered
-                around = None
-                try:
-                    out += feed(
-                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
-                    )
-                finally:
-                    count, chars, answered = self._items, self._chars, self._gave_answer
-                if self._done:
-                    return
-        finally:
-            self._items, self._chars, self._gave_answer = count, chars, answered
-            self._around = around
+        decode, block_delta, ping = typed.decode, typed.BlockDelta, typed.Ping
+        text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
+        append, text_blocks, blocks, pairs = out.append, self._text, self._blocks, self._pairs
+
+        def typed_event(item: Any) -> bool:
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            if event == "error":
+                return False
+            try:
+                value: Any = decode(data)
+            except (ValueError, TypeError):
+                return False  # not a usual event: `_decode` reads it
+            if type(value) is not block_delta:
+                return type(value) is ping
+            delta = value.delta
+            kind = type(delta)
+            if kind is text_type:
+                if value.index not in text_blocks:
+                    return False
+                piece = delta.text
+                if piece:
+                    self._chars += len(piece)
+                    append(_text(piece, 0))
+                return True
+            block = blocks.get(value.index)
+            if block is None:
+                return False
+            if kind is thinking_type and block.kind == _THINKING:
+                piece = delta.thinking
+                if piece:
+                    block.parts.append(piece)
+                    append(_reasoning(piece, 0))
+                return True
+            if kind is json_type and block.kind == _TOOL:
+                piece = delta.partial_json
+                if piece:
+                    block.args = True
+                    append(ToolCallDelta(block.tool, piece))
+                return True
+            return False
+
+        return typed_event
+
+    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Block deltas read as dicts: a text delta like the last one by its text alone.
+
+        The last text delta read whole is kept as the JSON around its text
+        (`_shared.skeleton`); the next one made of the same is read by its
+        text alone (`reread`). `_decode` forgets it (what it stood for, the
+        open blocks, may change there).
+        """
+        append, loads, pairs = out.append, self._loads, self._pairs
+
+        def plain_event(item: Any) -> bool:
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            if event == "error":
+                return False
+            around = self._around
+            if around is not None:
+                piece = reread(data, *around)
+                if piece is not None:
+                    if piece:
+                        self._chars += len(piece)
+                        append(_text(piece, 0))
+                    return True
+            try:
+                value = loads(data)
+            except Exception:
+                return False
+            if type(value) is not dict or value.get("type") != "content_block_delta":
+                return False
+            return self._plain_delta(value, data, append)
+
+        return plain_event
+
+    def _plain_delta(self, value: JSONObject, data: str, append: Callable[[Delta], None]) -> bool:
+        """`_delta`'s rules for a text, thinking or input JSON delta read as a dict (else False)."""
+        delta = value.get("delta")
+        index = value.get("index")
+        if type(delta) is not dict or type(index) is not int:
+            return False
+        name = delta.get("type")
+        if name == "text_delta":
+            piece = delta.get("text")
+            if type(piece) is not str or index not in self._text:
+                return False
+            if piece:
+                self._chars += len(piece)
+                append(_text(piece, 0))
+                if self._around is None:
+                    self._around = skeleton(data, "text", piece)
+            return True
+        block = self._blocks.get(index)
+        if block is None:
+            return False
+        if name == "thinking_delta" and block.kind == _THINKING:
+            piece = delta.get("thinking")
+            if type(piece) is not str:
+                return False
+            if piece:
+                block.parts.append(piece)
+                append(_reasoning(piece, 0))
+            return True
+        if name == "input_json_delta" and block.kind == _TOOL:
+            piece = delta.get("partial_json")
+            if type(piece) is not str:
+                return False
+            if piece:
+                block.args = True
+                append(ToolCallDelta(block.tool, piece))
+            return True
+        return False
 
     # -- one frame -------------------------------------------------------------------
 
     def _decode(self, item: Any) -> list[Delta]:
-        self._around = None  # what it stood for may change (see `feed_all`)
+        self._around = None  # what it stood for may change (see `_plain_reader`)
         if not isinstance(item, SSEFrame):
             raise TypeError(
                 f"AnthropicDecoder takes SSEFrame items (add rs.sse_frames()), "
@@ -538,6 +525,9 @@ class AnthropicDecoder(DialectDecoder):
             if not text:
                 return []
             self._chars += len(text)
+            if self._typed is None and index in self._text:
+                # The next text delta like it may be read by its text (`_plain_reader`).
+                self._around = skeleton(item.data, "text", text)
             return [_text(text, 0)]
         if kind == "thinking_delta":
             thinking = _required_str(delta, "thinking")

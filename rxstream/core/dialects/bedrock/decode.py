@@ -5,7 +5,7 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -147,7 +147,7 @@ cache_write_tokens=None, estimated=False)
         self._around: tuple[Template, int, int] | None = None
         # How often templates are learnt; None: never (typed decoding, or the fast paths off).
         self._budget = Budget() if enabled() and module is None else None
-        # The headers of the content deltas from the parser fused in front (`feed_all`).
+        # The headers of the content deltas from the parser fused in front (`_reader`).
         self._delta_headers: object = None
 
     #: What it takes, fused (`Handoff`): with an `EventStreamParser` fused in
@@ -156,110 +156,95 @@ cache_write_tokens=None, estimated=False)
     takes = Handoff.MESSAGE_PAIRS
     gives_deltas_only = True
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+    @staticmethod
+    def _unpair(pair: tuple[Any, Any]) -> Any:
+        """The message a `(headers, payload)` tuple from the fused parser stands for."""
+        return _message(pair)
 
-        The usual event (a text `contentBlockDelta`, after the first answer
-        and before `messageStop`) is read inline, typed or as a dict (on the
-        standard library, a delta that repeats the JSON of the last one that
-        gave one delta by its text alone: see `_learn`); every other item
-        takes `_one`, as `feed` would. A `(headers, payload)` tuple is a
-        message from the parser fused in front (`_take`), whose headers
-        are the very dict of every message with the same header block: one
-        found to be a content delta's is known by its identity from then on.
-        The message is built only for `_one`.
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual event's reader (see `DialectDecoder._reader`): a text `contentBlockDelta`.
+
+        Typed, or as a dict (on the standard library, a
+        delta that repeats the JSON of the last one that gave one delta by its
+        text alone: see `_learn`). A `(headers, payload)` tuple is a message
+        from the parser fused in front (`_take`), whose headers are the
+        very dict of every message with the same header block: one found to
+        be a content delta's is known by its identity from then on.
         """
-        pairs = self._pairs
-        if self._state != "open" or self._done:
-            # `feed` refuses them, as the lifecycle says.
-            super().feed_all(map(_message, items) if pairs else items, out)
-            return
-        read, loads, unset = self._read, self._loads, self._unset
-        text_delta, append = _text, out.append
-        # What only `_one` changes, kept in locals in between.
-        count = self._items
-        hot = self._gave_answer and not self._stopped
-        around = self._around
-        learn = self._budget is not None
-        # The header dict of the parser's content deltas, known by its identity.
+        append, pairs = out.append, self._pairs
+        read, unset = self._read, self._unset
+        plain = self._plain_delta
         deltas = self._delta_headers
-        # A delta read as a dict inline that `_one` reads again: its text and object.
-        whole: tuple[str, JSONObject] | None = None
+
+        def delta_event(item: Any) -> bool:
+            nonlocal deltas
+            if pairs and type(item) is tuple:
+                headers, payload = item
+                if headers is not deltas:
+                    if not _is_delta(headers):
+                        return False
+                    deltas = self._delta_headers = headers
+            elif type(item) is EventStreamMessage:
+                payload = item.payload
+                if not _is_delta(item.headers):
+                    return False
+            else:
+                return False
+            if read is None:
+                return plain(payload.decode("utf-8", "replace"), out)
+            try:
+                text = read(payload).delta.text
+            except ValueError:  # not an event the types know: `_decode` reads it
+                return False
+            if text is unset:
+                return False
+            append(_text(text, 0))
+            return True
+
+        return delta_event
+
+    def _ready(self) -> bool:
+        """After the first answer, and before `messageStop` (see `DialectDecoder._ready`)."""
+        return self._gave_answer and not self._stopped
+
+    def _plain_delta(self, payload: str, out: list[Delta]) -> bool:
+        """A content delta's payload read on the standard library (False: `_decode` reads it).
+
+        By its text alone where it repeats the learnt delta's JSON (`_again`
+        for a reasoning text or tool input), else `_object` and
+        `_block_delta`'s rules for a text delta.
+        """
+        around = self._around
+        if around is not None:
+            text = around[0].read(payload)
+            if text is not None:
+                # The learnt delta but for its text (and padding).
+                if around[1] == _TEXT:
+                    out.append(_text(text, 0))
+                    return True
+                if self._again(around[1], around[2], text, out):
+                    return True
         try:
-            for item in items:
-                count += 1
-                if hot:
-                    if pairs and type(item) is tuple:
-                        headers, payload = item
-                        if headers is not deltas:
-                            if _is_delta(headers):
-                                deltas = headers
-                            else:
-                                headers = None
-                    elif type(item) is EventStreamMessage:
-                        headers, payload = item.headers, item.payload
-                        if not _is_delta(headers):
-                            headers = None
-                    else:
-                        headers = None
-                    if headers is not None:
-                        if read is not None:
-                            try:
-                                text = read(payload).delta.text
-                            except ValueError:  # not an event the types know: `_one` reads it
-                                text = unset
-                        else:
-                            payload = payload.decode("utf-8", "replace")
-                            if around is not None:
-                                text = around[0].read(payload)
-                                if text is not None:
-                                    # The learnt delta but for its text (and padding).
-                                    if around[1] == _TEXT:
-                                        append(text_delta(text, 0))
-                                        continue
-                                    if self._again(around[1], around[2], text, out):
-                                        continue
-                            # `_object` and `_block_delta`'s rules for a text delta, inline.
-                            try:
-                                data = loads(payload)
-                            except (ValueError, TypeError, RecursionError):
-                                data = None
-                            text = unset
-                            if type(data) is dict:
-                                index, delta = data.get("contentBlockIndex"), data.get("delta")
-                                if type(index) is int and type(delta) is dict:
-                                    text = delta.get("text", unset)
-                                    if type(text) is not str:
-                                        text = unset
-                                    elif text and learn:
-                                        around = (
-                                            self._learn(payload, _TEXT, index, text, count)
-                                            or around
-                                        )
-                                if text is unset:
-                                    whole = payload, data
-                        if text is not unset:
-                            append(text_delta(text, 0))
-                            continue
-                self._items = count
-                got = self._one(_message(item) if pairs else item)
-                out += got
-                if self._done:
-                    return
-                if whole is not None:
-                    if learn and len(got) == 1:
-                        around = self._learn_other(*whole, got[0], count) or around
-                    whole = None
-                hot = self._gave_answer and not self._stopped
-        finally:
-            self._items = count
-            self._around = around
-            self._delta_headers = deltas
+            data = self._loads(payload)
+        except (ValueError, TypeError, RecursionError):
+            return False
+        if type(data) is not dict:
+            return False
+        index, delta = data.get("contentBlockIndex"), data.get("delta")
+        if type(index) is not int or type(delta) is not dict:
+            return False
+        text = delta.get("text")
+        if type(text) is not str:
+            return False
+        if text and self._budget is not None:
+            self._around = self._learn(payload, _TEXT, index, text, self._items) or self._around
+        out.append(_text(text, 0))
+        return True
 
     def _learn_other(
         self, payload: str, data: JSONObject, delta: Delta, count: int
     ) -> tuple[Template, int, int] | None:
-        """`_learn` for a reasoning or tool input delta `_one` read whole from `data`."""
+        """`_learn` for a reasoning or tool input delta `_decode` read whole from `data`."""
         index = data["contentBlockIndex"]
         if type(delta) is ReasoningDelta:
             reasoning = data["delta"]["reasoningContent"]
@@ -311,21 +296,6 @@ cache_write_tokens=None, estimated=False)
                 out.append(ToolCallDelta(block.index, text))
         return True
 
-    def _one(self, item: Any) -> list[Delta]:
-        """`feed(item)` less the lifecycle checks (for `feed_all`)."""
-        try:
-            got = self._decode(item)
-            if not self._gave_answer:
-                self._check_answer(got)
-        except Exception as exc:
-            error = self._failure(exc, item)
-            if error is None:
-                return []
-            if error is exc:
-                raise
-            raise error from error.__cause__
-        return got
-
     def _decode(self, item: Any) -> list[Delta]:
         if type(item) is not EventStreamMessage and not isinstance(item, EventStreamMessage):
             raise TypeError(
@@ -347,7 +317,18 @@ cache_write_tokens=None, estimated=False)
         data = self._object(item.payload, item)
         if data is None:
             return []
-        return handler(data, item)
+        got = handler(data, item)
+        if (
+            len(got) == 1
+            and name == "contentBlockDelta"
+            and self._gave_answer
+            and self._budget is not None
+        ):
+            # A reasoning text or tool input, where the hot reader reads: the next
+            # like it may be read by its text.
+            payload = bytes(item.payload).decode("utf-8", "replace")
+            self._around = self._learn_other(payload, data, got[0], self._items) or self._around
+        return got
 
     def _end(self) -> list[Delta]:
         if self._stopped:

@@ -6,7 +6,7 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...._fast import constructor
@@ -73,6 +73,20 @@ def _message(payload: JSONObject) -> JSONObject:
     return opt_object(delta, "message", "delta") or {}
 
 
+def _plain_text(payload: JSONObject) -> str | None:
+    """The text of a `content-delta` payload that is a plain text piece, else None."""
+    delta = payload.get("delta")
+    if type(delta) is not dict or "logprobs" in payload:
+        return None
+    message = delta.get("message")
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is dict and len(content) == 1:
+        text = content.get("text")
+        if type(text) is str:
+            return text
+    return None
+
+
 class CohereDecoder(DialectDecoder):
     """Decode a Cohere v2 chat stream (see the module docstring).
 
@@ -96,139 +110,110 @@ class CohereDecoder(DialectDecoder):
     def __init__(self, *, on_malformed: OnMalformed = "raise") -> None:
         super().__init__(on_malformed=on_malformed)
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
-        # The skeleton of the last plain text delta (`feed_all`), or None.
+        # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done.
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual events' reader (see `DialectDecoder._reader`).
 
-        Plain text deltas (nearly all a stream holds) are read inline, the
-        JSON decoded once; with the `fast` extra, content and tool-call
-        deltas are decoded into the typed module's msgspec types. What they
-        say is applied here, as `_decode` would; anything else, and anything
-        unusual about those, takes `feed`, which checks it all. An `(event,
-        data)` tuple is a frame from the SSE parser fused in front
-        (`_take`); the frame is built only for `feed`.
+        With the `fast` extra, content and tool-call deltas decoded into the
+        typed module's msgspec types (`_typed_reader`); on the standard
+        library, plain text deltas (`_plain_reader`). An `(event, data)` tuple
+        is a frame from the SSE parser fused in front (`_take`).
         """
+        if self._typed is not None:
+            return self._typed_reader(out)
+        return self._plain_reader(out)
+
+    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Content and tool-call deltas, typed; what they say applied as `_decode` would."""
         typed: Any = self._typed
-        if typed is not None:
-            decode = typed.decode
-            content_type, call_type = typed.ContentDelta, typed.CallDelta
-        loads = self._loads
-        calls = self._calls
-        feed = self.feed
-        pairs = self._pairs
-        # Only `feed` changes the state (it raises when it does) or ends the stream.
-        usual = self._state == "open" and not self._done
-        # The counter and the flags live in locals between two frames that take `feed`.
-        count, answered, gave = self._items, self._answered, self._gave_answer
-        # The standard library's shortcut (msgspec reads a whole event faster): a plain
-        # text piece just read whole, as the JSON around its text (`_shared.skeleton`);
-        # the next one made of the same is read by its text alone. Forgotten at `feed`;
-        # kept from one call to the next (learning costs about a whole reading of it).
-        around = self._around
-        try:
-            for item in items:
-                if pairs and type(item) is tuple:
-                    event, data = item  # a frame, from the parser fused in front
-                elif type(item) is SSEFrame:
-                    event, data = item.event, item.data
-                else:
-                    event, data = None, ""  # not a frame: `feed` says what is wrong
-                if usual and event is not None:
-                    if around is not None and (event == "message" or event == "content-delta"):
-                        text = reread(data, *around)
-                        if text is not None:
-                            count += 1
-                            answered = True
-                            if text:
-                                gave = True
-                                out.append(_text(text, 0))
-                            continue
-                    if typed is not None:
-                        try:
-                            value: Any = decode(data)
-                        except (ValueError, TypeError):
-                            value = None  # not a usual event: the general path reads it
-                        kind = type(value)
-                        if kind is content_type:
-                            if event == "message" or event == "content-delta":
-                                content = value.delta.message.content
-                                text, thinking = content.text, content.thinking
-                                # As `_content`: a null text is wrong unless thinking is there.
-                                if text is not None or thinking is None:
-                                    if text is not None:
-                                        count += 1
-                                        answered = True
-                                        if text:
-                                            gave = True
-                                            out.append(_text(text, 0))
-                                        if thinking:
-                                            gave = True
-                                            out.append(ReasoningDelta(thinking))
-                                        continue
-                                else:
-                                    count += 1
-                                    answered = True
-                                    if thinking:
-                                        gave = True
-                                        out.append(ReasoningDelta(thinking))
-                                    continue
-                        elif kind is call_type:
-                            index = calls.get(0 if value.index is None else value.index)
-                            if index is not None and (
-                                event == "message" or event == "tool-call-delta"
-                            ):
-                                count += 1
-                                arguments = value.delta.message.tool_calls.function.arguments
-                                if arguments:
-                                    gave = True
-                                    out.append(ToolCallDelta(index, arguments))
-                                continue
-                    else:
-                        try:
-                            value = loads(data)
-                        except Exception:
-                            value = None
-                        if (
-                            type(value) is dict
-                            and value.get("type") == "content-delta"
-                            and (event == "message" or event == "content-delta")
-                            and "logprobs" not in value
-                        ):
-                            # As `_decode`'s inline case: a plain text piece.
-                            delta = value.get("delta")
-                            message = delta.get("message") if type(delta) is dict else None
-                            content = message.get("content") if type(message) is dict else None
-                            if type(content) is dict and len(content) == 1:
-                                text = content.get("text")
-                                if type(text) is str:
-                                    count += 1
-                                    answered = True
-                                    if text:
-                                        gave = True
-                                        out.append(_text(text, 0))
-                                        if around is None:
-                                            around = skeleton(data, "text", text)
-                                    continue
-                self._items, self._answered, self._gave_answer = count, answered, gave
-                around = None
-                try:
-                    out += feed(
-                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
-                    )
-                finally:
-                    count, answered, gave = self._items, self._answered, self._gave_answer
-                if self._done:
-                    return
-        finally:
-            self._items, self._answered, self._gave_answer = count, answered, gave
-            self._around = around
+        decode, content_type, call_type = typed.decode, typed.ContentDelta, typed.CallDelta
+        append, calls, pairs = out.append, self._calls, self._pairs
+
+        def typed_event(item: Any) -> bool:
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            try:
+                value: Any = decode(data)
+            except (ValueError, TypeError):
+                return False  # not a usual event: `_decode` reads it
+            kind = type(value)
+            if kind is content_type:
+                if event != "message" and event != "content-delta":
+                    return False
+                content = value.delta.message.content
+                text, thinking = content.text, content.thinking
+                if text is None and thinking is None:
+                    return False  # `_content` says what is wrong
+                if text:
+                    append(_text(text, 0))
+                if thinking:
+                    append(ReasoningDelta(thinking))
+                return True
+            if kind is call_type:
+                index = calls.get(0 if value.index is None else value.index)
+                if index is None or (event != "message" and event != "tool-call-delta"):
+                    return False
+                arguments = value.delta.message.tool_calls.function.arguments
+                if arguments:
+                    append(ToolCallDelta(index, arguments))
+                return True
+            return False
+
+        return typed_event
+
+    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Plain text deltas, the JSON decoded once (`_decode`'s inline case).
+
+        A text delta just read whole is kept as the JSON around its text
+        (`_shared.skeleton`); the next one made of the same is read by its
+        text alone. `_decode` forgets it (what it stood for may change); it is
+        kept from one call to the next (learning costs about a whole reading).
+        """
+        append, loads, pairs = out.append, self._loads, self._pairs
+
+        def plain_event(item: Any) -> bool:
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            if event != "message" and event != "content-delta":
+                return False
+            around = self._around
+            if around is not None:
+                text = reread(data, *around)
+                if text is not None:
+                    if text:
+                        append(_text(text, 0))
+                    return True
+            try:
+                value = loads(data)
+            except Exception:
+                return False
+            if type(value) is not dict or value.get("type") != "content-delta":
+                return False
+            text = _plain_text(value)
+            if text is None:
+                return False
+            if text:
+                append(_text(text, 0))
+                if around is None:
+                    self._around = skeleton(data, "text", text)
+            return True
+
+        return plain_event
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
-        self._around = None  # what it stood for may change (see `feed_all`)
+        self._around = None  # what it stood for may change (see `_plain_reader`)
         if type(frame) is not SSEFrame:
             raise TypeError(f"the cohere decoder takes SSEFrame items, got {type(frame).__name__}")
         data = frame.data
@@ -255,16 +240,10 @@ class CohereDecoder(DialectDecoder):
         elif event != kind and event != "message":
             return self._malformed(f"event {event!r} carries data of type {kind!r}", frame)
         if kind == "content-delta":
-            # The hot case, read inline: a plain text piece.
-            delta = payload.get("delta")
-            if type(delta) is dict and "logprobs" not in payload:
-                message = delta.get("message")
-                content = message.get("content") if type(message) is dict else None
-                if type(content) is dict and len(content) == 1:
-                    text = content.get("text")
-                    if type(text) is str:
-                        self._answered = True
-                        return [_text(text, 0)] if text else []
+            text = _plain_text(payload)  # the usual case: a plain text piece
+            if text is not None:
+                self._answered = True
+                return [_text(text, 0)] if text else []
             return self._content(payload)
         return self._event(kind, payload, frame)
 

@@ -6,7 +6,7 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...._fast import constructor
@@ -81,9 +81,7 @@ _PART_KEYS = frozenset(
 #: A frame, or the data of a `"message"` frame handed over by the parser (see `_take`).
 _Frame = SSEFrame | str
 
-#: A chunk `feed_all` did not try to read typed.
-_UNREAD = object()
-#: The keys of the usual chunk (`feed_all`), of its candidate.
+#: The keys of the usual chunk (`_reader`), of its candidate.
 _IDS_AND_CANDIDATES = frozenset(
     {"candidates", "usageMetadata", "modelVersion", "responseId", "createTime"}
 )
@@ -202,10 +200,13 @@ class GeminiDecoder(DialectDecoder):
         self._last_path = ""
         self._last_segments: list[str | int] = []
         self._strings = False  # take a str as a "message" frame's data (see _take)
-        # The last usual chunk `feed_all` read, learnt (see `_learn`); None once
+        # The last usual chunk the hot reader read, learnt (see `_learn`); None once
         # any other chunk was read (what it stood for may have changed).
         self._skeleton: _Skeleton | None = None
         self._budget = Budget()  # how often chunks are learnt (see `_learn`)
+        # A chunk the hot reader read but found unusual, for `_decode`: the
+        # chunk's str, its typed read (or None), the object it was read as (or None).
+        self._held: tuple[str, Any, JSONObject | None] | None = None
         # The typed decoding of the `fast` extra (rxstream._typed.gemini), or None.
         module = typed("gemini")
         self._read: Callable[[str], Any] | None = None if module is None else module.decode
@@ -223,102 +224,74 @@ class GeminiDecoder(DialectDecoder):
         self._strings = True
         return True
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual chunk's reader (see `DialectDecoder._reader`), fused behind the SSE parser.
 
-        Fused behind the SSE parser (bare strings), after the first answer,
-        the usual chunk (one candidate going on with one text or thought part,
-        the same ids as before, the usage counts so far) is read inline, in one
-        of three ways:
+        The usual chunk (one candidate going on with one text or thought
+        part, the same ids as before, the usage counts so far) is read in
+        one of three ways:
 
         - the chunk is the last such chunk but for its text and its usage
           counts (a `Template`, see `_learn`): one compiled pattern checks
           the chunk and gives that string (read with `json.decoder.scanstring`,
           what `json.loads` reads strings with, where it has an escape), and
-          the last such chunk's usage is read whole when it is needed (before
-          any other chunk, and when the call ends);
-        - decoded into the typed `rxstream._typed.gemini` types;
-        - decoded to dicts (the standard library), each rule checked inline.
+          the last such chunk's usage is read whole when it is needed (see
+          `_usage_so_far`);
+        - decoded into the typed `rxstream._typed.gemini` types (`_usual_typed`);
+        - decoded to dicts (the standard library, `_usual_dict`).
 
-        Every other item takes `_one`, as `feed` would.
+        A chunk read but not usual is held for `_decode`, which reads it on
+        without decoding its JSON again.
         """
-        if not self._strings or self._state != "open" or self._done:
-            super().feed_all(items, out)
-            return
-        read, loads = self._read, self._loads
-        text_delta, reasoning_delta, append = _text, _reasoning, out.append
-        # What only `_one` changes, kept in locals in between.
-        count = self._items
-        answered = self._gave_answer
-        ids = (self._id, self._model, self._created)
-        skeleton = self._skeleton
-        if skeleton is not None:
-            template, counts, state, choice, thought = skeleton
-        # The last chunk read by its text alone whose usage counts are holes: its
-        # `usageMetadata` is the decoder's usage, read when it is needed (it is
-        # not, when a later chunk brings its own: see `_usage_so_far`).
-        counted: str | None = None
-        try:
-            for item in items:
-                count += 1
-                chunk: Any = _UNREAD
-                data: Any = None
-                if answered and type(item) is str:
-                    if skeleton is not None:
-                        text = template.read(item)
-                        if text is not None and not state.finished:
-                            state.pending = None
-                            if text:
-                                if thought:
-                                    append(reasoning_delta(text, choice))
-                                else:
-                                    state.texts.append(text)
-                                    append(text_delta(text, choice))
-                            if counts:
-                                counted = item
-                            continue
-                    if counted is not None:
-                        self._counted, counted = counted, None
-                    if read is not None:
-                        try:
-                            chunk = read(item)
-                        except ValueError:  # not a chunk the types know: `_general` reads it
-                            chunk = None
+        if not self._strings:
+            return None
+        read, loads, append = self._read, self._loads, out.append
+
+        def usual_chunk(item: Any) -> bool:
+            if type(item) is not str:
+                return False
+            skeleton = self._skeleton
+            if skeleton is not None:
+                template, counts, state, choice, thought = skeleton
+                text = template.read(item)
+                if text is not None and not state.finished:
+                    state.pending = None
+                    if text:
+                        if thought:
+                            append(_reasoning(text, choice))
                         else:
-                            found = self._usual_typed(chunk, ids, out)
-                            if found is not None:
-                                learnt = self._learn(item, count, *found)
-                                if learnt is not None:
-                                    skeleton = learnt
-                                    template, counts, state, choice, thought = learnt
-                                continue
-                    else:
-                        try:
-                            data = loads(item)
-                        except (ValueError, TypeError, RecursionError):
-                            data = None
-                        if type(data) is dict:
-                            found = self._usual_dict(data, ids, out)
-                            if found is not None:
-                                learnt = self._learn(item, count, *found)
-                                if learnt is not None:
-                                    skeleton = learnt
-                                    template, counts, state, choice, thought = learnt
-                                continue
-                self._items = count
-                skeleton = None  # what it stood for may have changed
-                if counted is not None:
-                    self._counted, counted = counted, None
-                out += self._one(item, chunk, data if type(data) is dict else None)
-                if self._done:
-                    return
-                answered = self._gave_answer
-                ids = (self._id, self._model, self._created)
-        finally:
-            self._items = count
-            self._skeleton = skeleton
-            if counted is not None:
-                self._counted = counted
+                            state.texts.append(text)
+                            append(_text(text, choice))
+                    if counts:
+                        # Its `usageMetadata` is the usage so far, read when it is needed.
+                        self._counted = item
+                    return True
+            ids = (self._id, self._model, self._created)
+            if read is not None:
+                try:
+                    chunk = read(item)
+                except ValueError:  # not a chunk the types know: `_general` reads it
+                    self._held = (item, None, None)
+                    return False
+                found = self._usual_typed(chunk, ids, out)
+                if found is None:
+                    self._held = (item, chunk, None)
+                    return False
+            else:
+                try:
+                    data = loads(item)
+                except (ValueError, TypeError, RecursionError):
+                    return False
+                if type(data) is not dict:
+                    return False
+                found = self._usual_dict(data, ids, out)
+                if found is None:
+                    self._held = (item, None, data)
+                    return False
+            self._skeleton = self._learn(item, self._items, *found) or self._skeleton
+            return True
+
+        return usual_chunk
 
     def _take_usage(self, counts: JSON) -> bool:
         """Take a chunk's `usageMetadata` as the usage so far if it is one (`_is_usage`)."""
@@ -449,7 +422,7 @@ class GeminiDecoder(DialectDecoder):
         A chunk is learnt as a `Template` of the part's JSON string, whose
         holes are the usage counts it has (each written once, an integer): a
         later chunk made of the same text around another string and other
-        counts is the same chunk with another text, so `feed_all` reads only
+        counts is the same chunk with another text, so the hot reader reads only
         that string. Only for a chunk that says so beyond doubt: no escape
         outside the string (so no key spelled in two ways, no key twice
         unseen), the key `"text"` once, and the string there is the text read.
@@ -464,36 +437,25 @@ class GeminiDecoder(DialectDecoder):
             return None
         return (template, counted, state, choice, thought)
 
-    def _one(self, item: Any, chunk: Any, parsed: JSONObject | None = None) -> list[Delta]:
-        """`feed(item)` less the lifecycle checks (for `feed_all`).
+    def _read_held(self, item: str, chunk: Any, parsed: JSONObject | None) -> list[Delta]:
+        """The deltas of a chunk the hot reader read but found unusual (see `_reader`).
 
-        `chunk`: the typed read of `item`, None when it failed (or there is
-        none: the standard library), `_UNREAD` when it was not tried.
-        `parsed`: the object the standard library read `item` as, if it did.
+        `chunk`: its typed read, None when that failed (or there is none: the
+        standard library); `parsed`: the object the standard library read it as.
         """
-        try:
-            typed = None if chunk is None or chunk is _UNREAD else self._typed(chunk)
-            if typed is not None:
-                got = typed
-            elif parsed is not None:
-                got = self._general_read(parsed, item, "message", item)
-            elif type(item) is str and chunk is not _UNREAD:
-                got = self._general(item, "message", item)
-            else:
-                got = self._decode(item)  # a frame, what the decoder refuses, or not read yet
-            if not self._gave_answer:
-                self._check_answer(got)
-        except Exception as exc:
-            error = self._failure(exc, item)
-            if error is None:
-                return []
-            if error is exc:
-                raise
-            raise error from error.__cause__
-        return got
+        if chunk is not None:
+            got = self._typed(chunk)
+            if got is not None:
+                return got
+        if parsed is not None:
+            return self._general_read(parsed, item, "message", item)
+        return self._general(item, "message", item)
 
     def _decode(self, frame: _Frame) -> list[Delta]:
         self._skeleton = None  # what it stood for may change
+        held, self._held = self._held, None
+        if held is not None and held[0] is frame:
+            return self._read_held(*held)
         if type(frame) is SSEFrame:
             data, event = frame.data, frame.event
         elif self._strings and type(frame) is str:

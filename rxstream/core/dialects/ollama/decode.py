@@ -6,7 +6,7 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...._fast import constructor, enabled
@@ -114,87 +114,90 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         # How often templates are learnt; None: never (typed decoding, or the fast paths off).
         self._budget = Budget() if enabled() and module is None else None
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done (in one loop).
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual line's reader (see `DialectDecoder._reader`): content and thinking, not done.
 
-        The usual line (a message of content and thinking, `done: false`,
-        after the first answer) is read inline, typed or as a dict (on the
-        standard library, by its text alone where it repeats the JSON of the
-        last line that gave one delta: see `_learn`); every other item takes
-        `_one`, as `feed` would.
+        Typed with the `fast` extra; on the standard library by its text
+        alone where it repeats the JSON of the last line that gave one delta
+        (see `_learn`), else as a dict, `_decode`'s rules for a line of plain
+        content and thinking.
         """
-        if self._state != "open" or self._done:
-            super().feed_all(items, out)  # which refuses them, as the lifecycle says
-            return
-        read, loads, unset = self._read, self._loads, self._unset
-        text_delta, reasoning_delta, append = _text, _reasoning, out.append
-        # What only `_one` changes, kept in locals in between.
-        count = self._items
-        hot = self._gave_answer
-        around = self._around
-        learn = self._budget is not None
-        try:
-            for item in items:
-                count += 1
-                if hot and type(item) is str:
-                    if read is not None:
-                        try:
-                            line = read(item)
-                        except ValueError:  # not a line the types know: `_one` reads it
-                            pass
-                        else:
-                            if not line.done:
-                                message = line.message
-                                if message.thinking:
-                                    append(reasoning_delta(message.thinking, 0))
-                                content = message.content
-                                if content and content is not unset:
-                                    append(text_delta(content, 0))
-                                continue
-                    else:
-                        if around is not None:
-                            text = around[0].read(item)
-                            if text is not None:
-                                # The learnt line but for its text (and created_at): the
-                                # decoder gives the same delta with this text (none for "").
-                                if text:
-                                    append(around[1](text, 0))
-                                continue
-                        # `_decode`'s rules for a line of plain content, inline.
-                        try:
-                            data = loads(item)
-                        except (ValueError, TypeError, RecursionError):
-                            data = None
-                        if type(data) is dict and data.get("done") is False:
-                            message = data.get("message")
-                            if (
-                                type(message) is dict
-                                and "logprobs" not in data
-                                and (len(data) <= 4 or _KNOWN.issuperset(data))
-                                and "thinking" not in message
-                                and "tool_calls" not in message
-                                and "images" not in message
-                            ):
-                                content = message.get("content", unset)
-                                if type(content) is str:
-                                    if content:
-                                        append(text_delta(content, 0))
-                                        if learn:
-                                            around = self._learn(item, out[-1], count) or around
-                                    continue
-                                if content is unset:
-                                    continue
-                self._items = count
-                got = self._one(item)
-                out += got
-                if self._done:
-                    return
-                if learn and len(got) == 1:
-                    around = self._learn(item, got[0], count) or around
-                hot = self._gave_answer
-        finally:
-            self._items = count
-            self._around = around
+        append, unset = out.append, self._unset
+        read = self._read
+        if read is not None:
+
+            def typed_line(item: Any) -> bool:
+                if type(item) is not str:
+                    return False
+                try:
+                    line = read(item)
+                except ValueError:  # not a line the types know: `_decode` reads it
+                    return False
+                if line.done:
+                    return False
+                message = line.message
+                if message.thinking:
+                    append(_reasoning(message.thinking, 0))
+                content = message.content
+                if content and content is not unset:
+                    append(_text(content, 0))
+                return True
+
+            return typed_line
+        loads = self._loads
+
+        def plain_line(item: Any) -> bool:
+            if type(item) is not str:
+                return False
+            around = self._around
+            if around is not None:
+                text = around[0].read(item)
+                if text is not None:
+                    # The learnt line but for its text (and created_at): the decoder
+                    # gives the same delta with this text (none for "").
+                    if text:
+                        append(around[1](text, 0))
+                    return True
+            try:
+                data = loads(item)
+            except (ValueError, TypeError, RecursionError):
+                return False
+            if type(data) is not dict or data.get("done") is not False:
+                return False
+            message = data.get("message")
+            if (
+                type(message) is not dict
+                or "logprobs" in data
+                or not (len(data) <= 4 or _KNOWN.issuperset(data))
+                or "tool_calls" in message
+                or "images" in message
+            ):
+                return False
+            return self._plain(item, message, append)
+
+        return plain_line
+
+    def _plain(self, line: str, message: JSONObject, append: Callable[[Delta], None]) -> bool:
+        """`_message`'s rules for a message of content and thinking (False: not one; nothing done).
+
+        A line that gave one delta is learnt (`_learn`).
+        """
+        content = message.get("content", self._unset)
+        thinking = message.get("thinking")
+        if (type(content) is not str and content is not self._unset) or (
+            thinking is not None and type(thinking) is not str
+        ):
+            return False  # `_decode` says what is wrong
+        given: list[Delta] = []
+        if thinking:
+            given.append(_reasoning(thinking, 0))
+        if type(content) is str and content:
+            given.append(_text(content, 0))
+        for delta in given:
+            append(delta)
+        if len(given) == 1 and self._budget is not None:
+            self._around = self._learn(line, given[0], self._items) or self._around
+        return True
 
     def _learn(
         self, line: str, delta: Delta, count: int
@@ -218,21 +221,6 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
             return None
         template = Template.learn(line, key, delta.text, _FREE)
         return None if template is None else (template, make)
-
-    def _one(self, item: Any) -> list[Delta]:
-        """`feed(item)` less the lifecycle checks (for `feed_all`)."""
-        try:
-            got = self._decode(item)
-            if not self._gave_answer:
-                self._check_answer(got)
-        except Exception as exc:
-            error = self._failure(exc, item)
-            if error is None:
-                return []
-            if error is exc:
-                raise
-            raise error from error.__cause__
-        return got
 
     def _decode(self, item: Any) -> list[Delta]:
         if type(item) is not str:
@@ -273,6 +261,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         if len(data) > 4 and not _KNOWN.issuperset(data):
             out.append(Metadata({key: data[key] for key in data if key not in _KNOWN}))
         if done is False:
+            if len(out) == 1 and self._budget is not None:
+                self._around = self._learn(item, out[0], self._items) or self._around
             return out
         if done is True:
             self._answered = True

@@ -5,7 +5,7 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -175,8 +175,8 @@ class ResponsesDecoder(DialectDecoder):
         # The last text delta read inline, as a `Template`: a later event made of
         # the same JSON but for its text (and the free fields) is read by its text.
         self._around: Template | None = None
-        # How often templates are learnt; None: never (the fast paths were off at the start).
-        self._budget = Budget() if enabled() else None
+        # How often templates are learnt; None: never (typed decoding, or the fast paths off).
+        self._budget = Budget() if enabled() and self._typed is None else None
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.reasoning_summary_text.delta": self._summary_delta,
@@ -201,148 +201,129 @@ class ResponsesDecoder(DialectDecoder):
             "error": self._error,
         }
 
-    def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
-        """`out += feed(item)` for each item in turn, stopping once done.
+    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+        """The usual events' reader (see `DialectDecoder._reader`).
 
-        The answer's text deltas (nearly all a stream holds) are read inline,
-        the JSON decoded once; with the `fast` extra also the deltas of
-        reasoning, refusals and function-call arguments, decoded into the
-        typed module's msgspec types. What they say is applied here, as
-        their handlers would; anything else, and anything unusual about
-        those, takes `feed`, which checks it all. An `(event, data)` tuple is
-        a frame from the SSE parser fused in front (`_take`); the frame
-        is built only for `feed`.
+        The answer's text deltas (nearly all a stream holds), the JSON decoded
+        once; with the `fast` extra also the deltas of reasoning, refusals and
+        function-call arguments, decoded into the typed module's msgspec types
+        (`_typed_reader`); on the standard library, text deltas only
+        (`_plain_reader`). What they say is applied as their handlers would.
+        An `(event, data)` tuple is a frame from the SSE parser fused in front
+        (`_take`).
         """
+        if self._typed is not None:
+            return self._typed_reader(out)
+        return self._plain_reader(out)
+
+    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Text, reasoning, refusal and argument deltas decoded into the typed module's types."""
         typed: Any = self._typed
-        if typed is not None:
-            decode = typed.decode
-            text_type, arguments_type = typed.Text, typed.Arguments
-            summary_type, refusal_type = typed.Summary, typed.Refusal
-            names = _typed_names(typed)
-            text_tag = names[text_type]
-        loads = self._loads
-        filled = self._filled
-        calls = self._calls
-        feed = self.feed
-        pairs = self._pairs
-        # Only `feed` changes the state (it raises when it does) or ends the stream.
-        usual = self._state == "open" and not self._done
-        # The counter and the flags live in locals between two frames that take `feed`.
-        count, answered, gave = self._items, self._answered, self._gave_answer
+        decode = typed.decode
+        text_type, arguments_type = typed.Text, typed.Arguments
+        summary_type, refusal_type = typed.Summary, typed.Refusal
+        names = _typed_names(typed)
+        text_tag = names[text_type]
+        append, filled, calls, pairs = out.append, self._filled, self._calls, self._pairs
         # The text part the last text delta of this call was in (already in `filled`).
         last_oi: object = None
         last_ci: object = None
-        # The standard library's shortcut (msgspec reads a whole event faster): the
-        # template of the last text delta read inline (see `_learn`); what it stood
-        # for (a text delta of a part already in `filled`) no event changes.
-        around = self._around if typed is None else None
-        learn = typed is None and self._budget is not None
-        try:
-            for item in items:
-                if pairs and type(item) is tuple:
-                    event, data = item  # a frame, from the parser fused in front
-                elif type(item) is SSEFrame:
-                    event, data = item.event, item.data
-                else:
-                    event, data = None, ""  # not a frame: `feed` says what is wrong
-                if usual and event is not None:
-                    if around is not None and (event == "message" or event == _TEXT_DELTA):
-                        text = around.read(data)
-                        if text is not None:
-                            count += 1
-                            answered = True
-                            if text:
-                                gave = True
-                            out.append(_text_delta(text, 0))
-                            continue
-                    if typed is not None:
-                        try:
-                            value: Any = decode(data)
-                        except (ValueError, TypeError):
-                            value = None  # not a usual event: the general path reads it
-                        kind = type(value)
-                        if kind is text_type:
-                            # The usual event, first: its logprobs (their Metadata) and
-                            # another event name take the general path.
-                            if (event == text_tag or event == "message") and not value.logprobs:
-                                count += 1
-                                answered = True
-                                oi, ci = value.output_index, value.content_index
-                                if oi != last_oi or ci != last_ci:
-                                    filled.add((oi, _CONTENT, ci))
-                                    last_oi, last_ci = oi, ci
-                                text = value.delta
-                                if text:
-                                    gave = True
-                                out.append(_text_delta(text, 0))
-                                continue
-                        elif value is not None and (event == "message" or event == names[kind]):
-                            text = value.delta
-                            if kind is arguments_type:
-                                call = calls.get(value.output_index)
-                                if call is not None:  # else `_call_at` says what is wrong
-                                    count += 1
-                                    answered = gave = True
-                                    call.streamed = True
-                                    out.append(ToolCallDelta(call.index, text))
-                                    continue
-                            else:
-                                count += 1
-                                answered = True
-                                if kind is summary_type:
-                                    filled.add((value.output_index, _SUMMARY, value.summary_index))
-                                else:
-                                    filled.add((value.output_index, _CONTENT, value.content_index))
-                                if text:
-                                    gave = True
-                                if kind is refusal_type:
-                                    out.append(RefusalDelta(text))
-                                else:
-                                    out.append(ReasoningDelta(text))
-                                continue
-                    else:
-                        try:
-                            value = loads(data)
-                        except Exception:
-                            value = None
-                        if (
-                            type(value) is dict
-                            and value.get("type") == _TEXT_DELTA
-                            and (event == "message" or event == _TEXT_DELTA)
-                        ):
-                            text = value.get("delta")
-                            oi = value.get("output_index")
-                            ci = value.get("content_index", 0)
-                            if (
-                                type(text) is str
-                                and type(oi) is int
-                                and type(ci) is int
-                                and not value.get("logprobs")
-                            ):
-                                count += 1
-                                answered = True
-                                if oi != last_oi or ci != last_ci:
-                                    filled.add((oi, _CONTENT, ci))
-                                    last_oi, last_ci = oi, ci
-                                if text:
-                                    gave = True
-                                    if learn:
-                                        around = self._learn(data, text, count) or around
-                                out.append(_text_delta(text, 0))
-                                continue
-                self._items, self._answered, self._gave_answer = count, answered, gave
-                try:
-                    out += feed(
-                        item if event is None or type(item) is not tuple else SSEFrame(data, event)
-                    )
-                finally:
-                    count, answered, gave = self._items, self._answered, self._gave_answer
-                if self._done:
-                    return
-        finally:
-            self._items, self._answered, self._gave_answer = count, answered, gave
-            if typed is None:
-                self._around = around
+
+        def typed_event(item: Any) -> bool:
+            nonlocal last_oi, last_ci
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            try:
+                value: Any = decode(data)
+            except (ValueError, TypeError):
+                return False  # not a usual event: `_decode` reads it
+            kind = type(value)
+            if kind is text_type:
+                # The usual event, first: its logprobs (their Metadata) and another
+                # event name take `_decode`.
+                if (event != text_tag and event != "message") or value.logprobs:
+                    return False
+                oi, ci = value.output_index, value.content_index
+                if oi != last_oi or ci != last_ci:
+                    filled.add((oi, _CONTENT, ci))
+                    last_oi, last_ci = oi, ci
+                append(_text_delta(value.delta, 0))
+                return True
+            if value is None or (event != "message" and event != names[kind]):
+                return False
+            if kind is arguments_type:
+                call = calls.get(value.output_index)
+                if call is None:
+                    return False  # `_call_at` says what is wrong
+                call.streamed = True
+                append(ToolCallDelta(call.index, value.delta))
+                return True
+            if kind is summary_type:
+                filled.add((value.output_index, _SUMMARY, value.summary_index))
+            else:
+                filled.add((value.output_index, _CONTENT, value.content_index))
+            append(
+                RefusalDelta(value.delta) if kind is refusal_type else ReasoningDelta(value.delta)
+            )
+            return True
+
+        return typed_event
+
+    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+        """Text deltas on the standard library; by their text alone where they repeat the last.
+
+        The template of the last text delta read as a dict (see `_learn`): what
+        it stood for (a text delta of a part already in `filled`) no event changes.
+        """
+        append, filled, loads, pairs = out.append, self._filled, self._loads, self._pairs
+        last_oi: object = None
+        last_ci: object = None
+
+        def plain_event(item: Any) -> bool:
+            nonlocal last_oi, last_ci
+            if pairs and type(item) is tuple:
+                event, data = item
+            elif type(item) is SSEFrame:
+                event, data = item.event, item.data
+            else:
+                return False
+            if event != "message" and event != _TEXT_DELTA:
+                return False
+            around = self._around
+            if around is not None:
+                text = around.read(data)
+                if text is not None:
+                    append(_text_delta(text, 0))
+                    return True
+            try:
+                value = loads(data)
+            except Exception:
+                return False
+            if type(value) is not dict or value.get("type") != _TEXT_DELTA:
+                return False
+            text = value.get("delta")
+            oi = value.get("output_index")
+            ci = value.get("content_index", 0)
+            if (
+                type(text) is not str
+                or type(oi) is not int
+                or type(ci) is not int
+                or value.get("logprobs")
+            ):
+                return False
+            if oi != last_oi or ci != last_ci:
+                filled.add((oi, _CONTENT, ci))
+                last_oi, last_ci = oi, ci
+            if text and self._budget is not None:
+                self._around = self._learn(data, text, self._items) or self._around
+            append(_text_delta(text, 0))
+            return True
+
+        return plain_event
 
     def _learn(self, data: str, text: str, count: int) -> Template | None:
         """The template of a text delta event just read inline (its text not empty), or None.
@@ -424,6 +405,9 @@ class ResponsesDecoder(DialectDecoder):
             if type(logprobs) is not list:
                 raise ShapeError("logprobs", "an array", logprobs)
             return [Metadata({"logprobs": logprobs}), _text_delta(text, 0)]
+        if text and self._budget is not None:
+            # The next text delta like it may be read by its text (`_plain_reader`).
+            self._around = self._learn(self._frame.data, text, self._items) or self._around
         return [_text_delta(text, 0)]
 
     def _summary_delta(self, payload: JSONObject) -> list[Delta]:

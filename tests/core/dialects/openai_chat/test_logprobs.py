@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from reactivex import operators as ops
 
 import rxstream as rs
-import rxstream._fast as fast
+from rxstream._typed import typed as typed_module
 from rxstream.core.dialects.openai_chat.decode import OpenAIChatDecoder
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
 from rxstream.core.dialects.openai_chat.render import OpenAIChatRenderer
@@ -305,7 +305,7 @@ def test_any_chunking_gives_the_same_logprobs(cuts: list[int], name: str, path: 
 
 
 def test_null_logprobs_stay_on_the_typed_path_and_logprobs_leave_it() -> None:
-    typed: Any = fast.typed("openai_chat")
+    typed: Any = typed_module("openai_chat")
     if typed is None:
         pytest.skip("the fast extra (msgspec) is not installed")
     plain = json.dumps({**HEAD, "choices": [choice({"content": "a"}, None)]})
