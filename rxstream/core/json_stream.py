@@ -610,6 +610,7 @@ class JSONStreamParser(MachineBase):
         if not skim.begun:
             pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
             if pos >= n:
+                skim.start = self._base + pos  # a rewind reads on after the whitespace
                 return pos
             c = buf[pos]
             if c != "{" and c != "[" and c != '"':

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rxstream import JSONStreamError
@@ -370,6 +370,7 @@ def test_skimming_reads_what_json_loads_reads(text: str, data: st.DataObject) ->
 
 @settings(max_examples=400, deadline=None)
 @given(damaged(), st.integers(1, 7))
+@example("[ ", 1)  # the text ends in whitespace before a skimmed array's first element
 def test_skimming_refuses_what_the_usual_reading_refuses_with_its_error(
     text: str, step: int
 ) -> None:
