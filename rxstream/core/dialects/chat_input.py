@@ -50,6 +50,7 @@ __all__ = [
     "result_object",
     "taken_by_output",
     "text_of",
+    "thinking_budget",
     "unknown_option",
 ]
 
@@ -490,3 +491,27 @@ def taken_by_output(dialect: str, extra: JSONObject, key: str) -> None:
 def unknown_option(dialect: str, name: str, why: str) -> ValueError:
     """The error for a common option a dialect cannot carry."""
     return ValueError(f"{dialect} does not take {name}: {why}")
+
+
+#: Claude's thinking budgets (tokens) per `reasoning=` effort (Anthropic's API and Bedrock).
+BUDGETS = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384}
+
+
+def thinking_budget(dialect: str, value: object) -> JSONObject:
+    """Claude's `thinking` object for `reasoning=value`: False or "none" disables it,
+    True is "medium", an integer is the budget itself, an effort is its `BUDGETS` entry.
+
+    Raises:
+        ValueError: any other value.
+    """
+    if value is False or value == "none":
+        return {"type": "disabled"}
+    if value is True:
+        return {"type": "enabled", "budget_tokens": BUDGETS["medium"]}
+    if isinstance(value, int):
+        return {"type": "enabled", "budget_tokens": value}
+    if isinstance(value, str) and value in BUDGETS:
+        return {"type": "enabled", "budget_tokens": BUDGETS[value]}
+    raise unknown_option(
+        dialect, f"reasoning={value!r}", f"an effort is one of {', '.join(BUDGETS)}"
+    )

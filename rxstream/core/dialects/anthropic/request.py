@@ -64,6 +64,7 @@ from ..chat_input import (
     arguments_object,
     merged_option,
     read_input,
+    thinking_budget,
     unknown_option,
 )
 
@@ -82,8 +83,6 @@ REFUSED_OPTIONS: dict[str, frozenset[str]] = {
 
 #: The output limit when none is given (the API requires one).
 DEFAULT_MAX_TOKENS = 4096
-
-_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384}
 
 
 def _tool(tool: Tool | JSONObject) -> JSONObject:
@@ -148,21 +147,6 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
         ):
             out.append(block.raw)
     return out
-
-
-def _thinking(value: str | int | bool) -> JSONObject:
-    if value is False or value == "none":
-        return {"type": "disabled"}
-    if value is True:
-        return {"type": "enabled", "budget_tokens": _BUDGETS["medium"]}
-    if isinstance(value, int):
-        return {"type": "enabled", "budget_tokens": value}
-    budget = _BUDGETS.get(value)
-    if budget is None:
-        raise unknown_option(
-            _DIALECT, f"reasoning={value!r}", f"an effort is one of {', '.join(_BUDGETS)}"
-        )
-    return {"type": "enabled", "budget_tokens": budget}
 
 
 def render_request(
@@ -241,7 +225,7 @@ def render_request(
     if opts.stop:
         body["stop_sequences"] = list(opts.stop)
     if opts.reasoning is not None:
-        body["thinking"] = _thinking(opts.reasoning)
+        body["thinking"] = thinking_budget(_DIALECT, opts.reasoning)
     if opts.tool_choice is not None:
         choice = opts.tool_choice
         kinds = {"auto": "auto", "required": "any", "none": "none"}

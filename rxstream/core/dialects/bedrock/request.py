@@ -62,13 +62,13 @@ from ..chat_input import (
     arguments_object,
     merged_option,
     read_input,
+    thinking_budget,
     unknown_option,
 )
 
 __all__ = ["model_path", "render_request"]
 
 _DIALECT = "bedrock"
-_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384}
 
 
 def model_path(model: str) -> str:
@@ -192,7 +192,7 @@ def render_request(
         body["toolConfig"] = _tool_config(chat.tools, opts.tool_choice)
     if opts.reasoning is not None:
         fields = dict(opts.extra.get("additionalModelRequestFields") or {})
-        fields["thinking"] = _thinking(opts.reasoning)
+        fields["thinking"] = thinking_budget(_DIALECT, opts.reasoning)
         body["additionalModelRequestFields"] = fields
     extra = dict(opts.extra)
     if opts.output is not None and opts.output.via == "native":
@@ -257,18 +257,3 @@ def _tool_config(tools: Iterable[Tool | JSONObject], choice: str | None) -> JSON
             else {"tool": {"name": choice}}
         )
     return config
-
-
-def _thinking(value: object) -> JSONObject:
-    """The `thinking` field of `additionalModelRequestFields` for `reasoning=value`."""
-    if value is False or value == "none":
-        return {"type": "disabled"}
-    if value is True:
-        return {"type": "enabled", "budget_tokens": _BUDGETS["medium"]}
-    if isinstance(value, int):
-        return {"type": "enabled", "budget_tokens": value}
-    if isinstance(value, str) and value in _BUDGETS:
-        return {"type": "enabled", "budget_tokens": _BUDGETS[value]}
-    raise unknown_option(
-        _DIALECT, f"reasoning={value!r}", f"an effort is one of {', '.join(_BUDGETS)}"
-    )
