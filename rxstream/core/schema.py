@@ -380,11 +380,16 @@ def _subset(schema: JSONObject, path: str) -> JSONObject:
             out["items"] = _subset(rest.pop("items"), f"{path}/items")
         if rest.get("minItems") in (0, 1):
             out["minItems"] = rest.pop("minItems")
-    if rest:  # what the subset cannot say, said in words
+    _in_words(rest, out)
+    return out
+
+
+def _in_words(rest: JSONObject, out: JSONObject) -> None:
+    """What the subset cannot say (`rest`), said in words after `out`'s description."""
+    if rest:
         said = "{" + ", ".join(f"{k}: {v}" for k, v in rest.items()) + "}"
         described = out.get("description")
         out["description"] = f"{described}\n\n{said}" if described is not None else said
-    return out
 
 
 def _literals(rest: JSONObject, out: JSONObject) -> bool:
@@ -482,10 +487,7 @@ def _openapi(node: JSONObject, root: JSONObject, path: str, refs: tuple[str, ...
     out.update({k: rest.pop(k) for k in list(rest) if k in _OPENAPI_KEPT})
     for key in _OPENAPI_DROPPED:
         rest.pop(key, None)
-    if rest:  # what the subset cannot say, said in words
-        said = "{" + ", ".join(f"{k}: {v}" for k, v in rest.items()) + "}"
-        described = out.get("description")
-        out["description"] = f"{described}\n\n{said}" if described is not None else said
+    _in_words(rest, out)
     return out
 
 
