@@ -76,12 +76,16 @@ __all__ = [
     "PartialObjectAccumulator",
     "answer_of",
     "parse_pointer",
+    "where_of",
 ]
 
 #: Entries (or characters) a snapshot may copy per character read.
 COPY_BUDGET: Final = 8
 #: A snapshot this small is always due.
 SNAPSHOT_FREE: Final = 256
+
+# What `output=` is to the machines that validate nothing (`where_of`'s hint).
+_NOT_VALIDATED = "it only says where the answer comes (nothing is validated here)"
 
 
 def parse_pointer(text: str) -> tuple[str, ...]:
@@ -123,6 +127,33 @@ def answer_of(output: object, tool: int | str | None) -> tuple[object, int | str
             f"where the answer comes (the text, or the call named {spec.name!r}); give one"
         )
     return spec.target, spec.name, True
+
+
+def where_of(
+    output: Output | OutputSpec | None, tool: int | str | None, operator: str, hint: str
+) -> tuple[int | str | None, bool]:
+    """Where a machine that validates nothing reads the answer: `(tool, or_text)`.
+
+    The request's `output=` (an `rs.Output` or `OutputSpec`) only says where
+    the answer comes, as `answer_of` reads it; None leaves `tool` as given.
+
+    Raises:
+        TypeError: `output` is neither None, an `rs.Output` nor an `OutputSpec`
+            (`hint` says what the caller may have meant).
+        ValueError: both `output` and `tool`.
+
+    >>> where_of(Output({"title": "City", "type": "object"}, via="tool"), None, "rs.x()", "")
+    ('City', True)
+    """
+    if output is None:
+        return tool, False
+    if not isinstance(output, Output | OutputSpec):
+        raise TypeError(
+            f"output= of {operator} is the request's output (an rs.Output or the request's "
+            f"OutputSpec), not {type(output).__name__}; {hint}"
+        )
+    _, tool, or_text = answer_of(output, tool)
+    return tool, or_text
 
 
 class _Reading(MachineBase):
@@ -360,15 +391,7 @@ class ElementSplitter(_Reading):
         self._tokens = parse_pointer(pointer)
         self._pointer = pointer
         self._validate = validator(item)
-        or_text = False
-        if output is not None:
-            if not isinstance(output, Output | OutputSpec):
-                raise TypeError(
-                    "output= of rs.elements() is the request's output (an rs.Output or the "
-                    f"request's OutputSpec), not {type(output).__name__}; the elements' own "
-                    "type is item="
-                )
-            _, tool, or_text = answer_of(output, tool)
+        tool, or_text = where_of(output, tool, self.operator, "the elements' own type is item=")
         super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
@@ -462,6 +485,9 @@ class JSONPatchEncoder(_Reading):
 
     Args:
         tool: which tool call to read (see the module docstring).
+        output: the request's `rs.Output` / `OutputSpec`, which says where
+            the answer is read (see the module docstring); not with `tool`.
+            Nothing is validated.
 
     Raises:
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
@@ -477,8 +503,11 @@ class JSONPatchEncoder(_Reading):
 
     operator = "rs.json_patches()"
 
-    def __init__(self, *, tool: int | str | None = None) -> None:
-        super().__init__(tool)
+    def __init__(
+        self, *, tool: int | str | None = None, output: Output | OutputSpec | None = None
+    ) -> None:
+        tool, or_text = where_of(output, tool, self.operator, _NOT_VALIDATED)
+        super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
         super()._start()
@@ -548,6 +577,9 @@ class ObjectTextDecoder(_Reading):
 
     Args:
         tool: which tool call to read (see the module docstring).
+        output: the request's `rs.Output` / `OutputSpec`, which says where
+            the answer is read (see the module docstring); not with `tool`.
+            Nothing is validated.
 
     Raises:
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
@@ -561,8 +593,11 @@ class ObjectTextDecoder(_Reading):
 
     operator = "rs.object_text()"
 
-    def __init__(self, *, tool: int | str | None = None) -> None:
-        super().__init__(tool)
+    def __init__(
+        self, *, tool: int | str | None = None, output: Output | OutputSpec | None = None
+    ) -> None:
+        tool, or_text = where_of(output, tool, self.operator, _NOT_VALIDATED)
+        super().__init__(tool, or_text=or_text)
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         if piece:

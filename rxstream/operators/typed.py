@@ -160,7 +160,7 @@ def elements(
 
 
 def json_patches(
-    *, tool: int | str | None = None
+    *, tool: int | str | None = None, output: Output | OutputSpec | None = None
 ) -> Callable[[Observable[ChatChunk | Delta]], Observable[JSONPatch | Reset]]:
     """JSON Patches (RFC 6902) that rebuild the streaming object, for UIs that render it.
 
@@ -179,9 +179,18 @@ def json_patches(
 
     Args:
         tool: read a tool call's arguments (as in `partial_object`).
+        output: the request's `output=` (an `rs.Output`, or the `OutputSpec`
+            in `request.extensions["rxstream.output"]`): read the text or the
+            call of the tool named after it, whichever starts first, as
+            `partial_object(output)` does. It only says where the answer
+            comes: patches are not validated.
 
     Returns:
         An operator from deltas (or chunks) to `JSONPatch` items (and `Reset`s).
+
+    Raises:
+        ValueError: both `output` and `tool`.
+        TypeError: `output` is not an `rs.Output` or `OutputSpec`.
 
     >>> import reactivex
     >>> from rxstream.models import TextDelta
@@ -190,13 +199,14 @@ def json_patches(
     ({'op': 'add', 'path': '', 'value': {}}, {'op': 'add', 'path': '/t', 'value': 'Hel'})
     ({'op': 'replace', 'path': '/t', 'value': 'Hello'},)
     """
+    JSONPatchEncoder(tool=tool, output=output)  # bad arguments fail here
     return machine_operator(
-        chunks_or_deltas(lambda: JSONPatchEncoder(tool=tool), "rs.json_patches()")
+        chunks_or_deltas(lambda: JSONPatchEncoder(tool=tool, output=output), "rs.json_patches()")
     )
 
 
 def object_text(
-    *, tool: int | str | None = None
+    *, tool: int | str | None = None, output: Output | OutputSpec | None = None
 ) -> Callable[[Observable[ChatChunk | Delta]], Observable[str]]:
     """The object's JSON text as a plain text stream: what the AI SDK's `useObject` reads.
 
@@ -214,9 +224,18 @@ def object_text(
 
     Args:
         tool: read a tool call's arguments (as in `partial_object`).
+        output: the request's `output=` (an `rs.Output`, or the `OutputSpec`
+            in `request.extensions["rxstream.output"]`): read the text or the
+            call of the tool named after it, whichever starts first, as
+            `partial_object(output)` does (so `useObject` gets the object's
+            text from a forced-tool provider too). Nothing is validated.
 
     Returns:
         An operator from deltas (or chunks) to `str` pieces of JSON text.
+
+    Raises:
+        ValueError: both `output` and `tool`.
+        TypeError: `output` is not an `rs.Output` or `OutputSpec`.
 
     >>> import reactivex
     >>> from rxstream.models import TextDelta
@@ -225,6 +244,7 @@ def object_text(
     {"t": "Hel
     lo"}
     """
+    ObjectTextDecoder(tool=tool, output=output)  # bad arguments fail here
     return machine_operator(
-        chunks_or_deltas(lambda: ObjectTextDecoder(tool=tool), "rs.object_text()")
+        chunks_or_deltas(lambda: ObjectTextDecoder(tool=tool, output=output), "rs.object_text()")
     )

@@ -173,3 +173,63 @@ def test_object_text_gives_the_checked_pieces_and_stops_at_bad_json() -> None:
     assert bad[0].value.value == '{"t": "Hel'
     assert isinstance(error_of(bad[1]), rs.JSONStreamError)
     assert source.subscriptions == [m.subscription("^--!")]
+
+
+# The request's output= read the forced way: its call (named after the output), another call
+# passing unread; or the text, whichever starts first.
+CALLED: dict[str, Any] = {
+    "o": tool(0, '{"x": 1}', id="c0", name="lookup"),
+    "a": tool(1, '{"name": "Pa', id="c1", name="City"),
+    "b": tool(1, 'ris"}'),
+    "t": text('{"name": "Pa'),
+    "u": text('ris"}'),
+    "f": finish("tool_calls"),
+    "D": DONE,
+}
+
+
+def test_json_patches_read_the_call_the_output_names() -> None:
+    m = StreamMarbles()
+    source = m.deltas("-o-a-b-f-D", CALLED)
+    got = m.start(source.pipe(rs.json_patches(output=rs.Output(City, via="tool"))))
+    first = JSONPatch(
+        ({"op": "add", "path": "", "value": {}}, {"op": "add", "path": "/name", "value": "Pa"})
+    )
+    second = JSONPatch(({"op": "replace", "path": "/name", "value": "Paris"},))
+    assert got == m.expected("---P-Q---|", {"P": first, "Q": second})
+    assert source.subscriptions == [m.subscription("^--------!")]
+
+
+def test_json_patches_with_output_read_the_text_when_it_starts_first() -> None:
+    m = StreamMarbles()
+    got = m.start(m.deltas("-t-u-D", CALLED).pipe(rs.json_patches(output=rs.Output(City))))
+    first = JSONPatch(
+        ({"op": "add", "path": "", "value": {}}, {"op": "add", "path": "/name", "value": "Pa"})
+    )
+    second = JSONPatch(({"op": "replace", "path": "/name", "value": "Paris"},))
+    assert got == m.expected("-P-Q-|", {"P": first, "Q": second})
+
+
+def test_object_text_reads_the_call_the_output_names_or_the_text() -> None:
+    output = rs.Output(City, via="tool")
+    m = StreamMarbles()
+    source = m.deltas("-o-a-b-f-D", CALLED)
+    got = m.start(source.pipe(rs.object_text(output=output)))
+    assert got == m.expected("---x-y---|", {"x": '{"name": "Pa', "y": 'ris"}'})
+    assert source.subscriptions == [m.subscription("^--------!")]
+    m = StreamMarbles()
+    got = m.start(m.deltas("-t-u-D", CALLED).pipe(rs.object_text(output=output)))
+    assert got == m.expected("-x-y-|", {"x": '{"name": "Pa', "y": 'ris"}'})
+    # Without output=, the first call decides: the other call is read, then the second fails.
+    m = StreamMarbles()
+    plain = m.start(m.deltas("-o-a-b-f-D", CALLED).pipe(rs.object_text()))
+    assert plain[0].value.value == '{"x": 1}'
+    assert isinstance(error_of(plain[1]), ValueError)
+
+
+@pytest.mark.parametrize("operator", [rs.json_patches, rs.object_text])
+def test_output_takes_the_requests_output_alone(operator: Any) -> None:
+    with pytest.raises(ValueError, match="give one"):
+        operator(output=rs.Output(City), tool="City")
+    with pytest.raises(TypeError, match="the request's output"):
+        operator(output=City)

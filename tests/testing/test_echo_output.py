@@ -27,6 +27,7 @@ from rxstream.core.schema import OutputSpec
 from rxstream.io.requests import send_request
 from rxstream.testing import FakeLLMServer
 from rxstream.testing._asked import read_asked
+from tests.core.test_objects import apply
 
 PROVIDERS = (
     "openai-chat",
@@ -117,7 +118,8 @@ def test_every_provider_gives_the_same_typed_object(
 def test_one_typed_pipeline_whichever_way_the_request_went(
     server: FakeLLMServer, dialect: str, via: Any
 ) -> None:
-    """`rs.partial_object(output)`, `rs.elements(..., output=)` read the text or the forced call."""
+    """`rs.partial_object(output)`, `rs.elements`, `rs.json_patches`, `rs.object_text` with
+    `output=` read the text or the forced call."""
     root = f"http://127.0.0.1:{server.port}"
     request = rs.request(
         dialect,
@@ -148,6 +150,15 @@ def test_one_typed_pipeline_whichever_way_the_request_went(
             .run()
         )
         assert addresses == expected.addresses
+        # The JSON Patches and useObject's text come from the same answer, either way.
+        source = reactivex.from_iterable(deltas)
+        patches = source.pipe(rs.json_patches(output=output), ops.to_list()).run()
+        rebuilt = None
+        for patch in patches:
+            rebuilt = apply(rebuilt, patch.ops)
+        assert City.model_validate(rebuilt) == expected
+        pieces = source.pipe(rs.object_text(output=output), ops.to_list()).run()
+        assert City.model_validate_json("".join(pieces)) == expected
 
 
 @pytest.mark.parametrize(
