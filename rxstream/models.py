@@ -40,6 +40,7 @@ __all__ = [
     "Cost",
     "Delta",
     "DeltaType",
+    "EmptyCitations",
     "EventStreamMessage",
     "Finish",
     "JSONObject",
@@ -176,6 +177,7 @@ class DeltaType(StrEnum):
     FINISH = "finish"
     USAGE = "usage"
     CITATION = "citation"
+    EMPTY_CITATIONS = "empty_citations"
     SERVER_TOOL_CALL = "server_tool_call"
     SERVER_TOOL_RESULT = "server_tool_result"
     REASONING_STATE = "reasoning_state"
@@ -434,6 +436,34 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class EmptyCitations:
+    """A text block that came with a `citations` list which stayed empty.
+
+    Anthropic starts a text block it may cite with `"citations": []`; a block
+    whose list received no `citations_delta` says so only by that key. This
+    delta, given when such a block ends, keeps it what it was: the answer's
+    text from `start` to `end` is a block of its own (`TextBlock` whose
+    `citations` is `()`), and goes back with `"citations": []` as the
+    anthropic SDK sends its final message. A block whose list got citations
+    needs none: its `Citation`s (`whole_block`) say the same.
+
+    Attributes:
+        start, end: the block's character offsets into the answer's text.
+        choice: the choice it belongs to.
+        raw: the block's start as the provider sent it.
+    """
+
+    start: int
+    end: int
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.EMPTY_CITATIONS
+
+
+@dataclass(frozen=True, slots=True)
 class ServerToolCall:
     """A tool the provider ran on its own side (never the client's to answer).
 
@@ -591,6 +621,7 @@ Delta: TypeAlias = (
     | Finish
     | Usage
     | Citation
+    | EmptyCitations
     | ServerToolCall
     | ServerToolResult
     | ReasoningState
@@ -611,6 +642,7 @@ DELTA_CLASSES = (
     Finish,
     Usage,
     Citation,
+    EmptyCitations,
     ServerToolCall,
     ServerToolResult,
     ReasoningState,
@@ -689,12 +721,13 @@ class TextBlock:
         text: the text of the run.
         citations: the citations the provider attached to this text as a block
             of its own (`Citation.whole_block`: Anthropic's text blocks with
-            `citations`), in arrival order; empty for other text. Such a block
-            stays apart from the text around it, as it came.
+            `citations`), in arrival order; `()` for such a block whose list
+            came empty (`EmptyCitations`); None for other text. A block with a
+            list, empty or not, stays apart from the text around it, as it came.
     """
 
     text: str
-    citations: tuple[Citation, ...] = ()
+    citations: tuple[Citation, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

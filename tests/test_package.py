@@ -198,6 +198,7 @@ def test_delta_types_are_lower_case_names() -> None:
         rs.Finish("stop"),
         rs.Usage(1, 2, 3),
         rs.Citation("url_citation"),
+        rs.EmptyCitations(0, 5),
         rs.ServerToolCall(None, "web_search"),
         rs.ServerToolResult(None, "web_search"),
         rs.ReasoningState("thinking"),

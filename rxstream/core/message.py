@@ -24,6 +24,8 @@ Invariants:
   (`Citation.whole_block`) that spans the tail of the open text run splits
   that span off as a text block of its own carrying it (and the citations
   of the same span that follow it), so the text after it starts a new one;
+  an `EmptyCitations` splits its span off the same way, a block whose
+  `citations` is `()` (other text blocks have None);
 - `usage` is the stream's last `Usage`, shared by every choice;
 - a `Reset` drops everything before it (every choice, their tool calls, the
   usage): the messages are the new answer's alone (the choices and roles a
@@ -51,6 +53,7 @@ from ..models import (
     DELTA_CLASSES,
     Citation,
     Delta,
+    EmptyCitations,
     Finish,
     JSONObject,
     Message,
@@ -203,20 +206,21 @@ class _Choice:
         else:
             self.push(ReasoningBlock(state.text, state))
 
-    def cite_block(self, citation: Citation) -> None:
-        """Keep a whole-block citation on the text it spans: the tail of the open text run.
+    def cite_block(self, start: int | None, end: int | None, citation: Citation | None) -> None:
+        """Make the text from `start` to `end`, the tail of the open text run, a cited block.
 
-        The span's start splits the run there (a piece across it is cut in
-        two, the text unchanged); a citation of the same span as the block
-        just cited joins it. One that spans no such tail stays on
-        `Message.citations` only.
+        `citation` is a whole-block citation of that text; None: the block's
+        citations list came empty (`EmptyCitations`). The span's start splits
+        the run there (a piece across it is cut in two, the text unchanged); a
+        citation of the same span as the block just cited joins it. A span
+        that is no such tail is left alone (a citation stays on
+        `Message.citations` only).
         """
-        start, end = citation.start, citation.end
         last = self.blocks[-1] if self.blocks else None
         if start is None or end is None or type(last) is not _Run or last.kind is not _TEXT:
             return
         if self.open_kind is not _TEXT:
-            if last.citations is not None and last.span == (start, end):
+            if last.citations is not None and last.span == (start, end) and citation is not None:
                 last.citations.append(citation)
             return
         content = self.content
@@ -237,7 +241,7 @@ class _Choice:
         if at > last.start:
             run = _Run(_TEXT, at)
             self.blocks.append(run)
-        run.citations, run.span = [citation], (start, end)
+        run.citations, run.span = [] if citation is None else [citation], (start, end)
         self.open_kind = None  # the text that follows is a block of its own
 
     def _run_texts(self) -> dict[int, str]:
@@ -264,7 +268,7 @@ class _Choice:
                 text = texts[at]
                 if block.kind is _TEXT:
                     cited = block.citations
-                    out.append(TextBlock(text, tuple(cited)) if cited else TextBlock(text))
+                    out.append(TextBlock(text) if cited is None else TextBlock(text, tuple(cited)))
                 else:
                     out.append(ReasoningBlock(text, block.state))
             elif type(block) is _CallSlot:
@@ -526,7 +530,9 @@ class MessageAccumulator(MachineBase):
                 state = self._choice(delta.choice)
                 state.citations.append(delta)
                 if delta.whole_block:
-                    state.cite_block(delta)
+                    state.cite_block(delta.start, delta.end, delta)
+            case EmptyCitations(start=start, end=end):
+                self._choice(delta.choice).cite_block(start, end, None)
             case ServerToolCall() | ServerToolResult():
                 state = self._choice(delta.choice)
                 state.server_tools.append(delta)

@@ -58,6 +58,7 @@ deltas = st.one_of(
     st.builds(rs.Finish, text, small, opt_text),
     usage,
     citations,
+    st.builds(rs.EmptyCitations, small, small, small, st.none() | json_objects),
     server_tools,
     states,
     st.builds(rs.Metadata, json_objects, small),
@@ -79,7 +80,7 @@ messages = st.builds(
     st.lists(states, max_size=2).map(tuple),
     json_objects,
     st.lists(
-        st.builds(rs.TextBlock, text, st.lists(citations, max_size=2).map(tuple))
+        st.builds(rs.TextBlock, text, st.none() | st.lists(citations, max_size=2).map(tuple))
         | st.builds(rs.ReasoningBlock, text, st.none() | states)
         | calls,
         max_size=3,

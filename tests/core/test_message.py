@@ -10,6 +10,7 @@ from rxstream.core.message import MessageAccumulator
 from rxstream.models import (
     ChatChunk,
     Citation,
+    EmptyCitations,
     Finish,
     Message,
     Metadata,
@@ -278,6 +279,32 @@ SIGNED_2 = ReasoningState("thinking", data="sig-2", text="then")
             [TextDelta("sky is blue"), CITE_WHOLE],
             [TextBlock("sky is blue", (CITE_WHOLE,))],
             id="a-span-over-the-whole-run",
+        ),
+        pytest.param(
+            # Anthropic: a block that came with `"citations": []` and got none stays apart,
+            # its citations `()`; the text around it has None.
+            [
+                TextDelta("So "),
+                TextDelta("rain is wet"),
+                EmptyCitations(3, 14),
+                TextDelta("!"),
+                TextDelta(" Sky"),
+                EmptyCitations(15, 19),
+                Finish("stop"),
+            ],
+            [
+                TextBlock("So "),
+                TextBlock("rain is wet", ()),
+                TextBlock("!"),
+                TextBlock(" Sky", ()),
+            ],
+            id="an-empty-citations-list-keeps-its-block-apart",
+        ),
+        pytest.param(
+            # No text open, or not the tail: nothing splits.
+            [ReasoningDelta("r"), EmptyCitations(0, 1), TextDelta("ab"), EmptyCitations(0, 1)],
+            [ReasoningBlock("r"), TextBlock("ab")],
+            id="an-empty-list-off-the-tail-leaves-the-text-whole",
         ),
         pytest.param(
             # Not the tail of the text (other dialects' spans, a span out of range), or no

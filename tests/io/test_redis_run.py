@@ -113,6 +113,8 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
         rs.TextDelta("sky is blue"),
         *cited,
         rs.TextDelta("."),
+        rs.TextDelta(" Rain"),
+        rs.EmptyCitations(21, 26),  # a block whose citations list came empty
         rs.Finish("stop"),
     ]
     step = [
@@ -122,6 +124,7 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
     ]
     message = reactivex.from_iterable(deltas).pipe(rs.accumulate_message()).run()
     assert message.blocks[1] == rs.TextBlock("sky is blue", cited)
+    assert message.blocks[2:] == (rs.TextBlock("."), rs.TextBlock(" Rain", ()))
     items = [*step, rs.RunEnd(({"role": "user", "content": "Sky?"}, message), None, 1)]
     r = client(redis_server)
     produce(r, "run:cited", items)
@@ -132,3 +135,4 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
     assert isinstance(end, rs.RunEnd)
     assert end.messages[1].blocks == message.blocks
     assert [c.raw for c in end.messages[1].blocks[1].citations] == [c.raw for c in cited]
+    assert [b.citations for b in end.messages[1].blocks] == [None, cited, None, ()]

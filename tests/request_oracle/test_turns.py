@@ -53,10 +53,15 @@ def _cite(url: str, text: str) -> dict[str, Any]:
     return {"type": "citations_delta", "citation": citation}
 
 
-def _text(index: int, *pieces: str, cited: tuple[dict[str, Any], ...] = ()) -> list[Any]:
-    """A text block in the API's order: start, citations (when any), text, stop."""
+def _text(
+    index: int, *pieces: str, cited: tuple[dict[str, Any], ...] = (), listed: bool = False
+) -> list[Any]:
+    """A text block in the API's order: start, citations (when any), text, stop.
+
+    `listed`: the start has `"citations": []` even with no citation to follow.
+    """
     block: dict[str, Any] = {"type": "text", "text": ""}
-    if cited:
+    if cited or listed:
         block["citations"] = []
     events = [{"type": "content_block_start", "index": index, "content_block": block}]
     events += [{"type": "content_block_delta", "index": index, "delta": c} for c in cited[:1]]
@@ -88,7 +93,10 @@ CITED = _sse(
     *_text(1, "the sky ", "is blue", cited=(_cite("https://a/1", "Sky"), _cite("https://b/2", ""))),
     *_text(2, ", and "),
     *_text(3, "grass is green", cited=(_cite("https://c/3", "Grass is green."),)),
-    *_text(4, "."),
+    *_text(4, ". Also, "),
+    # A block that may cite but whose list stays empty, between two plain ones: kept apart.
+    *_text(5, "rain is ", "wet", listed=True),
+    *_text(6, "!"),
     {
         "type": "message_delta",
         "delta": {"stop_reason": "end_turn", "stop_sequence": None},

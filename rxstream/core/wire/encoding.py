@@ -34,6 +34,7 @@ from ...models import (
     ApprovalResponse,
     ChatChunk,
     Citation,
+    EmptyCitations,
     EventStreamMessage,
     Finish,
     JSONObject,
@@ -100,6 +101,7 @@ TAGS: dict[type, str] = {
     Finish: "finish",
     Usage: "usage",
     Citation: "citation",
+    EmptyCitations: "empty_citations",
     ServerToolCall: "server_tool_call",
     ServerToolResult: "server_tool_result",
     ReasoningState: "reasoning_state",
@@ -129,8 +131,10 @@ TYPES = frozenset(TAGS.values())
 # Fields written only when they hold something: `Message.blocks` (the turn's arrival
 # order, which `rs.request` sends back as it came) is empty for a message built by hand,
 # and a message written without it reads as before.
-# A text block's `citations` likewise (only text the provider cited as a block has any).
-_WHEN_SET = frozenset({(Message, "blocks"), (TextBlock, "citations")})
+_WHEN_SET = frozenset({(Message, "blocks")})
+# Fields written only when not None: a text block's `citations` (only a block that came
+# with a citations list has one, `[]` when the list stayed empty).
+_WHEN_GIVEN = frozenset({(TextBlock, "citations")})
 
 # Fields holding a conversation: `Message`s (tagged objects) among the caller's plain message
 # dicts, which go as `{"$json": <dict>}` so that no dict is ever read back as an item.
@@ -159,6 +163,8 @@ def encode(item: object) -> JSONObject:
     for name in FIELDS[type(item)]:
         value = getattr(item, name)
         if not value and (type(item), name) in _WHEN_SET:
+            continue
+        if value is None and (type(item), name) in _WHEN_GIVEN:
             continue
         if (type(item), name) in MIXED:
             out[name] = [encode(v) if type(v) in TAGS else {"$json": _value(v)} for v in value]

@@ -36,6 +36,7 @@ from rxstream.errors import (
 from rxstream.models import (
     Citation,
     Delta,
+    EmptyCitations,
     Finish,
     Message,
     Metadata,
@@ -936,6 +937,29 @@ OK_CASES: list[tuple[str, list[SSEFrame], list[Delta]]] = [
             TextDelta("Intro. "),
             TextDelta("Claim é."),
             Citation("web_search_result_location", "https://a", "A", "quote", 7, 15),
+        ],
+    ),
+    (
+        "a citations list that stays empty: its block's span, none without the key or text",
+        [
+            MESSAGE_START,
+            start(0, type="text", text=""),
+            text(0, "Intro. "),
+            stop(0),
+            start(1, type="text", text="", citations=[]),
+            text(1, "Claim é."),
+            stop(1),
+            start(2, type="text", text="", citations=[]),
+            stop(2),
+            start(3, type="text", text="!"),
+            stop(3),
+        ],
+        [
+            START_META,
+            TextDelta("Intro. "),
+            TextDelta("Claim é."),
+            EmptyCitations(7, 15),
+            TextDelta("!"),
         ],
     ),
     (
@@ -2128,3 +2152,23 @@ def test_a_compaction_block_keeps_its_encrypted_content_through_render_and_decod
     ]  # fmt: skip
     (again,) = [d for d in run_all(render([state])) if isinstance(d, ReasoningState)]
     assert again.raw == block
+
+
+def test_the_renderer_closes_a_block_at_empty_citations_and_it_reads_back_as_text() -> None:
+    # The block's start went out before its EmptyCitations came: without `citations`, so
+    # the text reads back plain (joined), and no block without the key ever splits.
+    renderer = AnthropicRenderer(pings=False)
+    frames: list[Any] = []
+    for d in (TextDelta("a"), EmptyCitations(0, 1), TextDelta("b"), Finish("stop")):
+        frames += renderer.feed(d)
+    frames += renderer.close()
+    starts = [
+        json.loads(f.data)["content_block"] for f in frames if f.event == "content_block_start"
+    ]
+    assert starts == [{"type": "text", "text": ""}, {"type": "text", "text": ""}]
+    decoder = AnthropicDecoder()
+    back = [d for f in frames for d in decoder.feed(f)] + decoder.close()
+    assert [d for d in back if isinstance(d, TextDelta | EmptyCitations)] == [
+        TextDelta("a"),
+        TextDelta("b"),
+    ]

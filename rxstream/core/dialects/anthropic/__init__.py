@@ -40,7 +40,10 @@ What becomes what:
 - `citations_delta` (and citations in a text block's start) -> `Citation`s,
   given when their text block ends, with `start`/`end` the span of that
   block's text in the answer (`str` indexes into `Message.content`); the
-  provider's object (document offsets, `encrypted_index`, ...) is `raw`;
+  provider's object (document offsets, `encrypted_index`, ...) is `raw`; a
+  text block whose start has `citations` and which gets none (the list
+  stays empty) -> `EmptyCitations` with the same span, so it stays a block
+  of its own (a block without text gives none);
 - `message_delta` -> `Metadata` (the stop sequence and other delta fields,
   when set), `Finish`, then `Usage`; `message_start` -> `Metadata` with the
   message `id` and `model` (and any other field it sets); fields of

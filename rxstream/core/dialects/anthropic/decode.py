@@ -15,6 +15,7 @@ from ....errors import ProviderError, TruncatedStreamError
 from ....models import (
     JSON,
     Delta,
+    EmptyCitations,
     Finish,
     JSONObject,
     Metadata,
@@ -575,10 +576,13 @@ class AnthropicDecoder(DialectDecoder):
         """What a block gives when it ends (or, not `stopped`, when the message ends first)."""
         kind = block.kind
         if kind == _TEXT:
-            if not block.citations:
-                return []
             start, end = block.start, self._chars
-            return [_citation(c, start, end) for c in block.citations]
+            if block.citations:
+                return [_citation(c, start, end) for c in block.citations]
+            if "citations" in block.block and end > start:
+                # A list that stayed empty: the block still stands apart, as it came.
+                return [EmptyCitations(start, end, raw=block.block)]
+            return []
         if kind == _TOOL:
             if block.args or not stopped:
                 return []  # cut by max_tokens: the arguments stay as sent

@@ -14,6 +14,7 @@ from ....models import (
     JSON,
     Citation,
     Delta,
+    EmptyCitations,
     Finish,
     JSONObject,
     Metadata,
@@ -116,6 +117,9 @@ class AnthropicRenderer:
       goes into `message_delta`'s `delta` (where the stop sequence lives);
     - a `Citation` is sent in the open text block (one is opened when none is)
       and closes it, so it decodes with that block's span as `start`/`end`;
+      an `EmptyCitations` closes the open text block too, but its start went
+      out already without `citations`, so it reads back as plain text (joined
+      with the text next to it);
     - a `ReasoningState` of kind `"thinking"` signs the open thinking block (an
       empty one is opened when none is: its text is then not repeated);
       `"redacted_thinking"` is a block of its own; `"compaction"` a block
@@ -222,6 +226,9 @@ class AnthropicRenderer:
                 self._reasoning_state(delta, out)
             case Citation():
                 self._citation(delta, out)
+            case EmptyCitations():
+                if self._open == "text":
+                    self._open = "cited"  # the next text opens a block of its own
             case ServerToolCall():
                 self._server_call(delta, out)
             case ServerToolResult():

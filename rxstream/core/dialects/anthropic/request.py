@@ -15,8 +15,9 @@ Rules:
   block with a thinking signature as `thinking` (text and signature),
   redacted thinking as `redacted_thinking`, a compaction block as
   `compaction`, text as `text` (a text block that came with `citations`
-  keeps them, each as the API sent it, as the anthropic SDK sends its
-  final message's blocks back), a client call as `tool_use` (arguments as an
+  keeps them, each as the API sent it, and one whose list came empty
+  sends `"citations": []`, as the anthropic SDK sends its final message's
+  blocks back), a client call as `tool_use` (arguments as an
   object), a server tool call and result as the blocks they came as;
   reasoning with no signature (from another dialect) is not sent, as the API
   takes no unsigned thinking;
@@ -109,10 +110,12 @@ def _user_block(part: JSONObject) -> JSONObject:
 
 
 def _text(block: TextBlock) -> JSONObject:
-    """A text block, with its citations as the API sent them (those it sent)."""
-    cited = [c.raw for c in block.citations if c.raw is not None and "type" in c.raw]
-    if not cited:
+    """A text block, with its citations list as the API sent it (`[]` when it came empty)."""
+    if block.citations is None:
         return {"type": "text", "text": block.text}
+    cited = [c.raw for c in block.citations if c.raw is not None and "type" in c.raw]
+    if not cited and block.citations:
+        return {"type": "text", "text": block.text}  # another dialect's: no Anthropic form
     return {"type": "text", "text": block.text, "citations": cited}
 
 
