@@ -204,3 +204,125 @@ def test_responses_turn_goes_back_as_the_sdk_final_output(path: str) -> None:
         base_url="http://127.0.0.1/v1",
     )
     assert json.loads(ours.content)["input"][1:] == theirs.json["input"][1:]
+
+
+# -- Cohere: the SDK's user keeps the citations of `citation-start` on the assistant turn --------
+
+COHERE_CITED = b"".join(
+    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+    for e in [
+        {
+            "id": "c-1",
+            "type": "message-start",
+            "delta": {
+                "message": {
+                    "role": "assistant",
+                    "content": [],
+                    "tool_plan": "",
+                    "tool_calls": [],
+                    "citations": [],
+                }
+            },
+        },
+        {
+            "type": "content-start",
+            "index": 0,
+            "delta": {"message": {"content": {"type": "text", "text": ""}}},
+        },
+        *(
+            {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": t}}}}
+            for t in ("The tallest ", "penguin is ", "the emperor penguin.")
+        ),
+        {"type": "content-end", "index": 0},
+        {
+            "type": "citation-start",
+            "index": 0,
+            "delta": {
+                "message": {
+                    "citations": {
+                        "start": 23,
+                        "end": 43,
+                        "text": "the emperor penguin.",
+                        "sources": [
+                            {
+                                "type": "document",
+                                "id": "doc:0",
+                                "document": {
+                                    "id": "doc:0",
+                                    "title": "Tall penguins",
+                                    "snippet": "x",
+                                },
+                            },
+                            {
+                                "type": "tool",
+                                "id": "search:0",
+                                "tool_output": {"url": "https://penguins.example/emperor"},
+                            },
+                        ],
+                        "type": "TEXT_CONTENT",
+                    }
+                }
+            },
+        },
+        {"type": "citation-end", "index": 0},
+        {
+            "type": "citation-start",
+            "index": 1,
+            "delta": {
+                "message": {
+                    "citations": {
+                        "start": 4,
+                        "end": 19,
+                        "text": "tallest penguin",
+                        "sources": [],
+                        "type": "TEXT_CONTENT",
+                    }
+                }
+            },
+        },
+        {"type": "citation-end", "index": 1},
+        {
+            "type": "message-end",
+            "delta": {
+                "finish_reason": "COMPLETE",
+                "usage": {"tokens": {"input_tokens": 30, "output_tokens": 9}},
+            },
+        },
+    ]
+)
+
+
+def test_cohere_turn_goes_back_with_its_citations_as_the_sdk_sends_them() -> None:
+    cohere = pytest.importorskip("cohere")
+    with FakeLLMServer(Scenario(steps=(Raw(COHERE_CITED),))) as server:
+        root = f"http://127.0.0.1:{server.port}"
+        text, citations = "", []
+        with httpx.Client() as http:
+            client = cohere.ClientV2(api_key=KEY, base_url=root, httpx_client=http)
+            for event in client.chat_stream(model="command-a-03-2025", messages=[_ask()]):
+                if event.type == "content-delta":
+                    text += event.delta.message.content.text
+                elif event.type == "citation-start":
+                    citations.append(event.delta.message.citations)
+        turn = cohere.AssistantChatMessageV2(content=text, citations=citations)
+        m = _chat(server, "cohere", root)
+    assert len(m.citations) == 3  # one per source, and one for the citation without any
+
+    def send(root: str) -> Any:
+        again = cohere.ClientV2(api_key=KEY, base_url=root)
+        return again.chat_stream(model="command-a-03-2025", messages=[_ask(), turn])
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "cohere",
+        model="command-a-03-2025",
+        messages=[_ask(), m],
+        api_key=KEY,
+        base_url="http://127.0.0.1",
+    )
+    assert json.loads(ours.content)["messages"][1] == theirs.json["messages"][1]
+    assert len(theirs.json["messages"][1]["citations"]) == 2
+
+
+def _ask() -> dict[str, Any]:
+    return {"role": "user", "content": ASK}

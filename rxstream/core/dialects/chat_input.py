@@ -21,6 +21,7 @@ from typing import Any
 
 from ...models import (
     JSON,
+    Citation,
     JSONObject,
     Message,
     MessageBlock,
@@ -91,10 +92,15 @@ class User:
 
 @dataclass(frozen=True, slots=True)
 class Assistant:
-    """An assistant turn: its blocks in order, and a refusal if it had one."""
+    """An assistant turn: its blocks in order, a refusal if it had one, its citations.
+
+    `citations` are the `Message`'s (`Message.citations`), for the dialects
+    that take them on a turn apart from its blocks (Cohere, Bedrock).
+    """
 
     blocks: tuple[MessageBlock, ...]
     refusal: str = ""
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +212,7 @@ def _assistant_from_dict(message: Mapping[str, Any], where: str) -> Assistant:
 
 def _assistant_from_message(message: Message) -> Assistant:
     if message.blocks:
-        return Assistant(message.blocks, message.refusal)
+        return Assistant(message.blocks, message.refusal, message.citations)
     # Built by hand (or by an older rxstream): reasoning, then text, then calls.
     blocks: list[MessageBlock] = []
     states = list(message.reasoning_state)
@@ -217,7 +223,7 @@ def _assistant_from_message(message: Message) -> Assistant:
     if message.content:
         blocks.append(TextBlock(message.content))
     blocks.extend(message.tool_calls)
-    return Assistant(tuple(blocks), message.refusal)
+    return Assistant(tuple(blocks), message.refusal, message.citations)
 
 
 def _read_turns(messages: Iterable[Mapping[str, Any] | Message]) -> tuple[Turn, ...]:

@@ -169,3 +169,43 @@ def test_responses_a_tool_the_provider_ran_goes_back_as_its_final_item() -> None
         rs.request("openai-responses", model="m", messages=[ASK, alone], api_key="k").content
     )
     assert body["input"][1] == streamed
+
+
+COHERE_CITATION = {
+    "start": 0,
+    "end": 2,
+    "text": "Hi",
+    "sources": [{"type": "document", "id": "d0"}, {"type": "tool", "id": "t0"}],
+    "type": "TEXT_CONTENT",
+}
+BARE_COHERE = {"start": 0, "end": 2, "text": "Hi", "sources": []}
+
+
+@pytest.mark.parametrize(
+    ("citations", "expected"),
+    [
+        (
+            # One citation-start with two sources gives two Citations: it goes back once.
+            (
+                rs.Citation("document", text="Hi", start=0, end=2, raw=COHERE_CITATION),
+                rs.Citation("tool", text="Hi", start=0, end=2, raw=COHERE_CITATION),
+                rs.Citation("citation", text="Hi", start=0, end=2, raw=BARE_COHERE),
+            ),
+            [COHERE_CITATION, BARE_COHERE],
+        ),
+        (
+            (
+                rs.Citation("url_citation", "https://a", raw={"type": "url_citation", "url": "u"}),
+                rs.Citation("grounding", start=0, end=2),
+                rs.Citation("web", raw={"title": "T", "location": {"web": {"url": "u"}}}),
+            ),
+            None,
+        ),
+    ],
+    ids=["cohere-citations-once-each", "another-dialects-left-out"],
+)
+def test_cohere_sends_its_own_citations_back(citations: Any, expected: Any) -> None:
+    m = Message(content="Hi", citations=citations)
+    body = json.loads(rs.request("cohere", model="m", messages=[ASK, m], api_key="k").content)
+    assert body["messages"][1].get("citations") == expected
+    assert body["messages"][1]["content"] == "Hi"

@@ -9,7 +9,10 @@ Rules:
   `tool_calls` and `tool_call_id`); an assistant turn's reasoning goes back
   as `tool_plan` when it made tool calls (what Cohere streams as reasoning
   there), and is left out otherwise; an assistant turn with no text has no
-  `content`;
+  `content`; its Cohere citations (`Message.citations` read from
+  `citation-start` events) go back as its `citations`, each citation once
+  as the stream sent it (the cohere SDK's `AssistantChatMessageV2.citations`);
+  other dialects' citations are left out;
 - tools are chat completions tools;
 - `max_tokens`, `temperature` as written; `stop` is `stop_sequences`;
   `reasoning` is `thinking` (`{"type": "enabled"}`, with `token_budget` for
@@ -27,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ....models import JSONObject, Message, ReasoningBlock, Tool
+from ....models import Citation, JSONObject, Message, ReasoningBlock, Tool
 from ..chat_input import (
     Assistant,
     RequestSpec,
@@ -41,6 +44,9 @@ from ..openai_chat.request import chat_tool, render_turns
 __all__ = ["render_request"]
 
 _DIALECT = "cohere"
+
+# The fields of a Cohere v2 citation (`citation-start`'s `delta.message.citations`).
+_CITATION_KEYS = frozenset({"start", "end", "text", "sources", "content_index", "type"})
 
 
 def render_request(
@@ -68,6 +74,9 @@ def render_request(
             plan = "".join(b.text for b in turn.blocks if isinstance(b, ReasoningBlock))
             if plan and "tool_calls" in message:
                 message["tool_plan"] = plan
+            cited = _cohere_citations(turn.citations)
+            if cited:
+                message["citations"] = cited
     body: JSONObject = {"model": chat.model, "messages": out}
     if chat.tools:
         body["tools"] = [chat_tool(t) for t in chat.tools]
@@ -104,3 +113,34 @@ def render_request(
     apply_extra(body, opts.extra)
     body["stream"] = True
     return RequestSpec("POST", "/v2/chat", {}, {}, body)
+
+
+def _cohere_citations(citations: Iterable[Citation]) -> list[JSONObject]:
+    """The turn's Cohere citations, each once, as the stream sent them (`Citation.raw`).
+
+    The decoder gives one `Citation` per source of a `citation-start`, each
+    with the whole citation as `raw` (one with no source gives one): the
+    run of them goes back as that one object. A citation of another
+    dialect has no Cohere form and is left out.
+    """
+    out: list[JSONObject] = []
+    given = list(citations)
+    at = 0
+    while at < len(given):
+        raw = given[at].raw
+        if not _is_cohere(raw):
+            at += 1
+            continue
+        assert raw is not None
+        sources = raw.get("sources")
+        at += max(1, len(sources) if isinstance(sources, list) else 0)
+        out.append(raw)
+    return out
+
+
+def _is_cohere(raw: JSONObject | None) -> bool:
+    return (
+        raw is not None
+        and raw.keys() <= _CITATION_KEYS
+        and ("sources" in raw or ("start" in raw and "end" in raw))
+    )
