@@ -437,7 +437,8 @@ def request(
         **options: `max_tokens`, `temperature`, `reasoning` (an effort or a
             token budget), `tool_choice` (`"auto"`, `"none"`, `"required"` or
             a function name) and `stop`, mapped per provider; `headers=` adds
-            headers; `anthropic_version=` picks Anthropic's API version;
+            headers; `anthropic_version=` picks Anthropic's API version and
+            `betas=` its beta features (the `anthropic-beta` header);
             anything else goes into the JSON body unchanged.
 
     Returns:

@@ -434,6 +434,49 @@ def test_anthropic(case: str) -> None:
     assert ours.headers["x-api-key"] == key_of(theirs.headers) == KEY
 
 
+COMPACT = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 9}}]}
+
+
+@pytest.mark.parametrize(
+    "betas", [["compact-2026-01-12"], ["compact-2026-01-12", "context-management-2025-06-27"]]
+)
+def test_anthropic_betas_go_as_the_sdk_sends_them(betas: list[str]) -> None:
+    # Compaction is a beta: `client.beta.messages.create(betas=[...])` sends the names as one
+    # `anthropic-beta` header and adds none of its own; `rs.request(betas=...)` does the same.
+    anthropic = pytest.importorskip("anthropic")
+
+    def send(root: str) -> Any:
+        client = anthropic.Anthropic(api_key=KEY, base_url=root, max_retries=0)
+        return client.beta.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "Go on."}],
+            stream=True,
+            betas=betas,
+            context_management=COMPACT,
+        )
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "anthropic",
+        model="claude-sonnet-4-5",
+        max_tokens=1024,
+        messages=[{"role": "user", "content": "Go on."}],
+        betas=betas,
+        context_management=COMPACT,
+        anthropic_version=theirs.headers["anthropic-version"],
+        api_key=KEY,
+        base_url="http://127.0.0.1",
+    )
+    assert_same(ours, theirs, "anthropic-version", "anthropic-beta")
+    assert ours.headers["anthropic-beta"] == ",".join(betas)
+    plain = rs.request("anthropic", model="m", messages=[_user("Hi")], api_key=KEY, betas=[])
+    assert "anthropic-beta" not in plain.headers
+    for bad in ("compact-2026-01-12", [""], [1]):
+        with pytest.raises(TypeError, match="betas="):
+            rs.request("anthropic", model="m", messages=[_user("Hi")], api_key=KEY, betas=bad)
+
+
 # -- Gemini ---------------------------------------------------------------------------
 
 

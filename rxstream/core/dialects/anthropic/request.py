@@ -32,6 +32,9 @@ Rules:
   the schema in the subset the API takes (`rxstream.core.schema.subset_schema`),
   as the anthropic SDK sends it for `output_format=Model` (an
   `output_config=` of the caller's own, its `effort`, is kept beside it);
+- `betas=[...]` is the `anthropic-beta` header (comma-separated, as the
+  anthropic SDK's `betas=`): what a beta feature needs, e.g. compaction's
+  `context_management` edits; structured outputs (`output_config`) need none;
 - `anthropic-version` is `2023-06-01` unless `anthropic_version=` says
   otherwise. The anthropic SDK now sends `2026-10-21`, whose API refuses
   `temperature`; an option the chosen version does not take is a
@@ -158,16 +161,22 @@ def render_request(
     tools: Iterable[Tool | Mapping[str, Any]] | None = None,
     *,
     anthropic_version: str = ANTHROPIC_VERSION,
+    betas: Iterable[str] | None = None,
     **options: Any,
 ) -> RequestSpec:
     """The streaming Messages request.
 
     Args:
         anthropic_version: the `anthropic-version` header.
+        betas: the beta features to turn on (`["compact-2026-01-12"]`), sent
+            as the `anthropic-beta` header, comma-separated in the order
+            given, as the anthropic SDK's `betas=` sends them; None or empty
+            sends no header.
 
     Raises:
         ValueError, TypeError: see `read_input`; an option the chosen
-            `anthropic_version` refuses; an unknown reasoning effort.
+            `anthropic_version` refuses; an unknown reasoning effort;
+            `betas` that is a string or holds anything but strings.
 
     >>> spec = render_request("claude-haiku-4-5", [{"role": "user", "content": "Hi"}])
     >>> spec.headers, spec.body["max_tokens"]
@@ -241,4 +250,23 @@ def render_request(
         body["output_config"] = merged_option(extra, "output_config", {"format": output_format})
     apply_extra(body, extra)
     body["stream"] = True
-    return RequestSpec("POST", "/v1/messages", {}, {"anthropic-version": anthropic_version}, body)
+    headers = {"anthropic-version": anthropic_version}
+    beta = _beta_header(betas)
+    if beta:
+        headers["anthropic-beta"] = beta
+    return RequestSpec("POST", "/v1/messages", {}, headers, body)
+
+
+def _beta_header(betas: Iterable[str] | None) -> str:
+    """The `anthropic-beta` header's value for `betas` (`""`: none)."""
+    if betas is None:
+        return ""
+    if isinstance(betas, str | bytes) or not isinstance(betas, Iterable):
+        raise TypeError(
+            f"betas= takes a list of beta names (['compact-2026-01-12']), got {betas!r:.200}"
+        )
+    names = list(betas)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"betas= holds beta names (non-empty strings), got {name!r:.200}")
+    return ",".join(names)
