@@ -209,3 +209,29 @@ def test_cohere_sends_its_own_citations_back(citations: Any, expected: Any) -> N
     body = json.loads(rs.request("cohere", model="m", messages=[ASK, m], api_key="k").content)
     assert body["messages"][1].get("citations") == expected
     assert body["messages"][1]["content"] == "Hi"
+
+
+WEB = {"type": "web_search_result_location", "url": "https://a", "encrypted_index": "E=="}
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        (TextBlock("a"), {"type": "text", "text": "a"}),
+        (TextBlock("a", ()), {"type": "text", "text": "a", "citations": []}),
+        (
+            TextBlock("a", (rs.Citation(WEB["type"], raw=WEB, whole_block=True),)),
+            {"type": "text", "text": "a", "citations": [WEB]},
+        ),
+        # Another dialect's citations (no Anthropic object in `raw`): the text alone.
+        (
+            TextBlock("a", (rs.Citation("grounding", start=0, end=1),)),
+            {"type": "text", "text": "a"},
+        ),
+    ],
+    ids=["no-list", "empty-list", "anthropic-citations", "another-dialects"],
+)
+def test_anthropic_text_blocks_keep_their_citations_list(block: Any, expected: Any) -> None:
+    m = Message(content="a", blocks=(block,))
+    body = json.loads(rs.request("anthropic", model="m", messages=[ASK, m], api_key="k").content)
+    assert body["messages"][1]["content"] == [expected]
