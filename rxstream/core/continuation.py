@@ -45,6 +45,7 @@ from typing import Any
 
 from ..models import (
     Delta,
+    EmptyCitations,
     Finish,
     Message,
     MessageBlock,
@@ -215,6 +216,10 @@ def _instruction(instruction: str, calls: Iterable[ToolCall]) -> str:
 def replay(message: Message) -> list[Delta]:
     """The deltas that rebuild `message` (its blocks in order, then citations and metadata).
 
+    A text block of its own with a citations list (Anthropic's) is followed
+    by its citations (or an `EmptyCitations` when the list is empty), so it
+    stays a block of its own; the other citations come after the blocks.
+
     What a consumer is sent after a `Reset` to be shown the trimmed partial
     again (when the partial it saw held a call cut in its arguments, which no
     continuation can take back). `rs.accumulate_message()` over them gives
@@ -226,10 +231,21 @@ def replay(message: Message) -> list[Delta]:
     n = message.choice
     out: list[Delta] = []
     blocks = message.blocks or _blocks_of(message)
+    rest = list(message.citations)  # those no text block carries: after the blocks
+    chars = 0
     for block in blocks:
         match block:
-            case TextBlock(text=text) if text:
-                out.append(TextDelta(text, n))
+            case TextBlock(text=text, citations=cited):
+                start, chars = chars, chars + len(text)
+                if text:
+                    out.append(TextDelta(text, n))
+                if cited:  # a block of its own: its citations right after it, as they came
+                    out.extend(cited)
+                    for citation in cited:
+                        if citation in rest:
+                            rest.remove(citation)
+                elif cited is not None and text:
+                    out.append(EmptyCitations(start, chars, n))
             case ReasoningBlock(text=text, state=state):
                 if text:
                     out.append(ReasoningDelta(text, n))
@@ -241,7 +257,7 @@ def replay(message: Message) -> list[Delta]:
                 out.append(block)
     if message.refusal:
         out.append(RefusalDelta(message.refusal, n))
-    out.extend(message.citations)
+    out.extend(rest)
     if message.metadata:
         out.append(Metadata(message.metadata, n))
     if message.finish_reason is not None:

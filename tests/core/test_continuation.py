@@ -18,7 +18,9 @@ from rxstream.core.continuation import (
     trim_partial,
 )
 from rxstream.models import (
+    Citation,
     Delta,
+    EmptyCitations,
     Finish,
     Message,
     ReasoningBlock,
@@ -270,6 +272,27 @@ def test_replay_rebuilds_the_message() -> None:
     assert _closed(replay(with_end)) == with_end
     with_metadata = Message(content="a", metadata={"id": "msg_1"})
     assert _closed(replay(with_metadata)).metadata == {"id": "msg_1"}
+
+
+def test_replay_keeps_the_text_blocks_that_came_with_a_citations_list() -> None:
+    # Anthropic: "So " (no list), "sky" (cited), " and " (no list), "rain" (an empty list),
+    # and a citation no block carries.
+    cited = Citation("char_location", start=3, end=6, whole_block=True)
+    loose = Citation("url_citation", "https://x")
+    deltas = [
+        TextDelta("So "),
+        TextDelta("sky"),
+        cited,
+        TextDelta(" and "),
+        TextDelta("rain"),
+        EmptyCitations(11, 15),
+        loose,
+        Finish("stop"),
+    ]
+    message = _closed(deltas)
+    assert [b.citations for b in message.blocks] == [None, (cited,), None, ()]
+    assert replay(message) == deltas
+    assert _closed(replay(message)) == message
 
 
 # ------------------------------------------------------------------ the overlap
