@@ -279,7 +279,7 @@ def test_replay_keeps_the_text_blocks_that_came_with_a_citations_list() -> None:
     # and a citation no block carries.
     cited = Citation("char_location", start=3, end=6, whole_block=True)
     loose = Citation("url_citation", "https://x")
-    deltas = [
+    deltas: list[Delta] = [
         TextDelta("So "),
         TextDelta("sky"),
         cited,

@@ -208,87 +208,87 @@ def test_responses_turn_goes_back_as_the_sdk_final_output(path: str) -> None:
 
 # -- Cohere: the SDK's user keeps the citations of `citation-start` on the assistant turn --------
 
-COHERE_CITED = b"".join(
-    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
-    for e in [
-        {
-            "id": "c-1",
-            "type": "message-start",
-            "delta": {
-                "message": {
-                    "role": "assistant",
-                    "content": [],
-                    "tool_plan": "",
-                    "tool_calls": [],
-                    "citations": [],
-                }
-            },
+COHERE_EVENTS: list[dict[str, Any]] = [
+    {
+        "id": "c-1",
+        "type": "message-start",
+        "delta": {
+            "message": {
+                "role": "assistant",
+                "content": [],
+                "tool_plan": "",
+                "tool_calls": [],
+                "citations": [],
+            }
         },
-        {
-            "type": "content-start",
-            "index": 0,
-            "delta": {"message": {"content": {"type": "text", "text": ""}}},
-        },
-        *(
-            {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": t}}}}
-            for t in ("The tallest ", "penguin is ", "the emperor penguin.")
-        ),
-        {"type": "content-end", "index": 0},
-        {
-            "type": "citation-start",
-            "index": 0,
-            "delta": {
-                "message": {
-                    "citations": {
-                        "start": 23,
-                        "end": 43,
-                        "text": "the emperor penguin.",
-                        "sources": [
-                            {
-                                "type": "document",
+    },
+    {
+        "type": "content-start",
+        "index": 0,
+        "delta": {"message": {"content": {"type": "text", "text": ""}}},
+    },
+    *(
+        {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": t}}}}
+        for t in ("The tallest ", "penguin is ", "the emperor penguin.")
+    ),
+    {"type": "content-end", "index": 0},
+    {
+        "type": "citation-start",
+        "index": 0,
+        "delta": {
+            "message": {
+                "citations": {
+                    "start": 23,
+                    "end": 43,
+                    "text": "the emperor penguin.",
+                    "sources": [
+                        {
+                            "type": "document",
+                            "id": "doc:0",
+                            "document": {
                                 "id": "doc:0",
-                                "document": {
-                                    "id": "doc:0",
-                                    "title": "Tall penguins",
-                                    "snippet": "x",
-                                },
+                                "title": "Tall penguins",
+                                "snippet": "x",
                             },
-                            {
-                                "type": "tool",
-                                "id": "search:0",
-                                "tool_output": {"url": "https://penguins.example/emperor"},
-                            },
-                        ],
-                        "type": "TEXT_CONTENT",
-                    }
+                        },
+                        {
+                            "type": "tool",
+                            "id": "search:0",
+                            "tool_output": {"url": "https://penguins.example/emperor"},
+                        },
+                    ],
+                    "type": "TEXT_CONTENT",
                 }
-            },
+            }
         },
-        {"type": "citation-end", "index": 0},
-        {
-            "type": "citation-start",
-            "index": 1,
-            "delta": {
-                "message": {
-                    "citations": {
-                        "start": 4,
-                        "end": 19,
-                        "text": "tallest penguin",
-                        "sources": [],
-                        "type": "TEXT_CONTENT",
-                    }
+    },
+    {"type": "citation-end", "index": 0},
+    {
+        "type": "citation-start",
+        "index": 1,
+        "delta": {
+            "message": {
+                "citations": {
+                    "start": 4,
+                    "end": 19,
+                    "text": "tallest penguin",
+                    "sources": [],
+                    "type": "TEXT_CONTENT",
                 }
-            },
+            }
         },
-        {"type": "citation-end", "index": 1},
-        {
-            "type": "message-end",
-            "delta": {
-                "finish_reason": "COMPLETE",
-                "usage": {"tokens": {"input_tokens": 30, "output_tokens": 9}},
-            },
+    },
+    {"type": "citation-end", "index": 1},
+    {
+        "type": "message-end",
+        "delta": {
+            "finish_reason": "COMPLETE",
+            "usage": {"tokens": {"input_tokens": 30, "output_tokens": 9}},
         },
-    ]
+    },
+]
+COHERE_CITED = b"".join(
+    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in COHERE_EVENTS
 )
 
 
