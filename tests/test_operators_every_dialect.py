@@ -14,7 +14,7 @@ from reactivex.scheduler import ThreadPoolScheduler
 
 import rxstream as rs
 from rxstream.core import dialects
-from tests.narrowing import only
+from tests.support.narrowing import only
 
 _MODULES = {
     "openai-chat": "openai_chat",

@@ -30,7 +30,7 @@ from rxstream.models import (
     Usage,
 )
 from rxstream.operators._chunk_input import chunks_or_deltas
-from tests.chunking import outputs_for_all_chunkings
+from tests.support.chunking import outputs_for_all_chunkings
 
 # The data the `tokens` extra installs: no test touches the network.
 CL100K: tiktoken.Encoding = resolve_encoding("cl100k_base")  # type: ignore[assignment]

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 
 import rxstream as rs
 from rxstream.core import wire
-
-from ..run_items import FIRST, resumed
-from .test_codec import every_field, json_objects, json_values, messages, text, usage
+from tests.core.test_codec import every_field, json_objects, json_values, messages, text, usage
+from tests.support.run_items import FIRST, resumed
 
 small = st.integers(min_value=0, max_value=10**6)
 opt_text = st.none() | text

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects._shared import reread, skeleton
 from rxstream.core.lines import Cut, Unterminated
-
-from ._ways import decoded, same_every_way
+from tests.support.ways import decoded, same_every_way
 
 EVENT = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%s"}}'
 

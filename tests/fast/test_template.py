@@ -22,8 +22,7 @@ import rxstream as rs
 from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
-
-from ._ways import decoded, same_every_way, template_reads
+from tests.support.ways import decoded, same_every_way, template_reads
 
 FREE: dict[str, type] = {"n": int, "pad": str}
 LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'

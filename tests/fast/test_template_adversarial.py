@@ -28,8 +28,7 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects._shared import Template
 from tests.support.fast import way
-
-from ._ways import decoded, same_every_way
+from tests.support.ways import decoded, same_every_way
 
 Pipeline = Callable[[], list[Any]]
 

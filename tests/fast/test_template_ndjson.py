@@ -21,8 +21,7 @@ import reactivex
 import rxstream as rs
 from rxstream.core.eventstream import encode_message
 from tests.support.fast import typed_decoding, way
-
-from ._ways import template_reads
+from tests.support.ways import template_reads
 
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]

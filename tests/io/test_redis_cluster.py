@@ -1,6 +1,6 @@
 """`to_redis_stream` and `from_redis_stream` on a Redis Cluster, through a failover.
 
-One cluster for the module (3 masters, 3 replicas, `tests/io/redis_cluster.py`),
+One cluster for the module (3 masters, 3 replicas, `tests/support/redis_cluster.py`),
 driven with redis-py's cluster clients, sync and async. A master is failed over
 mid-stream, gracefully (`CLUSTER FAILOVER` on its replica) and by killing it:
 every follower gets every item exactly once, or ends with a clear
@@ -23,9 +23,8 @@ from reactivex.scheduler import ThreadPoolScheduler
 from reactivex.subject import Subject
 
 import rxstream as rs
-
-from .redis_cluster import RedisClusterNodes, cluster_tools
-from .redis_helpers import TIMEOUT, Outcome, arun, run
+from tests.support.redis import TIMEOUT, Outcome, arun, run
+from tests.support.redis_cluster import RedisClusterNodes, cluster_tools
 
 ITEMS = [rs.TextDelta(f"token {i} ") for i in range(40)]
 REQUIRED = ("RXSTREAM_REQUIRE_REDIS", "RXSTREAM_REQUIRE_BROWSER", "RXSTREAM_REQUIRE_NODE")
@@ -206,9 +205,14 @@ def test_the_example_runs_on_a_cluster(cluster: RedisClusterNodes) -> None:
     pytest.importorskip("fastapi", reason="the example needs fastapi: pip install -e '.[example]'")
     from examples.fastapi_chat.app import PREFIX
     from rxstream.testing import FakeLLMServer
-
-    from ..examples._launch import launched
-    from ..examples.test_fastapi_chat import ANSWER, EXPECTED, read, read_on_another_worker, start
+    from tests.examples.test_fastapi_chat import (
+        ANSWER,
+        EXPECTED,
+        read,
+        read_on_another_worker,
+        start,
+    )
+    from tests.support.launch import launched
 
     url = f"redis://127.0.0.1:{cluster.ports[0]}/0"
     with (

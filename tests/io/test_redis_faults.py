@@ -25,9 +25,7 @@ from reactivex.subject import Subject
 import rxstream as rs
 from rxstream.io.redis_streams import gone_cause, map_redis_error
 from rxstream.testing.redis_server import RedisServer
-from tests.support.sources import free_port
-
-from .redis_helpers import (
+from tests.support.redis import (
     TIMEOUT,
     Outcome,
     aclient,
@@ -40,6 +38,7 @@ from .redis_helpers import (
     run,
     xrange,
 )
+from tests.support.sources import free_port
 
 ITEMS = [rs.TextDelta(str(i)) for i in range(10)]
 

@@ -1,6 +1,6 @@
 """A run stored in Redis and followed from it (rxstream's own format carries a run's items).
 
-The run's items (written by hand in `tests/run_items.py`) go through `rs.to_redis_stream`:
+The run's items (written by hand in `tests/support/run_items.py`) go through `rs.to_redis_stream`:
 a run waiting for approval is read back whole (its conversation and pending call included), a
 follower that joins mid-step gets the rest, and `sse_response` resumes a page mid-step from its
 `Last-Event-ID`.
@@ -21,12 +21,11 @@ from starlette.responses import Response
 import rxstream as rs
 from rxstream.serve import sse_response
 from rxstream.testing.redis_server import RedisServer
-
-from ..core.test_codec import every_field
-from ..run_items import DELETE, FIRST, STEP_1
-from ..serve._server import serving
-from ..serve.test_responses import app_of, items_of
-from .redis_helpers import TIMEOUT, Outcome, client, follow, produce
+from tests.core.test_codec import every_field
+from tests.serve.test_responses import app_of, items_of
+from tests.support.redis import TIMEOUT, Outcome, client, follow, produce
+from tests.support.run_items import DELETE, FIRST, STEP_1
+from tests.support.serve import serving
 
 #: Where step 1 is cut: its first call begun, not yet whole.
 MID_STEP = 2

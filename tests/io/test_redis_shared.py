@@ -25,8 +25,7 @@ from rxstream.core import wire
 from rxstream.io.redis.entries import entries_of, item_payload
 from rxstream.io.redis.feed import MAX_QUEUED, Backlog, Feed, FollowPlan, Member
 from rxstream.testing.redis_server import RedisServer
-
-from .redis_helpers import TIMEOUT, Outcome, aclient, arun, client, until
+from tests.support.redis import TIMEOUT, Outcome, aclient, arun, client, until
 
 ITEMS = [rs.TextDelta(str(i)) for i in range(20)]
 

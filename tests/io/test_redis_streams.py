@@ -31,9 +31,8 @@ from reactivex.subject import Subject
 import rxstream as rs
 from rxstream.core import wire as codec
 from rxstream.testing.redis_server import RedisServer
-
-from ..core.test_codec import every_field, items
-from .redis_helpers import (
+from tests.core.test_codec import every_field, items
+from tests.support.redis import (
     TIMEOUT,
     Outcome,
     aclient,

@@ -27,7 +27,7 @@ from rxstream.testing.marbles import (
     text,
     tool,
 )
-from tests.operators._helpers import error_of
+from tests.support.operators import error_of
 
 V: dict[str, Any] = {
     "r": reasoning("Hmm."),

@@ -28,7 +28,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.operators._helpers import on_error
+from tests.support.operators import on_error
 from tests.test_operators_every_dialect import AVAILABLE, deltas_of
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed

@@ -20,8 +20,7 @@ import rxstream as rs
 from rxstream.core import DeltaDecoder, LineSplitter, MessageAccumulator, SSEParser, dialects
 from rxstream.core.lines import Unterminated
 from rxstream.core.pipeline import Chained, Handoff, chain
-
-from ._equivalence import assert_same
+from tests.support.typed import assert_same
 
 DIALECTS = ["anthropic", "openai-responses", "cohere"]
 

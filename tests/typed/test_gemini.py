@@ -30,7 +30,7 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
 )
 from tests.support.fast import way
 from tests.support.pipelines import pipelines
-from tests.typed._gemini_ollama_bedrock import (
+from tests.support.typed_gemini_ollama_bedrock import (
     Outcome,
     assert_both_alike,
     assert_decoded_alike,

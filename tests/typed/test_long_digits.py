@@ -30,8 +30,7 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     wire_items,
     with_text,
 )
-
-from ._equivalence import DATA, assert_same
+from tests.support.typed import DATA, assert_same
 
 LIMIT = sys.get_int_max_str_digits()
 refused = pytest.mark.skipif(not LIMIT, reason="this Python takes integers of any length")

@@ -38,9 +38,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.aisdk_client.fixtures import FIXTURES, expected, reading
-from tests.chunking import outputs_for_all_chunkings
-from tests.core.dialects._helpers import deltas_runner, frame, runner, wire_bytes
+from tests.support.aisdk import FIXTURES, expected, reading
+from tests.support.chunking import outputs_for_all_chunkings
+from tests.support.dialects import deltas_runner, frame, runner, wire_bytes
 
 run = runner("ai-sdk")
 deltas_of = deltas_runner("ai-sdk")

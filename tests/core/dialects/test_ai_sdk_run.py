@@ -13,8 +13,7 @@ import rxstream as rs
 from rxstream.core.dialects.ai_sdk import AISDKRenderer, approval_id, approval_responses
 from rxstream.core.tools import generated_call_id
 from rxstream.errors import MalformedChunkError
-
-from ...run_items import FIRST, resumed
+from tests.support.run_items import FIRST, resumed
 
 
 def chunks(items: list[Any], **options: Any) -> list[Any]:

@@ -16,8 +16,7 @@ from rxstream.core.dialects import DIALECTS, decoder
 from rxstream.core.dialects.ai_sdk import AISDKDecoder, AISDKRenderer
 from rxstream.errors import MalformedChunkError
 from rxstream.models import RUN_ITEM_CLASSES, SSEFrame
-
-from ...run_items import FIRST, as_the_ui_stream_carries, resumed
+from tests.support.run_items import FIRST, as_the_ui_stream_carries, resumed
 
 
 def frames(items: list[Any]) -> list[Any]:

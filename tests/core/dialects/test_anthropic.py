@@ -49,9 +49,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.chunking import chunkings
-from tests.core.dialects._helpers import outcome, wire_bytes
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.chunking import chunkings
+from tests.support.dialects import outcome, wire_bytes
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).parent.parent.parent / "data" / "anthropic"
 

@@ -48,9 +48,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.chunking import chunkings
-from tests.core.dialects._helpers import runner
-from tests.operators._helpers import error_of, on_completed, on_next, subscribe
+from tests.support.chunking import chunkings
+from tests.support.dialects import runner
+from tests.support.operators import error_of, on_completed, on_next, subscribe
 from tests.support.sources import TIMEOUT, run
 
 pipeline = runner("bedrock", wire="eventstream")

@@ -38,9 +38,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.core.dialects._helpers import deltas_runner, runner, wire_bytes
-from tests.core.dialects._helpers import frame as any_frame
-from tests.narrowing import only
+from tests.support.dialects import deltas_runner, runner, wire_bytes
+from tests.support.dialects import frame as any_frame
+from tests.support.narrowing import only
 
 run = runner("cohere")
 deltas_of = deltas_runner("cohere")

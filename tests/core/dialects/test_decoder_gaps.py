@@ -23,7 +23,7 @@ from reactivex import Observable
 import rxstream as rs
 from rxstream.core import fast_paths
 from rxstream.models import Metadata, SSEFrame
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

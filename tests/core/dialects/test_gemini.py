@@ -44,8 +44,8 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.core.dialects._helpers import deltas_runner, runner, wire_bytes
-from tests.narrowing import only
+from tests.support.dialects import deltas_runner, runner, wire_bytes
+from tests.support.narrowing import only
 
 run = runner("gemini")
 deltas_of = deltas_runner("gemini")

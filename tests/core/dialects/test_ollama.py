@@ -40,10 +40,10 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.chunking import chunkings
-from tests.core.dialects._helpers import runner
-from tests.narrowing import only
-from tests.operators._helpers import error_of, on_completed, on_next, subscribe
+from tests.support.chunking import chunkings
+from tests.support.dialects import runner
+from tests.support.narrowing import only
+from tests.support.operators import error_of, on_completed, on_next, subscribe
 
 pipeline = runner("ollama", wire="ndjson")
 

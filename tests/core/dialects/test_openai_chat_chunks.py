@@ -25,8 +25,8 @@ from rxstream.errors import (
 )
 from rxstream.models import ChatChunk, SSEFrame, ToolCall
 from rxstream.testing.builders import ChatStream, error_chunk, text_chunk
-from tests.chunking import outputs_for_all_chunkings
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.chunking import outputs_for_all_chunkings
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).parent.parent.parent / "data"
 

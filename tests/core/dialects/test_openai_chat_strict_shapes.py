@@ -33,7 +33,7 @@ from rxstream.core.dialects.openai_chat.deltas import DeltaDecoder
 from rxstream.core.pipeline import fuse_pair
 from rxstream.errors import MalformedChunkError
 from rxstream.models import ChatChunk, Delta, SSEFrame
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).parent.parent.parent / "data"
 

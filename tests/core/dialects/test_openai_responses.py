@@ -60,9 +60,9 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.chunking import outputs_for_all_chunkings
-from tests.core.dialects._helpers import deltas_runner, frame, runner
-from tests.narrowing import only
+from tests.support.chunking import outputs_for_all_chunkings
+from tests.support.dialects import deltas_runner, frame, runner
+from tests.support.narrowing import only
 
 DATA = Path(__file__).parent.parent.parent / "data"
 DIALECT = "openai-responses"

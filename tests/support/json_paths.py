@@ -1,6 +1,6 @@
 """Run a test module on both JSON paths of `ChunkDecoder`: the standard library and `fast`.
 
-Import the fixture into a test module (`from tests.json_paths import json_path`)
+Import the fixture into a test module (`from tests.support.json_paths import json_path`)
 and every test there runs twice: once with the `fast` extra's decoder switched
 off, once with it on (skipped when msgspec is not installed). Both paths must
 give the same chunks and the same errors.

@@ -27,7 +27,7 @@ from rxstream.io.requests import ENDPOINTS
 from rxstream.testing.checks import check_request
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, route
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: Variables a provider's SDK or `rs.request` reads: none of the test process's goes through.
 PROVIDER_VARIABLE = re.compile(r"^(OPENAI|ANTHROPIC|GEMINI|GOOGLE|CO|COHERE|OLLAMA|AWS)_")
