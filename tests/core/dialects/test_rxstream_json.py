@@ -37,7 +37,7 @@ from rxstream.errors import (
     TruncatedStreamError,
 )
 from rxstream.models import SSEFrame, StreamEntry
-from tests.core.test_codec import every_field, items
+from tests.core.wire.test_codec import every_field, items
 from tests.support.chunking import outputs_for_all_chunkings
 
 ANSWER: list[Any] = [

@@ -259,7 +259,7 @@ def test_repeated_id_and_name_openai_doubles_them_ours_does_not() -> None:
 def test_moderation_chunk_after_usage_openai_loses_the_usage_ours_keeps_it() -> None:
     # The real OpenAI recording: a usage chunk, then a choices: [] chunk with moderation
     # and usage: null, then [DONE].
-    recording = Path(__file__).parent / "data/openai/chat-moderation-after-usage.sse"
+    recording = Path(__file__).parent.parent / "data/openai/chat-moderation-after-usage.sse"
     chunks = [
         json.loads(line[len("data: ") :])
         for line in recording.read_text(encoding="utf-8").splitlines()

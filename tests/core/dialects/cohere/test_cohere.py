@@ -48,7 +48,7 @@ deltas_of = deltas_runner("cohere")
 frame = partial(any_frame, typed=True)
 
 
-DATA = Path(__file__).parents[2] / "data" / "cohere"
+DATA = Path(__file__).parents[3] / "data" / "cohere"
 
 
 def decode(*payloads: Any, close: bool = True, **options: Any) -> list[Delta]:

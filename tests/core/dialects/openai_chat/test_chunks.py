@@ -28,7 +28,7 @@ from rxstream.testing.builders import ChatStream, error_chunk, text_chunk
 from tests.support.chunking import outputs_for_all_chunkings
 from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
-DATA = Path(__file__).parent.parent.parent / "data"
+DATA = Path(__file__).parents[3] / "data"
 
 
 def F(data: str | dict[str, Any], event: str = "message") -> SSEFrame:

@@ -64,7 +64,7 @@ from tests.support.chunking import outputs_for_all_chunkings
 from tests.support.dialects import deltas_runner, frame, runner
 from tests.support.narrowing import only
 
-DATA = Path(__file__).parent.parent.parent / "data"
+DATA = Path(__file__).parents[3] / "data"
 DIALECT = "openai-responses"
 
 pipeline = runner(DIALECT)

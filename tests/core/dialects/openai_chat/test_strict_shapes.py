@@ -35,7 +35,7 @@ from rxstream.errors import MalformedChunkError
 from rxstream.models import ChatChunk, Delta, SSEFrame
 from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
-DATA = Path(__file__).parent.parent.parent / "data"
+DATA = Path(__file__).parents[3] / "data"
 
 Path_ = tuple[str | int, ...]
 

@@ -732,7 +732,7 @@ def test_random_deltas_and_chunkings_round_trip(deltas: list[Delta], cuts: list[
 
 #: What `streamText(...).toUIMessageStreamResponse()` of the pinned `ai` package writes
 #: (tests/aisdk_client/backend_streams.mjs made them; tests/aisdk_client checks they still match).
-RECORDED = Path(__file__).parents[2] / "aisdk_client" / "recorded"
+RECORDED = Path(__file__).parents[3] / "aisdk_client" / "recorded"
 BACKEND_USAGE = Usage(12, 9, 21, reasoning_tokens=3, cached_tokens=2)
 BACKEND: dict[str, Message] = {
     "text.sse": Message(content="Hello world", finish_reason="stop", usage=BACKEND_USAGE),

@@ -51,7 +51,7 @@ run = runner("gemini")
 deltas_of = deltas_runner("gemini")
 
 
-DATA = Path(__file__).parents[2] / "data" / "google"
+DATA = Path(__file__).parents[3] / "data" / "google"
 
 
 # --------------------------------------------------------------------------- helpers

@@ -48,7 +48,7 @@ from tests.support.operators import error_of, on_completed, on_next, subscribe
 pipeline = runner("ollama", wire="ndjson")
 
 
-DATA = Path(__file__).parent.parent.parent / "data" / "ollama"
+DATA = Path(__file__).parents[3] / "data" / "ollama"
 STAMP = {"model": "m", "created_at": "2025-01-01T00:00:00Z"}
 
 

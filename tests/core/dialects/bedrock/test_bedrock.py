@@ -56,7 +56,7 @@ from tests.support.sources import TIMEOUT, run
 pipeline = runner("bedrock", wire="eventstream")
 
 
-DATA = Path(__file__).parent.parent.parent / "data" / "bedrock"
+DATA = Path(__file__).parents[3] / "data" / "bedrock"
 RECORDING = DATA / "converse-stream-text.eventstream"
 PAD = "abcdefghijklmnop"
 

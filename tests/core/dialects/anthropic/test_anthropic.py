@@ -53,7 +53,7 @@ from tests.support.chunking import chunkings
 from tests.support.dialects import outcome, wire_bytes
 from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
-DATA = Path(__file__).parent.parent.parent / "data" / "anthropic"
+DATA = Path(__file__).parents[3] / "data" / "anthropic"
 
 
 # --------------------------------------------------------------------------- helpers

@@ -171,7 +171,7 @@ def test_ollama_the_recordings_read_the_same(monkeypatch: pytest.MonkeyPatch) ->
     from pathlib import Path
 
     read = template_reads(monkeypatch)
-    for path in sorted((Path(__file__).parents[1] / "data" / "ollama").glob("*.ndjson")):
+    for path in sorted((Path(__file__).parents[3] / "data" / "ollama").glob("*.ndjson")):
         items, errors = _three_ways(path.read_bytes(), rs.lines, _ollama("raise"))
         assert errors == []
         assert items
@@ -434,7 +434,7 @@ def test_bedrock_reasoning_and_tool_input_read_the_same(
 def test_bedrock_the_recording_reads_the_same() -> None:
     from pathlib import Path
 
-    for path in sorted((Path(__file__).parents[1] / "data" / "bedrock").glob("*.eventstream")):
+    for path in sorted((Path(__file__).parents[3] / "data" / "bedrock").glob("*.eventstream")):
         items, errors = _three_ways(path.read_bytes(), rs.eventstream_frames, _bedrock("raise"))
         assert errors == []
         assert items
