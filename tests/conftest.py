@@ -51,7 +51,7 @@ MATRIX = {
     "tests/aisdk_client/*": "the AI SDK's own JavaScript client (Node, npm)",
     "tests/js_clients/*": "the official JavaScript SDKs and @ai-sdk providers (Node, npm)",
     "tests/examples/test_browser.py::*": "a real Chromium drives the example",
-    "tests/io/test_redis_cluster.py::*": "a Redis Cluster of six redis-server processes",
+    "tests/io/redis/test_cluster.py::*": "a Redis Cluster of six redis-server processes",
     "tests/runs/test_redis_limits.py::test_processes_share_one_budget_*": (
         "three worker processes on one RedisLimiter, Redis restarted mid-run"
     ),
@@ -112,7 +112,7 @@ SAMPLED = {
     "tests/testing/test_request_checks.py::test_the_error_body_has_the_providers_shape[*": 3,
     "tests/io/test_sources_secrets.py::*": 3,
     "tests/testing/test_server_dialects.py::*": 2,
-    "tests/io/test_redis_faults.py::*": 2,
+    "tests/io/redis/test_faults.py::*": 2,
     "tests/core/dialects/openai_chat/test_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
     "tests/io/test_sources_bedrock_secrets.py::*": 3,
     "tests/runs/test_retry_server.py::test_fallback_between_dialects[*": 6,
