@@ -20,6 +20,7 @@ import rxstream as rs
 from rxstream.core import DeltaDecoder, LineSplitter, MessageAccumulator, SSEParser, dialects
 from rxstream.core.lines import Unterminated
 from rxstream.core.pipeline import Chained, Handoff, chain
+from tests.support.fast import fast_paths_as
 from tests.support.typed import assert_same
 
 DIALECTS = ["anthropic", "openai-responses", "cohere"]
@@ -144,15 +145,12 @@ STREAMS = {
 
 def plain_and_fused(body: bytes, dialect: str) -> tuple[Any, Any]:
     def run(on: bool) -> Any:
-        previous = rs.core.fast_paths(on)
         items: list[Any] = []
         errors: list[str] = []
-        try:
+        with fast_paths_as(on):
             reactivex.from_iterable([body]).pipe(
                 rs.lines(), rs.sse_frames(), rs.decode(dialect), rs.accumulate_message()
             ).subscribe(items.append, lambda e: errors.append(f"{type(e).__name__}: {e}"))
-        finally:
-            rs.core.fast_paths(previous)
         return repr(items), errors
 
     return run(True), run(False)

@@ -24,7 +24,7 @@ from rxstream.core import DeltaDecoder, EventStreamParser, MessageAccumulator, d
 from rxstream.core.dialects.bedrock import BedrockDecoder
 from rxstream.core.eventstream import encode_message
 from rxstream.core.pipeline import Chained, Handoff, _Batch, chain
-from tests.support.fast import typed_decoding
+from tests.support.fast import fast_paths_as, typed_decoding
 
 
 def machines_of(whole: Any) -> list[Any]:
@@ -90,11 +90,10 @@ USUAL = ["text", "text2", "padded", "escaped", "empty", "tool start", "tool inpu
 
 
 def run(pieces: list[bytes], *, fast: bool, skip: bool = False) -> tuple[Any, ...]:
-    previous = rs.core.fast_paths(fast)
     items: list[Any] = []
     errors: list[str] = []
     done: list[bool] = []
-    try:
+    with fast_paths_as(fast):
         reactivex.from_iterable(pieces).pipe(
             rs.eventstream_frames(),
             rs.decode("bedrock", on_malformed="skip" if skip else "raise"),
@@ -104,8 +103,6 @@ def run(pieces: list[bytes], *, fast: bool, skip: bool = False) -> tuple[Any, ..
             lambda e: errors.append(f"{type(e).__name__}: {e}"),
             lambda: done.append(True),
         )
-    finally:
-        rs.core.fast_paths(previous)
     return repr(items), errors, done
 
 

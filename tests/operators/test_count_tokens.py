@@ -6,7 +6,7 @@ TestScheduler: subscribed at 200, disposed at 1000.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -21,9 +21,13 @@ from reactivex.testing.hotobservable import HotObservable
 from reactivex.testing.subscription import Subscription
 
 import rxstream as rs
-from rxstream.core import Chained, DeltaDecoder, TokenCounter, fast_paths, pipeline
+from rxstream.core import Chained, DeltaDecoder, TokenCounter, pipeline
 from rxstream.core.tokens import TAIL_LIMIT, resolve_encoding
 from rxstream.models import Delta, ReasoningDelta, TextDelta, TokenCount, ToolCallDelta, Usage
+from tests.support.fast import (
+    fast_paths_as,
+    fast_switch,  # noqa: F401  (the `fast` fixture: on, then off)
+)
 
 # The data the `tokens` extra installs: no network.
 CL100K: tiktoken.Encoding = resolve_encoding("cl100k_base")  # type: ignore[assignment]
@@ -193,15 +197,6 @@ def test_a_name_counts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- any fragmentation, with and without the fast paths --------------------------------
 
 
-@pytest.fixture(params=[True, False], ids=["fast", "plain"])
-def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
-    previous = fast_paths(request.param)
-    try:
-        yield request.param
-    finally:
-        fast_paths(previous)
-
-
 def test_the_delta_decoder_in_front_is_fused_into_the_counter_only_with_the_fast_paths(
     fast: bool,
 ) -> None:
@@ -241,11 +236,8 @@ def counted(deltas: Sequence[Delta]) -> list[TokenCount]:
 def test_any_fragmentation_counts_as_one_encode_of_the_whole_text(
     fast: bool, text: str, cuts: list[int]
 ) -> None:
-    previous = fast_paths(fast)
-    try:
+    with fast_paths_as(fast):
         check_fragmentation(text, cut_at(text, cuts))
-    finally:
-        fast_paths(previous)
 
 
 def check_fragmentation(text: str, fragments: list[str]) -> None:
