@@ -33,7 +33,7 @@ _ASCII = frozenset(map(chr, range(128)))
 
 # The one place no tiktoken pattern (r50k, cl100k, o200k) lets a piece span: a
 # space after a non-space (" world" starts a piece), and the text before it splits
-# the same alone (tests/core/tokens/test_tokens.py checks both exhaustively on short
+# the same alone (tests/core/tokens/test_counter.py checks both exhaustively on short
 # texts). Tokenizers that pre-split at whitespace the same way count the two sides
 # independently. (Not a line start: r50k splits "\n\nHi" as "\n", "\n", "Hi" but
 # "\n\n" alone as one piece.) Searched for backwards: in reversed text, a space
