@@ -5,6 +5,7 @@
 - `typed`, `typed_gemini_ollama_bedrock`: the typed (msgspec) path against the standard library's;
 - `pipelines`: the pipelines a dialect's recording runs through, by name;
 - `dialects`: raw bytes through the real operators, SSE frames and their bytes (dialect tests);
+- `mutations`: every field of every recorded event set to a wrong value (the sweep's cases);
 - `operators`: ReactiveTest shorthands, error records and chunks of the operator tests;
 - `chunking`: a core machine fed the same input cut in many ways, one output demanded;
 - `json_paths`: a test module run on both JSON paths of `ChunkDecoder`;

@@ -21,7 +21,8 @@ import reactivex
 from reactivex import Observable
 
 from rxstream.core import dialects
-from tests.core.dialects.test_every_dialect_strict_shapes import (
+from tests.support.fast import typed_decoding
+from tests.support.mutations import (
     MUTATIONS,
     WRONG,
     mutated,
@@ -30,7 +31,6 @@ from tests.core.dialects.test_every_dialect_strict_shapes import (
     wire_items,
     with_text,
 )
-from tests.support.fast import typed_decoding
 from tests.support.pipelines import Pipeline, pipelines
 
 DATA = Path(__file__).parent.parent / "data"

@@ -23,7 +23,7 @@ import pytest
 
 import rxstream as rs
 from rxstream.core.eventstream import encode_message
-from tests.core.dialects.test_every_dialect_strict_shapes import (
+from tests.support.mutations import (
     mutated,
     paths,
     text_of,
