@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import regex
 import tiktoken
+import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
