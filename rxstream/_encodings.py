@@ -56,7 +56,7 @@ _DATA_DIR = "data"
 
 # The encodings whose data ship with the `tokens` extra: the sha256 of each data file
 # (the one tiktoken itself checks), its pattern and its special tokens, as tiktoken
-# defines them (tests/core/test_tokens.py compares them with tiktoken's definitions).
+# defines them (tests/core/tokens/test_counter.py compares them with tiktoken's definitions).
 CL100K_PAT = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""

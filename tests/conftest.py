@@ -51,7 +51,7 @@ MATRIX = {
     "tests/aisdk_client/*": "the AI SDK's own JavaScript client (Node, npm)",
     "tests/js_clients/*": "the official JavaScript SDKs and @ai-sdk providers (Node, npm)",
     "tests/examples/test_browser.py::*": "a real Chromium drives the example",
-    "tests/io/test_redis_cluster.py::*": "a Redis Cluster of six redis-server processes",
+    "tests/io/redis/test_cluster.py::*": "a Redis Cluster of six redis-server processes",
     "tests/runs/test_redis_limits.py::test_processes_share_one_budget_*": (
         "three worker processes on one RedisLimiter, Redis restarted mid-run"
     ),
@@ -60,7 +60,7 @@ MATRIX = {
     "tests/io/test_sources_concurrency.py::test_a_thousand_*": "a thousand streams at once",
     "tests/io/test_sources_concurrency.py::test_five_hundred_*": "five hundred streams at once",
     "tests/io/test_sources_dispose_race.py::*under_load": "a stress test beside a CPU burner",
-    "tests/core/test_tokens_cuts.py::test_each_cut_holds_for_every_pair_*": (
+    "tests/core/tokens/test_pieces.py::test_each_cut_holds_for_every_pair_*": (
         "every pair of ASCII characters under three encodings"
     ),
     "tests/typed/test_long_digits.py::*": "every integer of every recorded event made too long",
@@ -107,13 +107,13 @@ SAMPLED = {
     "tests/typed/test_recordings.py::test_a_wrong_type_anywhere_gives_the_same_error_*": 6,
     "tests/cli/test_replay.py::test_replay_json_gives_each_recording_its_full_meaning[*": 4,
     "tests/cli/test_replay.py::test_every_dialect_logs_what_replay_reads_back[*": 3,
-    "tests/core/dialects/test_anthropic.py::test_small_recordings_split_at_every_index[*": 4,
+    "tests/core/dialects/anthropic/test_anthropic.py::test_small_recordings_split_*": 4,
     "tests/testing/test_request_checks.py::test_a_broken_request_gets_the_providers_error[*": 3,
     "tests/testing/test_request_checks.py::test_the_error_body_has_the_providers_shape[*": 3,
     "tests/io/test_sources_secrets.py::*": 3,
     "tests/testing/test_server_dialects.py::*": 2,
-    "tests/io/test_redis_faults.py::*": 2,
-    "tests/core/dialects/test_openai_chat_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
+    "tests/io/redis/test_faults.py::*": 2,
+    "tests/core/dialects/openai_chat/test_strict_shapes.py::test_no_wrong_type_is_skipped_*": 2,
     "tests/io/test_sources_bedrock_secrets.py::*": 3,
     "tests/runs/test_retry_server.py::test_fallback_between_dialects[*": 6,
     "tests/runs/test_after_output.py::test_restart_after_a_cut_gives_the_answer_once[*": 4,

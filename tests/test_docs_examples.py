@@ -4,7 +4,7 @@ The conventions (docs/contributing-docs.md says the same for writers):
 
 - A ```python block is a complete script, run AS PRINTED: its text goes into a
   file unchanged and runs as `python block.py` in a fresh interpreter, in an
-  empty temporary directory, with warnings as errors (tests/docs_blocks.py).
+  empty temporary directory, with warnings as errors (tests/support/docs_blocks.py).
   The block reads its provider's base URL and key from that provider's usual
   environment variables (`rs.request` / `rs.chat` and the official SDKs read
   them; a request built by hand reads `os.environ` with the provider's public
@@ -76,7 +76,7 @@ from rxstream.testing import echo_answer
 from rxstream.testing.marbles import StreamMarbles
 from rxstream.testing.redis_server import RedisServer, find_redis_server
 from rxstream.testing.server import Disconnect, FakeLLMServer, Reply, Scenario, Stall, route
-from tests.docs_blocks import (
+from tests.support.docs_blocks import (
     PROVIDER_VARIABLE,
     READS_PROVIDER,
     BlockRun,

@@ -2,7 +2,7 @@
 
 Both pages say: another provider is another dialect name, in `rs.request` and in
 `rs.decode`, and everything else stays the same. Each block runs as printed
-(`python block.py` in a fresh interpreter, `tests/docs_blocks.py`) against a local
+(`python block.py` in a fresh interpreter, `tests/support/docs_blocks.py`) against a local
 `FakeLLMServer` that answers every dialect's path in that dialect's wire (SSE,
 Ollama's NDJSON, Bedrock's binary event stream), with only its dialect name
 changed, in both places and nowhere else.
@@ -17,7 +17,7 @@ import pytest
 
 from rxstream.core.dialects import DIALECTS
 from rxstream.testing.server import FakeLLMServer, Scenario, route
-from tests.docs_blocks import ROOT, request_problems, run_block
+from tests.support.docs_blocks import ROOT, request_problems, run_block
 
 ANSWER = ("Hello", " from", " the", " first", " pipeline.")
 

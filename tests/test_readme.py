@@ -7,7 +7,7 @@ The convention, so the snippets stay honest for a reader: each block is complete
 as printed and reads its key and base URL from the provider's usual variables
 (`OPENAI_API_KEY`, `OPENAI_BASE_URL`). The test runs it as printed, `python
 block.py` in a fresh interpreter, with only the environment pointing it at a local
-`FakeLLMServer` (the variables `rxstream fake-server` prints: tests/docs_blocks.py),
+`FakeLLMServer` (the variables `rxstream fake-server` prints: tests/support/docs_blocks.py),
 and it must print the fake server's answer.
 """
 
@@ -22,7 +22,7 @@ import pytest
 from rxstream.cli import main
 from rxstream.cli._fake_server import FAKE_KEY
 from rxstream.testing.server import FakeLLMServer, Scenario
-from tests.docs_blocks import fake_server_command, request_problems, run_block, run_python
+from tests.support.docs_blocks import fake_server_command, request_problems, run_block, run_python
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 TEXT = README.read_text(encoding="utf-8")

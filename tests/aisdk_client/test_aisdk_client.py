@@ -25,10 +25,10 @@ import reactivex
 from reactivex import operators as ops
 
 from rxstream.models import Finish, TextDelta
+from tests.support.aisdk import FIXTURES, Expected, expected, reading
 
 from ..support.node import run_node
 from .conftest import HERE
-from .fixtures import FIXTURES, Expected, expected, reading
 
 pytest.importorskip(
     "starlette", reason="the client test serves with starlette: pip install -e '.[test]'"
@@ -43,7 +43,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from rxstream.serve import sse_response
-from tests.serve._server import serving
+from tests.support.serve import serving
 
 #: A stream that keeps the client waiting, so keep-alive comments reach it first.
 SLOW = "(keep-alives)"

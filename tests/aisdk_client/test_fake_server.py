@@ -34,11 +34,11 @@ from rxstream.errors import StreamError
 from rxstream.models import Delta
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Scenario
+from tests.support.aisdk import Expected, expected
 
 from ..conformance.test_fake_server import ERROR_MID_STREAM, HTTP_429, SCENARIOS
 from ..support.node import run_node
 from .conftest import HERE
-from .fixtures import Expected, expected
 
 CUT = Scenario.answer(rs.TextDelta("Hel"), rs.TextDelta("lo"), end=False)
 DROPPED = Scenario.answer(rs.TextDelta("Hel"), rs.TextDelta("lo")).disconnect_after(1)

@@ -29,7 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from rxstream.serve import sse_response
-from tests.serve._server import serving
+from tests.support.serve import serving
 
 ANSWER = Scenario.answer(
     rs.ReasoningDelta("Short."),

@@ -20,8 +20,8 @@ import rxstream as rs
 from rxstream.core.dialects.ai_sdk import approval_id, approval_responses
 from rxstream.testing import FakeLLMServer, RunScript, Scenario, ScriptCall, tool_results
 from rxstream.testing.server import Raw, RecordedRequest
+from tests.support.run_items import FIRST, resumed
 
-from ..run_items import FIRST, resumed
 from .conftest import HERE
 
 

@@ -28,7 +28,7 @@ from rxstream.core.dialects import DIALECTS
 from rxstream.testing import FAULT_HEADER, parse_fault
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer
-from tests.testing.schema_check import problems
+from tests.support.schema_check import problems
 
 TIMEOUT = 30.0
 COMMAND = [sys.executable, "-m", "rxstream.cli", "fake-server"]

@@ -22,14 +22,12 @@ from rxstream.core.tools import is_generated_call_id
 from rxstream.models import Delta, Message, TextDelta
 
 from .. import test_fixtures as chat
-from ..core.dialects import (
-    test_anthropic,
-    test_bedrock,
-    test_cohere,
-    test_gemini,
-    test_ollama,
-    test_openai_responses,
-)
+from ..core.dialects.anthropic import test_anthropic
+from ..core.dialects.bedrock import test_bedrock
+from ..core.dialects.cohere import test_cohere
+from ..core.dialects.gemini import test_gemini
+from ..core.dialects.ollama import test_ollama
+from ..core.dialects.openai_responses import test_openai_responses
 from .conftest import Done, Run
 
 DATA = Path(__file__).parent.parent / "data"

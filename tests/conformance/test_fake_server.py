@@ -17,8 +17,8 @@ import pytest
 
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Keepalive, Scenario
+from tests.support.conformance_readers import DIALECTS, Answer, Read, rxstream_read, sdk_read
 
-from ._readers import DIALECTS, Answer, Read, rxstream_read, sdk_read
 from .conftest import body_of, root
 
 CALLS = [

@@ -30,8 +30,16 @@ from rxstream.core import dialects
 from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.core.tools import is_generated_call_id
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
+from tests.support.conformance_readers import (
+    DIALECTS,
+    Answer,
+    Read,
+    arguments,
+    chunks,
+    rxstream_read,
+    sdk_read,
+)
 
-from ._readers import DIALECTS, Answer, Read, arguments, chunks, rxstream_read, sdk_read
 from .conftest import root
 
 DATA = Path(__file__).parent.parent / "data"

@@ -17,7 +17,7 @@ import reactivex as rx
 import rxstream as rs
 from rxstream.core import LineSplitter, SSEParser
 from rxstream.core.lines import LineAfterBOM
-from tests.chunking import chunkings
+from tests.support.chunking import chunkings
 
 BOM = b"\xef\xbb\xbf"
 CASES = [

@@ -35,7 +35,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.chunking import chunkings
+from tests.support.chunking import chunkings
 
 SIGNED = ReasoningState("thinking", data="sig==", text="Let me think.")
 DONE_CALL = ToolCall(0, "call_a", "weather", '{"city":"Paris"}')

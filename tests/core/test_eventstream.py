@@ -20,7 +20,7 @@ from rxstream.core.eventstream import (
 )
 from rxstream.errors import MalformedChunkError, StreamError, TruncatedStreamError
 from rxstream.models import EventStreamMessage
-from tests.chunking import chunkings, outputs_for_all_chunkings, run
+from tests.support.chunking import chunkings, outputs_for_all_chunkings, run
 
 FIXTURE = Path(__file__).parent.parent / "data" / "bedrock" / "converse-stream-text.eventstream"
 

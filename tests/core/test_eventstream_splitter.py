@@ -19,7 +19,7 @@ from rxstream.core.eventstream import (
     encode_message,
 )
 from rxstream.errors import MalformedChunkError, TruncatedStreamError
-from tests.chunking import chunkings
+from tests.support.chunking import chunkings
 
 DATA = (
     Path(__file__).parent.parent / "data" / "bedrock" / "converse-stream-text.eventstream"

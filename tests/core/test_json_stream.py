@@ -20,7 +20,7 @@ from rxstream.core.json_stream import (
     Path,
     pointer,
 )
-from tests.chunking import chunkings
+from tests.support.chunking import chunkings
 
 
 def strict_loads(text: str) -> Any:

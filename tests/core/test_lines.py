@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from rxstream.core.lines import DEFAULT_LIMIT, LineSplitter
 from rxstream.errors import LineTooLongError
-from tests.chunking import chunkings, outputs_for_all_chunkings
+from tests.support.chunking import chunkings, outputs_for_all_chunkings
 
 # (id, input, expected lines): each runs as bytes and, decoded, as str.
 CASES = [

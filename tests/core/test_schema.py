@@ -28,8 +28,7 @@ from rxstream.core.schema import (
     subset_schema,
 )
 from rxstream.testing._schema_values import schema_value
-
-from ..testing.schema_check import problems
+from tests.support.schema_check import problems
 
 
 class Point(pydantic.BaseModel):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rxstream.core.lines import LineSplitter
 from rxstream.core.sse import SSEParser
 from rxstream.models import SSEFrame
-from tests.chunking import outputs_for_all_chunkings
+from tests.support.chunking import outputs_for_all_chunkings
 
 F = SSEFrame
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rxstream.core.think import ThinkTagSplitter
 from rxstream.models import ChatChunk, Delta, Finish, ReasoningDelta, TextDelta, Usage
 from rxstream.operators._chunk_input import chunks_or_deltas
-from tests.chunking import outputs_for_all_chunkings
+from tests.support.chunking import outputs_for_all_chunkings
 
 
 def run(items: list[Any]) -> list[Delta]:

@@ -26,7 +26,7 @@ from rxstream.core.tools import (
 from rxstream.errors import ToolArgumentsError
 from rxstream.models import ChatChunk, Delta, Finish, Reset, TextDelta, ToolCall, ToolCallDelta
 from rxstream.operators._chunk_input import chunks_or_deltas
-from tests.chunking import outputs_for_all_chunkings
+from tests.support.chunking import outputs_for_all_chunkings
 
 
 def with_chunks(partial: bool = False) -> Any:

@@ -21,8 +21,7 @@ import pytest
 from rxstream.models import ReasoningDelta, TextDelta, Usage
 from rxstream.testing import FakeLLMServer, RedisServer
 from rxstream.testing.redis_server import find_redis_server
-
-from ._launch import App, launched
+from tests.support.launch import App, launched
 
 CHROMIUM = os.environ.get("RXSTREAM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 HOW = (

@@ -32,8 +32,7 @@ pytest.importorskip("fastapi", reason="the example needs fastapi: pip install -e
 
 from examples.fastapi_chat.app import PREFIX
 from examples.fastapi_chat.provider import Provider, fake_answer, fake_base_url
-
-from ._launch import App, launched
+from tests.support.launch import App, launched
 
 PACE = 0.02
 ANSWER = fake_answer(PACE)

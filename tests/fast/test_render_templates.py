@@ -8,21 +8,18 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-import rxstream._fast as fast
 from rxstream.core.dialects.anthropic import AnthropicRenderer
 from rxstream.core.sse import event_lines, event_text
 from rxstream.models import Delta, Finish, TextDelta, ToolCallDelta
+from tests.support.fast import fast_paths_as
 
 texts = st.text(min_size=1, max_size=40)
 
 
 def written(deltas: list[Delta], *, on: bool) -> list[tuple[str, str]]:
     """What `AnthropicRenderer` writes for `deltas` (made with the fast paths on or off)."""
-    before = fast.fast_paths(on)
-    try:
+    with fast_paths_as(on):
         renderer = AnthropicRenderer()
-    finally:
-        fast.fast_paths(before)
     frames = [f for d in deltas for f in renderer.feed(d)] + renderer.close()
     return [(getattr(f, "event", ""), getattr(f, "data", "")) for f in frames]
 

@@ -29,7 +29,7 @@ from rxstream.io._redact import (
 )
 from rxstream.io.credentials import Credentials
 from rxstream.models import EventStreamMessage
-from tests.chunking import chunkings
+from tests.support.chunking import chunkings
 
 KEY = "sk-ant-api03-Zq81XkPw0aT7+mYb3/RcLd5uVe"
 DATA = (

@@ -14,8 +14,8 @@ import rxstream as rs
 from rxstream.models import ChatChunk, SSEFrame
 from rxstream.testing.builders import ChatStream, error_chunk, finish_chunk, text_chunk
 from rxstream.testing.marbles import DONE, StreamMarbles, error, malformed, text
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
-from tests.operators._helpers import on_error
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.operators import on_error
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed

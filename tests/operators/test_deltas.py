@@ -6,8 +6,7 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.models import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
-
-from ._helpers import (
+from tests.support.operators import (
     chunk,
     error_of,
     marbles_testing,

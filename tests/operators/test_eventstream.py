@@ -13,7 +13,7 @@ import rxstream as rs
 from rxstream.core.eventstream import encode_message
 from rxstream.errors import MalformedChunkError, TruncatedStreamError
 from rxstream.models import EventStreamMessage
-from tests.operators._helpers import (
+from tests.support.operators import (
     error_of,
     marbles_testing,
     on_completed,

@@ -7,8 +7,7 @@ from reactivex.testing import TestScheduler
 import rxstream as rs
 from rxstream.models import Message, TextDelta, Usage
 from rxstream.testing.marbles import StreamMarbles, finish, text
-
-from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
+from tests.support.operators import chunk, error_of, on_completed, on_error, on_next, subscribe
 
 
 def test_marbles_one_message_at_completion() -> None:

@@ -15,8 +15,7 @@ from reactivex import Observable
 from reactivex.testing import TestScheduler
 
 import rxstream as rs
-
-from ._helpers import error_of, on_completed, on_next, subscribe
+from tests.support.operators import error_of, on_completed, on_next, subscribe
 
 FRAME = rs.SSEFrame('{"choices": []}')
 

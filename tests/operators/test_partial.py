@@ -7,7 +7,7 @@ timeout, a stop signal that fails), the subscriber's error carries the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +16,6 @@ from reactivex import Observable
 from reactivex.subject import Subject
 
 import rxstream as rs
-from rxstream.core import fast_paths
 from rxstream.models import Message, TextDelta
 from rxstream.testing.marbles import (
     DONE,
@@ -27,7 +26,8 @@ from rxstream.testing.marbles import (
     text,
     tool,
 )
-from tests.operators._helpers import error_of
+from tests.support.fast import fast_switch  # noqa: F401  (the `fast` fixture: on, then off)
+from tests.support.operators import error_of
 
 V: dict[str, Any] = {
     "r": reasoning("Hmm."),
@@ -44,13 +44,6 @@ V: dict[str, Any] = {
 def cut() -> rs.TransportError:
     """A new transport error (a stage gives an error its partial once: no sharing)."""
     return rs.TransportError("the connection was closed mid-body")
-
-
-@pytest.fixture(params=[True, False], ids=["fast", "plain"])
-def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
-    previous = fast_paths(request.param)
-    yield request.param
-    fast_paths(previous)
 
 
 def failing(m: StreamMarbles, marbles: str, error: Exception) -> Observable[str]:

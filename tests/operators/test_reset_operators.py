@@ -14,7 +14,7 @@ from reactivex.testing import ReactiveTest, TestScheduler
 
 import rxstream as rs
 from rxstream.models import Finish, Message, Reset, TextDelta, ToolCall, ToolCallDelta
-from tests.operators._helpers import marbles_testing
+from tests.support.operators import marbles_testing
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe

@@ -9,8 +9,7 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.models import Delta, DeltaType, Finish, TextDelta, ToolCallDelta, Usage
-
-from ._helpers import chunk, on_completed, on_error, on_next, subscribe
+from tests.support.operators import chunk, on_completed, on_error, on_next, subscribe
 
 
 def record_groups(

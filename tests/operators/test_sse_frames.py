@@ -7,7 +7,7 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.models import SSEFrame
-from tests.operators._helpers import (
+from tests.support.operators import (
     error_of,
     marbles_testing,
     on_completed,

@@ -28,8 +28,8 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.operators._helpers import on_error
-from tests.test_operators_every_dialect import AVAILABLE, deltas_of
+from tests.operators.test_every_dialect import AVAILABLE, deltas_of
+from tests.support.operators import on_error
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe

@@ -6,9 +6,15 @@ from reactivex.testing import TestScheduler
 
 import rxstream as rs
 from rxstream.models import Finish, ReasoningDelta, TextDelta
-from tests.operators._helpers import marbles_testing
-
-from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
+from tests.support.operators import (
+    chunk,
+    error_of,
+    marbles_testing,
+    on_completed,
+    on_error,
+    on_next,
+    subscribe,
+)
 
 
 def test_marbles_split_tags() -> None:

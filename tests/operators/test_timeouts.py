@@ -24,7 +24,7 @@ from rxstream.errors import StreamTimeoutError
 from rxstream.testing.builders import text_chunk
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Chunk, Comment, FakeLLMServer, Scenario, Stall
-from tests.operators._helpers import on_error
+from tests.support.operators import on_error
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe

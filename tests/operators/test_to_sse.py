@@ -25,8 +25,7 @@ from rxstream.core import dialects
 from rxstream.core import wire as codec
 from rxstream.core.dialects.sse_encoder import SSE_DIALECTS, SSEEncoder
 from rxstream.models import ChatChunk, StreamEntry
-
-from ._helpers import error_of, marbles_testing, on_error
+from tests.support.operators import error_of, marbles_testing, on_error
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe

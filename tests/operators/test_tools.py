@@ -12,8 +12,7 @@ import rxstream as rs
 from rxstream.core import tools as tools_module
 from rxstream.models import ToolCall, ToolCallDelta
 from rxstream.testing.marbles import DONE, StreamMarbles, finish, tool
-
-from ._helpers import chunk, error_of, on_completed, on_error, on_next, subscribe
+from tests.support.operators import chunk, error_of, on_completed, on_error, on_next, subscribe
 
 
 def test_marbles_call_emitted_at_finish() -> None:

@@ -13,7 +13,7 @@ from reactivex import operators as ops
 import rxstream as rs
 from rxstream.models import JSONPatch, Partial, TextDelta
 from rxstream.testing.marbles import DONE, StreamMarbles, finish, text, tool
-from tests.operators._helpers import error_of
+from tests.support.operators import error_of
 
 
 class City(pydantic.BaseModel):

@@ -21,7 +21,7 @@ import rxstream as rs
 from rxstream.core.eventstream import encode_message
 from rxstream.models import TextDelta
 from rxstream.operators.wire import SourceWire, WireSource, wire_of
-from tests.operators._helpers import on_completed, on_next, subscribe
+from tests.support.operators import on_completed, on_next, subscribe
 
 SSE = ['data: {"choices":[{"delta":{"content":"Hi"}}]}', "", "data: [DONE]", ""]
 NDJSON = [

@@ -49,8 +49,7 @@ from rxstream.testing.server import (
     Scenario,
     WireAnswer,
 )
-
-from .recordings import message
+from tests.support.request_recordings import message
 
 KEY = "sk-oracle-0123456789"
 SYSTEM = "You are terse."

@@ -21,8 +21,8 @@ import pytest
 import rxstream as rs
 from rxstream.models import Message
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
+from tests.support.request_recordings import DATA
 
-from .recordings import DATA
 from .test_oracle import KEY, sdk_request
 
 ASK = "Go on."

@@ -32,8 +32,7 @@ from starlette.requests import Request  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
 from rxstream.serve import SSEResponse, sse_response  # noqa: E402
-
-from ..serve._server import serving  # noqa: E402
+from tests.support.serve import serving  # noqa: E402
 
 ASK = [{"role": "user", "content": "Greet the wide world."}]
 #: Reasoning and three pieces of text: a cut after 3 pieces has shown "Hello, wide ".

@@ -21,10 +21,9 @@ from rxstream.core.dialects import DIALECTS
 from rxstream.core.dialects.ai_sdk import AISDKRenderer
 from rxstream.testing import FakeLLMServer, RunScript, ScriptCall, tool_results
 from rxstream.testing.redis_server import RedisServer
-
-from ..io.redis_helpers import client as redis_client
-from ..io.redis_helpers import follow, produce
-from ..run_items import as_the_ui_stream_carries
+from tests.support.redis import client as redis_client
+from tests.support.redis import follow, produce
+from tests.support.run_items import as_the_ui_stream_carries
 
 
 def get_weather(city: str) -> dict[str, Any]:

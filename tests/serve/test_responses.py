@@ -31,8 +31,7 @@ from rxstream.models import StreamEntry
 from rxstream.serve import DEFAULT_HEADERS, SSEResponse, sse_response
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Fail, FakeLLMServer, Say, Scenario, Stall
-
-from ._server import serving
+from tests.support.serve import serving
 
 PIECES = ("Hel", "lo", ", ", "world")
 POOL = ThreadPoolScheduler(4)

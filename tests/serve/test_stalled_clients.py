@@ -31,8 +31,7 @@ from rxstream.io.multicast import Overflow
 from rxstream.models import StreamEntry
 from rxstream.serve import responses, sse_response
 from rxstream.serve._connection import Connection
-
-from ._server import serving
+from tests.support.serve import serving
 
 ITEMS = 400
 TEXT = "x" * 2000  # 400 items of 2 kB: far more than the socket buffers on the way hold

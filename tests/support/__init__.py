@@ -1,8 +1,24 @@
-"""Helpers the tests share (one copy each).
+"""Helpers the tests share (one copy each): every helper more than one test file uses is here.
 
 - `fast`: the fast-path switch (`way`, `typed_decoding`) and a run's outcome to compare;
+- `ways`: one stream decoded every way a "same event but its text" shortcut must agree with;
+- `typed`, `typed_gemini_ollama_bedrock`: the typed (msgspec) path against the standard library's;
 - `pipelines`: the pipelines a dialect's recording runs through, by name;
+- `dialects`: raw bytes through the real operators, SSE frames and their bytes (dialect tests);
+- `mutations`: every field of every recorded event set to a wrong value (the sweep's cases);
+- `operators`: ReactiveTest shorthands, error records and chunks of the operator tests;
+- `chunking`: a core machine fed the same input cut in many ways, one output demanded;
+- `json_paths`: a test module run on both JSON paths of `ChunkDecoder`;
+- `narrowing`: a list of a union narrowed to the one kind a test expects (`only`);
+- `run_items`: a run's items as `rs.run` gives them, written by hand;
 - `sources`: running an observable to its end, sync or async, against a server;
+- `serve`: an ASGI app under uvicorn on 127.0.0.1, in a thread (`serving`);
+- `redis`, `redis_cluster`: a producer and a follower on a real Redis; a Redis Cluster;
+- `launch`: the example app launched as a user would;
+- `schema_check`: a tiny JSON Schema checker (jsonschema is not a dependency);
+- `docs_blocks`: a docs block run as printed against a fake server;
+- `aisdk`, `conformance_readers`, `request_recordings`: what the AI SDK client, the official
+  SDKs' readers and the request oracle share;
 - `leaks`: every place a secret could hide in an exception;
 - `pools`: single-thread pools (the `pool` fixture of `tests/io`);
 - `processes`, `node`: child processes and the Node clients.

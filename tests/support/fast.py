@@ -10,7 +10,10 @@
 through a pipeline built inside it and returns what a subscriber saw, to compare.
 `typed_decoding(on)` switches msgspec alone, leaving the fast paths as they are
 (inside `fast_paths(False)` it changes nothing: the plain path reads either way).
-This module is the one place tests touch `rxstream._fast.msgspec_loads`.
+`fast_paths_as(on)` switches the fast paths alone (msgspec as installed), and the `fast`
+fixture (`fast_switch`) runs each test of a module that imports it twice, with them on
+(`fast`) and off (`plain`). This module is the one place tests switch the fast paths and
+touch `rxstream._fast.msgspec_loads`.
 """
 
 from __future__ import annotations
@@ -19,12 +22,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import reactivex
 
-import rxstream._fast as fast
+import rxstream._fast as fast_module
 from tests.support.pipelines import Pipeline
 
-__all__ = ["WAYS", "Outcome", "Pipeline", "outcome", "typed_decoding", "way"]
+__all__ = [
+    "WAYS",
+    "Outcome",
+    "Pipeline",
+    "fast_paths_as",
+    "fast_switch",
+    "outcome",
+    "typed_decoding",
+    "way",
+]
 
 #: The ways a stream can be read, by name: (fast paths on, msgspec on).
 WAYS: dict[str, tuple[bool, bool]] = {
@@ -41,25 +54,38 @@ Outcome = tuple[list[Any], str, list[tuple[str, str]], bool]
 @contextmanager
 def typed_decoding(on: bool) -> Iterator[None]:
     """msgspec's typed decoding as installed (`on`) or off, for what is built inside."""
-    saved = fast.msgspec_loads
+    saved = fast_module.msgspec_loads
     if not on:
-        fast.msgspec_loads = None
+        fast_module.msgspec_loads = None
     try:
         yield
     finally:
-        fast.msgspec_loads = saved
+        fast_module.msgspec_loads = saved
+
+
+@contextmanager
+def fast_paths_as(on: bool) -> Iterator[None]:
+    """The fast paths on (msgspec as installed) or off, for what runs inside; restored after."""
+    previous = fast_module.fast_paths(on)
+    try:
+        yield
+    finally:
+        fast_module.fast_paths(previous)
+
+
+@pytest.fixture(name="fast", params=[True, False], ids=["fast", "plain"])
+def fast_switch(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """Each test twice: with the fast paths on (`fast`), then off (`plain`); gives which."""
+    with fast_paths_as(request.param):
+        yield request.param
 
 
 @contextmanager
 def way(name: str) -> Iterator[None]:
     """The fast paths as `WAYS[name]` says, for what is built inside; restored after."""
     on, typed = WAYS[name]
-    previous = fast.fast_paths(on)
-    try:
-        with typed_decoding(typed):
-            yield
-    finally:
-        fast.fast_paths(previous)
+    with fast_paths_as(on), typed_decoding(typed):
+        yield
 
 
 def outcome(reads: list[bytes], pipeline: Pipeline, name: str) -> Outcome:

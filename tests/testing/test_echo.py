@@ -18,8 +18,7 @@ from rxstream.core.dialects import DIALECTS
 from rxstream.testing import FakeLLMServer, Scenario, echo_answer
 from rxstream.testing._asked import read_asked
 from rxstream.testing.server import RecordedRequest
-
-from .schema_check import problems
+from tests.support.schema_check import problems
 
 WEATHER = {
     "type": "object",

@@ -14,9 +14,8 @@ import rxstream as rs
 from rxstream.core.dialects import DIALECTS
 from rxstream.testing.checks import check_request, minimal_body
 from rxstream.testing.server import SERVED, FakeLLMServer, Scenario
+from tests.support.request_recordings import message as recorded_message
 from tests.support.sources import Outcome, run
-
-from ..request_oracle.recordings import message as recorded_message
 
 CHAT = list(DIALECTS)
 UI_USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from rxstream.testing._schema_values import schema_value
-
-from .schema_check import problems
+from tests.support.schema_check import problems
 
 WEATHER = {
     "type": "object",

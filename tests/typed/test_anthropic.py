@@ -9,8 +9,7 @@ import pytest
 
 import rxstream as rs
 import rxstream._typed as typed_decoding
-
-from ._equivalence import (
+from tests.support.typed import (
     assert_same_decoding,
 )
 

@@ -21,16 +21,16 @@ from hypothesis import strategies as st
 from rxstream.core.dialects.gemini import GeminiDecoder
 from rxstream.core.pipeline import Handoff
 from rxstream.models import SSEFrame
-from tests.core.dialects.test_every_dialect_strict_shapes import (
+from tests.support.fast import way
+from tests.support.mutations import (
     MUTATIONS,
     WRONG,
     mutated,
     text_of,
     with_text,
 )
-from tests.support.fast import way
 from tests.support.pipelines import pipelines
-from tests.typed._gemini_ollama_bedrock import (
+from tests.support.typed_gemini_ollama_bedrock import (
     Outcome,
     assert_both_alike,
     assert_decoded_alike,

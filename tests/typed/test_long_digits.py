@@ -23,15 +23,14 @@ import pytest
 
 import rxstream as rs
 from rxstream.core.eventstream import encode_message
-from tests.core.dialects.test_every_dialect_strict_shapes import (
+from tests.support.mutations import (
     mutated,
     paths,
     text_of,
     wire_items,
     with_text,
 )
-
-from ._equivalence import DATA, assert_same
+from tests.support.typed import DATA, assert_same
 
 LIMIT = sys.get_int_max_str_digits()
 refused = pytest.mark.skipif(not LIMIT, reason="this Python takes integers of any length")

@@ -20,16 +20,16 @@ from hypothesis import strategies as st
 import rxstream as rs
 from rxstream.core.dialects import renderer, wire_bytes
 from rxstream.core.dialects.ollama import OllamaDecoder
-from tests.core.dialects.test_every_dialect_strict_shapes import (
+from tests.support.fast import way
+from tests.support.mutations import (
     MUTATIONS,
     WRONG,
     mutated,
     text_of,
     with_text,
 )
-from tests.support.fast import way
 from tests.support.pipelines import pipelines
-from tests.typed._gemini_ollama_bedrock import (
+from tests.support.typed_gemini_ollama_bedrock import (
     assert_both_alike,
     assert_decoded_alike,
     cut,

@@ -10,8 +10,7 @@ import pytest
 import rxstream as rs
 import rxstream._typed as typed_decoding
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
-
-from ._equivalence import (
+from tests.support.typed import (
     assert_same_decoding,
 )
 

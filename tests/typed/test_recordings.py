@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ._equivalence import (
+from tests.support.typed import (
     assert_same,
     assert_same_decoding,
     cut,

@@ -13,7 +13,7 @@ Invariants:
 - At a boundary, the text before it splits the same alone whatever follows,
   and no piece spans it (a space after a non-space, for every pattern; more
   places between ASCII classes for tiktoken's published patterns). Checked
-  exhaustively on short texts by tests/core/test_tokens_cuts.py.
+  exhaustively on short texts by tests/core/tokens/test_pieces.py.
 - Pure: no state, no I/O; the `regex` module is imported on first use.
 """
 
@@ -33,7 +33,7 @@ _ASCII = frozenset(map(chr, range(128)))
 
 # The one place no tiktoken pattern (r50k, cl100k, o200k) lets a piece span: a
 # space after a non-space (" world" starts a piece), and the text before it splits
-# the same alone (tests/core/test_tokens.py checks both exhaustively on short
+# the same alone (tests/core/tokens/test_counter.py checks both exhaustively on short
 # texts). Tokenizers that pre-split at whitespace the same way count the two sides
 # independently. (Not a line start: r50k splits "\n\nHi" as "\n", "\n", "Hi" but
 # "\n\n" alone as one piece.) Searched for backwards: in reversed text, a space
@@ -49,7 +49,7 @@ _REVERSED_BOUNDARY = re.compile(r" \S")
 # than `'` ("it's" is one o200k piece). Not punctuation then a letter: "+abc" is one
 # piece (but for r50k). o200k also cuts before a capital that follows a small
 # letter ("camelCase" is "camel", "Case"). On each side of such a place the text
-# splits the same alone, whatever comes before or after (tests/core/test_tokens_cuts.py
+# splits the same alone, whatever comes before or after (tests/core/tokens/test_pieces.py
 # checks it exhaustively on short texts and on every pair of ASCII characters), so
 # base64, identifiers and numbers settle up to their last few characters in one
 # encode.

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 # How many trailing regex pieces stay open. Checked exhaustively on short texts
-# for the r50k, cl100k and o200k patterns (tests/core/test_tokens.py): appending
+# for the r50k, cl100k and o200k patterns (tests/core/tokens/test_counter.py): appending
 # never changes a piece before the last two. (`add` has a fast path for two.)
 _OPEN_PIECES = 2
 

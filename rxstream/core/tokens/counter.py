@@ -227,7 +227,7 @@ class TokenCounter(MachineBase):
         fragment. Measured on 111,180 prose fragments of 1-6 characters
         (`feed_all` alone, median of 11 interleaved runs): 1.80 µs a fragment
         inline against 2.33 µs through `add` under o200k_base, 1.86 against
-        2.57 under cl100k_base. tests/core/test_tokens.py feeds answer text
+        2.57 under cl100k_base. tests/core/tokens/test_counter.py feeds answer text
         (this copy) and reasoning (`add`) the same fragments and expects the
         same counts.
 

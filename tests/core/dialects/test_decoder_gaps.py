@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +21,11 @@ import reactivex
 from reactivex import Observable
 
 import rxstream as rs
-from rxstream.core import fast_paths
 from rxstream.models import Metadata, SSEFrame
-from tests.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
+from tests.support.fast import fast_switch  # noqa: F401  (the `fast` fixture: on, then off)
+from tests.support.json_paths import json_path  # noqa: F401  (every test runs on both JSON paths)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-
-
-@pytest.fixture(params=[True, False], ids=["fast", "plain"])
-def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
-    previous = fast_paths(request.param)
-    try:
-        yield request.param
-    finally:
-        fast_paths(previous)
 
 
 def sse(*payloads: Any) -> bytes:

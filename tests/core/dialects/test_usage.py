@@ -14,7 +14,7 @@ import pytest
 import rxstream as rs
 from rxstream.core.dialects import decoder, renderer
 from rxstream.runs._estimate import estimated_usage, usage_of_record, usage_record
-from tests.core.dialects._helpers import Wire, outcome
+from tests.support.dialects import Wire, outcome
 
 DATA = Path(__file__).parents[2] / "data"
 

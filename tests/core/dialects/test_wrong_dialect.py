@@ -12,7 +12,6 @@ lines, event-stream messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,10 @@ import reactivex
 from reactivex import Observable
 
 import rxstream as rs
-from rxstream.core import fast_paths
 from rxstream.core.dialects import DIALECTS
 from rxstream.models import Message
 from rxstream.operators.wire import SourceWire, WireSource
+from tests.support.fast import fast_switch  # noqa: F401  (the `fast` fixture: on, then off)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -41,15 +40,6 @@ RECORDED: dict[str, tuple[str, SourceWire]] = {
 assert set(RECORDED) == set(DIALECTS)
 
 PAIRS = [(stream, dialect) for stream in DIALECTS for dialect in DIALECTS]
-
-
-@pytest.fixture(params=[True, False], ids=["fast", "plain"])
-def fast(request: pytest.FixtureRequest) -> Iterator[bool]:
-    previous = fast_paths(request.param)
-    try:
-        yield request.param
-    finally:
-        fast_paths(previous)
 
 
 def source(stream: str, *, labelled: bool) -> Observable[Any]:

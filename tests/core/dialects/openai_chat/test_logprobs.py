@@ -32,9 +32,9 @@ from rxstream.core.dialects.openai_chat.decode import OpenAIChatDecoder
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
 from rxstream.core.dialects.openai_chat.render import OpenAIChatRenderer
 from rxstream.testing.server import End, FakeLLMServer, Say, Scenario
-from tests.fast._ways import template_reads
 from tests.support.fast import WAYS, outcome, way
 from tests.support.pipelines import Pipeline
+from tests.support.ways import template_reads
 
 JSONObject = dict[str, Any]
 

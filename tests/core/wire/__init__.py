@@ -1,0 +1,1 @@
+"""Tests of `rxstream.core.wire`."""
