@@ -150,6 +150,17 @@ class _Reading(MachineBase):
         if self._state is not OPEN:
             self._refuse()
         out: list[Any] = []
+        if type(item) is TextDelta and self._kind == "text" and not self._ended:
+            # The usual delta, once the text is known to be the answer: read at once.
+            piece = item.text
+            if piece and item.choice == 0:
+                try:
+                    self._texts.append(piece)
+                    self._take_text(piece, out)
+                except BaseException:
+                    self._state = FAILED
+                    raise
+            return out
         try:
             for delta in only_deltas(item, self.operator):
                 self._take(delta, out)
@@ -180,7 +191,7 @@ class _Reading(MachineBase):
         piece = self._piece(delta)
         if piece:
             self._texts.append(piece)
-            self._read(self._reader.feed(piece), piece, out)
+            self._take_text(piece, out)
         elif type(delta) is Finish:
             self._end(out)
 
@@ -225,6 +236,10 @@ class _Reading(MachineBase):
             self._texts[:] = ["".join(self._texts)]
         return self._texts[0] if self._texts else ""
 
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        """Read `piece` of the JSON text; what it makes visible into `out`."""
+        self._read(self._reader.feed(piece), piece, out)
+
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         """What the reader's `events` for `piece` (`""` at the end) make visible, into `out`."""
         raise NotImplementedError  # pragma: no cover
@@ -241,20 +256,28 @@ def _shows(event: JSONEvent) -> bool:
 class _Pacing:
     """When a snapshot (or patch) is due: the rule in the module docstring."""
 
-    __slots__ = ("pending", "read")
+    __slots__ = ("pending", "read", "size")
 
     def __init__(self) -> None:
         self.read = 0  # characters read since the last snapshot
         self.pending = False  # a change not shown yet
+        self.size = 0  # the last snapshot's size, 0 when it was at most SNAPSHOT_FREE
 
-    def due(self, events: list[JSONEvent], read: int, size: int) -> bool:
-        self.read += read
-        self.pending = self.pending or any(map(_shows, events))
-        if self.pending and (size <= SNAPSHOT_FREE or self.read * COPY_BUDGET >= size):
-            self.read = 0
-            self.pending = False
-            return True
-        return False
+    def waits(self) -> bool:
+        """Whether no snapshot can be due yet: too few characters read since the last one."""
+        return self.read * (COPY_BUDGET - 1) < self.size
+
+    def due(self, changed: bool) -> bool:
+        """Whether a snapshot is due now (`changed`: the last text changed what one shows)."""
+        if changed:
+            self.pending = True
+        return self.pending and not self.waits()
+
+    def shown(self, size: int) -> None:
+        """A snapshot of `size` (`JSONStreamParser.snapshot_size()`) went out."""
+        self.read = 0
+        self.pending = False
+        self.size = size if size > SNAPSHOT_FREE else 0
 
 
 class PartialObjectAccumulator(_Reading):
@@ -283,7 +306,7 @@ class PartialObjectAccumulator(_Reading):
     [Partial(value={'a': [1]}, growing=None), {'a': [1, 2]}]
     """
 
-    __slots__ = ("_pacing", "_validate")
+    __slots__ = ("_held", "_pacing", "_validate")
 
     operator = "rs.partial_object()"
 
@@ -295,14 +318,38 @@ class PartialObjectAccumulator(_Reading):
 
     def _start(self) -> None:
         super()._start()
+        self._reader = JSONStreamParser(events=False)  # snapshots need no events
         self._pacing = _Pacing()
+        self._held: list[str] = []  # text not read yet: no snapshot was due
 
-    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        pacing = self._pacing
+        pacing.read += len(piece)
+        held = self._held
+        if pacing.read * (COPY_BUDGET - 1) < pacing.size:  # `waits()`, inline: the hot path
+            held.append(piece)  # no snapshot can be due: read this text with the next one
+            return
+        if held:
+            held.append(piece)
+            piece = "".join(held)
+            held.clear()
         reader = self._reader
-        if reader.complete or not self._pacing.due(events, len(piece), reader.snapshot_size()):
+        reader.feed(piece)
+        if reader.complete or not pacing.due(reader.changed):
             return
         if reader.visible:
             out.append(Partial(reader.snapshot(), reader.growing))
+        pacing.shown(reader.snapshot_size())
+
+    def _end(self, out: list[Any]) -> None:
+        if self._held:  # the text held back is read before the end
+            piece = "".join(self._held)
+            self._held.clear()
+            self._reader.feed(piece)
+        super()._end(out)
+
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+        pass  # at the end only (`_end`): the value is complete there, or the reader raised
 
     def _finish(self, out: list[Any]) -> None:
         try:
@@ -491,15 +538,18 @@ class JSONPatchEncoder(_Reading):
         for event in events:
             self._op(event)
         reader = self._reader
+        pacing = self._pacing
+        pacing.read += len(piece)
         if reader.complete:
             self._flush(out)
-        elif self._pacing.due(events, len(piece), reader.snapshot_size()):
+        elif pacing.due(any(map(_shows, events))):
             if self._string is not None:
                 text = reader.growing_text()
                 if text is not None:
                     self._set(self._string, text)
                 self._string = None
             self._flush(out)
+            pacing.shown(reader.snapshot_size())
 
     def _op(self, event: JSONEvent) -> None:
         path = event.path
