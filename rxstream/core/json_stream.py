@@ -172,7 +172,8 @@ _ONE = rf"(?:{_STR}|{_NESTED}|[-0-9][-+.0-9eE]*+|true|false|null)[ \t\n\r]*+"
 _ELEMENT = rf"[ \t\n\r]*+{_ONE}"
 _MEMBER = rf"[ \t\n\r]*+{_STR}[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"
 _ELEMENT_RUN = re.compile(rf"(?>{_ELEMENT},)*{_ELEMENT}[,\]]", re.DOTALL)
-_MEMBER_RUN = re.compile(rf"(?>{_MEMBER},)*{_MEMBER}[,}}]", re.DOTALL)
+_LAST_MEMBER = rf"[ \t\n\r]*+(?P<key>{_STR})[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"  # its key kept
+_MEMBER_RUN = re.compile(rf"(?>{_MEMBER},)*{_LAST_MEMBER}[,}}]", re.DOTALL)
 
 # What the reader expects next.
 _VALUE, _FIRST_ELEMENT, _FIRST_KEY, _KEY, _COLON, _AFTER, _END, _STRING, _NUMBER = range(9)
@@ -779,6 +780,8 @@ class JSONStreamParser(MachineBase):
         charged against the budget, as the scanner's are.
         """
         stack = self._stack
+        if len(stack) >= self.max_depth:  # a container inside is refused (`_open`)
+            return pos
         frame = stack[-1]
         is_object = frame.is_object
         opening, closing = ("{", "}") if is_object else ("[", "]")
@@ -795,7 +798,7 @@ class JSONStreamParser(MachineBase):
             if end == len(text):
                 return self._add_run(frame, value, close + 1, True, out)
         match = (_MEMBER_RUN if is_object else _ELEMENT_RUN).match(buf, pos)
-        if match is None or len(stack) + 3 > self.max_depth:
+        if match is None:
             self._budget -= len(buf) - pos
             return pos
         end = match.end()
@@ -810,6 +813,8 @@ class JSONStreamParser(MachineBase):
         if stop != len(text):
             self._budget -= end - pos
             return pos
+        if is_object and not closes:  # the key read last, as the usual reading keeps it
+            frame.key = scanstring(match.group("key"), 1, True)[0]
         return self._add_run(frame, value, end, closes, out)
 
     def _add_run(
@@ -823,6 +828,7 @@ class JSONStreamParser(MachineBase):
         else:
             container.extend(value)
             frame.count += len(value)
+            frame.key = frame.count - 1
         self.changed = True
         if closes:
             self._close_container(out)
@@ -840,6 +846,8 @@ class JSONStreamParser(MachineBase):
         scanner refuses (the usual reading then reads it, and refuses it with its
         own error).
         """
+        if len(self._stack) >= self.max_depth:  # refused (`_open`)
+            return pos
         frame = self._stack[-1]
         container: Any = frame.container
         ws = _WS.match
@@ -856,6 +864,7 @@ class JSONStreamParser(MachineBase):
             if c != "," and c != "]":
                 break  # the text's end, or what the usual reading refuses
             container.append(value)
+            frame.key = frame.count
             frame.count += 1
             self.changed = True
             if c == "]":
