@@ -216,7 +216,17 @@ class _Frame:
 class _Skim:
     """The element of a skimmed array read so far: its text, and where the scan stands."""
 
-    __slots__ = ("begun", "deepest", "depth", "escape", "first", "in_string", "pieces", "start")
+    __slots__ = (
+        "begun",
+        "deepest",
+        "depth",
+        "escape",
+        "first",
+        "got",
+        "in_string",
+        "pieces",
+        "start",
+    )
 
     def __init__(self, start: int, *, first: bool) -> None:
         self.start = start  # the offset of the element's text in the whole text
@@ -227,6 +237,7 @@ class _Skim:
         self.deepest = 0
         self.in_string = False
         self.escape = False  # a backslash in a string was the text's last character
+        self.got = 0  # closing characters (`"`, or `}` and `]`) in the text held since
 
 
 class _String:
@@ -309,6 +320,7 @@ class JSONStreamParser(MachineBase):
         "_budget",
         "_buf",
         "_events",
+        "_held",
         "_keep",
         "_mode",
         "_num",
@@ -341,6 +353,7 @@ class JSONStreamParser(MachineBase):
         self._paths = events or keep is not None or skim is not None  # paths are asked for
         self._runs = not self._paths  # whole runs read at once (`_whole_run`)
         self.changed = False
+        self._held: list[str] = []  # fragments a skimmed element cannot end in, not read yet
         self._buf = ""  # text not consumed yet: at most a cut literal or escape
         self._base = 0  # the offset of _buf[0] in the whole text
         self._mode = _VALUE
@@ -376,7 +389,7 @@ class JSONStreamParser(MachineBase):
     @property
     def offset(self) -> int:
         """Characters read so far (the position of the next one)."""
-        return self._base + len(self._buf)
+        return self._base + len(self._buf) + sum(map(len, self._held))
 
     @property
     def visible(self) -> bool:
@@ -441,6 +454,23 @@ class JSONStreamParser(MachineBase):
         self.changed = False
         if not text:
             return out
+        if self._mode == _SKIM:
+            skim: Any = self._stack[-1].skim
+            if skim.begun:
+                # It ends only once as many closing characters as it has open levels have
+                # arrived (a string: one quote); until then its text is read with the next.
+                if skim.depth:
+                    skim.got += text.count("}") + text.count("]")
+                else:
+                    skim.got += text.count('"')
+                if skim.got < (skim.depth or 1):
+                    self._held.append(text)
+                    return out
+                skim.got = 0
+            if self._held:
+                self._held.append(text)
+                text = "".join(self._held)
+                self._held.clear()
         self._buf = self._buf + text if self._buf else text
         self._budget = 2 * len(text) + 1024
         try:
@@ -461,7 +491,8 @@ class JSONStreamParser(MachineBase):
         self.changed = False
         try:
             if self._mode == _SKIM:  # the text ended in a skimmed element: read it the usual way
-                self._rewind("")
+                self._rewind(self._buf + "".join(self._held))  # with the text held back
+                self._held.clear()
                 self._budget = 2 * len(self._buf) + 1024
                 self._run(out)
             if self._mode == _NUMBER and not self._stack and self._num_state in _N_ENDS:
@@ -677,7 +708,12 @@ class JSONStreamParser(MachineBase):
                 frame.skim = None
                 self._mode = _FIRST_ELEMENT if skim.first else _VALUE
                 return pos
-            if self._budget > 0 and len(self._stack) < self.max_depth:
+            closes = '"' if c == '"' else "}" if c == "{" else "]"
+            if (
+                self._budget > 0
+                and len(self._stack) < self.max_depth
+                and buf.find(closes, pos + 1) > 0
+            ):
                 # Whole in this fragment? The C scanner reads it at once (as `_open` does).
                 try:
                     value, end = _scan_once(buf, pos)
@@ -738,13 +774,15 @@ class JSONStreamParser(MachineBase):
         self, frame: _Frame, skim: _Skim, last: str, buf: str, end: int, out: list[JSONEvent]
     ) -> int:
         """The skimmed element closed with `last`: decode it; else read it again (`_rewind`)."""
-        skim.pieces.append(last)
+        pieces = skim.pieces
+        pieces.append(last)
+        text = "".join(pieces) if len(pieces) > 1 else last
         if len(self._stack) + skim.deepest <= self.max_depth:
             try:
-                value = _DECODER.decode("".join(skim.pieces))
-            except (ValueError, RecursionError):
-                pass
-            else:
+                value, stop = _scan_once(text, 0)  # it starts at its first character
+            except (StopIteration, ValueError, RecursionError):
+                stop = -1
+            if stop == len(text):
                 frame.skim = None
                 frame.key = frame.count
                 self._complete(value, out)

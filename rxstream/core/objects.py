@@ -431,6 +431,11 @@ class ElementSplitter(_Reading):
         """
         return len(path) != len(self._tokens) + 1 and self._under(path)
 
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        events = self._reader.feed(piece)
+        if events:  # most pieces inside a skimmed element give none
+            self._read(events, piece, out)
+
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
         return len(path) == len(self._tokens) and self._under(path)
@@ -439,12 +444,13 @@ class ElementSplitter(_Reading):
         depth = len(self._tokens)
         for event in events:
             path = event.path
-            if len(path) > depth + 1 or not self._under(path):
-                continue
-            if len(path) == depth + 1:
-                if type(event) is JSONCompleted and path[-1] == self._count:
+            if len(path) == depth + 1:  # an element (the usual event: tested first)
+                if type(event) is JSONCompleted and path[-1] == self._count and self._under(path):
                     self._give(event.value, out)
-            elif type(event) is JSONCompleted:
+                continue
+            if len(path) > depth or not self._under(path):
+                continue
+            if type(event) is JSONCompleted:
                 self._whole(path, event.value, out)
             elif type(event) is JSONOpened and len(path) == depth and event.kind != "array":
                 self._not_array(event.kind)
