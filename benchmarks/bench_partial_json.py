@@ -132,6 +132,43 @@ def reader_alone(fragments: list[str]) -> Callable[[], Any]:
     return run
 
 
+def reader_without_events(fragments: list[str]) -> Callable[[], Any]:
+    """The reader as `rs.partial_object` runs it when every fragment is read (no holding)."""
+
+    def run() -> Any:
+        reader = JSONStreamParser(events=False)
+        for fragment in fragments:
+            reader.feed(fragment)
+        return reader.close()
+
+    return run
+
+
+def snapshot_every_fragment(fragments: list[str]) -> Callable[[], Any]:
+    """A snapshot after every fragment, unpaced: what pacing saves (quadratic in the size)."""
+
+    def run() -> Any:
+        reader = JSONStreamParser(events=False)
+        for fragment in fragments:
+            reader.feed(fragment)
+            reader.snapshot()
+        return reader.close()
+
+    return run
+
+
+def snapshots_given(fragments: list[str]) -> tuple[int, int]:
+    """How many snapshots `rs.partial_object` gives, and the entries they copy in all."""
+    machine = PartialObjectAccumulator()
+    count = copied = 0
+    for fragment in fragments:
+        if machine.feed(TextDelta(fragment)):
+            count += 1
+            copied += machine._reader.snapshot_size()
+    machine.close()
+    return count, copied
+
+
 def reader_skimming(fragments: list[str]) -> Callable[[], Any]:
     """The reader as `rs.elements("/items")` runs it: the array skimmed, its elements dropped."""
 
@@ -237,6 +274,18 @@ def main() -> None:
     rows.append(
         (f"{len(text):,} chars, 16-char fragments: the reader alone / json.loads", cost / whole, "")
     )
+    cost = best(reader_without_events(pieces(text, 16)), args.repeat)
+    rows.append(
+        (
+            f"{len(text):,} chars, 16-char fragments: the reader without events, every fragment",
+            cost / whole,
+            "",
+        )
+    )
+    count, copied = snapshots_given(pieces(text, 16))
+    rows.append(
+        (f"  snapshots given: {count:,}; entries copied per character", copied / len(text), "")
+    )
     cost = best(bare_calls(pieces(text, 16)), args.repeat)
     rows.append(
         (f"{len(text):,} chars, 16-char fragments: a bare call each / json.loads", cost / whole, "")
@@ -244,6 +293,14 @@ def main() -> None:
 
     text = catalog(mid)
     fragments = pieces(text, 16)
+    cost = best(snapshot_every_fragment(fragments), 1)
+    rows.append(
+        (
+            f"{len(text):,} chars, 16-char fragments: unpaced, a snapshot after each / json.loads",
+            cost / best(lambda: json.loads(text), args.repeat * 3),
+            "",
+        )
+    )
     ours = best(partial_machine(fragments, Catalog), args.repeat)
     reparse = best(reparse_per_fragment(fragments), 1)
     rows.append(
