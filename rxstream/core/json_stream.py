@@ -43,7 +43,14 @@ Invariants:
   scanner never reads a character more than a bounded number of times.
   A skimmed array's elements (`skim=`) are delimited by compiled patterns that
   step from bracket to brace to quote, and each is decoded once; after one is
-  refused, skimming stops for good, so its text is read again only once.
+  refused, skimming stops for good, so its text is read again only once. The
+  fragments of a skimmed element are held (not scanned) until as many closing
+  characters as it has open levels have arrived, then scanned together.
+  Without events (`events=False`), a run of whole members or elements of the
+  open container is decoded by one call of the standard decoder: one pattern
+  (or one scan per container element) delimits it, the decoder checks it, and
+  what it refuses is read the usual way; the changed snapshots, values and
+  errors are those of the usual reading.
 
 The partial value (`snapshot()`) holds the completed scalars and the open
 containers, and the open string with its text so far; `null` and a missing key

@@ -19,12 +19,21 @@ The machines (each over `rxstream.core.json_stream.JSONStreamParser`):
 
 - `PartialObjectAccumulator`: a `Partial` snapshot after a change, then the
   validated object. A snapshot copies the open containers and the open string
-  (`JSONStreamParser.snapshot_size()`); to keep the whole linear, a snapshot
-  is due when the text read since the last one, times `COPY_BUDGET` (8), is at
-  least that size (or the size is under `SNAPSHOT_FREE`, 256): so at most 8
-  entries or characters are copied per character read, and a small object
-  gets a snapshot after every change. A change held back shows in the next
-  snapshot; the validated object follows the last one.
+  (`JSONStreamParser.snapshot_size()`) and shares every closed value (see
+  `rxstream.models.Partial`); to keep the whole linear, a snapshot is due when
+  the text read since the last one, times `COPY_BUDGET - 1` (7), is at least
+  the last snapshot's size (always, while that size is at most
+  `SNAPSHOT_FREE`, 256): a snapshot grows by at most one entry or character
+  per character read since the last, so at most 8 are copied per character
+  read, and a small object gets a snapshot after every change. A change held
+  back shows in the next snapshot; the validated object follows the last one.
+  Text no snapshot can be due for yet is held and read (by a reader without
+  events, `JSONStreamParser(events=False)`) with the piece that makes one
+  due, or at the end: the snapshots are the ones a reader of every piece
+  shows after the same pieces, and JSON that is bad in held text is refused
+  with the same offset, path and reason, later: once the last snapshot's
+  size over 7 characters have arrived (with the 10,000 entries of a long
+  list open, about 1,400 characters), or at the answer's end.
 - `ElementSplitter`: each element of the array at a JSON Pointer once it has
   closed, validated on its own.
 - `JSONPatchEncoder`: RFC 6902 operations from one snapshot to the next, at
