@@ -230,6 +230,7 @@ class _Skim:
         "escape",
         "first",
         "got",
+        "tried",
         "in_string",
         "pieces",
         "start",
@@ -244,6 +245,7 @@ class _Skim:
         self.deepest = 0
         self.in_string = False
         self.escape = False  # a backslash in a string was the text's last character
+        self.tried = False  # read whole by the scanner once (`_skim_whole`)
         self.got = 0  # closing characters (`"`, or `}` and `]`) in the text held since
 
 
@@ -705,6 +707,10 @@ class JSONStreamParser(MachineBase):
         frame = self._stack[-1]
         skim: Any = frame.skim
         n = len(buf)
+        if skim.begun and not skim.tried and skim.pieces:
+            end = self._skim_whole(frame, skim, buf, pos, out)
+            if end >= 0:
+                return end
         if not skim.begun:
             pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
             if pos >= n:
@@ -776,6 +782,34 @@ class JSONStreamParser(MachineBase):
         if pos > mark:
             skim.pieces.append(buf[mark:pos])
         return pos
+
+    def _skim_whole(
+        self, frame: _Frame, skim: _Skim, buf: str, pos: int, out: list[JSONEvent]
+    ) -> int:
+        """The element begun earlier, read whole by the scanner from its start; where it ends.
+
+        Tried once per element, when the closing character of its own kind (its
+        first character's) is in `buf`: the text up to it is then not stepped
+        through. -1 when it is not whole there (or is refused): it is skimmed.
+        """
+        first = skim.pieces[0][0]
+        if buf.find('"' if first == '"' else "}" if first == "{" else "]", pos) < 0:
+            return -1
+        skim.tried = True
+        if len(self._stack) >= self.max_depth:
+            return -1
+        done = "".join(skim.pieces)
+        try:
+            value, end = _scan_once(done + buf[pos:], 0)
+        except (StopIteration, ValueError, RecursionError):
+            self._budget -= len(buf) - pos
+            return -1
+        if end <= len(done):  # pragma: no cover - the stepping would have found its end
+            return -1
+        frame.skim = None
+        frame.key = frame.count
+        self._complete(value, out)
+        return pos + end - len(done)
 
     def _skimmed(
         self, frame: _Frame, skim: _Skim, last: str, buf: str, end: int, out: list[JSONEvent]

@@ -395,12 +395,16 @@ def test_skimming_refuses_what_the_usual_reading_refuses_with_its_error(
         (["[", "]"], []),
         (['[ 1, {"b": null}, true', ", 2.5]"], [1, {"b": None}, True, 2.5]),
         (['["]{[,", {"', '}": "]"}]'], ["]{[,", {"}": "]"}]),
+        (['[{"a": {"b"', ': 1}, "c"', ": 2}, [3", "]]"], [{"a": {"b": 1}, "c": 2}, [3]]),
+        (['["ab', 'c\\"d"', ', "e"]'], ['abc"d', "e"]),
     ],
     ids=[
         "escapes cut at a fragment's end",
         "empty",
         "scalars read the usual way",
         "brackets in strings",
+        "a closing brace inside, before its own (read whole, then skimmed)",
+        "an escaped quote before its own (read whole, then skimmed)",
     ],
 )
 def test_skimmed_elements(pieces: list[str], expected: Any) -> None:
@@ -553,3 +557,14 @@ def test_without_events_a_long_run_cut_into_many_fragments_stays_linear() -> Non
             parser.feed(text[i : i + size])
         parser.close()
         assert parser.value == json.loads(text)
+
+
+def test_a_skimmed_element_past_the_depth_limit_is_refused_as_usual() -> None:
+    pieces = ['[{"a"', ": 1}]"]
+    errors = []
+    for skim in (None, lambda path: True):
+        parser = JSONStreamParser(max_depth=1, skim=skim)
+        with pytest.raises(JSONStreamError) as caught:
+            [parser.feed(piece) for piece in pieces]
+        errors.append((caught.value.reason, caught.value.offset, caught.value.path))
+    assert errors[0] == errors[1] == ("nested deeper than 1 levels", 1, "/0")
