@@ -230,10 +230,10 @@ class _Skim:
         "escape",
         "first",
         "got",
-        "tried",
         "in_string",
         "pieces",
         "start",
+        "tried",
     )
 
     def __init__(self, start: int, *, first: bool) -> None:
