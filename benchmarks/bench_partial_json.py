@@ -21,12 +21,14 @@ Three measures (issue 32), each the best of `--repeat` runs, CPU time of this th
 
 Prints a table of the ratios; not a timed test (nothing fails on a slow machine).
 
-Measured for issue 32, second round (2 shared cores, load average 4-6 from other jobs; main's
-code and this one run alternately, three rounds, in one window; every ratio moved by up to half
-between rounds, so ranges are given; the ratios are to one `json.loads` of the same text):
+Measured for issue 32, second round (2 shared cores, load average 4-8 from other jobs; main's
+code and this one run alternately, three rounds, in each of two windows; every ratio moved by
+up to half between rounds, so ranges over the six are given; the ratios are to one
+`json.loads` of the same text):
 
-- `rs.partial_object`, 1 MB in 16-character fragments: before 76-82x, after 14.5-21x; in
-  256-character fragments: before 20-28x, after 9-12.6x. What changed: (1) the machine reads
+- `rs.partial_object`, 1 MB in 16-character fragments: before 51-82x, after 14.5-32x (the 32x
+  at load 7; 14.5-21x in the other five); in 256-character fragments: before 16-28x, after
+  9-16.5x. What changed: (1) the machine reads
   its text only when a snapshot can be due (once the last snapshot's size over 7 characters
   have arrived since it): 62,503 fragments become 5,575 reads, of 179 characters on average
   (the first 2,400 one fragment each, while the object is under 256 entries); (2) it reads
@@ -48,15 +50,18 @@ between rounds, so ranges are given; the ratios are to one `json.loads` of the s
   100 KB: before 23-36x, after 36-53x cheaper (target 100x): at 100 KB the object is small
   for a long time (its first 36 KB get a snapshot after every change, so are read fragment by
   fragment); the gap grows with the size, since the re-parse is quadratic.
-- `rs.elements`, 10,000 elements (1.55 MB): in 16-character fragments, before 8.3-11.8x,
-  after 5.7-6.9x of `json.loads` plus validating each element once. A skimmed element's
-  fragments (the first round, skimming, had taken it from 17-24x to 9.0-9.5x) are held
-  until as many closing characters as it has open levels have arrived
-  (most are then one append), and a skimmed element is decoded by the scanner directly. In
-  256-character fragments no clear change (the full runs: before 3.0-4.4x, after 4.1-4.9x;
-  a focused alternating run: before 3.5-4.4x, after 3.3-3.5x): there the skimming reader
-  alone is 1.4-3.0x, and the rest is a dozen Python calls per element (its path, event,
-  pointer check, validation call). Not done, measured: validating the element's text with
+- `rs.elements`, 10,000 elements (1.55 MB): in 16-character fragments, before 6.9-11.8x,
+  after 4.7-6.5x of `json.loads` plus validating each element once (second window, with
+  every change; 5.7-6.9x in the first, before the last one). A skimmed element's fragments
+  (the first round, skimming, had taken it from 17-24x to 9.0-9.5x) are held until as many
+  closing characters as it has open levels have arrived (most are then one append); an
+  element begun in an earlier fragment is read whole by the scanner from its start once a
+  closing character of its own kind arrives (tried once per element; 10% faster in 16- and
+  20% in 256-character fragments, measured alone); a skimmed element is decoded by the
+  scanner directly. In 256-character fragments the full runs show no clear change (before
+  2.7-4.4x, after 2.3-4.9x): there the skimming reader alone is 1.3-3.0x, and the rest is a
+  dozen Python calls per element (its path, event, pointer check, validation call).
+  Not done, measured: validating the element's text with
   `TypeAdapter.validate_json` (3.9 us an element) instead of scanning and `validate_python`
   (6.0 us) would save about 0.2x, but pydantic's JSON reader is not exact against
   `json.loads` (lone surrogates), so it needs a fallback to the scanner on any refusal.
