@@ -21,31 +21,50 @@ Three measures (issue 32), each the best of `--repeat` runs, CPU time of this th
 
 Prints a table of the ratios; not a timed test (nothing fails on a slow machine).
 
-Measured for issue 32 (2 shared cores, other jobs running: every figure moved by up to half
-between runs, so before and after were run alternately, three rounds, in one window; the
-10,000-element array is 1.55 MB, its `json.loads` plus validation 65-130 ms):
+Measured for issue 32, second round (2 shared cores, load average 4-8 from other jobs; main's
+code and this one run alternately, three rounds, in each of two windows; every ratio moved by
+up to half between rounds, so ranges over the six are given; the ratios are to one
+`json.loads` of the same text):
 
-- `rs.elements` skims its array (`JSONStreamParser(skim=)`): a container or string element is
-  delimited by brackets, braces and quotes with compiled patterns and decoded once by the
-  standard decoder, instead of being read value by value. 16-character fragments: before
-  1.9-2.1 s (17-24x), after 0.65-1.0 s (9.0-9.5x); 256-character fragments: before 0.63-0.74 s
-  (4.9-8.5x), after 0.37-0.50 s (4.6-5.6x); 4,096-character fragments (elements whole in a
-  fragment, read by the C scanner before and after): 0.20-0.26 s both (1.6-3.3x).
-- The 2x target is out of reach in pure Python at small fragments: what remains is a cost per
-  fragment, not per character. At 16 characters there are 96,946 fragments; the skimming reader
-  alone (no events inside elements, no operator: the "skimming reader alone" row) is 4.9-5.7x
-  the base by itself, 3.6 us a fragment, and the operator's delta handling (picking the text out
-  of the delta, handing the events on) adds about as much again. For 2x, all of it would have to
-  fit in 1.5 us a fragment. A bare method call a fragment that looks at it ("a bare call each")
-  is cheap (0.55x of one `json.loads` of 1 MB at 62,500 fragments): the floor is the reader's
-  work on each fragment (where it stands, one or two pattern matches, keeping the element's
-  text), which no reordering in Python removes. At 256 characters the skimming reader alone is
-  1.8x and the operator 2.8-5.6x (the validation of each element, the events, the delta path).
-- `rs.partial_object` (1 MB, 16-character fragments: 76-87x one `json.loads`; the reader alone
-  53-58x): the same floor, higher, since every fragment is parsed value by value (its snapshots
-  must show the element being built, so its array cannot be skimmed). 3x would leave 0.4 us a
-  fragment for reading and snapshots: about five bare calls. Not changed by this work; the
-  re-parse comparison at 100 KB is 30-34x in this window (the issue's 25x), short of 100x.
+- `rs.partial_object`, 1 MB in 16-character fragments: before 51-82x, after 14.5-32x (the 32x
+  at load 7; 14.5-21x in the other five); in 256-character fragments: before 16-28x, after
+  9-16.5x. What changed: (1) the machine reads
+  its text only when a snapshot can be due (once the last snapshot's size over 7 characters
+  have arrived since it): 62,503 fragments become 5,575 reads, of 179 characters on average
+  (the first 2,400 one fragment each, while the object is under 256 entries); (2) it reads
+  them with `JSONStreamParser(events=False)`, which decodes each run of whole members or
+  elements with one call of the C scanner (1.6-1.7x faster than the reader with events on
+  256- and 1,024-character fragments; no gain on 16-character ones, 189 against 200 ms:
+  the per-value events were not the cost there, the per-fragment dispatch is); (3) no failed
+  scans where the closing character is absent (a failed C scan raises, 9 us each, the cost
+  of reading some 400 characters).
+- Where the 16-character time goes now (362 ms, `json.loads` 21 ms): reading the 5,575
+  batches 192 ms (about 45 ms of it the first 42 KB, read fragment by fragment); the 5,375
+  snapshots 41 ms (6.84 entries copied per character read: list copies of up to 7,000
+  entries); the held fragments 26-29 ms (1.7-1.9x `json.loads` by themselves: a method call,
+  a few attribute loads and an append per fragment; "a bare call each" is 0.25-0.7x). So the
+  3x target is out of reach with this pacing: the snapshot copies (about 2x) and one call
+  per fragment (about 1.8x) exceed it before any reading. Snapshots after every fragment,
+  unpaced, would cost 60-73x `json.loads` at 100 KB already, and grow with the square.
+- Against re-parsing per fragment with `pydantic_core.from_json(allow_partial=True)` at
+  100 KB: before 23-36x, after 36-53x cheaper (target 100x): at 100 KB the object is small
+  for a long time (its first 36 KB get a snapshot after every change, so are read fragment by
+  fragment); the gap grows with the size, since the re-parse is quadratic.
+- `rs.elements`, 10,000 elements (1.55 MB): in 16-character fragments, before 6.9-11.8x,
+  after 4.7-6.5x of `json.loads` plus validating each element once (second window, with
+  every change; 5.7-6.9x in the first, before the last one). A skimmed element's fragments
+  (the first round, skimming, had taken it from 17-24x to 9.0-9.5x) are held until as many
+  closing characters as it has open levels have arrived (most are then one append); an
+  element begun in an earlier fragment is read whole by the scanner from its start once a
+  closing character of its own kind arrives (tried once per element; 10% faster in 16- and
+  20% in 256-character fragments, measured alone); a skimmed element is decoded by the
+  scanner directly. In 256-character fragments the full runs show no clear change (before
+  2.7-4.4x, after 2.3-4.9x): there the skimming reader alone is 1.3-3.0x, and the rest is a
+  dozen Python calls per element (its path, event, pointer check, validation call).
+  Not done, measured: validating the element's text with
+  `TypeAdapter.validate_json` (3.9 us an element) instead of scanning and `validate_python`
+  (6.0 us) would save about 0.2x, but pydantic's JSON reader is not exact against
+  `json.loads` (lone surrogates), so it needs a fallback to the scanner on any refusal.
 """
 
 from __future__ import annotations
@@ -130,6 +149,43 @@ def reader_alone(fragments: list[str]) -> Callable[[], Any]:
         return reader.close()
 
     return run
+
+
+def reader_without_events(fragments: list[str]) -> Callable[[], Any]:
+    """The reader as `rs.partial_object` runs it when every fragment is read (no holding)."""
+
+    def run() -> Any:
+        reader = JSONStreamParser(events=False)
+        for fragment in fragments:
+            reader.feed(fragment)
+        return reader.close()
+
+    return run
+
+
+def snapshot_every_fragment(fragments: list[str]) -> Callable[[], Any]:
+    """A snapshot after every fragment, unpaced: what pacing saves (quadratic in the size)."""
+
+    def run() -> Any:
+        reader = JSONStreamParser(events=False)
+        for fragment in fragments:
+            reader.feed(fragment)
+            reader.snapshot()
+        return reader.close()
+
+    return run
+
+
+def snapshots_given(fragments: list[str]) -> tuple[int, int]:
+    """How many snapshots `rs.partial_object` gives, and the entries they copy in all."""
+    machine = PartialObjectAccumulator()
+    count = copied = 0
+    for fragment in fragments:
+        if machine.feed(TextDelta(fragment)):
+            count += 1
+            copied += machine._reader.snapshot_size()
+    machine.close()
+    return count, copied
 
 
 def reader_skimming(fragments: list[str]) -> Callable[[], Any]:
@@ -237,6 +293,18 @@ def main() -> None:
     rows.append(
         (f"{len(text):,} chars, 16-char fragments: the reader alone / json.loads", cost / whole, "")
     )
+    cost = best(reader_without_events(pieces(text, 16)), args.repeat)
+    rows.append(
+        (
+            f"{len(text):,} chars, 16-char fragments: the reader without events, every fragment",
+            cost / whole,
+            "",
+        )
+    )
+    count, copied = snapshots_given(pieces(text, 16))
+    rows.append(
+        (f"  snapshots given: {count:,}; entries copied per character", copied / len(text), "")
+    )
     cost = best(bare_calls(pieces(text, 16)), args.repeat)
     rows.append(
         (f"{len(text):,} chars, 16-char fragments: a bare call each / json.loads", cost / whole, "")
@@ -244,6 +312,14 @@ def main() -> None:
 
     text = catalog(mid)
     fragments = pieces(text, 16)
+    cost = best(snapshot_every_fragment(fragments), 1)
+    rows.append(
+        (
+            f"{len(text):,} chars, 16-char fragments: unpaced, a snapshot after each / json.loads",
+            cost / best(lambda: json.loads(text), args.repeat * 3),
+            "",
+        )
+    )
     ours = best(partial_machine(fragments, Catalog), args.repeat)
     reparse = best(reparse_per_fragment(fragments), 1)
     rows.append(

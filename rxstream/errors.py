@@ -282,7 +282,10 @@ class JSONStreamError(MalformedChunkError):
     zero, a control character or a bad escape in a string (at the escape,
     not at the closing quote), a lone `-`, `NaN`/`Infinity` (strict JSON),
     text after the top value, nesting past the reader's limit; and at the end
-    of the input when the document is unfinished (or absent).
+    of the input when the document is unfinished (or absent). `rs.partial_object`
+    reads text no snapshot is due for with the next piece, and `rs.elements` an
+    element's text once it can have closed: there it comes later, with the
+    same offset, path and reason.
 
     Attributes:
         reason: what was expected and what arrived.

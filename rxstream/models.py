@@ -1041,9 +1041,11 @@ class Partial(Generic[T]):
         value: dicts and lists holding the completed scalars (never a number
             or `true`/`false`/`null` before it is whole; a key appears once its
             value has begun, so `null` and a missing key stay different), and
-            the open string with its text so far. The open containers are
-            fresh copies; closed values are shared with later snapshots and
-            the final object, so do not mutate them.
+            the open string with its text so far. The open containers (the
+            way from the top to the value being written) are copies made for
+            this snapshot, so it never changes after it was given; closed
+            values are shared with later snapshots and the final object (not
+            copied again), so do not mutate them.
         growing: the path (keys and indexes) of the string still growing in
             `value`, or None when none is.
 

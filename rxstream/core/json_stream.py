@@ -43,7 +43,14 @@ Invariants:
   scanner never reads a character more than a bounded number of times.
   A skimmed array's elements (`skim=`) are delimited by compiled patterns that
   step from bracket to brace to quote, and each is decoded once; after one is
-  refused, skimming stops for good, so its text is read again only once.
+  refused, skimming stops for good, so its text is read again only once. The
+  fragments of a skimmed element are held (not scanned) until as many closing
+  characters as it has open levels have arrived, then scanned together.
+  Without events (`events=False`), a run of whole members or elements of the
+  open container is decoded by one call of the standard decoder: one pattern
+  (or one scan per container element) delimits it, the decoder checks it, and
+  what it refuses is read the usual way; the changed snapshots, values and
+  errors are those of the usual reading.
 
 The partial value (`snapshot()`) holds the completed scalars and the open
 containers, and the open string with its text so far; `null` and a missing key
@@ -159,6 +166,22 @@ _LITERALS: dict[str, tuple[str, JSON]] = {
 _SKIM_RUN = re.compile(r'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*', re.DOTALL)
 _SKIM_STRING = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 
+# Runs of whole members (of an object) or elements (of an array), each followed by `,` or
+# the container's closing character, read at once by the reader without events (see
+# `JSONStreamParser(events=False)`). Lexical only: a string, a scalar's characters, or a
+# container with containers at most one level inside it, delimited by brackets, braces and
+# quotes; the standard decoder then checks the run (and what it refuses is read the usual
+# way). A number is taken only with the `,` or closing character after it.
+_STR = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_FLAT = rf'[\[{{][^\[\]{{}}"]*+(?:{_STR}[^\[\]{{}}"]*+)*+[\]}}]'
+_NESTED = rf'[\[{{][^\[\]{{}}"]*+(?:(?:{_STR}|{_FLAT})[^\[\]{{}}"]*+)*+[\]}}]'
+_ONE = rf"(?:{_STR}|{_NESTED}|[-0-9][-+.0-9eE]*+|true|false|null)[ \t\n\r]*+"
+_ELEMENT = rf"[ \t\n\r]*+{_ONE}"
+_MEMBER = rf"[ \t\n\r]*+{_STR}[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"
+_ELEMENT_RUN = re.compile(rf"(?>{_ELEMENT},)*{_ELEMENT}[,\]]", re.DOTALL)
+_LAST_MEMBER = rf"[ \t\n\r]*+(?P<key>{_STR})[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"  # its key kept
+_MEMBER_RUN = re.compile(rf"(?>{_MEMBER},)*{_LAST_MEMBER}[,}}]", re.DOTALL)
+
 # What the reader expects next.
 _VALUE, _FIRST_ELEMENT, _FIRST_KEY, _KEY, _COLON, _AFTER, _END, _STRING, _NUMBER = range(9)
 _SKIM = 9  # an element of an array whose elements are skimmed
@@ -200,7 +223,18 @@ class _Frame:
 class _Skim:
     """The element of a skimmed array read so far: its text, and where the scan stands."""
 
-    __slots__ = ("begun", "deepest", "depth", "escape", "first", "in_string", "pieces", "start")
+    __slots__ = (
+        "begun",
+        "deepest",
+        "depth",
+        "escape",
+        "first",
+        "got",
+        "in_string",
+        "pieces",
+        "start",
+        "tried",
+    )
 
     def __init__(self, start: int, *, first: bool) -> None:
         self.start = start  # the offset of the element's text in the whole text
@@ -211,6 +245,8 @@ class _Skim:
         self.deepest = 0
         self.in_string = False
         self.escape = False  # a backslash in a string was the text's last character
+        self.tried = False  # read whole by the scanner once (`_skim_whole`)
+        self.got = 0  # closing characters (`"`, or `}` and `]`) in the text held since
 
 
 class _String:
@@ -256,6 +292,16 @@ class JSONStreamParser(MachineBase):
             reader gives without `skim`; it is raised when the element ends
             (or at `close()`), not at its bad character. `rs.elements`
             skims its array.
+        events: False for a reader that builds the value without reporting
+            events (`rs.partial_object`'s, which shows snapshots): `feed` and
+            `close` return empty lists, and `changed` says whether the
+            fragment changed what `snapshot()` shows. Without events (and
+            with neither `keep` nor `skim`), a run of whole members or
+            elements in the open container (each followed by its `,` or the
+            closing character) is delimited by a compiled pattern and decoded
+            by one call of the standard decoder; what it refuses is read the
+            usual way, so the values, snapshots and errors are the ones the
+            reader gives with events, for every chunking.
 
     Returns (from `feed`): the `JSONEvent`s the fragment completes; `close()`
     returns the last ones (a top-level number ends there) and raises if the
@@ -282,14 +328,19 @@ class JSONStreamParser(MachineBase):
         "_base",
         "_budget",
         "_buf",
+        "_events",
+        "_held",
         "_keep",
         "_mode",
         "_num",
         "_num_state",
+        "_paths",
         "_root",
+        "_runs",
         "_skim",
         "_stack",
         "_str",
+        "changed",
         "max_depth",
     )
 
@@ -301,11 +352,17 @@ class JSONStreamParser(MachineBase):
         max_depth: int = MAX_DEPTH,
         keep: Callable[[Path], bool] | None = None,
         skim: Callable[[Path], bool] | None = None,
+        events: bool = True,
     ) -> None:
         super().__init__()
         self.max_depth = max_depth
         self._keep = keep
         self._skim = skim
+        self._events = events
+        self._paths = events or keep is not None or skim is not None  # paths are asked for
+        self._runs = not self._paths  # whole runs read at once (`_whole_run`)
+        self.changed = False
+        self._held: list[str] = []  # fragments a skimmed element cannot end in, not read yet
         self._buf = ""  # text not consumed yet: at most a cut literal or escape
         self._base = 0  # the offset of _buf[0] in the whole text
         self._mode = _VALUE
@@ -315,6 +372,10 @@ class JSONStreamParser(MachineBase):
         self._num: list[str] = []
         self._num_state = _N_START
         self._budget = 0
+
+    #: Whether the last `feed` (or `close`) changed what `snapshot()` shows: a value
+    #: placed, a container or string opened, a string grown (with `events=False`).
+    changed: bool
 
     # -- the public view ----------------------------------------------------------
 
@@ -337,7 +398,7 @@ class JSONStreamParser(MachineBase):
     @property
     def offset(self) -> int:
         """Characters read so far (the position of the next one)."""
-        return self._base + len(self._buf)
+        return self._base + len(self._buf) + sum(map(len, self._held))
 
     @property
     def visible(self) -> bool:
@@ -399,8 +460,26 @@ class JSONStreamParser(MachineBase):
             self._state = FAILED
             raise TypeError(f"JSONStreamParser takes str fragments, not {type(text).__name__}")
         out: list[JSONEvent] = []
+        self.changed = False
         if not text:
             return out
+        if self._mode == _SKIM:
+            skim: Any = self._stack[-1].skim
+            if skim.begun:
+                # It ends only once as many closing characters as it has open levels have
+                # arrived (a string: one quote); until then its text is read with the next.
+                if skim.depth:
+                    skim.got += text.count("}") + text.count("]")
+                else:
+                    skim.got += text.count('"')
+                if skim.got < (skim.depth or 1):
+                    self._held.append(text)
+                    return out
+                skim.got = 0
+            if self._held:
+                self._held.append(text)
+                text = "".join(self._held)
+                self._held.clear()
         self._buf = self._buf + text if self._buf else text
         self._budget = 2 * len(text) + 1024
         try:
@@ -418,9 +497,11 @@ class JSONStreamParser(MachineBase):
         """
         self._closing()
         out: list[JSONEvent] = []
+        self.changed = False
         try:
             if self._mode == _SKIM:  # the text ended in a skimmed element: read it the usual way
-                self._rewind("")
+                self._rewind(self._buf + "".join(self._held))  # with the text held back
+                self._held.clear()
                 self._budget = 2 * len(self._buf) + 1024
                 self._run(out)
             if self._mode == _NUMBER and not self._stack and self._num_state in _N_ENDS:
@@ -508,12 +589,25 @@ class JSONStreamParser(MachineBase):
                     self._close_container(out)
                     pos += 1
                     continue
+                if self._runs and self._budget > 0 and stack and not stack[-1].is_object:
+                    if c == "{" or c == "[":
+                        end = self._whole_elements(buf, pos, out)
+                    else:
+                        end = self._whole_run(buf, pos, out)
+                    if end > pos:
+                        pos = end
+                        continue
                 pos = self._value(buf, pos, c, out)
                 if pos < 0:
                     pos = -pos - 1
                     break
             elif mode in (_FIRST_KEY, _KEY):
                 if c == '"':
+                    if self._runs and self._budget > 0:
+                        end = self._whole_run(buf, pos, out)
+                        if end > pos:
+                            pos = end
+                            continue
                     pos = self._key(buf, pos)
                 elif c == "}" and mode == _FIRST_KEY:
                     self._close_container(out)
@@ -539,7 +633,7 @@ class JSONStreamParser(MachineBase):
             frame = stack[-1]
             frame.key = frame.count
         if c == '"':
-            if self._budget > 0 and buf.find('"', pos + 1) > 0:
+            if self._budget > 0 and _may_close(buf, pos + 1):
                 try:
                     text, end = scanstring(buf, pos + 1, True)
                 except ValueError:
@@ -549,7 +643,10 @@ class JSONStreamParser(MachineBase):
                     return int(end)
             self._str = _String(is_key=False)
             self._mode = _STRING
-            out.append(_opened(self._path(), "string"))
+            if self._events:
+                out.append(_opened(self._path(), "string"))
+            else:
+                self.changed = True
             return pos + 1
         if c == "{" or c == "[":
             return self._open(buf, pos, c, out)
@@ -584,7 +681,7 @@ class JSONStreamParser(MachineBase):
                 self._complete(value, out)
                 return end
         container: dict[str, Any] | list[Any] = {} if c == "{" else []
-        path = self._path()
+        path = self._path() if self._paths else ()
         self._place(container, path)
         frame = _Frame(container, "" if c == "{" else 0)
         self._stack.append(frame)
@@ -593,7 +690,10 @@ class JSONStreamParser(MachineBase):
             frame.skims = True
             frame.skim = _Skim(self._base + pos + 1, first=True)
             self._mode = _SKIM
-        out.append(_opened(path, "object" if c == "{" else "array"))
+        if self._events:
+            out.append(_opened(path, "object" if c == "{" else "array"))
+        else:
+            self.changed = True
         return pos + 1
 
     def _skim_elements(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
@@ -607,6 +707,10 @@ class JSONStreamParser(MachineBase):
         frame = self._stack[-1]
         skim: Any = frame.skim
         n = len(buf)
+        if skim.begun and not skim.tried and skim.pieces:
+            end = self._skim_whole(frame, skim, buf, pos, out)
+            if end >= 0:
+                return end
         if not skim.begun:
             pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
             if pos >= n:
@@ -617,7 +721,12 @@ class JSONStreamParser(MachineBase):
                 frame.skim = None
                 self._mode = _FIRST_ELEMENT if skim.first else _VALUE
                 return pos
-            if self._budget > 0 and len(self._stack) < self.max_depth:
+            closes = '"' if c == '"' else "}" if c == "{" else "]"
+            if (
+                self._budget > 0
+                and len(self._stack) < self.max_depth
+                and buf.find(closes, pos + 1) > 0
+            ):
                 # Whole in this fragment? The C scanner reads it at once (as `_open` does).
                 try:
                     value, end = _scan_once(buf, pos)
@@ -674,17 +783,47 @@ class JSONStreamParser(MachineBase):
             skim.pieces.append(buf[mark:pos])
         return pos
 
+    def _skim_whole(
+        self, frame: _Frame, skim: _Skim, buf: str, pos: int, out: list[JSONEvent]
+    ) -> int:
+        """The element begun earlier, read whole by the scanner from its start; where it ends.
+
+        Tried once per element, when the closing character of its own kind (its
+        first character's) is in `buf`: the text up to it is then not stepped
+        through. -1 when it is not whole there (or is refused): it is skimmed.
+        """
+        first = skim.pieces[0][0]
+        if buf.find('"' if first == '"' else "}" if first == "{" else "]", pos) < 0:
+            return -1
+        skim.tried = True
+        if len(self._stack) >= self.max_depth:
+            return -1
+        done = "".join(skim.pieces)
+        try:
+            value, end = _scan_once(done + buf[pos:], 0)
+        except (StopIteration, ValueError, RecursionError):
+            self._budget -= len(buf) - pos
+            return -1
+        if end <= len(done):  # pragma: no cover - the stepping would have found its end
+            return -1
+        frame.skim = None
+        frame.key = frame.count
+        self._complete(value, out)
+        return pos + end - len(done)
+
     def _skimmed(
         self, frame: _Frame, skim: _Skim, last: str, buf: str, end: int, out: list[JSONEvent]
     ) -> int:
         """The skimmed element closed with `last`: decode it; else read it again (`_rewind`)."""
-        skim.pieces.append(last)
+        pieces = skim.pieces
+        pieces.append(last)
+        text = "".join(pieces) if len(pieces) > 1 else last
         if len(self._stack) + skim.deepest <= self.max_depth:
             try:
-                value = _DECODER.decode("".join(skim.pieces))
-            except (ValueError, RecursionError):
-                pass
-            else:
+                value, stop = _scan_once(text, 0)  # it starts at its first character
+            except (StopIteration, ValueError, RecursionError):
+                stop = -1
+            if stop == len(text):
                 frame.skim = None
                 frame.key = frame.count
                 self._complete(value, out)
@@ -708,8 +847,116 @@ class JSONStreamParser(MachineBase):
         self._base = skim.start
         return -1
 
+    def _whole_run(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
+        """Read the run of whole members or elements at `pos` at once; where it ends, or `pos`.
+
+        The reader without events only (`events=False`): the run is delimited by a
+        compiled pattern (`_MEMBER_RUN`, `_ELEMENT_RUN`) and decoded by one call of
+        the standard decoder, then added to the open container (its closing
+        character too, when the run ends with it). Nothing read when no whole
+        member is there, or when the decoder refuses the run: the usual reading
+        then goes on (and refuses it with its own error). A failed attempt is
+        charged against the budget, as the scanner's are.
+        """
+        stack = self._stack
+        if len(stack) >= self.max_depth:  # a container inside is refused (`_open`)
+            return pos
+        frame = stack[-1]
+        is_object = frame.is_object
+        opening, closing = ("{", "}") if is_object else ("[", "]")
+        close = buf.find(closing, pos)
+        if close < 0:
+            self._budget -= len(buf) - pos
+        elif not 0 <= buf.find(opening, pos, close) < close:
+            # The container closes in this text, nothing like it inside: the rest at once.
+            text = opening + buf[pos : close + 1]
+            try:
+                value, end = _scan_once(text, 0)
+            except (StopIteration, ValueError, RecursionError):
+                end = -1
+            if end == len(text):
+                return self._add_run(frame, value, close + 1, True, out)
+        match = (_MEMBER_RUN if is_object else _ELEMENT_RUN).match(buf, pos)
+        if match is None:
+            self._budget -= len(buf) - pos
+            return pos
+        end = match.end()
+        text = opening + buf[pos:end]
+        closes = text[-1] != ","
+        if not closes:
+            text = text[:-1] + closing
+        try:
+            value, stop = _scan_once(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            stop = -1
+        if stop != len(text):
+            self._budget -= end - pos
+            return pos
+        if is_object and not closes:  # the key read last, as the usual reading keeps it
+            frame.key = scanstring(match.group("key"), 1, True)[0]
+        return self._add_run(frame, value, end, closes, out)
+
+    def _add_run(
+        self, frame: _Frame, value: Any, end: int, closes: bool, out: list[JSONEvent]
+    ) -> int:
+        """Add what `_whole_run` decoded to the container of `frame`; close it if `closes`."""
+        is_object = frame.is_object
+        container: Any = frame.container
+        if is_object:
+            container.update(value)
+        else:
+            container.extend(value)
+            frame.count += len(value)
+            frame.key = frame.count - 1
+        self.changed = True
+        if closes:
+            self._close_container(out)
+        else:
+            self._mode = _KEY if is_object else _VALUE
+        return end
+
+    def _whole_elements(self, buf: str, pos: int, out: list[JSONEvent]) -> int:
+        """Read the whole elements at `pos` one call each; where they end, or `pos`.
+
+        `_whole_run` for an array of containers (long elements: the call per
+        element costs less than a pattern over them): each is read by the
+        standard library's scanner, and taken once the `,` or `]` after it has
+        arrived. It stops at an element cut by the text's end, or one the
+        scanner refuses (the usual reading then reads it, and refuses it with its
+        own error).
+        """
+        if len(self._stack) >= self.max_depth:  # refused (`_open`)
+            return pos
+        frame = self._stack[-1]
+        container: Any = frame.container
+        ws = _WS.match
+        n = len(buf)
+        start = pos
+        while buf.find("}" if buf[pos] == "{" else "]", pos) > 0:  # else it cannot be whole
+            try:
+                value, end = _scan_once(buf, pos)
+            except (StopIteration, ValueError, RecursionError):
+                self._budget -= n - pos
+                break
+            end = ws(buf, end).end()  # type: ignore[union-attr]
+            c = buf[end] if end < n else ""
+            if c != "," and c != "]":
+                break  # the text's end, or what the usual reading refuses
+            container.append(value)
+            frame.key = frame.count
+            frame.count += 1
+            self.changed = True
+            if c == "]":
+                self._close_container(out)
+                return end + 1
+            self._mode = _VALUE
+            pos = ws(buf, end + 1).end()  # type: ignore[union-attr]
+            if pos >= n or (buf[pos] != "{" and buf[pos] != "["):
+                break
+        return pos if pos > start else start
+
     def _key(self, buf: str, pos: int) -> int:
-        if self._budget > 0 and buf.find('"', pos + 1) > 0:
+        if self._budget > 0 and _may_close(buf, pos + 1):
             try:
                 key, end = scanstring(buf, pos + 1, True)
             except ValueError:
@@ -755,8 +1002,12 @@ class JSONStreamParser(MachineBase):
         text = "".join(fresh)
         state.pieces.append(text)
         state.length += len(text)
-        if not state.is_key:
+        if state.is_key:
+            return
+        if self._events:
             out.append(_grew(self._path(), text))
+        else:
+            self.changed = True
 
     def _end_string(self, state: _String, fresh: list[str], out: list[JSONEvent]) -> None:
         if fresh:
@@ -850,14 +1101,19 @@ class JSONStreamParser(MachineBase):
                 frame.container.append(value)  # type: ignore[union-attr]
 
     def _complete(self, value: JSON, out: list[JSONEvent], *, was_open: bool = False) -> None:
-        path = self._path()
-        out.append(_completed(path, value, was_open))
+        if self._events:
+            path = self._path()
+            out.append(_completed(path, value, was_open))
+        else:
+            self.changed = True
+            path = self._path() if self._paths else ()
         self._place(value, path)
         self._mode = _AFTER if self._stack else _END
 
     def _close_container(self, out: list[JSONEvent]) -> None:
         frame = self._stack.pop()
-        out.append(_completed(self._path(), frame.container, True))
+        if self._events:
+            out.append(_completed(self._path(), frame.container, True))
         self._mode = _AFTER if self._stack else _END
 
     def _fail(self, reason: str, pos: int) -> NoReturn:
@@ -870,6 +1126,19 @@ class JSONStreamParser(MachineBase):
             offset=self._base + pos,
             path=pointer(self._path()),
         )
+
+
+def _may_close(buf: str, start: int) -> bool:
+    """Whether the string whose text starts at `start` may close in `buf`: an unescaped `"`.
+
+    A guess that saves a failed scan (an exception costs as much as reading a few
+    hundred characters); `\\"` is taken for an escaped quote, and the string then
+    read the usual way.
+    """
+    end = buf.find('"', start)
+    while end > 0 and buf[end - 1] == "\\":
+        end = buf.find('"', end + 1)
+    return end > 0
 
 
 def _scan_number(buf: str, pos: int, state: int) -> tuple[int, int]:

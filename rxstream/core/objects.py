@@ -19,12 +19,21 @@ The machines (each over `rxstream.core.json_stream.JSONStreamParser`):
 
 - `PartialObjectAccumulator`: a `Partial` snapshot after a change, then the
   validated object. A snapshot copies the open containers and the open string
-  (`JSONStreamParser.snapshot_size()`); to keep the whole linear, a snapshot
-  is due when the text read since the last one, times `COPY_BUDGET` (8), is at
-  least that size (or the size is under `SNAPSHOT_FREE`, 256): so at most 8
-  entries or characters are copied per character read, and a small object
-  gets a snapshot after every change. A change held back shows in the next
-  snapshot; the validated object follows the last one.
+  (`JSONStreamParser.snapshot_size()`) and shares every closed value (see
+  `rxstream.models.Partial`); to keep the whole linear, a snapshot is due when
+  the text read since the last one, times `COPY_BUDGET - 1` (7), is at least
+  the last snapshot's size (always, while that size is at most
+  `SNAPSHOT_FREE`, 256): a snapshot grows by at most one entry or character
+  per character read since the last, so at most 8 are copied per character
+  read, and a small object gets a snapshot after every change. A change held
+  back shows in the next snapshot; the validated object follows the last one.
+  Text no snapshot can be due for yet is held and read (by a reader without
+  events, `JSONStreamParser(events=False)`) with the piece that makes one
+  due, or at the end: the snapshots are the ones a reader of every piece
+  shows after the same pieces, and JSON that is bad in held text is refused
+  with the same offset, path and reason, later: once the last snapshot's
+  size over 7 characters have arrived (with the 10,000 entries of a long
+  list open, about 1,400 characters), or at the answer's end.
 - `ElementSplitter`: each element of the array at a JSON Pointer once it has
   closed, validated on its own.
 - `JSONPatchEncoder`: RFC 6902 operations from one snapshot to the next, at
@@ -181,6 +190,17 @@ class _Reading(MachineBase):
         if self._state is not OPEN:
             self._refuse()
         out: list[Any] = []
+        if type(item) is TextDelta and self._kind == "text" and not self._ended:
+            # The usual delta, once the text is known to be the answer: read at once.
+            piece = item.text
+            if piece and item.choice == 0:
+                try:
+                    self._texts.append(piece)
+                    self._take_text(piece, out)
+                except BaseException:
+                    self._state = FAILED
+                    raise
+            return out
         try:
             for delta in only_deltas(item, self.operator):
                 self._take(delta, out)
@@ -211,7 +231,7 @@ class _Reading(MachineBase):
         piece = self._piece(delta)
         if piece:
             self._texts.append(piece)
-            self._read(self._reader.feed(piece), piece, out)
+            self._take_text(piece, out)
         elif type(delta) is Finish:
             self._end(out)
 
@@ -256,6 +276,10 @@ class _Reading(MachineBase):
             self._texts[:] = ["".join(self._texts)]
         return self._texts[0] if self._texts else ""
 
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        """Read `piece` of the JSON text; what it makes visible into `out`."""
+        self._read(self._reader.feed(piece), piece, out)
+
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         """What the reader's `events` for `piece` (`""` at the end) make visible, into `out`."""
         raise NotImplementedError  # pragma: no cover
@@ -272,20 +296,28 @@ def _shows(event: JSONEvent) -> bool:
 class _Pacing:
     """When a snapshot (or patch) is due: the rule in the module docstring."""
 
-    __slots__ = ("pending", "read")
+    __slots__ = ("pending", "read", "size")
 
     def __init__(self) -> None:
         self.read = 0  # characters read since the last snapshot
         self.pending = False  # a change not shown yet
+        self.size = 0  # the last snapshot's size, 0 when it was at most SNAPSHOT_FREE
 
-    def due(self, events: list[JSONEvent], read: int, size: int) -> bool:
-        self.read += read
-        self.pending = self.pending or any(map(_shows, events))
-        if self.pending and (size <= SNAPSHOT_FREE or self.read * COPY_BUDGET >= size):
-            self.read = 0
-            self.pending = False
-            return True
-        return False
+    def waits(self) -> bool:
+        """Whether no snapshot can be due yet: too few characters read since the last one."""
+        return self.read * (COPY_BUDGET - 1) < self.size
+
+    def due(self, changed: bool) -> bool:
+        """Whether a snapshot is due now (`changed`: the last text changed what one shows)."""
+        if changed:
+            self.pending = True
+        return self.pending and not self.waits()
+
+    def shown(self, size: int) -> None:
+        """A snapshot of `size` (`JSONStreamParser.snapshot_size()`) went out."""
+        self.read = 0
+        self.pending = False
+        self.size = size if size > SNAPSHOT_FREE else 0
 
 
 class PartialObjectAccumulator(_Reading):
@@ -314,7 +346,7 @@ class PartialObjectAccumulator(_Reading):
     [Partial(value={'a': [1]}, growing=None), {'a': [1, 2]}]
     """
 
-    __slots__ = ("_pacing", "_validate")
+    __slots__ = ("_held", "_pacing", "_validate")
 
     operator = "rs.partial_object()"
 
@@ -326,14 +358,38 @@ class PartialObjectAccumulator(_Reading):
 
     def _start(self) -> None:
         super()._start()
+        self._reader = JSONStreamParser(events=False)  # snapshots need no events
         self._pacing = _Pacing()
+        self._held: list[str] = []  # text not read yet: no snapshot was due
 
-    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        pacing = self._pacing
+        pacing.read += len(piece)
+        held = self._held
+        if pacing.read * (COPY_BUDGET - 1) < pacing.size:  # `waits()`, inline: the hot path
+            held.append(piece)  # no snapshot can be due: read this text with the next one
+            return
+        if held:
+            held.append(piece)
+            piece = "".join(held)
+            held.clear()
         reader = self._reader
-        if reader.complete or not self._pacing.due(events, len(piece), reader.snapshot_size()):
+        reader.feed(piece)
+        if reader.complete or not pacing.due(reader.changed):
             return
         if reader.visible:
             out.append(Partial(reader.snapshot(), reader.growing))
+        pacing.shown(reader.snapshot_size())
+
+    def _end(self, out: list[Any]) -> None:
+        if self._held:  # the text held back is read before the end
+            piece = "".join(self._held)
+            self._held.clear()
+            self._reader.feed(piece)
+        super()._end(out)
+
+    def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
+        pass  # at the end only (`_end`): the value is complete there, or the reader raised
 
     def _finish(self, out: list[Any]) -> None:
         try:
@@ -407,6 +463,11 @@ class ElementSplitter(_Reading):
         """
         return len(path) != len(self._tokens) + 1 and self._under(path)
 
+    def _take_text(self, piece: str, out: list[Any]) -> None:
+        events = self._reader.feed(piece)
+        if events:  # most pieces inside a skimmed element give none
+            self._read(events, piece, out)
+
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
         return len(path) == len(self._tokens) and self._under(path)
@@ -415,12 +476,13 @@ class ElementSplitter(_Reading):
         depth = len(self._tokens)
         for event in events:
             path = event.path
-            if len(path) > depth + 1 or not self._under(path):
-                continue
-            if len(path) == depth + 1:
-                if type(event) is JSONCompleted and path[-1] == self._count:
+            if len(path) == depth + 1:  # an element (the usual event: tested first)
+                if type(event) is JSONCompleted and path[-1] == self._count and self._under(path):
                     self._give(event.value, out)
-            elif type(event) is JSONCompleted:
+                continue
+            if len(path) > depth or not self._under(path):
+                continue
+            if type(event) is JSONCompleted:
                 self._whole(path, event.value, out)
             elif type(event) is JSONOpened and len(path) == depth and event.kind != "array":
                 self._not_array(event.kind)
@@ -520,15 +582,18 @@ class JSONPatchEncoder(_Reading):
         for event in events:
             self._op(event)
         reader = self._reader
+        pacing = self._pacing
+        pacing.read += len(piece)
         if reader.complete:
             self._flush(out)
-        elif self._pacing.due(events, len(piece), reader.snapshot_size()):
+        elif pacing.due(any(map(_shows, events))):
             if self._string is not None:
                 text = reader.growing_text()
                 if text is not None:
                     self._set(self._string, text)
                 self._string = None
             self._flush(out)
+            pacing.shown(reader.snapshot_size())
 
     def _op(self, event: JSONEvent) -> None:
         path = event.path

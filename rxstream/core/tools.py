@@ -389,7 +389,7 @@ class ToolCallAccumulator(MachineBase):
         if call is None:
             call = state.calls[slot] = _Call(slot)
             if self._partial:
-                call.reader = JSONStreamParser()
+                call.reader = JSONStreamParser(events=False)  # snapshots only
         if delta.name and call.name is None:
             call.name = delta.name
             changed = True

@@ -395,12 +395,16 @@ def test_skimming_refuses_what_the_usual_reading_refuses_with_its_error(
         (["[", "]"], []),
         (['[ 1, {"b": null}, true', ", 2.5]"], [1, {"b": None}, True, 2.5]),
         (['["]{[,", {"', '}": "]"}]'], ["]{[,", {"}": "]"}]),
+        (['[{"a": {"b"', ': 1}, "c"', ": 2}, [3", "]]"], [{"a": {"b": 1}, "c": 2}, [3]]),
+        (['["ab', 'c\\"d"', ', "e"]'], ['abc"d', "e"]),
     ],
     ids=[
         "escapes cut at a fragment's end",
         "empty",
         "scalars read the usual way",
         "brackets in strings",
+        "a closing brace inside, before its own (read whole, then skimmed)",
+        "an escaped quote before its own (read whole, then skimmed)",
     ],
 )
 def test_skimmed_elements(pieces: list[str], expected: Any) -> None:
@@ -439,3 +443,128 @@ def test_skimming_is_linear_in_an_element_cut_into_many_fragments() -> None:
         parser.feed(c)
     parser.close()
     assert parser.value == [{"s": "ab" * 100_000}]
+
+
+# -- without events (`events=False`: what snapshots need; whole runs read at once) ---------
+
+
+def shows(events: list[JSONEvent]) -> bool:
+    """Whether `events` change a snapshot (a container closing in place does not)."""
+    return any(
+        not (type(e) is JSONCompleted and e.was_open and type(e.value) is not str) for e in events
+    )
+
+
+def per_piece(pieces: list[str], *, events: bool, max_depth: int = 1000) -> list[Any]:
+    """After each piece: the snapshot, the growing path, whether it changed; then the value.
+
+    A refusal ends the list with its reason, offset and path.
+    """
+    parser = JSONStreamParser(events=events, max_depth=max_depth)
+    seen: list[Any] = []
+    try:
+        for piece in pieces:
+            changed = (
+                shows(parser.feed(piece)) if events else (parser.feed(piece), parser.changed)[1]
+            )
+            seen.append((parser.snapshot(), parser.growing, changed))
+        parser.close()
+    except JSONStreamError as exc:
+        return [*seen, ("refused", exc.reason, exc.offset, exc.path)]
+    return [*seen, ("read", parser.value)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents(), st.data())
+def test_without_events_the_snapshots_changes_and_value_are_the_same(
+    text: str, data: st.DataObject
+) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    quiet = per_piece(pieces, events=False)
+    assert same(quiet, per_piece(pieces, events=True))
+    assert same(quiet[-1][1], strict_loads(text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(damaged(), st.integers(1, 40))
+def test_without_events_the_same_refusals_at_the_same_piece(text: str, step: int) -> None:
+    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+    assert same(per_piece(pieces, events=False), per_piece(pieces, events=True))
+
+
+RUNS = [
+    pytest.param(
+        '[{"a": 1, "t": ["x", "y"]}, {"a": 2, "t": []}, {"a": 3, "t": ["z"]}]', id="containers"
+    ),
+    pytest.param('{"a": 1, "b": "x", "c": [1, {"d": null}], "e": true, "f": -2.5e3}', id="members"),
+    pytest.param('{"a": {"b": 1}, "c": 2, "d": {"e": {"f": [3]}}}', id="same kind inside"),
+    pytest.param('{"a": "}", "b": "]", "c": "\\"}", "d": 1}', id="closers in strings"),
+    pytest.param('[1, 2.5, -0, 1e400, "a", true, null, [], {}, 12]', id="scalars"),
+    pytest.param('{"a": 1, "a": 2, "b": [1, 1, 1], "a": 3}', id="duplicate keys"),
+    pytest.param("[[[[1]], [[2]]], [[[3]]]]", id="deep"),
+    pytest.param('[{"a": 01}, {"b": 2}]', id="leading zero in a run"),
+    pytest.param('[{"a": "\\q"}, 1]', id="bad escape in a run"),
+    pytest.param('{"a": 1, "b": 2,}', id="trailing comma after a run"),
+    pytest.param("[1, 2, ]", id="trailing comma in an array run"),
+    pytest.param('{"a": [1, 2}, "b": 3}', id="brackets that do not match"),
+    pytest.param('{"a": "x\x01y", "b": 2}', id="control character in a run"),
+    pytest.param("[NaN, 1]", id="NaN"),
+    pytest.param("[1, 2] 3", id="text after the value"),
+    pytest.param("[" + "9" * 5000 + ", 1]", id="an integer past the digit limit"),
+]
+
+
+@pytest.mark.parametrize("text", RUNS)
+def test_without_events_every_chunking_reads_as_the_usual_reading(text: str) -> None:
+    for name, pieces in [
+        *chunkings(text),
+        ("pairs", [text[i : i + 2] for i in range(0, len(text), 2)]),
+    ]:
+        assert same(per_piece(pieces, events=False), per_piece(pieces, events=True)), name
+
+
+def test_without_events_the_depth_limit_holds_for_runs() -> None:
+    text = '{"a": [1, [2, [3]]], "b": 1}'
+    for name, pieces in chunkings(text):
+        quiet = per_piece(pieces, events=False, max_depth=3)
+        assert same(quiet, per_piece(pieces, events=True, max_depth=3)), name
+        if name == "one at a time":  # (what the scanner reads whole, it reads whole, as before)
+            assert quiet[-1][:2] == ("refused", "nested deeper than 3 levels")
+
+
+def test_without_events_feed_reports_nothing_and_a_key_is_no_change() -> None:
+    parser = JSONStreamParser(events=False)
+    assert parser.feed('{"ke') == []
+    assert parser.changed
+    assert parser.feed('y"') == []
+    assert not parser.changed
+    assert parser.feed(": [1, 2, 3") == []
+    assert parser.changed
+    assert parser.snapshot() == {"key": [1, 2]}
+    assert parser.feed("]}") == []
+    assert parser.changed
+    assert parser.close() == []
+    assert parser.value == {"key": [1, 2, 3]}
+
+
+def test_without_events_a_long_run_cut_into_many_fragments_stays_linear() -> None:
+    # 100,000 elements one character at a time, and whole: the runs never re-read the text.
+    text = json.dumps([{"i": i, "s": "x" * (i % 7)} for i in range(20_000)])
+    for size in (1, len(text)):
+        parser = JSONStreamParser(events=False)
+        for i in range(0, len(text), size):
+            parser.feed(text[i : i + size])
+        parser.close()
+        assert parser.value == json.loads(text)
+
+
+def test_a_skimmed_element_past_the_depth_limit_is_refused_as_usual() -> None:
+    pieces = ['[{"a"', ": 1}]"]
+    errors = []
+    for skim in (None, lambda path: True):
+        parser = JSONStreamParser(max_depth=1, skim=skim)
+        with pytest.raises(JSONStreamError) as caught:
+            [parser.feed(piece) for piece in pieces]
+        errors.append((caught.value.reason, caught.value.offset, caught.value.path))
+    assert errors[0] == errors[1] == ("nested deeper than 1 levels", 1, "/0")

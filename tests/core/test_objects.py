@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 from typing import Any
+from unittest import mock
 
 import msgspec
 import pydantic
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
 from rxstream import JSONStreamError, Output, OutputValidationError
+from rxstream.core import objects
 from rxstream.core.json_stream import JSONCompleted, JSONStreamParser
 from rxstream.core.objects import (
     COPY_BUDGET,
@@ -40,7 +42,7 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.core.test_json_stream import documents
+from tests.core.test_json_stream import damaged, documents
 
 
 def run(machine: Any, deltas: Sequence[Delta]) -> list[Any]:
@@ -255,6 +257,116 @@ def test_a_small_object_gets_a_snapshot_after_every_change() -> None:
         {"a": [1, 2, 3], "b": "xyz"},  # the string has closed: growing is None
     ]
     assert out[-1] == {"a": [1, 2, 3], "b": "xyz"}
+
+
+# The text a snapshot cannot be due for is held and read with the next piece: with every
+# snapshot counted as large (SNAPSHOT_FREE 0), even small documents are read that way.
+
+
+def eager(pieces: list[str]) -> list[Any]:
+    """After each piece, what a reader fed every piece at once shows (or the refusal).
+
+    Blank pieces before the first other one are not read (nor are they by the machines).
+    """
+    reader = JSONStreamParser()
+    shown: list[Any] = []
+    try:
+        for piece in pieces:
+            if reader.offset or piece.strip():
+                reader.feed(piece)
+            shown.append(Partial(reader.snapshot(), reader.growing))
+        reader.close()
+    except JSONStreamError as exc:
+        shown.append(("refused", exc.offset, exc.path, exc.reason.split(", got ")[0]))
+    return shown
+
+
+def paced(pieces: list[str]) -> list[Any]:
+    """After each piece, what `PartialObjectAccumulator` gave (its last item, or None)."""
+    machine = PartialObjectAccumulator()
+    given: list[Any] = []
+    try:
+        for piece in pieces:
+            out = machine.feed(TextDelta(piece))
+            assert len(out) <= 1
+            given.append(out[-1] if out else None)
+        given.append(machine.close()[-1])
+    except JSONStreamError as exc:
+        given.append(("refused", exc.offset, exc.path, exc.reason.split(", got ")[0]))
+    return given
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents(), st.data())
+def test_held_text_gives_the_snapshots_a_reader_of_every_piece_gives(
+    text: str, data: st.DataObject
+) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    with mock.patch.object(objects, "SNAPSHOT_FREE", 0):
+        given = paced(pieces)
+    shown = eager(pieces)
+    for snapshot, expected in zip(given, shown, strict=False):
+        assert snapshot is None or snapshot == expected
+    assert given[-1] == json.loads(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(damaged(), st.integers(1, 9))
+def test_held_text_is_refused_as_a_reader_of_every_piece_refuses_it(text: str, step: int) -> None:
+    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+    with mock.patch.object(objects, "SNAPSHOT_FREE", 0):
+        given = paced(pieces)
+    shown = eager(pieces)
+    if isinstance(shown[-1], tuple):  # refused: the same place and reason, maybe later
+        assert given[-1] == shown[-1]
+        assert len(given) >= len(shown)
+    else:
+        assert not isinstance(given[-1], tuple)
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents(), st.data())
+def test_patches_follow_held_snapshots(text: str, data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=10)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    with mock.patch.object(objects, "SNAPSHOT_FREE", 0):
+        snapshots, patches = PartialObjectAccumulator(), JSONPatchEncoder()
+        document: Any = None
+        for piece in pieces:
+            shown = [s.value for s in snapshots.feed(TextDelta(piece))]
+            sent = patches.feed(TextDelta(piece))
+            for patch in sent:
+                document = apply(document, patch.ops)
+            if shown:
+                assert document == shown[-1]
+            else:  # the moments are the same
+                assert not sent or patches._reader.complete
+
+
+def test_an_error_in_held_text_comes_within_the_budget() -> None:
+    items = [{"id": i, "name": f"n{i}"} for i in range(2000)]
+    text = json.dumps({"items": items})
+    bad = text.index('{"id": 1500')
+    text = text[:bad] + '{"id": 01' + text[bad + len('{"id": 1') :]
+    machine = PartialObjectAccumulator()
+    reader: JSONStreamParser = machine._reader
+    fed = [0, 0]  # characters fed, and the size of the last snapshot
+
+    def feed_all() -> None:
+        for i in range(0, len(text), 16):
+            fed[0] = i + 16
+            if machine.feed(TextDelta(text[i : i + 16])):
+                fed[1] = reader.snapshot_size()
+
+    with pytest.raises(JSONStreamError) as caught:
+        feed_all()
+    raised_at, size = fed
+    assert caught.value.offset == bad + len('{"id": ')  # at the zero
+    assert caught.value.reason == "a number with a leading zero"
+    # Held no longer than a snapshot could be: the last one's size over COPY_BUDGET - 1.
+    assert raised_at - caught.value.offset <= size // (COPY_BUDGET - 1) + 32
+    assert raised_at - caught.value.offset > 16  # it was held: found later than at once
 
 
 # -- elements ----------------------------------------------------------------------------
