@@ -149,6 +149,18 @@ def _refuse_constant(name: str) -> Any:
 _DECODER: Any = json.JSONDecoder(parse_constant=_refuse_constant)
 _scan_once: Callable[[str, int], tuple[Any, int]] = make_scanner(_DECODER)
 
+
+def _fits(text: str, start: int, end: int, room: int) -> bool:
+    """Whether what the scanner read in `text[start:end]` nests at most `room` deep.
+
+    The standard scanner knows no depth limit, so each value it reads whole is
+    checked here: by counting its opening brackets and braces (in C), an upper
+    bound of its depth (those inside strings count too). False sends the text to
+    the usual reading, which finds the exact depth and refuses at the exact offset.
+    """
+    return end - start <= room or text.count("[", start, end) + text.count("{", start, end) <= room
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')
 _DIGITS = re.compile(r"[0-9]*")
@@ -678,8 +690,10 @@ class JSONStreamParser(MachineBase):
             except (StopIteration, ValueError, RecursionError):
                 self._budget -= len(buf) - pos
             else:
-                self._complete(value, out)
-                return end
+                if _fits(buf, pos, end, self.max_depth - len(self._stack)):
+                    self._complete(value, out)
+                    return end
+                self._budget -= end - pos
         container: dict[str, Any] | list[Any] = {} if c == "{" else []
         path = self._path() if self._paths else ()
         self._place(container, path)
@@ -732,7 +746,10 @@ class JSONStreamParser(MachineBase):
                     value, end = _scan_once(buf, pos)
                 except (StopIteration, ValueError, RecursionError):
                     self._budget -= n - pos
-                else:
+                    end = -1
+                if end >= 0 and not _fits(buf, pos, end, self.max_depth - len(self._stack)):
+                    self._budget -= end - pos
+                elif end >= 0:
                     frame.skim = None
                     frame.key = frame.count
                     self._complete(value, out)
@@ -806,6 +823,8 @@ class JSONStreamParser(MachineBase):
             return -1
         if end <= len(done):  # pragma: no cover - the stepping would have found its end
             return -1
+        if not _fits(done + buf[pos:], 0, end, self.max_depth - len(self._stack)):
+            return -1  # skimmed on: `_skimmed` knows its depth
         frame.skim = None
         frame.key = frame.count
         self._complete(value, out)
@@ -874,7 +893,7 @@ class JSONStreamParser(MachineBase):
                 value, end = _scan_once(text, 0)
             except (StopIteration, ValueError, RecursionError):
                 end = -1
-            if end == len(text):
+            if end == len(text) and _fits(text, 1, end, self.max_depth - len(stack)):
                 return self._add_run(frame, value, close + 1, True, out)
         match = (_MEMBER_RUN if is_object else _ELEMENT_RUN).match(buf, pos)
         if match is None:
@@ -889,7 +908,7 @@ class JSONStreamParser(MachineBase):
             value, stop = _scan_once(text, 0)
         except (StopIteration, ValueError, RecursionError):
             stop = -1
-        if stop != len(text):
+        if stop != len(text) or not _fits(text, 1, stop, self.max_depth - len(stack)):
             self._budget -= end - pos
             return pos
         if is_object and not closes:  # the key read last, as the usual reading keeps it
@@ -938,6 +957,9 @@ class JSONStreamParser(MachineBase):
             except (StopIteration, ValueError, RecursionError):
                 self._budget -= n - pos
                 break
+            if not _fits(buf, pos, end, self.max_depth - len(self._stack)):
+                self._budget -= end - pos
+                break  # the usual reading refuses it where it goes too deep
             end = ws(buf, end).end()  # type: ignore[union-attr]
             c = buf[end] if end < n else ""
             if c != "," and c != "]":

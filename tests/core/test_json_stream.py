@@ -529,8 +529,7 @@ def test_without_events_the_depth_limit_holds_for_runs() -> None:
     for name, pieces in chunkings(text):
         quiet = per_piece(pieces, events=False, max_depth=3)
         assert same(quiet, per_piece(pieces, events=True, max_depth=3)), name
-        if name == "one at a time":  # (what the scanner reads whole, it reads whole, as before)
-            assert quiet[-1][:2] == ("refused", "nested deeper than 3 levels")
+        assert quiet[-1][:2] == ("refused", "nested deeper than 3 levels"), name
 
 
 def test_without_events_feed_reports_nothing_and_a_key_is_no_change() -> None:
@@ -568,3 +567,37 @@ def test_a_skimmed_element_past_the_depth_limit_is_refused_as_usual() -> None:
             [parser.feed(piece) for piece in pieces]
         errors.append((caught.value.reason, caught.value.offset, caught.value.path))
     assert errors[0] == errors[1] == ("nested deeper than 1 levels", 1, "/0")
+
+
+DEEP = [
+    ("an array in arrays", "[[[[1]]]]", 2),
+    ("an object in an array", '[{"a": {"b": 1}}]', 2),
+    ("a run of members", '{"a": [1, [2, [3]]], "b": 1}', 3),
+    ("a run of elements", "[[1], [2], [[[3]]], 4]", 3),
+    ("elements of containers", '[{"a": 1}, {"b": {"c": [1]}}]', 3),
+    ("brackets in a string are not depth", '[["[[[[", "{{{{"]]', 2),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "depth"), DEEP, ids=[row[0] for row in DEEP])
+def test_the_depth_limit_holds_for_what_the_scanner_reads_whole(
+    name: str, text: str, depth: int
+) -> None:
+    # Read one character at a time, nothing is scanned whole: that reading is the reference.
+    one_by_one = per_piece(list(text), events=True, max_depth=depth)
+    for skim in (None, lambda path: True):
+        for events in (True, False):
+            for label, pieces in chunkings(text):
+                parser = JSONStreamParser(events=events, max_depth=depth, skim=skim)
+                try:
+                    for piece in pieces:
+                        parser.feed(piece)
+                    parser.close()
+                    got: tuple[Any, ...] = ("read", parser.value)
+                except JSONStreamError as exc:
+                    got = ("refused", exc.reason, exc.offset, exc.path)
+                assert got == one_by_one[-1], (label, events, skim)
+    if json.loads(text) == [["[[[[", "{{{{"]]:
+        assert one_by_one[-1] == ("read", json.loads(text))
+    else:
+        assert one_by_one[-1][:2] == ("refused", f"nested deeper than {depth} levels")
