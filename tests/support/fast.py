@@ -11,6 +11,10 @@ through a pipeline built inside it and returns what a subscriber saw, to compare
 `typed_decoding(on)` switches msgspec alone, leaving the fast paths as they are
 (inside `fast_paths(False)` it changes nothing: the plain path reads either way).
 This module is the one place tests touch `rxstream._fast.msgspec_loads`.
+
+`learning_at_once()` lets a decoder learn its repeated-event template at the
+first event it could (`Budget.wait` 0), for the tests of what a learnt
+template reads, whose streams are a few events long.
 """
 
 from __future__ import annotations
@@ -22,9 +26,18 @@ from typing import Any
 import reactivex
 
 import rxstream._fast as fast
+from rxstream.core.dialects._shared import Budget
 from tests.support.pipelines import Pipeline
 
-__all__ = ["WAYS", "Outcome", "Pipeline", "outcome", "typed_decoding", "way"]
+__all__ = [
+    "WAYS",
+    "Outcome",
+    "Pipeline",
+    "learning_at_once",
+    "outcome",
+    "typed_decoding",
+    "way",
+]
 
 #: The ways a stream can be read, by name: (fast paths on, msgspec on).
 WAYS: dict[str, tuple[bool, bool]] = {
@@ -48,6 +61,21 @@ def typed_decoding(on: bool) -> Iterator[None]:
         yield
     finally:
         fast.msgspec_loads = saved
+
+
+@contextmanager
+def learning_at_once() -> Iterator[None]:
+    """Decoders learn a template at the first offer (`Budget.wait` 0) inside; restored after.
+
+    For the tests of what a learnt template reads, on streams of a few events:
+    the wait itself (a short stream learns nothing) has tests of its own.
+    """
+    saved = Budget.wait
+    Budget.wait = 0
+    try:
+        yield
+    finally:
+        Budget.wait = saved
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import pytest
 
 from rxstream.core import dialects
 from rxstream.core.dialects import DialectDecoder
+from rxstream.core.dialects._base import Reader
 from rxstream.core.pipeline import Handoff
 from rxstream.models import EventStreamMessage, Finish, SSEFrame, TextDelta, Usage
 from tests.support.fast import WAYS, way
@@ -197,17 +198,17 @@ def _hot_reads(name: str, how: str) -> tuple[int, int]:
     with way(how):
         decoder: Any = dialects.decoder(name)
         read = 0
-        reader: Callable[[list[Any]], Callable[[Any], bool] | None] = decoder._reader
+        reader: Callable[[list[Any]], Reader | None] = decoder._reader
 
-        def counting(out: list[Any]) -> Callable[[Any], bool] | None:
+        def counting(out: list[Any]) -> Reader | None:
             hot = reader(out)
             assert hot is not None
 
-            def counted(item: Any) -> bool:
+            def counted(batch: list[Any], at: int) -> int:
                 nonlocal read
-                took = hot(item)
-                read += took
-                return took
+                stop = hot(batch, at)
+                read += stop - at
+                return stop
 
             return counted
 
