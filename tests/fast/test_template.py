@@ -34,6 +34,7 @@ def _learning_at_once() -> Iterator[None]:
     with learning_at_once():
         yield
 
+
 FREE: dict[str, type] = {"n": int, "pad": str}
 LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'
 

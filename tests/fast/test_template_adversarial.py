@@ -38,6 +38,7 @@ def _learning_at_once() -> Iterator[None]:
     with learning_at_once():
         yield
 
+
 Pipeline = Callable[[], list[Any]]
 
 DONE = "data: [DONE]\n\n"

@@ -31,6 +31,7 @@ def _learning_at_once() -> Iterator[None]:
     with learning_at_once():
         yield
 
+
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]
 

@@ -89,11 +89,12 @@ _TUPLES = (Handoff.PAIRS, Handoff.MESSAGE_PAIRS)
 #: items from `at` on while each is the usual event; returns where it stopped.
 Reader: TypeAlias = Callable[[list[Any], int], int]
 
+
 class _NoPair:
     """A type no item is: what `pair_type` gives a decoder that takes no tuples."""
 
 
-def pair_type(pairs: bool) -> type:
+def pair_type(pairs: bool) -> type[Any]:
     """The type of the tuples a hot reader takes as `(event, data)` pairs: `tuple` when fused.
 
     A reader compares each item's type with it once (`type(item) is pair`):
@@ -285,7 +286,7 @@ class DialectDecoder:
     `self._answered = True` once anything of an answer arrived, and may
     override `_end()` for what `close()` checks. `feed` and `feed_all` are
     the base's alone: a dialect speeds up its usual event with a hot reader
-    (`_reader`, offered items while `_ready()`), and says what a fused pair
+    (`_reader`, which reads a batch on from an item while `_ready()`), and says what a fused pair
     stands for (`_unpair`) when it takes pairs.
 
     Args:
@@ -477,7 +478,7 @@ class DialectDecoder:
         return None
 
     def _ready(self) -> bool:
-        """Whether the hot reader (`_reader`) is offered the next item: after the first answer.
+        """Whether the hot reader (`_reader`) reads on from the next item: after the first answer.
 
         Asked again after each item `_decode` read; a dialect may wait longer.
         """

@@ -176,10 +176,10 @@ class AnthropicDecoder(DialectDecoder):
         append, text_blocks, blocks = out.append, self._text, self._blocks
         pair, text = pair_type(self._pairs), _text
 
-        def typed_events(items: list[Any], at: int) -> int:
+        def typed_events(items: list[Any], start: int) -> int:
             chars = self._chars
             try:
-                for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+                for at in range(start, len(items)):
                     item = items[at]
                     if type(item) is pair:
                         event, data = item
@@ -238,8 +238,8 @@ class AnthropicDecoder(DialectDecoder):
         """
         append, loads, pair, text = out.append, self._loads, pair_type(self._pairs), _text
 
-        def plain_events(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def plain_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is pair:
                     event, data = item

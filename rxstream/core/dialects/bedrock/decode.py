@@ -177,10 +177,10 @@ cache_write_tokens=None, estimated=False)
         read, unset = self._read, self._unset
         plain = self._plain_delta
 
-        def delta_events(items: list[Any], at: int) -> int:
+        def delta_events(items: list[Any], start: int) -> int:
             deltas = self._delta_headers
             try:
-                for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+                for at in range(start, len(items)):
                     item = items[at]
                     if type(item) is pair:
                         headers, payload = item

@@ -135,8 +135,8 @@ class CohereDecoder(DialectDecoder):
         decode, content_type, call_type = typed.decode, typed.ContentDelta, typed.CallDelta
         append, calls, pair, text_delta = out.append, self._calls, pair_type(self._pairs), _text
 
-        def typed_events(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def typed_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is pair:
                     event, data = item
@@ -183,8 +183,8 @@ class CohereDecoder(DialectDecoder):
         """
         append, loads, pair, text_delta = out.append, self._loads, pair_type(self._pairs), _text
 
-        def plain_events(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def plain_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is pair:
                     event, data = item

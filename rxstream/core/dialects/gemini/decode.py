@@ -248,8 +248,8 @@ class GeminiDecoder(DialectDecoder):
             return None
         append, usual = out.append, self._usual
 
-        def usual_chunks(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def usual_chunks(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is not str:
                     return at
@@ -276,7 +276,7 @@ class GeminiDecoder(DialectDecoder):
         return usual_chunks
 
     def _usual(self, item: str, out: list[Delta]) -> bool:
-        """The usual chunk read whole, typed or as a dict, and learnt (False: not one; see `_reader`).
+        """The usual chunk read whole, typed or as a dict, and learnt (False: not one).
 
         A chunk read but not usual is held for `_decode` (`_held`).
         """

@@ -131,8 +131,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         """Lines of content and thinking, not done, decoded into the typed module's types."""
         append, unset, text = out.append, self._unset, _text
 
-        def typed_lines(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def typed_lines(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is not str:
                     return at
@@ -156,8 +156,8 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         """Lines of content and thinking read as dicts, or by their text alone (see `_reader`)."""
         append, loads = out.append, self._loads
 
-        def plain_lines(items: list[Any], at: int) -> int:
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+        def plain_lines(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is not str:
                     return at
@@ -212,7 +212,9 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
             self._around = self._learn(line, given[0]) or self._around
         return True
 
-    def _learn(self, line: str, delta: Delta) -> tuple[Template, Callable[[str, int], Delta]] | None:
+    def _learn(
+        self, line: str, delta: Delta
+    ) -> tuple[Template, Callable[[str, int], Delta]] | None:
         """The template of a line just read whole that gave one `delta` (and nothing else), or None.
 
         Only for a text or reasoning delta (from `content` or `thinking`).

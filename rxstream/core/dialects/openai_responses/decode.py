@@ -229,11 +229,11 @@ class ResponsesDecoder(DialectDecoder):
         append, filled, calls = out.append, self._filled, self._calls
         pair, text_delta = pair_type(self._pairs), _text_delta
 
-        def typed_events(items: list[Any], at: int) -> int:
+        def typed_events(items: list[Any], start: int) -> int:
             # The text part the last text delta was in (already in `filled`).
             last_oi: object = None
             last_ci: object = None
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is pair:
                     event, data = item
@@ -287,10 +287,10 @@ class ResponsesDecoder(DialectDecoder):
         append, filled, loads = out.append, self._filled, self._loads
         pair, text_delta = pair_type(self._pairs), _text_delta
 
-        def plain_events(items: list[Any], at: int) -> int:
+        def plain_events(items: list[Any], start: int) -> int:
             last_oi: object = None
             last_ci: object = None
-            for at in range(at, len(items)):  # noqa: B020 - where it stops is returned
+            for at in range(start, len(items)):
                 item = items[at]
                 if type(item) is pair:
                     event, data = item
