@@ -85,8 +85,8 @@ OnMalformed = Literal["raise", "skip"]
 #: (a decoder that takes `STRINGS` has its own `_take`).
 _TUPLES = (Handoff.PAIRS, Handoff.MESSAGE_PAIRS)
 
-#: A dialect's hot reader (`DialectDecoder._reader`): `read(items, at)` reads
-#: items from `at` on while each is the usual event; returns where it stopped.
+#: A dialect's hot reader (`DialectDecoder._reader`): `read(items, start)` reads
+#: items from `start` on while each is the usual event; returns where it stopped.
 Reader: TypeAlias = Callable[[list[Any], int], int]
 
 
@@ -286,8 +286,8 @@ class DialectDecoder:
     `self._answered = True` once anything of an answer arrived, and may
     override `_end()` for what `close()` checks. `feed` and `feed_all` are
     the base's alone: a dialect speeds up its usual event with a hot reader
-    (`_reader`, which reads a batch on from an item while `_ready()`), and says what a fused pair
-    stands for (`_unpair`) when it takes pairs.
+    (`_reader`, which reads a batch on from an item while `_ready()`), and
+    says what a fused pair stands for (`_unpair`) when it takes pairs.
 
     Args:
         on_malformed: `"raise"` (the default) or `"skip"` items that are not
@@ -377,6 +377,12 @@ class DialectDecoder:
                 out += self.feed(item)  # which refuses it, as the lifecycle says
             return
         if type(items) is not list:
+            if type(items) is not tuple:
+                for item in items:  # one at a time: an iterator is not read past the end
+                    self.feed_all([item], out)
+                    if self._done:
+                        return
+                return
             items = list(items)
         read = self._reader(out)
         one = self._one
@@ -464,8 +470,8 @@ class DialectDecoder:
     def _reader(self, out: list[Delta]) -> Reader | None:
         """The dialect's hot reader for one `feed_all` call, appending to `out`; None: it has none.
 
-        Asked once per call; called while `_ready()`: `reader(items, at)`
-        reads `items[at]`, `items[at + 1]`, ... for as long as each is the
+        Asked once per call; called while `_ready()`: `reader(items, start)`
+        reads `items[start]`, `items[start + 1]`, ... for as long as each is the
         event a stream is nearly all made of (the item as it comes: a frame,
         a line, a message, or a tuple from the parser fused in front, see
         `_take`), appending their deltas to `out`, and returns the index of

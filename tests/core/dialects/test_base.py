@@ -288,16 +288,26 @@ BATCHES: dict[str, tuple[list[str], str, tuple[str, list[str], int, str | None]]
 }
 
 
+@pytest.mark.parametrize("kind", [list, tuple, iter])
 @pytest.mark.parametrize("case", list(BATCHES))
-def test_the_loop_holds_when_the_reader_stops_mid_batch(case: str) -> None:
+def test_the_loop_holds_when_the_reader_stops_mid_batch(case: str, kind: Any) -> None:
     items, on_malformed, (texts, decoded, counted, error) = BATCHES[case]
     decoder = _Scripted(on_malformed=on_malformed)
     out: list[Any] = []
     failed: str | None = None
+    pulled: list[str] = []
+
+    def pulling() -> Any:
+        for item in items:
+            pulled.append(item)
+            yield item
+
     try:
-        decoder.feed_all(iter(items), out)  # any iterable: taken as a list
+        decoder.feed_all(kind(pulling()), out)
     except Exception as exc:
         failed = type(exc).__name__
+    if kind is iter:  # an iterator is read one item at a time: not past the end, nor a failure
+        assert pulled == items[:counted]
     assert "".join(d.text for d in out if type(d) is TextDelta) == texts
     assert decoder.decoded == decoded
     assert decoder._items == counted
