@@ -20,7 +20,7 @@ from reactivex import operators as ops
 import rxstream as rs
 from rxstream.core.dialects._shared import Budget, reread, skeleton
 from rxstream.core.lines import Cut, Unterminated
-from tests.support.fast import way
+from tests.support.fast import learning_at_once, way
 
 from ._ways import decoded, same_every_way, template_reads
 
@@ -128,12 +128,17 @@ def test_anthropic_takes_the_shortcut_on_the_standard_library(
         return read[-1]
 
     monkeypatch.setattr(decode, "reread", counted)
-    body = START + b"".join(_delta(EVENT % w) for w in "abcd") + END
+    body = START + b"".join(_delta(EVENT % w) for w in "abcdefgh") + END
     items, errors = decoded("anthropic", body, typed=False)
     assert errors == []
-    # The first delta was read whole and taught the skeleton; the stop event is no match.
-    assert read == ["b", "c", "d", None]
-    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
+    # The first four deltas were read whole (`Budget.wait`), the fifth taught the
+    # skeleton; the stop event is no match.
+    assert read == ["f", "g", "h", None]
+    read.clear()
+    with learning_at_once():  # no wait: the first delta teaches it
+        decoded("anthropic", body, typed=False)
+    assert read == [*"bcdefgh", None]
+    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcdefgh"
 
 
 COHERE = '{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"%s"}}}}'

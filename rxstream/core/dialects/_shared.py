@@ -302,7 +302,8 @@ class Budget:
     of a few events each) never pays for it. From the fifth offer on, four
     learn, then one in sixteen: a stream whose events never repeat their JSON
     (so no template pays, and every event is read whole and offered) costs
-    next to nothing more.
+    next to nothing more. A skeleton (Anthropic's, Cohere's), learnt again
+    after every event that forgets it, only waits (`waited`).
     """
 
     __slots__ = ("learnt", "offers")
@@ -313,6 +314,17 @@ class Budget:
     def __init__(self) -> None:
         self.learnt = 0
         self.offers = 0
+
+    def waited(self) -> bool:
+        """Whether the first `wait` offers have passed (counting this one as an offer).
+
+        For a skeleton (`skeleton`) that is learnt again after every event
+        that forgets it: the wait alone, not `take`'s one in sixteen.
+        """
+        if self.offers >= self.wait:
+            return True
+        self.offers += 1
+        return False
 
     def take(self) -> bool:
         """Whether this offer may teach a template (and if so, count it)."""

@@ -43,7 +43,7 @@ from .._base import (
     opt_str,
     pair_type,
 )
-from .._shared import reread, skeleton
+from .._shared import Budget, reread, skeleton
 from .fields import (
     _check_usage,
     _citation,
@@ -133,6 +133,7 @@ class AnthropicDecoder(DialectDecoder):
         self._text: set[int] = set()  # the open text blocks, for the hot path
         # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
+        self._budget = Budget()  # not before a few text deltas (a short stream learns none)
         self._chars = 0  # characters of answer text so far (citation spans)
         self._tools = 0
         self._usage: JSONObject = {}
@@ -283,7 +284,7 @@ class AnthropicDecoder(DialectDecoder):
             if piece:
                 self._chars += len(piece)
                 append(_text(piece, 0))
-                if self._around is None:
+                if self._around is None and self._budget.waited():
                     self._around = skeleton(data, "text", piece)
             return True
         block = self._blocks.get(index)
@@ -540,7 +541,7 @@ class AnthropicDecoder(DialectDecoder):
             if not text:
                 return []
             self._chars += len(text)
-            if self._typed is None and index in self._text:
+            if self._typed is None and index in self._text and self._budget.waited():
                 # The next text delta like it may be read by its text (`_plain_reader`).
                 self._around = skeleton(item.data, "text", text)
             return [_text(text, 0)]

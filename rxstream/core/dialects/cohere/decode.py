@@ -42,7 +42,7 @@ from .._base import (
     pair_type,
     usage,
 )
-from .._shared import reread, skeleton
+from .._shared import Budget, reread, skeleton
 
 __all__ = ["CohereDecoder"]
 
@@ -114,6 +114,7 @@ class CohereDecoder(DialectDecoder):
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
         # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
+        self._budget = Budget()  # not before a few text deltas (a short stream learns none)
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
 
@@ -212,7 +213,7 @@ class CohereDecoder(DialectDecoder):
                     return at
                 if text:
                     append(text_delta(text, 0))
-                    if around is None:
+                    if around is None and self._budget.waited():
                         self._around = skeleton(data, "text", text)
             return len(items)
 
