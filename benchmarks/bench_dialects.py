@@ -50,6 +50,46 @@ run, as a user does per request) for the hand loop, rxstream with the `fast`
 extra, on the standard library, and with every fast path off, the switch set
 once around a batch of streams (see `SETUP_WAYS`). Target (issue 29): the fast
 paths' stream costs no more than the plain one's (<= 1.0x), both ways.
+
+Measured (issue 29: the hot reader reading a batch, the `Budget`'s wait), main
+and this change alternately in one window, `--repeats 3`, CPython 3.11, on a
+2-core machine shared with other work (load average 6 to 10 throughout, so
+ratios move by up to 0.15 from run to run: ranges, x the hand loop). The whole
+table one run each; anthropic, cohere and openai-responses three each:
+
+| dialect, shape | stdlib, main | stdlib, this | `fast`, main | `fast`, this |
+|---|---:|---:|---:|---:|
+| openai-chat, rendered | 0.65 | 0.63 | 0.72 | 0.68 |
+| openai-responses, rendered | 0.72-0.77 | 0.70-1.00 | 0.66-0.74 | 0.63-0.78 |
+| anthropic, rendered | 0.77-0.81 | 0.75-0.82 | 0.60-0.75 | 0.67-0.75 |
+| gemini, rendered | 0.72 | 0.61 | 0.73 | 0.58 |
+| cohere, rendered | 0.72-0.80 | 0.73-0.76 | 0.63-0.74 | 0.62-0.67 |
+| ollama, rendered | 0.65 | 0.64 | 0.48 | 0.59 |
+| bedrock, rendered | 0.69 | 0.67 | 0.57 | 0.51 |
+| openai-chat, sent | 0.58 | 0.65 | 0.64 | 0.72 |
+| openai-responses, sent | 0.78-0.87 | 0.73-0.85 | 0.64-0.81 | 0.68-0.76 |
+| gemini, sent | 0.72 | 0.65 | 0.73 | 0.60 |
+| ollama, sent | 0.70 | 0.66 | 0.42 | 0.37 |
+| bedrock, sent | 0.80 | 0.82 | 0.45 | 0.59 |
+
+Timing that load cannot move: machine instructions per event (valgrind,
+2,000-event streams, the whole pipeline), x the hand loop's, `fast`:
+anthropic 0.77 -> 0.72 (18,443 -> 17,148), cohere 0.73 -> 0.70 (18,783 ->
+17,836), openai-responses sent 0.72 -> 0.69 (22,351 -> 21,577); the decoder
+alone about 700 instructions an event fewer (anthropic 9,289 -> 8,574), the
+rest of the pipeline (lines, SSE frames, `accumulate_message`) unchanged.
+
+`--setup`, three rounds each, x the plain stream (every fast path off):
+
+| dialect | fast / plain, main | fast / plain, this | stdlib / plain, main | stdlib / plain, this |
+|---|---:|---:|---:|---:|
+| openai-chat | 0.82-0.84 | 0.81-0.88 | 1.00-1.04 | 0.89-0.92 |
+| openai-responses | 0.83-0.91 | 0.82-0.89 | 0.90-1.03 | 0.88-0.94 |
+| anthropic | 0.70-0.88 | 0.81-0.91 | 0.81-0.98 | 0.82-0.91 |
+| gemini | 0.96-1.04 | 0.79-0.92 | 1.03-1.11 | 0.90-1.04 |
+| cohere | 0.82-1.03 | 0.81-0.97 | 0.93-1.06 | 0.93-1.02 |
+| ollama | 0.90-0.98 | 0.91-0.92 | 1.05-1.13 | 0.91-0.99 |
+| bedrock | 0.83-1.00 | 0.88-0.94 | 1.04-1.06 | 0.89-0.97 |
 """
 
 from __future__ import annotations

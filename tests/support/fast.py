@@ -14,6 +14,10 @@ through a pipeline built inside it and returns what a subscriber saw, to compare
 fixture (`fast_switch`) runs each test of a module that imports it twice, with them on
 (`fast`) and off (`plain`). This module is the one place tests switch the fast paths and
 touch `rxstream._fast.msgspec_loads`.
+
+`learning_at_once()` lets a decoder learn its repeated-event template at the
+first event it could (`Budget.wait` 0), for the tests of what a learnt
+template reads, whose streams are a few events long.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import pytest
 import reactivex
 
 import rxstream._fast as fast_module
+from rxstream.core.dialects._shared import Budget
 from tests.support.pipelines import Pipeline
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "Pipeline",
     "fast_paths_as",
     "fast_switch",
+    "learning_at_once",
     "outcome",
     "typed_decoding",
     "way",
@@ -78,6 +84,21 @@ def fast_switch(request: pytest.FixtureRequest) -> Iterator[bool]:
     """Each test twice: with the fast paths on (`fast`), then off (`plain`); gives which."""
     with fast_paths_as(request.param):
         yield request.param
+
+
+@contextmanager
+def learning_at_once() -> Iterator[None]:
+    """Decoders learn a template at the first offer (`Budget.wait` 0) inside; restored after.
+
+    For the tests of what a learnt template reads, on streams of a few events:
+    the wait itself (a short stream learns nothing) has tests of its own.
+    """
+    saved = Budget.wait
+    Budget.wait = 0
+    try:
+        yield
+    finally:
+        Budget.wait = saved
 
 
 @contextmanager

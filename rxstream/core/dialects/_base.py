@@ -58,6 +58,7 @@ from ._shared import ShapeError, json_kind, load_json, truncation
 __all__ = [
     "DialectDecoder",
     "OnMalformed",
+    "Reader",
     "Renderer",
     "ResetRule",
     "ShapeError",
@@ -73,6 +74,7 @@ __all__ = [
     "opt_list",
     "opt_object",
     "opt_str",
+    "pair_type",
     "usage",
 ]
 
@@ -82,6 +84,25 @@ OnMalformed = Literal["raise", "skip"]
 #: The modes whose items are tuples, which `DialectDecoder._take` takes
 #: (a decoder that takes `STRINGS` has its own `_take`).
 _TUPLES = (Handoff.PAIRS, Handoff.MESSAGE_PAIRS)
+
+#: A dialect's hot reader (`DialectDecoder._reader`): `read(items, start)` reads
+#: items from `start` on while each is the usual event; returns where it stopped.
+Reader: TypeAlias = Callable[[list[Any], int], int]
+
+
+class _NoPair:
+    """A type no item is: what `pair_type` gives a decoder that takes no tuples."""
+
+
+def pair_type(pairs: bool) -> type[Any]:
+    """The type of the tuples a hot reader takes as `(event, data)` pairs: `tuple` when fused.
+
+    A reader compares each item's type with it once (`type(item) is pair`):
+    a decoder not fused behind the parser (`_take`) takes no tuples, and
+    leaves one it is fed to `_decode`, which refuses it.
+    """
+    return tuple if pairs else _NoPair
+
 
 #: How a dialect's wire items become bytes: SSE events, NDJSON lines, AWS event-stream messages.
 WireKind = Literal["sse", "ndjson", "eventstream"]
@@ -257,11 +278,6 @@ def usage(
     )
 
 
-def _refuse(item: Any) -> bool:
-    """The hot reader of a dialect that has none: every item takes `_decode`."""
-    return False
-
-
 class DialectDecoder:
     """The shared lifecycle of the dialect decoders (see the module docstring).
 
@@ -270,8 +286,8 @@ class DialectDecoder:
     `self._answered = True` once anything of an answer arrived, and may
     override `_end()` for what `close()` checks. `feed` and `feed_all` are
     the base's alone: a dialect speeds up its usual event with a hot reader
-    (`_reader`, offered items while `_ready()`), and says what a fused pair
-    stands for (`_unpair`) when it takes pairs.
+    (`_reader`, which reads a batch on from an item while `_ready()`), and
+    says what a fused pair stands for (`_unpair`) when it takes pairs.
 
     Args:
         on_malformed: `"raise"` (the default) or `"skip"` items that are not
@@ -348,31 +364,45 @@ class DialectDecoder:
     def feed_all(self, items: Iterable[Any], out: list[Delta]) -> None:
         """`out += feed(item)` for each item in turn, stopping once done: every dialect's one loop.
 
-        After the first answer, each item is offered first to the dialect's
-        hot reader (`_reader`), which reads the event a stream is nearly all
-        made of; every other item takes `_one`, as `feed` would. Only `_one`
-        changes the lifecycle (it raises when the decoder fails, or ends the
-        stream), so it is checked once here and again after each `_one`.
+        After the first answer (`_ready`), the dialect's hot reader (`_reader`)
+        reads the items on, for as long as each is the event a stream is
+        nearly all made of, and says where it stopped; the item it stopped at
+        takes `_one`, as `feed` would, and the reader goes on after it. Only
+        `_one` changes the lifecycle (it raises when the decoder fails, or
+        ends the stream), so it is checked once here and again after each
+        `_one`; the items the reader read are counted in one addition.
         """
         if self._state != "open" or self._done:
             for item in items:
                 out += self.feed(item)  # which refuses it, as the lifecycle says
             return
-        found = self._reader(out)
-        hot = found or _refuse
-        ready = found is not None and self._ready()
+        if type(items) is not list:
+            if type(items) is not tuple:
+                for item in items:  # one at a time: an iterator is not read past the end
+                    self.feed_all([item], out)
+                    if self._done:
+                        return
+                return
+            items = list(items)
+        read = self._reader(out)
         one = self._one
         unpair = self._unpair if self._pairs else None
-        for item in items:
+        at, end = 0, len(items)
+        while at < end:
+            if read is not None and self._ready():
+                stop = read(items, at)
+                self._items += stop - at
+                if stop == end:
+                    return
+                at = stop
+            item = items[at]
+            at += 1
             self._items += 1
-            if ready and hot(item):
-                continue
             if unpair is not None and type(item) is tuple:
                 item = unpair(item)  # a frame from the parser fused in front, built only here
             out += one(item)
             if self._done:
                 return
-            ready = found is not None and self._ready()
 
     def close(self) -> list[Delta]:
         """End the input: check that the stream brought an answer and its end marker.
@@ -437,21 +467,24 @@ class DialectDecoder:
             raise error from error.__cause__
         return got
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The dialect's hot reader for one `feed_all` call, appending to `out`; None: it has none.
 
-        Asked once per call; offered items while `_ready()`: `reader(item)`
-        reads the event a stream is nearly all made of (the item as it
-        comes: a frame, a line, a message, or a tuple from the parser fused
-        in front, see `_take`), appends its deltas to `out` and returns
-        True; or returns False, having changed nothing, for `_decode` to read
-        the item (anything else, and anything unusual about the usual event).
-        It never ends the stream, fails or raises: those are `_decode`'s.
+        Asked once per call; called while `_ready()`: `reader(items, start)`
+        reads `items[start]`, `items[start + 1]`, ... for as long as each is the
+        event a stream is nearly all made of (the item as it comes: a frame,
+        a line, a message, or a tuple from the parser fused in front, see
+        `_take`), appending their deltas to `out`, and returns the index of
+        the first item it does not read (`len(items)` when it read them all),
+        having changed nothing for that one: `_decode` reads it (anything
+        else, and anything unusual about the usual event). It never ends the
+        stream, fails or raises: those are `_decode`'s. The loop stays in the
+        reader, so what it keeps per item stays in its locals.
         """
         return None
 
     def _ready(self) -> bool:
-        """Whether the hot reader (`_reader`) is offered the next item: after the first answer.
+        """Whether the hot reader (`_reader`) reads on from the next item: after the first answer.
 
         Asked again after each item `_decode` read; a dialect may wait longer.
         """

@@ -15,6 +15,7 @@ import json.decoder
 import re
 from collections.abc import Callable, Iterable
 from itertools import pairwise
+from typing import ClassVar
 
 from ..._fast import enabled, loaders, scan_loads
 from ...errors import TruncatedStreamError
@@ -292,20 +293,44 @@ class Template:
 
 
 class Budget:
-    """How often a decoder learns a `Template`: four times, then once per sixteen items.
+    """How often a decoder learns a `Template`: not on its first four offers, then as it may.
 
-    Learning costs about a whole reading of the event; a stream whose events
-    never repeat their JSON (so no template pays) costs next to nothing more.
+    An offer is an event the decoder read whole that could teach a template
+    (`take`, asked right then). The first `wait` offers (four) teach none:
+    learning costs about a whole reading of the event and pays back only
+    after a few reads by the template, so a short stream (the many requests
+    of a few events each) never pays for it. From the fifth offer on, four
+    learn, then one in sixteen: a stream whose events never repeat their JSON
+    (so no template pays, and every event is read whole and offered) costs
+    next to nothing more. A skeleton (Anthropic's, Cohere's), learnt again
+    after every event that forgets it, only waits (`waited`).
     """
 
-    __slots__ = ("learnt",)
+    __slots__ = ("learnt", "offers")
+
+    #: The offers that teach nothing, at the start of a stream.
+    wait: ClassVar[int] = 4
 
     def __init__(self) -> None:
         self.learnt = 0
+        self.offers = 0
 
-    def take(self, count: int) -> bool:
-        """Whether the `count`th item may teach a template (and if so, count it)."""
-        if self.learnt >= 4 and count < 16 * self.learnt:
+    def waited(self) -> bool:
+        """Whether the first `wait` offers have passed (counting this one as an offer).
+
+        For a skeleton (`skeleton`) that is learnt again after every event
+        that forgets it: the wait alone, not `take`'s one in sixteen.
+        """
+        if self.offers >= self.wait:
+            return True
+        self.offers += 1
+        return False
+
+    def take(self) -> bool:
+        """Whether this offer may teach a template (and if so, count it)."""
+        self.offers += 1
+        offers = self.offers - self.wait
+        if offers <= 0 or (self.learnt >= 4 and offers < 16 * self.learnt):
             return False
         self.learnt += 1
         return True

@@ -18,6 +18,7 @@ import pytest
 
 from rxstream.core import dialects
 from rxstream.core.dialects import DialectDecoder
+from rxstream.core.dialects._base import Reader
 from rxstream.core.pipeline import Handoff
 from rxstream.models import EventStreamMessage, Finish, SSEFrame, TextDelta, Usage
 from tests.support.fast import WAYS, way
@@ -197,17 +198,17 @@ def _hot_reads(name: str, how: str) -> tuple[int, int]:
     with way(how):
         decoder: Any = dialects.decoder(name)
         read = 0
-        reader: Callable[[list[Any]], Callable[[Any], bool] | None] = decoder._reader
+        reader: Callable[[list[Any]], Reader | None] = decoder._reader
 
-        def counting(out: list[Any]) -> Callable[[Any], bool] | None:
+        def counting(out: list[Any]) -> Reader | None:
             hot = reader(out)
             assert hot is not None
 
-            def counted(item: Any) -> bool:
+            def counted(batch: list[Any], at: int) -> int:
                 nonlocal read
-                took = hot(item)
-                read += took
-                return took
+                stop = hot(batch, at)
+                read += stop - at
+                return stop
 
             return counted
 
@@ -222,3 +223,101 @@ def test_the_hot_reader_reads_the_usual_events(name: str, how: str) -> None:
     read, total = _hot_reads(name, how)
     # The text events after the first answer (four of the five) at least, never the end.
     assert 4 <= read < total
+
+
+# -- the loop around a hot reader that stops in the middle of a batch ---------------------------
+
+
+class _Scripted(DialectDecoder):
+    """A decoder of words: the hot reader reads `t:...` (text), `_decode` reads the rest.
+
+    `o:...` is other text (`_decode` alone reads it), `bad` is malformed, `end`
+    the end marker; what `_decode` saw is kept in `decoded`, in order.
+    """
+
+    dialect = "scripted"
+    end_marker = "end"
+
+    def __init__(self, *, on_malformed: Any = "raise") -> None:
+        super().__init__(on_malformed=on_malformed)
+        self.decoded: list[str] = []
+
+    def _reader(self, out: list[Any]) -> Reader | None:
+        def words(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                if not items[at].startswith("t:"):
+                    return at
+                out.append(TextDelta(items[at][2:]))
+            return len(items)
+
+        return words
+
+    def _decode(self, item: Any) -> list[Any]:
+        self.decoded.append(item)
+        if item == "bad":
+            return self._malformed("not a word", item)
+        if item == "end":
+            self._done = True
+            return [Finish("stop")]
+        self._answered = True
+        return [TextDelta(item[2:])]
+
+
+#: (items, on_malformed) -> (the texts given, what `_decode` read, the items counted, the error).
+BATCHES: dict[str, tuple[list[str], str, tuple[str, list[str], int, str | None]]] = {
+    # The first answer comes through `_decode`; then the reader reads until it cannot.
+    "reads-on": (["o:a", "t:b", "t:c"], "raise", ("abc", ["o:a"], 3, None)),
+    # The item it stops at goes to `_decode`, in order, and the reader goes on after it.
+    "stops-mid-batch": (
+        ["o:a", "t:b", "o:c", "t:d", "o:e", "t:f"],
+        "raise",
+        ("abcdef", ["o:a", "o:c", "o:e"], 6, None),
+    ),
+    # Until the first answer (an empty text is none) the reader is not asked.
+    "before-an-answer": (["o:", "t:a", "t:b"], "raise", ("ab", ["o:", "t:a"], 3, None)),
+    # A failure in the middle: what came before it is out, nothing after it is read.
+    "failure": (
+        ["o:a", "t:b", "bad", "t:c"],
+        "raise",
+        ("ab", ["o:a", "bad"], 3, "MalformedChunkError"),
+    ),
+    # Skipped: the bad item is dropped, the reader reads on after it.
+    "skip": (["o:a", "t:b", "bad", "t:c"], "skip", ("abc", ["o:a", "bad"], 4, None)),
+    # The end marker inside a batch stops it there: the items after it are not read.
+    "end-inside": (["o:a", "t:b", "end", "t:c", "o:d"], "raise", ("ab", ["o:a", "end"], 3, None)),
+}
+
+
+@pytest.mark.parametrize("kind", [list, tuple, iter])
+@pytest.mark.parametrize("case", list(BATCHES))
+def test_the_loop_holds_when_the_reader_stops_mid_batch(case: str, kind: Any) -> None:
+    items, on_malformed, (texts, decoded, counted, error) = BATCHES[case]
+    decoder = _Scripted(on_malformed=on_malformed)
+    out: list[Any] = []
+    failed: str | None = None
+    pulled: list[str] = []
+
+    def pulling() -> Any:
+        for item in items:
+            pulled.append(item)
+            yield item
+
+    try:
+        decoder.feed_all(kind(pulling()), out)
+    except Exception as exc:
+        failed = type(exc).__name__
+    if kind is iter:  # an iterator is read one item at a time: not past the end, nor a failure
+        assert pulled == items[:counted]
+    assert "".join(d.text for d in out if type(d) is TextDelta) == texts
+    assert decoder.decoded == decoded
+    assert decoder._items == counted
+    assert failed == error
+    # One item at a time through `feed` gives the same.
+    one = _Scripted(on_malformed=on_malformed)
+    fed: list[Any] = []
+    try:
+        for item in items[:counted]:
+            fed += one.feed(item)
+    except Exception:
+        pass
+    assert fed == out

@@ -36,13 +36,15 @@ from .._base import (
     TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     foreign,
     load_json,
     opt_object,
     opt_str,
+    pair_type,
 )
-from .._shared import reread, skeleton
+from .._shared import Budget, reread, skeleton
 from .fields import (
     _check_usage,
     _citation,
@@ -132,6 +134,7 @@ class AnthropicDecoder(DialectDecoder):
         self._text: set[int] = set()  # the open text blocks, for the hot path
         # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
+        self._budget = Budget()  # not before a few text deltas (a short stream learns none)
         self._chars = 0  # characters of answer text so far (citation spans)
         self._tools = 0
         self._usage: JSONObject = {}
@@ -153,7 +156,7 @@ class AnthropicDecoder(DialectDecoder):
 
     # -- the hot path ----------------------------------------------------------------
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual events' reader (see `DialectDecoder._reader`).
 
         The deltas of text, thinking and client tool arguments (nearly all a
@@ -167,58 +170,67 @@ class AnthropicDecoder(DialectDecoder):
             return self._typed_reader(out)
         return self._plain_reader(out)
 
-    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _typed_reader(self, out: list[Delta]) -> Reader:
         """Block deltas (and pings) decoded into the typed types, as `_delta` reads them."""
         typed: Any = self._typed
         decode, block_delta, ping = typed.decode, typed.BlockDelta, typed.Ping
         text_type, thinking_type, json_type = typed.Text, typed.Thinking, typed.InputJSON
-        append, text_blocks, blocks, pairs = out.append, self._text, self._blocks, self._pairs
+        append, text_blocks, blocks = out.append, self._text, self._blocks
+        pair, text = pair_type(self._pairs), _text
 
-        def typed_event(item: Any) -> bool:
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            if event == "error":
-                return False
+        def typed_events(items: list[Any], start: int) -> int:
+            chars = self._chars
             try:
-                value: Any = decode(data)
-            except (ValueError, TypeError):
-                return False  # not a usual event: `_decode` reads it
-            if type(value) is not block_delta:
-                return type(value) is ping
-            delta = value.delta
-            kind = type(delta)
-            if kind is text_type:
-                if value.index not in text_blocks:
-                    return False
-                piece = delta.text
-                if piece:
-                    self._chars += len(piece)
-                    append(_text(piece, 0))
-                return True
-            block = blocks.get(value.index)
-            if block is None:
-                return False
-            if kind is thinking_type and block.kind == _THINKING:
-                piece = delta.thinking
-                if piece:
-                    block.parts.append(piece)
-                    append(_reasoning(piece, 0))
-                return True
-            if kind is json_type and block.kind == _TOOL:
-                piece = delta.partial_json
-                if piece:
-                    block.args = True
-                    append(ToolCallDelta(block.tool, piece))
-                return True
-            return False
+                for at in range(start, len(items)):
+                    item = items[at]
+                    if type(item) is pair:
+                        event, data = item
+                    elif type(item) is SSEFrame:
+                        event, data = item.event, item.data
+                    else:
+                        return at
+                    if event == "error":
+                        return at
+                    try:
+                        value: Any = decode(data)
+                    except (ValueError, TypeError):
+                        return at  # not a usual event: `_decode` reads it
+                    if type(value) is not block_delta:
+                        if type(value) is ping:
+                            continue
+                        return at
+                    delta = value.delta
+                    kind = type(delta)
+                    if kind is text_type:
+                        if value.index not in text_blocks:
+                            return at
+                        piece = delta.text
+                        if piece:
+                            chars += len(piece)
+                            append(text(piece, 0))
+                        continue
+                    block = blocks.get(value.index)
+                    if block is None:
+                        return at
+                    if kind is thinking_type and block.kind == _THINKING:
+                        piece = delta.thinking
+                        if piece:
+                            block.parts.append(piece)
+                            append(_reasoning(piece, 0))
+                    elif kind is json_type and block.kind == _TOOL:
+                        piece = delta.partial_json
+                        if piece:
+                            block.args = True
+                            append(ToolCallDelta(block.tool, piece))
+                    else:
+                        return at
+                return len(items)
+            finally:
+                self._chars = chars
 
-        return typed_event
+        return typed_events
 
-    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _plain_reader(self, out: list[Delta]) -> Reader:
         """Block deltas read as dicts: a text delta like the last one by its text alone.
 
         The last text delta read whole is kept as the JSON around its text
@@ -226,34 +238,38 @@ class AnthropicDecoder(DialectDecoder):
         text alone (`reread`). `_decode` forgets it (what it stood for, the
         open blocks, may change there).
         """
-        append, loads, pairs = out.append, self._loads, self._pairs
+        append, loads, pair, text = out.append, self._loads, pair_type(self._pairs), _text
 
-        def plain_event(item: Any) -> bool:
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            if event == "error":
-                return False
-            around = self._around
-            if around is not None:
-                piece = reread(data, *around)
-                if piece is not None:
-                    if piece:
-                        self._chars += len(piece)
-                        append(_text(piece, 0))
-                    return True
-            try:
-                value = loads(data)
-            except Exception:
-                return False
-            if type(value) is not dict or value.get("type") != "content_block_delta":
-                return False
-            return self._plain_delta(value, data, append)
+        def plain_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is pair:
+                    event, data = item
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    return at
+                if event == "error":
+                    return at
+                around = self._around
+                if around is not None:
+                    piece = reread(data, *around)
+                    if piece is not None:
+                        if piece:
+                            self._chars += len(piece)
+                            append(text(piece, 0))
+                        continue
+                try:
+                    value = loads(data)
+                except Exception:
+                    return at
+                if type(value) is not dict or value.get("type") != "content_block_delta":
+                    return at
+                if not self._plain_delta(value, data, append):
+                    return at
+            return len(items)
 
-        return plain_event
+        return plain_events
 
     def _plain_delta(self, value: JSONObject, data: str, append: Callable[[Delta], None]) -> bool:
         """`_delta`'s rules for a text, thinking or input JSON delta read as a dict (else False)."""
@@ -269,7 +285,7 @@ class AnthropicDecoder(DialectDecoder):
             if piece:
                 self._chars += len(piece)
                 append(_text(piece, 0))
-                if self._around is None:
+                if self._around is None and self._budget.waited():
                     self._around = skeleton(data, "text", piece)
             return True
         block = self._blocks.get(index)
@@ -526,7 +542,7 @@ class AnthropicDecoder(DialectDecoder):
             if not text:
                 return []
             self._chars += len(text)
-            if self._typed is None and index in self._text:
+            if self._typed is None and index in self._text and self._budget.waited():
                 # The next text delta like it may be read by its text (`_plain_reader`).
                 self._around = skeleton(item.data, "text", text)
             return [_text(text, 0)]

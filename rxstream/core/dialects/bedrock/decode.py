@@ -35,12 +35,14 @@ from .._base import (
     TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     load_json,
     opt_int,
     opt_list,
     opt_object,
     opt_str,
+    pair_type,
     usage,
 )
 from .._shared import Budget, Template
@@ -161,7 +163,7 @@ cache_write_tokens=None, estimated=False)
         """The message a `(headers, payload)` tuple from the fused parser stands for."""
         return _message(pair)
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual event's reader (see `DialectDecoder._reader`): a text `contentBlockDelta`.
 
         Typed, or as a dict (on the standard library, a
@@ -171,37 +173,43 @@ cache_write_tokens=None, estimated=False)
         very dict of every message with the same header block: one found to
         be a content delta's is known by its identity from then on.
         """
-        append, pairs = out.append, self._pairs
+        append, pair, text_delta = out.append, pair_type(self._pairs), _text
         read, unset = self._read, self._unset
         plain = self._plain_delta
-        deltas = self._delta_headers
 
-        def delta_event(item: Any) -> bool:
-            nonlocal deltas
-            if pairs and type(item) is tuple:
-                headers, payload = item
-                if headers is not deltas:
-                    if not _is_delta(headers):
-                        return False
-                    deltas = self._delta_headers = headers
-            elif type(item) is EventStreamMessage:
-                payload = item.payload
-                if not _is_delta(item.headers):
-                    return False
-            else:
-                return False
-            if read is None:
-                return plain(payload.decode("utf-8", "replace"), out)
+        def delta_events(items: list[Any], start: int) -> int:
+            deltas = self._delta_headers
             try:
-                text = read(payload).delta.text
-            except ValueError:  # not an event the types know: `_decode` reads it
-                return False
-            if text is unset:
-                return False
-            append(_text(text, 0))
-            return True
+                for at in range(start, len(items)):
+                    item = items[at]
+                    if type(item) is pair:
+                        headers, payload = item
+                        if headers is not deltas:
+                            if not _is_delta(headers):
+                                return at
+                            deltas = headers
+                    elif type(item) is EventStreamMessage:
+                        payload = item.payload
+                        if not _is_delta(item.headers):
+                            return at
+                    else:
+                        return at
+                    if read is None:
+                        if not plain(payload.decode("utf-8", "replace"), out):
+                            return at
+                        continue
+                    try:
+                        text = read(payload).delta.text
+                    except ValueError:  # not an event the types know: `_decode` reads it
+                        return at
+                    if text is unset:
+                        return at
+                    append(text_delta(text, 0))
+                return len(items)
+            finally:
+                self._delta_headers = deltas
 
-        return delta_event
+        return delta_events
 
     def _ready(self) -> bool:
         """After the first answer, and before `messageStop` (see `DialectDecoder._ready`)."""
@@ -237,12 +245,12 @@ cache_write_tokens=None, estimated=False)
         if type(text) is not str:
             return False
         if text and self._budget is not None:
-            self._around = self._learn(payload, _TEXT, index, text, self._items) or self._around
+            self._around = self._learn(payload, _TEXT, index, text) or self._around
         out.append(_text(text, 0))
         return True
 
     def _learn_other(
-        self, payload: str, data: JSONObject, delta: Delta, count: int
+        self, payload: str, data: JSONObject, delta: Delta
     ) -> tuple[Template, int, int] | None:
         """`_learn` for a reasoning or tool input delta `_decode` read whole from `data`."""
         index = data["contentBlockIndex"]
@@ -251,13 +259,13 @@ cache_write_tokens=None, estimated=False)
             # A signature (or redacted content) is state of the block besides the text.
             if "signature" in reasoning or "redactedContent" in reasoning:
                 return None
-            return self._learn(payload, _REASONING, index, delta.text, count)
+            return self._learn(payload, _REASONING, index, delta.text)
         if type(delta) is ToolCallDelta:
-            return self._learn(payload, _INPUT, index, delta.arguments, count)
+            return self._learn(payload, _INPUT, index, delta.arguments)
         return None
 
     def _learn(
-        self, payload: str, kind: int, index: int, text: str, count: int
+        self, payload: str, kind: int, index: int, text: str
     ) -> tuple[Template, int, int] | None:
         """The template of a delta for block `index` just read whole that gave one delta, or None.
 
@@ -267,7 +275,7 @@ cache_write_tokens=None, estimated=False)
         repeats this one's JSON but for that text and the padding `p` stands
         for the same with its text (`_again`). As often as the `Budget` allows.
         """
-        if self._budget is None or not self._budget.take(count):
+        if self._budget is None or not self._budget.take():
             return None
         key = "input" if kind == _INPUT else "text"
         template = Template.learn(payload, key, text, _FREE)
@@ -327,7 +335,7 @@ cache_write_tokens=None, estimated=False)
             # A reasoning text or tool input, where the hot reader reads: the next
             # like it may be read by its text.
             payload = bytes(item.payload).decode("utf-8", "replace")
-            self._around = self._learn_other(payload, data, got[0], self._items) or self._around
+            self._around = self._learn_other(payload, data, got[0]) or self._around
         return got
 
     def _end(self) -> list[Delta]:

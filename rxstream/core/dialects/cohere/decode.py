@@ -33,14 +33,16 @@ from .._base import (
     TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     opt_int,
     opt_list,
     opt_object,
     opt_str,
+    pair_type,
     usage,
 )
-from .._shared import reread, skeleton
+from .._shared import Budget, reread, skeleton
 
 __all__ = ["CohereDecoder"]
 
@@ -112,10 +114,11 @@ class CohereDecoder(DialectDecoder):
         self._calls: dict[int, int] = {}  # Cohere's call index -> order of appearance
         # The skeleton of the last plain text delta (`_plain_reader`), or None.
         self._around: tuple[str, str] | None = None
+        self._budget = Budget()  # not before a few text deltas (a short stream learns none)
         # The typed decoding of the usual deltas (the `fast` extra), or None.
         self._typed: Any = typed("cohere")
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual events' reader (see `DialectDecoder._reader`).
 
         With the `fast` extra, content and tool-call deltas decoded into the
@@ -127,49 +130,51 @@ class CohereDecoder(DialectDecoder):
             return self._typed_reader(out)
         return self._plain_reader(out)
 
-    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _typed_reader(self, out: list[Delta]) -> Reader:
         """Content and tool-call deltas, typed; what they say applied as `_decode` would."""
         typed: Any = self._typed
         decode, content_type, call_type = typed.decode, typed.ContentDelta, typed.CallDelta
-        append, calls, pairs = out.append, self._calls, self._pairs
+        append, calls, pair, text_delta = out.append, self._calls, pair_type(self._pairs), _text
 
-        def typed_event(item: Any) -> bool:
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            try:
-                value: Any = decode(data)
-            except (ValueError, TypeError):
-                return False  # not a usual event: `_decode` reads it
-            kind = type(value)
-            if kind is content_type:
-                if event != "message" and event != "content-delta":
-                    return False
-                content = value.delta.message.content
-                text, thinking = content.text, content.thinking
-                if text is None and thinking is None:
-                    return False  # `_content` says what is wrong
-                if text:
-                    append(_text(text, 0))
-                if thinking:
-                    append(ReasoningDelta(thinking))
-                return True
-            if kind is call_type:
-                index = calls.get(0 if value.index is None else value.index)
-                if index is None or (event != "message" and event != "tool-call-delta"):
-                    return False
-                arguments = value.delta.message.tool_calls.function.arguments
-                if arguments:
-                    append(ToolCallDelta(index, arguments))
-                return True
-            return False
+        def typed_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is pair:
+                    event, data = item
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    return at
+                try:
+                    value: Any = decode(data)
+                except (ValueError, TypeError):
+                    return at  # not a usual event: `_decode` reads it
+                kind = type(value)
+                if kind is content_type:
+                    if event != "message" and event != "content-delta":
+                        return at
+                    content = value.delta.message.content
+                    text, thinking = content.text, content.thinking
+                    if text is None and thinking is None:
+                        return at  # `_content` says what is wrong
+                    if text:
+                        append(text_delta(text, 0))
+                    if thinking:
+                        append(ReasoningDelta(thinking))
+                elif kind is call_type:
+                    index = calls.get(0 if value.index is None else value.index)
+                    if index is None or (event != "message" and event != "tool-call-delta"):
+                        return at
+                    arguments = value.delta.message.tool_calls.function.arguments
+                    if arguments:
+                        append(ToolCallDelta(index, arguments))
+                else:
+                    return at
+            return len(items)
 
-        return typed_event
+        return typed_events
 
-    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _plain_reader(self, out: list[Delta]) -> Reader:
         """Plain text deltas, the JSON decoded once (`_decode`'s inline case).
 
         A text delta just read whole is kept as the JSON around its text
@@ -177,40 +182,42 @@ class CohereDecoder(DialectDecoder):
         text alone. `_decode` forgets it (what it stood for may change); it is
         kept from one call to the next (learning costs about a whole reading).
         """
-        append, loads, pairs = out.append, self._loads, self._pairs
+        append, loads, pair, text_delta = out.append, self._loads, pair_type(self._pairs), _text
 
-        def plain_event(item: Any) -> bool:
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            if event != "message" and event != "content-delta":
-                return False
-            around = self._around
-            if around is not None:
-                text = reread(data, *around)
-                if text is not None:
-                    if text:
-                        append(_text(text, 0))
-                    return True
-            try:
-                value = loads(data)
-            except Exception:
-                return False
-            if type(value) is not dict or value.get("type") != "content-delta":
-                return False
-            text = _plain_text(value)
-            if text is None:
-                return False
-            if text:
-                append(_text(text, 0))
-                if around is None:
-                    self._around = skeleton(data, "text", text)
-            return True
+        def plain_events(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is pair:
+                    event, data = item
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    return at
+                if event != "message" and event != "content-delta":
+                    return at
+                around = self._around
+                if around is not None:
+                    text = reread(data, *around)
+                    if text is not None:
+                        if text:
+                            append(text_delta(text, 0))
+                        continue
+                try:
+                    value = loads(data)
+                except Exception:
+                    return at
+                if type(value) is not dict or value.get("type") != "content-delta":
+                    return at
+                text = _plain_text(value)
+                if text is None:
+                    return at
+                if text:
+                    append(text_delta(text, 0))
+                    if around is None and self._budget.waited():
+                        self._around = skeleton(data, "text", text)
+            return len(items)
 
-        return plain_event
+        return plain_events
 
     def _decode(self, frame: SSEFrame) -> list[Delta]:
         self._around = None  # what it stood for may change (see `_plain_reader`)

@@ -29,6 +29,7 @@ from .._base import (
     CONTENT_FILTER,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     foreign,
     json_kind,
@@ -224,7 +225,7 @@ class GeminiDecoder(DialectDecoder):
         self._strings = True
         return True
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual chunk's reader (see `DialectDecoder._reader`), fused behind the SSE parser.
 
         The usual chunk (one candidate going on with one text or thought
@@ -245,53 +246,65 @@ class GeminiDecoder(DialectDecoder):
         """
         if not self._strings:
             return None
-        read, loads, append = self._read, self._loads, out.append
+        append, usual = out.append, self._usual
 
-        def usual_chunk(item: Any) -> bool:
-            if type(item) is not str:
+        def usual_chunks(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is not str:
+                    return at
+                skeleton = self._skeleton
+                if skeleton is not None:
+                    template, counts, state, choice, thought = skeleton
+                    text = template.read(item)
+                    if text is not None and not state.finished:
+                        state.pending = None
+                        if text:
+                            if thought:
+                                append(_reasoning(text, choice))
+                            else:
+                                state.texts.append(text)
+                                append(_text(text, choice))
+                        if counts:
+                            # Its `usageMetadata` is the usage so far, read when it is needed.
+                            self._counted = item
+                        continue
+                if not usual(item, out):
+                    return at
+            return len(items)
+
+        return usual_chunks
+
+    def _usual(self, item: str, out: list[Delta]) -> bool:
+        """The usual chunk read whole, typed or as a dict, and learnt (False: not one).
+
+        A chunk read but not usual is held for `_decode` (`_held`).
+        """
+        ids = (self._id, self._model, self._created)
+        read = self._read
+        if read is not None:
+            try:
+                chunk = read(item)
+            except ValueError:  # not a chunk the types know: `_general` reads it
+                self._held = (item, None, None)
                 return False
-            skeleton = self._skeleton
-            if skeleton is not None:
-                template, counts, state, choice, thought = skeleton
-                text = template.read(item)
-                if text is not None and not state.finished:
-                    state.pending = None
-                    if text:
-                        if thought:
-                            append(_reasoning(text, choice))
-                        else:
-                            state.texts.append(text)
-                            append(_text(text, choice))
-                    if counts:
-                        # Its `usageMetadata` is the usage so far, read when it is needed.
-                        self._counted = item
-                    return True
-            ids = (self._id, self._model, self._created)
-            if read is not None:
-                try:
-                    chunk = read(item)
-                except ValueError:  # not a chunk the types know: `_general` reads it
-                    self._held = (item, None, None)
-                    return False
-                found = self._usual_typed(chunk, ids, out)
-                if found is None:
-                    self._held = (item, chunk, None)
-                    return False
-            else:
-                try:
-                    data = loads(item)
-                except (ValueError, TypeError, RecursionError):
-                    return False
-                if type(data) is not dict:
-                    return False
-                found = self._usual_dict(data, ids, out)
-                if found is None:
-                    self._held = (item, None, data)
-                    return False
-            self._skeleton = self._learn(item, self._items, *found) or self._skeleton
-            return True
-
-        return usual_chunk
+            found = self._usual_typed(chunk, ids, out)
+            if found is None:
+                self._held = (item, chunk, None)
+                return False
+        else:
+            try:
+                data = self._loads(item)
+            except (ValueError, TypeError, RecursionError):
+                return False
+            if type(data) is not dict:
+                return False
+            found = self._usual_dict(data, ids, out)
+            if found is None:
+                self._held = (item, None, data)
+                return False
+        self._skeleton = self._learn(item, *found) or self._skeleton
+        return True
 
     def _take_usage(self, counts: JSON) -> bool:
         """Take a chunk's `usageMetadata` as the usage so far if it is one (`_is_usage`)."""
@@ -410,14 +423,13 @@ class GeminiDecoder(DialectDecoder):
     def _learn(
         self,
         item: str,
-        count: int,
         state: _Candidate,
         choice: int,
         text: str,
         thought: bool,
         counted: bool,
     ) -> _Skeleton | None:
-        """The chunk `item` (item number `count`, its one part holding `text`) learnt, or None.
+        """The chunk `item` (its one part holding `text`) learnt, or None.
 
         A chunk is learnt as a `Template` of the part's JSON string, whose
         holes are the usage counts it has (each written once, an integer): a
@@ -430,7 +442,7 @@ class GeminiDecoder(DialectDecoder):
         the usage (`_is_usage`), so a later one filling in the holes is too
         (it has the same keys); else a later one is not either.
         """
-        if not text or not self._budget.take(count):
+        if not text or not self._budget.take():
             return None
         template = Template.learn(item, "text", text, _COUNTS)
         if template is None:

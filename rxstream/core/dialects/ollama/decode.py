@@ -29,6 +29,7 @@ from .._base import (
     TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     foreign,
     looks_like,
@@ -114,68 +115,80 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         # How often templates are learnt; None: never (typed decoding, or the fast paths off).
         self._budget = Budget() if enabled() and module is None else None
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual line's reader (see `DialectDecoder._reader`): content and thinking, not done.
 
-        Typed with the `fast` extra; on the standard library by its text
-        alone where it repeats the JSON of the last line that gave one delta
-        (see `_learn`), else as a dict, `_decode`'s rules for a line of plain
-        content and thinking.
+        Typed with the `fast` extra (`_typed_reader`); on the standard library
+        by its text alone where it repeats the JSON of the last line that gave
+        one delta (see `_learn`), else as a dict, `_decode`'s rules for a line
+        of plain content and thinking (`_plain_reader`).
         """
-        append, unset = out.append, self._unset
-        read = self._read
-        if read is not None:
+        if self._read is not None:
+            return self._typed_reader(self._read, out)
+        return self._plain_reader(out)
 
-            def typed_line(item: Any) -> bool:
+    def _typed_reader(self, read: Callable[[str], Any], out: list[Delta]) -> Reader:
+        """Lines of content and thinking, not done, decoded into the typed module's types."""
+        append, unset, text = out.append, self._unset, _text
+
+        def typed_lines(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
                 if type(item) is not str:
-                    return False
+                    return at
                 try:
                     line = read(item)
                 except ValueError:  # not a line the types know: `_decode` reads it
-                    return False
+                    return at
                 if line.done:
-                    return False
+                    return at
                 message = line.message
                 if message.thinking:
                     append(_reasoning(message.thinking, 0))
                 content = message.content
                 if content and content is not unset:
-                    append(_text(content, 0))
-                return True
+                    append(text(content, 0))
+            return len(items)
 
-            return typed_line
-        loads = self._loads
+        return typed_lines
 
-        def plain_line(item: Any) -> bool:
-            if type(item) is not str:
-                return False
-            around = self._around
-            if around is not None:
-                text = around[0].read(item)
-                if text is not None:
-                    # The learnt line but for its text (and created_at): the decoder
-                    # gives the same delta with this text (none for "").
-                    if text:
-                        append(around[1](text, 0))
-                    return True
-            try:
-                data = loads(item)
-            except (ValueError, TypeError, RecursionError):
-                return False
-            if type(data) is not dict or data.get("done") is not False:
-                return False
-            message = data.get("message")
-            if (
-                type(message) is not dict
-                or "logprobs" in data
-                or not (len(data) <= 4 or _KNOWN.issuperset(data))
-                or "tool_calls" in message
-                or "images" in message
-            ):
-                return False
-            return self._plain(item, message, append)
+    def _plain_reader(self, out: list[Delta]) -> Reader:
+        """Lines of content and thinking read as dicts, or by their text alone (see `_reader`)."""
+        append, loads = out.append, self._loads
 
-        return plain_line
+        def plain_lines(items: list[Any], start: int) -> int:
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is not str:
+                    return at
+                around = self._around
+                if around is not None:
+                    text = around[0].read(item)
+                    if text is not None:
+                        # The learnt line but for its text (and created_at): the decoder
+                        # gives the same delta with this text (none for "").
+                        if text:
+                            append(around[1](text, 0))
+                        continue
+                try:
+                    data = loads(item)
+                except (ValueError, TypeError, RecursionError):
+                    return at
+                if type(data) is not dict or data.get("done") is not False:
+                    return at
+                message = data.get("message")
+                if (
+                    type(message) is not dict
+                    or "logprobs" in data
+                    or not (len(data) <= 4 or _KNOWN.issuperset(data))
+                    or "tool_calls" in message
+                    or "images" in message
+                    or not self._plain(item, message, append)
+                ):
+                    return at
+            return len(items)
+
+        return plain_lines
 
     def _plain(self, line: str, message: JSONObject, append: Callable[[Delta], None]) -> bool:
         """`_message`'s rules for a message of content and thinking (False: not one; nothing done).
@@ -196,11 +209,11 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
         for delta in given:
             append(delta)
         if len(given) == 1 and self._budget is not None:
-            self._around = self._learn(line, given[0], self._items) or self._around
+            self._around = self._learn(line, given[0]) or self._around
         return True
 
     def _learn(
-        self, line: str, delta: Delta, count: int
+        self, line: str, delta: Delta
     ) -> tuple[Template, Callable[[str, int], Delta]] | None:
         """The template of a line just read whole that gave one `delta` (and nothing else), or None.
 
@@ -217,7 +230,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
             key, make = "thinking", _reasoning
         else:
             return None
-        if self._budget is None or not self._budget.take(count):
+        if self._budget is None or not self._budget.take():
             return None
         template = Template.learn(line, key, delta.text, _FREE)
         return None if template is None else (template, make)
@@ -262,7 +275,7 @@ raw={'prompt_eval_count': 3, 'eval_count': 1}, cache_write_tokens=None, estimate
             out.append(Metadata({key: data[key] for key in data if key not in _KNOWN}))
         if done is False:
             if len(out) == 1 and self._budget is not None:
-                self._around = self._learn(item, out[0], self._items) or self._around
+                self._around = self._learn(item, out[0]) or self._around
             return out
         if done is True:
             self._answered = True

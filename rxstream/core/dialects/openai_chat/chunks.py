@@ -268,7 +268,7 @@ class ChatFrameDecoder(MachineBase):
                     ):
                         continue
                     elif learn:
-                        around = self._relearn(data, value, out, mark, count, around)
+                        around = self._relearn(data, value, out, mark, around)
                 if not answered:
                     answered = gives_answer(out[mark:] if deltas else scratch)
                 if not count:
@@ -349,14 +349,13 @@ class ChatFrameDecoder(MachineBase):
         value: JSONObject,
         out: list[Any],
         mark: int,
-        count: int,
         around: tuple[Template, Callable[[str, int], Delta], int] | None,
     ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
         """The template after a chunk read whole that gave `out[mark:]`."""
         if len(out) == mark:
             return around
         if len(out) == mark + 1 and type(out[mark]) in _PLAIN:
-            return self._learn(data, value, out[mark], count + 1) or around
+            return self._learn(data, value, out[mark]) or around
         if around is not None and not all(type(delta) in _PLAIN for delta in out[mark:]):
             # A finish, a usage, a source: the reader's state changed,
             # and the learnt chunk might now read otherwise.
@@ -398,7 +397,7 @@ class ChatFrameDecoder(MachineBase):
         return error, None
 
     def _learn(
-        self, data: str, value: JSONObject, delta: Delta, count: int
+        self, data: str, value: JSONObject, delta: Delta
     ) -> tuple[Template, Callable[[str, int], Delta], int] | None:
         """The template of a chunk just read whole that gave one `delta`, or None.
 
@@ -417,7 +416,7 @@ class ChatFrameDecoder(MachineBase):
             keys, make, text = _ARGUMENTS, _fragment(delta), delta.arguments
         else:
             return None
-        if self._budget is None or not self._budget.take(count):
+        if self._budget is None or not self._budget.take():
             return None
         for key in keys:
             if keys is not _ARGUMENTS and not _read_from(value, key, text):

@@ -34,10 +34,12 @@ from .._base import (
     TOOL_CALLS,
     DialectDecoder,
     OnMalformed,
+    Reader,
     ShapeError,
     opt_list,
     opt_object,
     opt_str,
+    pair_type,
 )
 from .._shared import Budget, Template, dumps
 from .fields import (
@@ -201,7 +203,7 @@ class ResponsesDecoder(DialectDecoder):
             "error": self._error,
         }
 
-    def _reader(self, out: list[Delta]) -> Callable[[Any], bool] | None:
+    def _reader(self, out: list[Delta]) -> Reader | None:
         """The usual events' reader (see `DialectDecoder._reader`).
 
         The answer's text deltas (nearly all a stream holds), the JSON decoded
@@ -216,7 +218,7 @@ class ResponsesDecoder(DialectDecoder):
             return self._typed_reader(out)
         return self._plain_reader(out)
 
-    def _typed_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _typed_reader(self, out: list[Delta]) -> Reader:
         """Text, reasoning, refusal and argument deltas decoded into the typed module's types."""
         typed: Any = self._typed
         decode = typed.decode
@@ -224,113 +226,118 @@ class ResponsesDecoder(DialectDecoder):
         summary_type, refusal_type = typed.Summary, typed.Refusal
         names = _typed_names(typed)
         text_tag = names[text_type]
-        append, filled, calls, pairs = out.append, self._filled, self._calls, self._pairs
-        # The text part the last text delta of this call was in (already in `filled`).
-        last_oi: object = None
-        last_ci: object = None
+        append, filled, calls = out.append, self._filled, self._calls
+        pair, text_delta = pair_type(self._pairs), _text_delta
 
-        def typed_event(item: Any) -> bool:
-            nonlocal last_oi, last_ci
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            try:
-                value: Any = decode(data)
-            except (ValueError, TypeError):
-                return False  # not a usual event: `_decode` reads it
-            kind = type(value)
-            if kind is text_type:
-                # The usual event, first: its logprobs (their Metadata) and another
-                # event name take `_decode`.
-                if (event != text_tag and event != "message") or value.logprobs:
-                    return False
-                oi, ci = value.output_index, value.content_index
-                if oi != last_oi or ci != last_ci:
-                    filled.add((oi, _CONTENT, ci))
-                    last_oi, last_ci = oi, ci
-                append(_text_delta(value.delta, 0))
-                return True
-            if value is None or (event != "message" and event != names[kind]):
-                return False
-            if kind is arguments_type:
-                call = calls.get(value.output_index)
-                if call is None:
-                    return False  # `_call_at` says what is wrong
-                call.streamed = True
-                append(ToolCallDelta(call.index, value.delta))
-                return True
-            if kind is summary_type:
-                filled.add((value.output_index, _SUMMARY, value.summary_index))
-            else:
-                filled.add((value.output_index, _CONTENT, value.content_index))
-            append(
-                RefusalDelta(value.delta) if kind is refusal_type else ReasoningDelta(value.delta)
-            )
-            return True
+        def typed_events(items: list[Any], start: int) -> int:
+            # The text part the last text delta was in (already in `filled`).
+            last_oi: object = None
+            last_ci: object = None
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is pair:
+                    event, data = item
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    return at
+                try:
+                    value: Any = decode(data)
+                except (ValueError, TypeError):
+                    return at  # not a usual event: `_decode` reads it
+                kind = type(value)
+                if kind is text_type:
+                    # The usual event, first: its logprobs (their Metadata) and another
+                    # event name take `_decode`.
+                    if (event != text_tag and event != "message") or value.logprobs:
+                        return at
+                    oi, ci = value.output_index, value.content_index
+                    if oi != last_oi or ci != last_ci:
+                        filled.add((oi, _CONTENT, ci))
+                        last_oi, last_ci = oi, ci
+                    append(text_delta(value.delta, 0))
+                    continue
+                if value is None or (event != "message" and event != names[kind]):
+                    return at
+                if kind is arguments_type:
+                    call = calls.get(value.output_index)
+                    if call is None:
+                        return at  # `_call_at` says what is wrong
+                    call.streamed = True
+                    append(ToolCallDelta(call.index, value.delta))
+                    continue
+                if kind is summary_type:
+                    filled.add((value.output_index, _SUMMARY, value.summary_index))
+                else:
+                    filled.add((value.output_index, _CONTENT, value.content_index))
+                if kind is refusal_type:
+                    append(RefusalDelta(value.delta))
+                else:
+                    append(ReasoningDelta(value.delta))
+            return len(items)
 
-        return typed_event
+        return typed_events
 
-    def _plain_reader(self, out: list[Delta]) -> Callable[[Any], bool]:
+    def _plain_reader(self, out: list[Delta]) -> Reader:
         """Text deltas on the standard library; by their text alone where they repeat the last.
 
         The template of the last text delta read as a dict (see `_learn`): what
         it stood for (a text delta of a part already in `filled`) no event changes.
         """
-        append, filled, loads, pairs = out.append, self._filled, self._loads, self._pairs
-        last_oi: object = None
-        last_ci: object = None
+        append, filled, loads = out.append, self._filled, self._loads
+        pair, text_delta = pair_type(self._pairs), _text_delta
 
-        def plain_event(item: Any) -> bool:
-            nonlocal last_oi, last_ci
-            if pairs and type(item) is tuple:
-                event, data = item
-            elif type(item) is SSEFrame:
-                event, data = item.event, item.data
-            else:
-                return False
-            if event != "message" and event != _TEXT_DELTA:
-                return False
-            around = self._around
-            if around is not None:
-                text = around.read(data)
-                if text is not None:
-                    append(_text_delta(text, 0))
-                    return True
-            try:
-                value = loads(data)
-            except Exception:
-                return False
-            if type(value) is not dict or value.get("type") != _TEXT_DELTA:
-                return False
-            text = value.get("delta")
-            oi = value.get("output_index")
-            ci = value.get("content_index", 0)
-            if (
-                type(text) is not str
-                or type(oi) is not int
-                or type(ci) is not int
-                or value.get("logprobs")
-            ):
-                return False
-            if oi != last_oi or ci != last_ci:
-                filled.add((oi, _CONTENT, ci))
-                last_oi, last_ci = oi, ci
-            if text and self._budget is not None:
-                self._around = self._learn(data, text, self._items) or self._around
-            append(_text_delta(text, 0))
-            return True
+        def plain_events(items: list[Any], start: int) -> int:
+            last_oi: object = None
+            last_ci: object = None
+            for at in range(start, len(items)):
+                item = items[at]
+                if type(item) is pair:
+                    event, data = item
+                elif type(item) is SSEFrame:
+                    event, data = item.event, item.data
+                else:
+                    return at
+                if event != "message" and event != _TEXT_DELTA:
+                    return at
+                around = self._around
+                if around is not None:
+                    text = around.read(data)
+                    if text is not None:
+                        append(text_delta(text, 0))
+                        continue
+                try:
+                    value = loads(data)
+                except Exception:
+                    return at
+                if type(value) is not dict or value.get("type") != _TEXT_DELTA:
+                    return at
+                text = value.get("delta")
+                oi = value.get("output_index")
+                ci = value.get("content_index", 0)
+                if (
+                    type(text) is not str
+                    or type(oi) is not int
+                    or type(ci) is not int
+                    or value.get("logprobs")
+                ):
+                    return at
+                if oi != last_oi or ci != last_ci:
+                    filled.add((oi, _CONTENT, ci))
+                    last_oi, last_ci = oi, ci
+                if text and self._budget is not None:
+                    self._around = self._learn(data, text) or self._around
+                append(text_delta(text, 0))
+            return len(items)
 
-        return plain_event
+        return plain_events
 
-    def _learn(self, data: str, text: str, count: int) -> Template | None:
+    def _learn(self, data: str, text: str) -> Template | None:
         """The template of a text delta event just read inline (its text not empty), or None.
 
         As often as the `Budget` allows.
         """
-        if self._budget is None or not self._budget.take(count):
+        if self._budget is None or not self._budget.take():
             return None
         return Template.learn(data, "delta", text, _FREE)
 
@@ -407,7 +414,7 @@ class ResponsesDecoder(DialectDecoder):
             return [Metadata({"logprobs": logprobs}), _text_delta(text, 0)]
         if text and self._budget is not None:
             # The next text delta like it may be read by its text (`_plain_reader`).
-            self._around = self._learn(self._frame.data, text, self._items) or self._around
+            self._around = self._learn(self._frame.data, text) or self._around
         return [_text_delta(text, 0)]
 
     def _summary_delta(self, payload: JSONObject) -> list[Delta]:

@@ -32,7 +32,7 @@ from rxstream.core.dialects.openai_chat.decode import OpenAIChatDecoder
 from rxstream.core.dialects.openai_chat.reader import ChunkReader
 from rxstream.core.dialects.openai_chat.render import OpenAIChatRenderer
 from rxstream.testing.server import End, FakeLLMServer, Say, Scenario
-from tests.support.fast import WAYS, outcome, way
+from tests.support.fast import WAYS, learning_at_once, outcome, way
 from tests.support.pipelines import Pipeline
 from tests.support.ways import template_reads
 
@@ -321,7 +321,8 @@ def test_null_logprobs_stay_on_the_typed_path_and_logprobs_leave_it() -> None:
 
 def test_null_logprobs_stay_on_the_template_path(monkeypatch: pytest.MonkeyPatch) -> None:
     template = template_reads(monkeypatch)
-    seen = outcome(reads(answer(asked=False, plain_first=8)), DELTA_PATHS["decode"], "stdlib")
+    with learning_at_once():  # (a template learnt at the first chunk that could teach one)
+        seen = outcome(reads(answer(asked=False, plain_first=8)), DELTA_PATHS["decode"], "stdlib")
     assert seen[2] == []
     # Every text chunk after the one the template was learnt from reads by its text.
     assert [text for text in template if text is not None] == [f"({k})" for k in range(1, 8)] + [
@@ -334,7 +335,8 @@ def test_a_template_learnt_on_plain_chunks_reads_no_chunk_with_logprobs(
 ) -> None:
     template = template_reads(monkeypatch)
     data = answer(plain_first=4)
-    seen = outcome(reads(data), DELTA_PATHS["decode"], "stdlib")
+    with learning_at_once():  # (a template learnt at the first chunk that could teach one)
+        seen = outcome(reads(data), DELTA_PATHS["decode"], "stdlib")
     assert [text for text in template if text is not None] == ["(1)", "(2)", "(3)"]
     assert seen == outcome(reads(data), DELTA_PATHS["decode"], "plain")
 

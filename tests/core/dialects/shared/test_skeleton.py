@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 
 import pytest
+import reactivex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reactivex import operators as ops
 
 import rxstream as rs
-from rxstream.core.dialects._shared import reread, skeleton
+from rxstream.core.dialects._shared import Budget, reread, skeleton
 from rxstream.core.lines import Cut, Unterminated
-from tests.support.ways import decoded, same_every_way
+from tests.support.fast import learning_at_once, way
+from tests.support.ways import decoded, same_every_way, template_reads
 
 EVENT = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%s"}}'
 
@@ -124,12 +127,17 @@ def test_anthropic_takes_the_shortcut_on_the_standard_library(
         return read[-1]
 
     monkeypatch.setattr(decode, "reread", counted)
-    body = START + b"".join(_delta(EVENT % w) for w in "abcd") + END
+    body = START + b"".join(_delta(EVENT % w) for w in "abcdefgh") + END
     items, errors = decoded("anthropic", body, typed=False)
     assert errors == []
-    # The first delta was read whole and taught the skeleton; the stop event is no match.
-    assert read == ["b", "c", "d", None]
-    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcd"
+    # The first four deltas were read whole (`Budget.wait`), the fifth taught the
+    # skeleton; the stop event is no match.
+    assert read == ["f", "g", "h", None]
+    read.clear()
+    with learning_at_once():  # no wait: the first delta teaches it
+        decoded("anthropic", body, typed=False)
+    assert read == [*"bcdefgh", None]
+    assert "".join(d.text for d in items if isinstance(d, rs.TextDelta)) == "abcdefgh"
 
 
 COHERE = '{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"%s"}}}}'
@@ -170,3 +178,39 @@ def test_cohere_reads_the_same_with_and_without_the_shortcut(event: str, later: 
     )
     items, _ = same_every_way("cohere", body)
     assert items  # it decoded something
+
+
+# -- how often a template is learnt (`Budget`) -------------------------------------------------
+
+
+def test_the_budget_waits_four_offers_then_learns_four_then_one_in_sixteen() -> None:
+    budget = Budget()
+    learnt = [offer for offer in range(1, 121) if budget.take()]
+    assert Budget.wait == 4
+    assert learnt == [5, 6, 7, 8, 68, 84, 100, 116]
+
+
+@pytest.mark.parametrize(
+    ("texts", "read"),
+    [
+        # Four lines are offered and teach nothing: a short stream never pays for learning.
+        ("abcd", []),
+        # The fifth teaches the template; the sixth is read by its text, the done line is no match.
+        ("abcdef", ["f", None]),
+    ],
+)
+def test_a_short_stream_learns_no_template(
+    monkeypatch: pytest.MonkeyPatch, texts: str, read: list[str | None]
+) -> None:
+    reads = template_reads(monkeypatch)
+    line = '{"created_at":"2024-07-02T11:45:16.%dZ","message":{"content":"%s"},"done":false}'
+    done = '{"message":{"content":""},"done":true,"prompt_eval_count":1,"eval_count":2}'
+    body = "\n".join([*(line % (i, text) for i, text in enumerate(texts)), done, ""])
+    with way("stdlib"):
+        deltas = (
+            reactivex.from_iterable([body])
+            .pipe(rs.lines(), rs.decode("ollama"), ops.to_list())
+            .run()
+        )
+    assert "".join(d.text for d in deltas if isinstance(d, rs.TextDelta)) == texts
+    assert reads == read

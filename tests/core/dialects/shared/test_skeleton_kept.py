@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import rxstream as rs
 from rxstream.core import dialects
-from tests.support.fast import typed_decoding, way
+from tests.support.fast import learning_at_once, typed_decoding, way
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _learning_at_once() -> Iterator[None]:
+    """These tests are about when a skeleton is kept: learnt at the first text delta."""
+    with learning_at_once():
+        yield
 
 
 def anthropic(kind: str, **fields: Any) -> tuple[str, str]:

@@ -12,6 +12,7 @@ exactly json's) or is refused (and read whole by the caller).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +23,16 @@ import rxstream as rs
 from rxstream.core.dialects import _shared
 from rxstream.core.dialects._shared import Template
 from rxstream.core.lines import Cut, Unterminated
+from tests.support.fast import learning_at_once
 from tests.support.ways import decoded, same_every_way, template_reads
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _learning_at_once() -> Iterator[None]:
+    """These tests are about what a learnt template reads: learnt at the first offer."""
+    with learning_at_once():
+        yield
+
 
 FREE: dict[str, type] = {"n": int, "pad": str}
 LEARNT = '{"n":7,"a":[1,{"b":null}],"text":"hi","pad":"xy"}'

@@ -17,7 +17,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,8 +27,16 @@ from hypothesis import strategies as st
 
 import rxstream as rs
 from rxstream.core.dialects._shared import Template
-from tests.support.fast import way
+from tests.support.fast import learning_at_once, way
 from tests.support.ways import decoded, same_every_way
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _learning_at_once() -> Iterator[None]:
+    """These tests are about what a learnt template reads: learnt at the first offer."""
+    with learning_at_once():
+        yield
+
 
 Pipeline = Callable[[], list[Any]]
 

@@ -12,7 +12,7 @@ off and the typed (msgspec) decoding give the same items and the same errors.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import pytest
@@ -20,8 +20,16 @@ import reactivex
 
 import rxstream as rs
 from rxstream.core.eventstream import encode_message
-from tests.support.fast import typed_decoding, way
+from tests.support.fast import learning_at_once, typed_decoding, way
 from tests.support.ways import template_reads
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _learning_at_once() -> Iterator[None]:
+    """These tests are about what a learnt template reads: learnt at the first offer."""
+    with learning_at_once():
+        yield
+
 
 Outcome = tuple[list[Any], list[str]]
 OnMalformed = Literal["raise", "skip"]
