@@ -468,8 +468,10 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
                             "location": {"web": {"url": "https://x.test/p", "domain": "x.test"}},
                         }
                     },
-                )
+                ),
+                stop(0),
             ],
+            # A block with no text of its own: the citation has no span.
             [Citation("web", "https://x.test/p", "Paris", "Paris is the capital")],
             id="citation-web",
         ),
@@ -482,7 +484,8 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
                             "location": {"documentChar": {"documentIndex": 0, "start": 3, "end": 9}}
                         }
                     },
-                )
+                ),
+                stop(0),
             ],
             [Citation("documentChar")],
             id="citation-document-offsets-are-not-answer-offsets",
