@@ -68,8 +68,11 @@ class BedrockRenderer:
     block of their own (text without `contentBlockStart`, as Bedrock sends
     it); a whole-block `Citation` (`Citation.whole_block`) goes in the open
     text block and closes it to more text, so it decodes with that block's
-    span, and any other citation in a block of its own without text; each client tool call is a `toolUse` block, kept open until the
-    finish so fragments of several calls may interleave; `Finish` is
+    span, and any other citation in a block of its own without text (text
+    before the span in the same open block goes with it: this format
+    separates blocks only by their index); each client tool call is a
+    `toolUse` block, kept open until the finish so fragments of several
+    calls may interleave; `Finish` is
     `messageStop`; the `Usage` (and `Metadata` such as `metrics`) goes into
     the `metadata` event at `close()`.
 

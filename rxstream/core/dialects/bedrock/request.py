@@ -17,8 +17,9 @@ Rules:
   as `text` (a text block Bedrock cited, `TextBlock.citations` from this
   dialect, as `citationsContent`: `{"content": [{"text"}], "citations":
   [...]}`, each citation as the stream sent it, as boto3's users send the
-  block back; another dialect's citations are not sent), a client call as `toolUse` (`toolUseId`, `name`, `input`
-  object), a tool Bedrock ran (Nova's code interpreter, grounding) as the
+  block back; another dialect's citations are not sent), a client call as
+  `toolUse` (`toolUseId`, `name`, `input` object), a tool Bedrock ran
+  (Nova's code interpreter, grounding) as the
   `toolUse` block of type `server_tool_use` and the `toolResult` block it
   came as; reasoning without a signature (from another dialect), another
   provider's server tools and state Bedrock has no place for are not sent;
