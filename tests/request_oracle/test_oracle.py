@@ -1116,4 +1116,3 @@ def test_bedrock_citations_go_back_as_citations_content() -> None:
     shape = sdk.meta.service_model.operation_model("ConverseStream").input_shape
     report = ParamValidator().validate({"modelId": NOVA, **body}, shape)
     assert not report.has_errors(), report.generate_report()
-
