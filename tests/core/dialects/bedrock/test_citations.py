@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reactivex import operators as ops
 
+import rxstream as rs
 from rxstream.core.dialects.bedrock.request import render_request
 from rxstream.core.eventstream import encode_message
-from rxstream.models import Citation, Finish, Message, TextBlock, TextDelta
+from rxstream.core.wire.decoding import decode as wire_decode
+from rxstream.core.wire.encoding import item_data
+from rxstream.models import Citation, Finish, Message, TextBlock, TextDelta, ToolCallDelta
+from rxstream.testing import FakeLLMServer, Scenario
+from rxstream.testing._scenario import RecordedRequest
 from tests.support.dialects import deltas_runner
 from tests.support.fast import WAYS, way
 
@@ -153,3 +160,56 @@ def test_the_message_has_the_cited_block() -> None:
     (message,) = accumulator.close()
     assert message.blocks == (TextBlock("plain text. "), TextBlock("cited!", (cited(WEB, 12, 18),)))
     assert json.dumps(assistant_content(message)).count("citationsContent") == 1
+
+
+def test_rxstream_format_keeps_a_cited_block() -> None:
+    items = CASES["text-then-citations"][0]
+    deltas = deltas_of([wire(items)])
+    again = [wire_decode(json.loads(item_data(d))) for d in deltas]
+    assert again == deltas
+    assert [c.whole_block for c in again if type(c) is Citation] == [True, True]
+    assert [c.raw for c in again if type(c) is Citation] == [DOC, WEB]
+
+
+def test_a_run_sends_the_cited_block_back() -> None:
+    """Step 1 cites the document and calls a tool; step 2's request holds the cited block."""
+
+    def steps(request: RecordedRequest) -> Scenario:
+        if len(request.json["messages"]) == 1:
+            return Scenario.answer(
+                TextDelta("Sales grew 12%."),
+                Citation(
+                    "documentChar", None, "report", "grew 12%", 0, 15, raw=DOC, whole_block=True
+                ),
+                ToolCallDelta(0, '{"year": 2025}', id="tooluse_1", name="plan"),
+                Finish("tool_calls"),
+            )
+        return Scenario.answer(TextDelta("Planned."), Finish("stop"))
+
+    def plan(year: int) -> str:
+        """Plan the next year."""
+        return f"plan for {year + 1}"
+
+    with FakeLLMServer(steps) as server, httpx.Client() as client:
+        root = f"http://127.0.0.1:{server.port}"
+        run = rs.run(
+            client,
+            "bedrock",
+            model="m",
+            messages=[{"role": "user", "content": "How did sales go? Plan next year."}],
+            tools=[plan],
+            base_url=root,
+            api_key="k",
+        )
+        end = run.pipe(ops.to_list()).run()[-1]
+        sent = [r.json for r in server.requests]
+    assert len(sent) == 2
+    turn = sent[1]["messages"][1]
+    assert turn == {
+        "role": "assistant",
+        "content": [
+            {"citationsContent": {"content": [{"text": "Sales grew 12%."}], "citations": [DOC]}},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "plan", "input": {"year": 2025}}},
+        ],
+    }
+    assert end.messages[-1].content == "Planned."
