@@ -722,8 +722,9 @@ class TextBlock:
         text: the text of the run.
         citations: the citations the provider attached to this text as a block
             of its own (`Citation.whole_block`: Anthropic's text blocks with
-            `citations`, Bedrock's cited text content blocks), in arrival order; `()` for such a block whose list
-            came empty (`EmptyCitations`); None for other text. A block with a
+            `citations`, Bedrock's cited text content blocks), in arrival
+            order; `()` for such a block whose list came empty
+            (`EmptyCitations`); None for other text. A block with a
             list, empty or not, stays apart from the text around it, as it came.
     """
 
