@@ -415,7 +415,8 @@ class Citation:
         raw: the provider's object, as sent.
         whole_block: True when the provider attached it to a block of text of
             its own, the answer's text from `start` to `end` (Anthropic's text
-            blocks with `citations`): `Message.blocks` then keeps that text as
+            blocks with `citations`, Bedrock's text content blocks with
+            `citation` deltas): `Message.blocks` then keeps that text as
             a `TextBlock` of its own carrying it, so the turn goes back block
             by block. Not part of equality.
     """
@@ -721,8 +722,9 @@ class TextBlock:
         text: the text of the run.
         citations: the citations the provider attached to this text as a block
             of its own (`Citation.whole_block`: Anthropic's text blocks with
-            `citations`), in arrival order; `()` for such a block whose list
-            came empty (`EmptyCitations`); None for other text. A block with a
+            `citations`, Bedrock's cited text content blocks), in arrival
+            order; `()` for such a block whose list came empty
+            (`EmptyCitations`); None for other text. A block with a
             list, empty or not, stays apart from the text around it, as it came.
     """
 

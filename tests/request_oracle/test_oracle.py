@@ -30,6 +30,7 @@ import pytest
 
 import rxstream as rs
 from rxstream.models import (
+    Citation,
     Finish,
     JSONObject,
     Message,
@@ -923,10 +924,13 @@ def _boto3_turn(events: Any) -> list[JSONObject]:
 
     Each content block by its index: text joined, a `toolUse` (server's or
     client's) with its input parsed at its stop, a `toolResult` with its
-    content deltas joined; the block starts as boto3 parsed them.
+    content deltas joined; the block starts as boto3 parsed them; a text
+    block that had `citation` deltas, at its stop, a `citationsContent` block
+    (its whole text, its citations as they came).
     """
     blocks: dict[int, JSONObject] = {}
     inputs: dict[int, str] = {}
+    cited: dict[int, list[Any]] = {}
     for event in events:
         if "contentBlockStart" in event:
             index, start = (
@@ -949,8 +953,13 @@ def _boto3_turn(events: Any) -> list[JSONObject]:
                 inputs[index] += delta["toolUse"]["input"]
             elif "toolResult" in delta:
                 blocks[index]["toolResult"]["content"] += delta["toolResult"]
+            elif "citation" in delta:
+                cited.setdefault(index, []).append(delta["citation"])
         elif "contentBlockStop" in event:
             index = event["contentBlockStop"]["contentBlockIndex"]
+            if index in cited:
+                text = [{"text": blocks.pop(index, {"text": ""})["text"]}]
+                blocks[index] = {"citationsContent": {"content": text, "citations": cited[index]}}
             if index in inputs:
                 blocks[index]["toolUse"]["input"] = json.loads(inputs.pop(index) or "{}")
     return [blocks[index] for index in sorted(blocks)]
@@ -1023,3 +1032,87 @@ def test_bedrock_server_tools_go_back_as_boto3_keeps_them() -> None:
         base_url=f"http://{theirs.headers['host']}",
     )
     assert json.loads(ours.content) == theirs.json
+
+
+# -- Bedrock: a cited text block goes back as citationsContent ----------------------------
+
+#: Document chat on Bedrock: a text block with two citations of the document, then text.
+CITED_SOURCE = {
+    "title": "report",
+    "sourceContent": [{"text": "Revenue grew 12%."}],
+    "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 17}},
+}
+CITED_PAGE = {
+    "title": "report",
+    "location": {"documentPage": {"documentIndex": 0, "start": 2, "end": 3}},
+}
+
+
+def _bedrock_citation(raw: JSONObject, start: int, end: int) -> Citation:
+    """A citation as the bedrock decoder gives one, its raw what Bedrock sent."""
+    kind = next(iter(raw["location"]))
+    text = "".join(s["text"] for s in raw.get("sourceContent", ())) or None
+    return Citation(kind, None, raw["title"], text, start, end, raw=raw, whole_block=True)
+
+
+CITED_TURN = (
+    TextDelta("Revenue grew "),
+    TextDelta("12%."),
+    _bedrock_citation(CITED_SOURCE, 0, 17),
+    _bedrock_citation(CITED_PAGE, 0, 17),
+    TextDelta(" Costs fell."),
+    Finish("stop"),
+)
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_bedrock_citations_go_back_as_citations_content() -> None:
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+    from botocore.validate import ParamValidator  # type: ignore[import-untyped]
+
+    ask: list[Any] = [{"role": "user", "content": [{"text": "How did the year go?"}]}]
+    with FakeLLMServer(Scenario(steps=(Say(*CITED_TURN), End()))) as server, httpx.Client() as c:
+        root = f"http://127.0.0.1:{server.port}"
+        sdk = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        sdk_content = _boto3_turn(sdk.converse_stream(modelId=NOVA, messages=ask)["stream"])
+        out: list[Message] = []
+        rs.chat(
+            c, "bedrock", model=NOVA, messages=[_user("How did the year go?")], base_url=root
+        ).pipe(rs.accumulate_message()).subscribe(out.append)
+    (m,) = out
+    assert [(type(b).__name__, getattr(b, "citations", None) is None) for b in m.blocks] == [
+        ("TextBlock", False),
+        ("TextBlock", True),
+    ]
+    assert m.blocks[0].citations == CITED_TURN[2:4]
+    assert "citationsContent" in sdk_content[0]
+
+    def send(root: str) -> Any:
+        client = boto3.client(
+            "bedrock-runtime",
+            region_name=AWS_REGION,
+            endpoint_url=root,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        next_turn = [*ask, {"role": "assistant", "content": sdk_content}, *ask]
+        return client.converse_stream(modelId=NOVA, messages=next_turn)
+
+    theirs = sdk_request(send)
+    ours = rs.request(
+        "bedrock",
+        model=NOVA,
+        messages=[_user("How did the year go?"), m, _user("How did the year go?")],
+        base_url=f"http://{theirs.headers['host']}",
+    )
+    body = json.loads(ours.content)
+    assert body == theirs.json
+    # botocore's own validation of the ConverseStream input takes the body.
+    shape = sdk.meta.service_model.operation_model("ConverseStream").input_shape
+    report = ParamValidator().validate({"modelId": NOVA, **body}, shape)
+    assert not report.has_errors(), report.generate_report()

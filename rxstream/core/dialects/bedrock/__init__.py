@@ -26,8 +26,10 @@ carries a random-length `p` padding string, which is ignored)::
   `reasoningContent` block to send back (`{"reasoningText": {"text",
   "signature"}}` or `{"redactedContent": ...}`).
 - `citation` deltas are `Citation`s (kind: the location kind, `"web"`,
-  `"documentChar"`, ...; url, title and the cited source text; Bedrock's
-  offsets point into the source, not the answer, so `start`/`end` stay None).
+  `"documentChar"`, ...; url, title and the cited source text), given at the
+  `contentBlockStop` of their text block with its span of the answer's text
+  as `start`/`end` (`whole_block`; Bedrock's own offsets point into the
+  source and stay in `raw`); in a block with no text, without a span.
 - `messageStop.stopReason` is `Finish`: `end_turn`/`stop_sequence` -> `stop`
   (`tool_calls` when client tool calls were asked for), `max_tokens`/
   `model_context_window_exceeded` -> `length`, `tool_use` -> `tool_calls`,

@@ -85,7 +85,7 @@ _TEXT, _REASONING, _INPUT = 0, 1, 2
 class _Block:
     """A content block that needs state until its `contentBlockStop`."""
 
-    kind: str  # "tool", "server_tool", "tool_result" or "reasoning"
+    kind: str  # "tool", "server_tool", "tool_result", "reasoning" or "text" (one cited)
     index: int = 0  # the client tool call's index
     id: str | None = None
     name: str | None = None
@@ -94,6 +94,9 @@ class _Block:
     signature: list[str] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)
     content: list[JSON] = field(default_factory=list)
+    # A cited text block's offset in the answer's text, and its citations as they came.
+    offset: int = 0
+    citations: list[JSONObject] = field(default_factory=list)
 
 
 class BedrockDecoder(DialectDecoder):
@@ -127,6 +130,11 @@ cache_write_tokens=None, estimated=False)
         self._blocks: dict[int, _Block] = {}
         self._calls = 0  # client tool calls begun
         self._stopped = False  # messageStop arrived
+        # Characters of answer text so far, and where the block after the last
+        # block boundary began: the span of a cited text block (blocks come one
+        # after another).
+        self._chars = 0
+        self._mark = 0
         self._events: dict[str, Callable[[JSONObject, EventStreamMessage], list[Delta]]] = {
             "contentBlockDelta": self._block_delta,
             "contentBlockStart": self._block_start,
@@ -179,6 +187,7 @@ cache_write_tokens=None, estimated=False)
 
         def delta_events(items: list[Any], start: int) -> int:
             deltas = self._delta_headers
+            chars = 0
             try:
                 for at in range(start, len(items)):
                     item = items[at]
@@ -204,10 +213,12 @@ cache_write_tokens=None, estimated=False)
                         return at
                     if text is unset:
                         return at
+                    chars += len(text)
                     append(text_delta(text, 0))
                 return len(items)
             finally:
                 self._delta_headers = deltas
+                self._chars += chars  # (the plain reader counts its own)
 
         return delta_events
 
@@ -228,6 +239,7 @@ cache_write_tokens=None, estimated=False)
             if text is not None:
                 # The learnt delta but for its text (and padding).
                 if around[1] == _TEXT:
+                    self._chars += len(text)
                     out.append(_text(text, 0))
                     return True
                 if self._again(around[1], around[2], text, out):
@@ -246,6 +258,7 @@ cache_write_tokens=None, estimated=False)
             return False
         if text and self._budget is not None:
             self._around = self._learn(payload, _TEXT, index, text) or self._around
+        self._chars += len(text)
         out.append(_text(text, 0))
         return True
 
@@ -359,6 +372,7 @@ cache_write_tokens=None, estimated=False)
         if start is None:
             raise ShapeError("start", "an object", None)
         self._answered = True
+        self._mark = self._chars
         use = opt_object(start, "toolUse", "start")
         if use is not None:
             call_id = opt_str(use, "toolUseId", "start.toolUse")
@@ -394,6 +408,7 @@ cache_write_tokens=None, estimated=False)
         if text is not None or "text" in delta:
             if type(text) is not str:  # null too: a text delta without its text
                 raise ShapeError("delta.text", "a string", text)
+            self._chars += len(text)
             return [_text(text, 0)]
         use = delta.get("toolUse")
         if use is not None:
@@ -403,7 +418,7 @@ cache_write_tokens=None, estimated=False)
             return self._reasoning(index, reasoning, item)
         citation = opt_object(delta, "citation", "delta")
         if citation is not None:
-            return [_citation(citation)]
+            return self._cite(index, citation, item)
         result = opt_list(delta, "toolResult", "delta")
         if result is not None:
             block = self._blocks.get(index)
@@ -434,6 +449,7 @@ cache_write_tokens=None, estimated=False)
         index, delta = data.content_block_index, data.delta
         if delta.text is not self._unset:
             self._answered = True
+            self._chars += len(delta.text)
             return [_text(delta.text, 0)]
         use = delta.tool_use
         if use is not None:
@@ -512,12 +528,40 @@ cache_write_tokens=None, estimated=False)
             out.append(Metadata({"events": [{"event": "contentBlockDelta", "data": event}]}))
         return out
 
+    def _cite(self, index: int, citation: JSONObject, item: EventStreamMessage) -> list[Delta]:
+        """Keep a citation of text block `index` until its stop, where its span is known."""
+        _citation(citation)  # its fields are checked as it arrives
+        block = self._blocks.get(index)
+        if block is None:
+            block = self._blocks[index] = _Block("text", offset=self._mark)
+        elif block.kind != "text":
+            return self._malformed(
+                f"a citation delta in content block {index}, a {block.kind} block", item
+            )
+        block.citations.append(citation)
+        return []
+
+    def _flush(self, block: _Block) -> list[Delta]:
+        """The deltas a block gives at its end: a cited text block's citations with its span.
+
+        A block that had citations but no text gives them without a span:
+        there is no text of its own for them to stay with.
+        """
+        if block.kind != "text":
+            return _flush(block)
+        start, end = block.offset, self._chars
+        if end > start:
+            return [_citation(c, start, end) for c in block.citations]
+        return [_citation(c) for c in block.citations]
+
     def _block_stop(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
         if self._stopped:
             return self._malformed("contentBlockStop after messageStop", item)
         index = _index(data)
         block = self._blocks.pop(index, None)
-        return [] if block is None else _flush(block)
+        out = [] if block is None else self._flush(block)
+        self._mark = self._chars
+        return out
 
     def _message_stop(self, data: JSONObject, item: EventStreamMessage) -> list[Delta]:
         if self._stopped:
@@ -529,7 +573,7 @@ cache_write_tokens=None, estimated=False)
         out: list[Delta] = []
         # Blocks the stream never stopped are complete all the same.
         for index in sorted(self._blocks):
-            out += _flush(self._blocks.pop(index))
+            out += self._flush(self._blocks.pop(index))
         reason = FINISH_REASONS.get(raw, raw)
         if reason == STOP and self._calls:
             reason = TOOL_CALLS
@@ -662,7 +706,8 @@ def _flush(block: _Block) -> list[Delta]:
     return out
 
 
-def _citation(citation: JSONObject) -> Citation:
+def _citation(citation: JSONObject, start: int | None = None, end: int | None = None) -> Citation:
+    """A Bedrock citation; with a span, a whole-block one (the text block from `start` to `end`)."""
     title = opt_str(citation, "title", "delta.citation")
     location = opt_object(citation, "location", "delta.citation") or {}
     kind = next((k for k in location if k in _LOCATIONS), None) or next(iter(location), "citation")
@@ -675,7 +720,10 @@ def _citation(citation: JSONObject) -> Citation:
         url if isinstance(url, str) else None,
         title,
         "".join(texts) if texts else None,
+        start,
+        end,
         raw=citation,
+        whole_block=start is not None,
     )
 
 

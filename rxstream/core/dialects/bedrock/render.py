@@ -66,8 +66,13 @@ class BedrockRenderer:
 
     `messageStart` comes before the first event; text and reasoning open a
     block of their own (text without `contentBlockStart`, as Bedrock sends
-    it); each client tool call is a `toolUse` block, kept open until the
-    finish so fragments of several calls may interleave; `Finish` is
+    it); a whole-block `Citation` (`Citation.whole_block`) goes in the open
+    text block and closes it to more text, so it decodes with that block's
+    span, and any other citation in a block of its own without text (text
+    before the span in the same open block goes with it: this format
+    separates blocks only by their index); each client tool call is a
+    `toolUse` block, kept open until the finish so fragments of several
+    calls may interleave; `Finish` is
     `messageStop`; the `Usage` (and `Metadata` such as `metrics`) goes into
     the `metadata` event at `close()`.
 
@@ -162,8 +167,7 @@ class BedrockRenderer:
         elif isinstance(delta, ToolCallDelta):
             self._tool_call(out, delta)
         elif isinstance(delta, Citation):
-            index = self._block(out, "text")
-            out.append(_event("contentBlockDelta", _at(index, {"citation": _citation_back(delta)})))
+            self._citation(out, delta)
         elif isinstance(delta, ServerToolCall):
             self._whole_block(
                 out,
@@ -283,6 +287,18 @@ class BedrockRenderer:
         out.append(_event("contentBlockStart", {"contentBlockIndex": index, "start": start}))
         out.extend(_event("contentBlockDelta", _at(index, delta)) for delta in deltas)
         out.append(_event("contentBlockStop", {"contentBlockIndex": index}))
+
+    def _citation(self, out: list[Wire], citation: Citation) -> None:
+        """A whole-block citation cites the open text block (and closes it to more text);
+        another goes in a block of its own, without text, so it reads back without a span."""
+        if citation.whole_block and self._open is not None and self._open[0] in ("text", "cited"):
+            index = self._open[1]
+        else:
+            self._close_open(out)
+            index = self._next
+            self._next += 1
+        self._open = ("cited", index)  # the next text opens a block of its own
+        out.append(_event("contentBlockDelta", _at(index, {"citation": _citation_back(citation)})))
 
     def _state(self, out: list[Wire], state: ReasoningState) -> None:
         if state.kind == "thinking":

@@ -14,8 +14,12 @@ Rules:
 - an assistant turn goes back block by block in its order: a reasoning run
   with a signature as `reasoningContent.reasoningText` (text and
   signature), redacted thinking as `reasoningContent.redactedContent`, text
-  as `text`, a client call as `toolUse` (`toolUseId`, `name`, `input`
-  object), a tool Bedrock ran (Nova's code interpreter, grounding) as the
+  as `text` (a text block Bedrock cited, `TextBlock.citations` from this
+  dialect, as `citationsContent`: `{"content": [{"text"}], "citations":
+  [...]}`, each citation as the stream sent it, as boto3's users send the
+  block back; another dialect's citations are not sent), a client call as
+  `toolUse` (`toolUseId`, `name`, `input` object), a tool Bedrock ran
+  (Nova's code interpreter, grounding) as the
   `toolUse` block of type `server_tool_use` and the `toolResult` block it
   came as; reasoning without a signature (from another dialect), another
   provider's server tools and state Bedrock has no place for are not sent;
@@ -42,6 +46,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ....models import (
+    Citation,
     JSONObject,
     Message,
     ReasoningBlock,
@@ -114,7 +119,7 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
                 out.append({"reasoningContent": {"redactedContent": block.data}})
         elif isinstance(block, TextBlock):
             if block.text:
-                out.append({"text": block.text})
+                out.append(_text_block(block))
         elif isinstance(block, ToolCall):
             out.append(
                 {
@@ -128,6 +133,23 @@ def _assistant(blocks: Iterable[object]) -> list[JSONObject]:
         elif isinstance(block, ServerToolCall | ServerToolResult):
             out += _server_block(block)
     return out
+
+
+def _text_block(block: TextBlock) -> JSONObject:
+    """A text block; one Bedrock cited as `citationsContent`, its citations as they came."""
+    cited = [c.raw for c in block.citations or () if c.raw is not None and _is_bedrock(c)]
+    if not cited:
+        return {"text": block.text}
+    return {"citationsContent": {"content": [{"text": block.text}], "citations": cited}}
+
+
+def _is_bedrock(citation: Citation) -> bool:
+    """Whether a citation is one the bedrock decoder made (its kind a location kind of its raw)."""
+    raw = citation.raw or {}
+    location = raw.get("location")
+    if citation.kind == "citation":
+        return "type" not in raw and not location
+    return isinstance(location, dict) and citation.kind in location
 
 
 def _server_block(block: ServerToolCall | ServerToolResult) -> list[JSONObject]:

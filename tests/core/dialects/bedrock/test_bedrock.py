@@ -468,8 +468,10 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
                             "location": {"web": {"url": "https://x.test/p", "domain": "x.test"}},
                         }
                     },
-                )
+                ),
+                stop(0),
             ],
+            # A block with no text of its own: the citation has no span.
             [Citation("web", "https://x.test/p", "Paris", "Paris is the capital")],
             id="citation-web",
         ),
@@ -482,7 +484,8 @@ def test_the_operator_reports_a_stream_without_message_stop() -> None:
                             "location": {"documentChar": {"documentIndex": 0, "start": 3, "end": 9}}
                         }
                     },
-                )
+                ),
+                stop(0),
             ],
             [Citation("documentChar")],
             id="citation-document-offsets-are-not-answer-offsets",
@@ -1170,16 +1173,38 @@ def scripts(draw: st.DrawFn) -> list[Delta]:
     out: list[Delta] = []
     calls = 0
     thinking: list[str] = []  # the open reasoning block's text
+    chars = 0  # the answer's text so far
+    last = ""
     for _ in range(draw(st.integers(0, 6))):
         kind = draw(
             st.sampled_from(
-                ["text", "reasoning", "redacted", "tool", "citation", "server", "result"]
+                ["text", "reasoning", "redacted", "tool", "citation", "cited", "server", "result"]
             )
         )
+        if kind == "cited" and last == "text":
+            kind = "text"  # the renderer cannot part two runs of text that follow each other
+        last = kind
         if kind != "reasoning":
             thinking = []
         if kind == "text":
-            out += [TextDelta(t) for t in draw(st.lists(text, min_size=1, max_size=3))]
+            pieces = draw(st.lists(text, min_size=1, max_size=3))
+            chars += sum(map(len, pieces))
+            out += [TextDelta(t) for t in pieces]
+        elif kind == "cited":
+            # A text block with citations, as the decoder gives it: its span at its end.
+            pieces = draw(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=3))
+            out += [TextDelta(t) for t in pieces]
+            start, chars = chars, chars + sum(map(len, pieces))
+            for n in range(draw(st.integers(1, 2))):
+                raw: dict[str, Any] = {"location": {"documentChar": {"documentIndex": n}}}
+                title = draw(st.none() | text)
+                if title is not None:
+                    raw["title"] = title
+                out.append(
+                    Citation(
+                        "documentChar", None, title, None, start, chars, raw=raw, whole_block=True
+                    )
+                )
         elif kind == "reasoning":
             pieces = draw(st.lists(text, max_size=3))
             thinking += pieces
@@ -1281,6 +1306,7 @@ def test_render_then_decode_gives_the_same_message(
     }
     assert got.reasoning_state == want.reasoning_state
     assert got.citations == want.citations
+    assert [c.whole_block for c in got.citations] == [c.whole_block for c in want.citations]
     assert got.server_tools == want.server_tools
     # The documented rule: a metadata event always carries the required
     # metrics.latencyMs (0 when the script gave none), which decodes back.
