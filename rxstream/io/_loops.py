@@ -592,10 +592,15 @@ class AsyncLoop(Generic[T]):
                 assert demand is not None  # (a writer is lent through the demand)
                 demand.batching = True
                 try:
-                    emitted = await self.emit(batch, on_batch)
+                    if on_batch is not None and not demand.paused:
+                        # A read's worth in one call (`emit`, inline: once per read).
+                        if batch:
+                            on_batch(batch)
+                    elif not await self.emit(batch, on_batch):
+                        return
                 finally:
                     demand.batching = False
-                if not emitted:
+                if handle.disposed:
                     return
                 await write()
             # A read that finds its data already buffered returns without
