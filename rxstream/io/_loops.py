@@ -51,8 +51,8 @@ from reactivex.disposable import Disposable
 from reactivex.scheduler import CurrentThreadScheduler
 
 from .._flow import current_demand
-from ..operators.delta_source import Batching, BatchSource
 from ..errors import StreamError
+from ..operators.delta_source import Batching, BatchSource
 from ._args import loop_for
 from ._body import open_body
 from ._http import AsyncResponse, Exchange, SyncResponse

@@ -232,10 +232,7 @@ class Credentials:
 
     def found_in(self, data: bytes) -> bool:
         """Whether any credential occurs in `data` (a cheap test per read)."""
-        for secret in self._bytes:  # (a loop: no generator per read)
-            if secret in data:
-                return True
-        return False
+        return any(secret in data for secret in self._bytes)
 
     @property
     def longest(self) -> int:

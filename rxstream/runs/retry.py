@@ -70,9 +70,8 @@ from ..errors import (
     TransportError,
     TruncatedStreamError,
 )
-from ..io.requests import ENDPOINTS, base_url_for
+from ..io.requests import ENDPOINTS, base_url_for, prepare_chat
 from ..io.requests import chat as io_chat
-from ..io.requests import prepare_chat
 from ..io.sources import AsyncClient, SyncClient
 from ..models import (
     Delta,

@@ -364,9 +364,7 @@ class Connection:
             # buffer empty: without one it will find this item by itself. A
             # source emitting a batch on the loop writes it itself after the
             # batch (`_flush`), unless it is to pause: then the writer drains.
-            wake = self._waiter is not None and (
-                pause or not (on_loop and self._demand.batching)
-            )
+            wake = self._waiter is not None and (pause or not (on_loop and self._demand.batching))
         if pause:
             self._demand.hold(self)
         if overflowed:

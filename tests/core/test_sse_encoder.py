@@ -670,7 +670,7 @@ TEXT_SCRIPT: list[Any] = [
     Metadata({"id": "msg_1", "model": "m"}),
     TextDelta("Hel"),
     TextDelta(""),
-    TextDelta("lo \u2028 \"q\" \n"),
+    TextDelta('lo \u2028 "q" \n'),
     TextDelta("other choice", choice=1),
     ReasoningDelta("hmm"),
     TextDelta("after thinking"),
@@ -694,7 +694,7 @@ def test_the_renderers_text_event_is_what_feed_writes_where_it_answers() -> None
             answered.append(delta.text)  # type: ignore[union-attr]
             assert [(f.event, f.data) for f in frames] == [event]
     # The texts of an open text block; not one that opens a block, another choice's, an empty one.
-    assert answered[:2] == ["lo \u2028 \"q\" \n", " more"]
+    assert answered[:2] == ['lo \u2028 "q" \n', " more"]
 
 
 @pytest.mark.parametrize("ways", ["plain", "stdlib"])

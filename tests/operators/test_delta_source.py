@@ -6,6 +6,7 @@ Virtual time (StreamMarbles): subscribed at 200, one tick is one second.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -186,7 +187,7 @@ class Reads(BatchSource):
 
 
 def chunk(text: str) -> str:
-    return 'data: {"choices":[{"index":0,"delta":{"content":"%s"}}]}' % text
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
 
 
 READS: dict[str, tuple[list[list[str]], Exception | None]] = {

@@ -488,7 +488,7 @@ def test_a_source_that_is_not_observable() -> None:
         sse_response([rs.TextDelta("a")])  # type: ignore[arg-type]
 
 
-# --------------------------------------------------------------------------- the source's task writes
+# ------------------------------------------------------------------- the source's task writes
 
 
 def chat_of(client: httpx.AsyncClient, base_url: str) -> rs.Observable[rs.Delta]:
@@ -523,7 +523,8 @@ def test_a_chat_served_in_another_dialect_is_byte_for_byte_what_the_encoder_writ
 
         with serving(app_of(endpoint)) as url:
             bodies = [httpx.get(f"{url}/sse").content for _ in range(3)]
-    texts = [json.loads(f.data)["delta"]["text"] for f in events_of(expected) if "text_delta" in f.data]
+    frames = events_of(expected)
+    texts = [json.loads(f.data)["delta"]["text"] for f in frames if "text_delta" in f.data]
     assert texts == list(pieces)
     assert bodies == [expected] * 3
 
@@ -553,7 +554,9 @@ def test_each_read_is_written_in_one_send_by_the_sources_task() -> None:
     # Three reads of two chunks each, then the end: one body message per read, each
     # holding that read's events, written without the writer's task being woken.
     reads = [chunk_line(f"{n}a") + chunk_line(f"{n}b") for n in range(3)]
-    end = b'data: {"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    finish = {"index": 0, "delta": {}, "finish_reason": "stop"}
+    stop = {"id": "c1", "model": "m", "choices": [finish]}
+    end = b"data: " + json.dumps(stop).encode() + b"\n\n"
     body = Reads([*reads, end + b"data: [DONE]\n\n"])
 
     def answer(request: httpx.Request) -> httpx.Response:
