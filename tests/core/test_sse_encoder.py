@@ -691,7 +691,7 @@ def test_the_renderers_text_event_is_what_feed_writes_where_it_answers() -> None
         event = renderer.text_event(delta) if type(delta) is TextDelta else None
         frames = renderer.feed(delta)
         if event is not None:
-            answered.append(delta.text)  # type: ignore[union-attr]
+            answered.append(delta.text)
             assert [(f.event, f.data) for f in frames] == [event]
     # The texts of an open text block; not one that opens a block, another choice's, an empty one.
     assert answered[:2] == ['lo \u2028 "q" \n', " more"]

@@ -204,7 +204,7 @@ def events_of(source: Observable[Any]) -> list[Any]:
     events: list[Any] = []
     source.subscribe(
         events.append,
-        lambda e: events.append((type(e).__name__, e.partial)),
+        lambda e: events.append((type(e).__name__, getattr(e, "partial", None))),
         lambda: events.append("completed"),
     )
     return events

@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -513,7 +513,8 @@ def test_a_chat_served_in_another_dialect_is_byte_for_byte_what_the_encoder_writ
 
         async def deltas() -> list[rs.Delta]:
             async with httpx.AsyncClient() as client:
-                return await chat_of(client, base).pipe(ops.to_list())
+                got: list[rs.Delta] = await chat_of(client, base).pipe(ops.to_list())
+                return got
 
         expected = encoded(asyncio.run(deltas()), "anthropic")
         client = httpx.AsyncClient()
@@ -568,15 +569,15 @@ def test_each_read_is_written_in_one_send_by_the_sources_task() -> None:
         never = asyncio.Event()
         writers.clear()
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> MutableMapping[str, Any]:
             await never.wait()
             return {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.body" and message["body"]:
                 sent.append(message["body"])
                 task = asyncio.current_task()
-                writers.append(task.get_coro().__qualname__ if task else "")  # type: ignore[union-attr]
+                writers.append(getattr(task.get_coro(), "__qualname__", "") if task else "")
 
         response = sse_response(chat_of(client, "http://up.test/v1"), dialect="anthropic")
         await response({"type": "http", "headers": []}, receive, send)
