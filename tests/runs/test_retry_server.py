@@ -502,10 +502,12 @@ def test_a_fallback_route_is_checked_at_once_and_its_request_made_only_when_aske
     monkeypatch.setattr(io_requests, "send_request", spy)
     with FakeLLMServer(ANSWER) as server, httpx.Client() as client:
         fallback = [route(server, "anthropic")]
-        # A bad fallback still raises at once, before anything is sent.
+        # A bad fallback still raises at once, before anything is sent (the URL httpx
+        # refuses, parsed when the request is only made ready).
+        bad = rs.Route("anthropic", "m", api_key="k", base_url="http://a\x00b")
         with pytest.raises(httpx.InvalidURL):
-            chat(client, server, "openai-chat", fallback=[rs.Route("anthropic", "m",
-                 api_key="k", base_url="http://[::1")])  # fmt: skip
+            chat(client, server, "openai-chat", fallback=[bad])
+        made.clear()
         answered = chat(client, server, "openai-chat", fallback=fallback)
         assert made == ["/v1/chat/completions"]  # the fallback's request is not made yet
         assert answered.pipe(rs.accumulate_message()).run().content == "Hello"
