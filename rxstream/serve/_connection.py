@@ -297,6 +297,11 @@ class Connection:
         self._paused = False
         return skipped, items, resume
 
+    def detach(self) -> None:
+        """The response is done writing: the source's task writes nothing more (`_flush`)."""
+        if self._outcome is None:
+            self._outcome = True
+
     async def drain(self) -> None:
         """The client left: let the source run to its end, dropping its items."""
         with self._lock:

@@ -203,6 +203,7 @@ class SSEResponse(Response):
         finally:
             listener.cancel()
             writer.cancel()
+            connection.detach()  # the response writes nothing more, by any task
             await asyncio.wait({writer, listener})
             if gone and self._keep:
                 task = asyncio.ensure_future(_run_on(connection, self.background))
