@@ -164,6 +164,7 @@ class _Run:
         "_machine",
         "_observer",
         "_stopped",
+        "_whole",
         "upstream",
     )
 
@@ -183,6 +184,9 @@ class _Run:
         close_into = machine.close_into if isinstance(machine, pipeline.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
         self._stopped = False  # no more input: ended, failed or disposed
+        # An observer that takes many items in one call (a retry run, another run of
+        # machines) is handed each input's outputs so.
+        self._whole: Callable[[list[Any]], None] | None = getattr(observer, "on_batch", None)
         self.upstream = SingleAssignmentDisposable()
 
     def on_next(self, item: Any) -> None:
@@ -213,12 +217,16 @@ class _Run:
             if not self._stopped:  # else the observer disposed meanwhile
                 self._fail(exc)
             return
-        # `_emit`, inline: this runs for every item of every operator.
-        on_next = self._observer.on_next
-        for value in out:
-            if self._stopped:
-                return  # the observer disposed meanwhile
-            on_next(value)
+        whole = self._whole
+        if whole is not None and len(out) > 1:
+            whole(out)
+        else:
+            # `_emit`, inline: this runs for every item of every operator.
+            on_next = self._observer.on_next
+            for value in out:
+                if self._stopped:
+                    return  # the observer disposed meanwhile
+                on_next(value)
         if not self._stopped and machine.done:
             # The input's end marker (the chunk decoder at [DONE]): the
             # machines below it were closed by the chain; release the source.

@@ -581,6 +581,23 @@ class RetryRun:
         self._emitted.append(item)
         self._observer.on_next(item)
 
+    def on_batch(self, items: list[Delta]) -> None:
+        """The deltas of one read of the attempt, in one call (`on_next` for each); passed
+        on in one call too where the observer takes them so (a run of machine operators)."""
+        for item in items:
+            if not self._output and _is_output(item):
+                self._output = True
+            if type(item) is Usage:
+                self._usage = item
+        self._emitted += items
+        whole = getattr(self._observer, "on_batch", None)
+        if whole is not None:
+            whole(items)
+            return
+        on_next = self._observer.on_next
+        for item in items:
+            on_next(item)
+
     def on_error(self, error: Exception) -> None:
         if not isinstance(error, StreamError):
             self._observer.on_error(error)  # a bug or a caller's mistake: not the stream's
