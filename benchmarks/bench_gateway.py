@@ -30,10 +30,10 @@ Figures (1,000 streams of 40 tokens, one round of each mode per run, main's
 code and issue 30's changes taking turns on a 2-core machine other sessions
 loaded, load average 2.5-10, the hand loop's own figure 219-388 µs a token):
 before (the writer a second task per response, one decoding call per line,
-every encoder layer per event) 1.20-1.59x, median 1.53x over five runs; after
+every encoder layer per event) 1.20-1.64x, median 1.55x over six runs; after
 (the source's task writes each read itself, a read decoded in one call, the
-renderer's text event asked first) 1.07-1.42x, median 1.14x over five runs
-(1.07-1.14x over the three with every change). Per request, building
+renderer's text event asked first) 1.07-1.42x, median 1.17x over six runs
+(1.07-1.19x, median 1.13x, over the four with every change). Per request, building
 `rs.chat`'s request and pipeline is about half of what is left at 40 tokens.
 
 LiteLLM: `pip install 'litellm[proxy]==1.110.2'` (in a venv of its own) fails:

@@ -30,10 +30,12 @@ The sources hand a run of machines a read's lines in one call, which made the
 plain pipeline cheaper (8-12 µs an event against main's 13-17 on the same
 loaded machine), and the retry run hands each attempt's read on in one call
 too. Main's code and this one taking turns (2-core machine, load average
-6.8-10, five runs of main, four of this): main, deltas 0.94-1.03x, message
-1.03-1.06x, with a fallback route ready 1.00-1.11x; after, with every change,
-deltas 0.88-0.95x, message 1.02-1.05x, with a fallback route 0.95-1.07x (one
-run at 1.065x): at or under the target at the median, not in every run, where
+5.4-10, five runs of main, three of this with every change): main, deltas
+0.94-1.03x, message 1.03-1.06x, with a fallback route ready 0.96-1.03x and
+1.00-1.11x; after, deltas 0.88-0.97x, message 1.02-1.05x (median 1.02x), with
+a fallback route 0.94-0.99x and 1.00-1.09x (median 1.07x, two runs of three
+over the target). The fallback's run is the same code as the retry's, event
+for event: what separates those rows is the noise of a loaded machine, where
 the same pipeline moves by some 5% between rounds. What is left in the message
 shape is the run's own record of the items (for an error's partial and a cut
 attempt's usage) and the accumulator's run of its own, against the plain
