@@ -26,6 +26,16 @@ a fresh server, and their ratio. Every client must get every token. Target
 It is CPU-bound: on a shared machine run it sparingly. LiteLLM's proxy is not
 measured here (see the docstring's last paragraph for why).
 
+Figures (1,000 streams of 40 tokens, one round of each mode per run, main's
+code and issue 30's changes taking turns on a 2-core machine other sessions
+loaded, load average 2.5-10, the hand loop's own figure 219-388 µs a token):
+before (the writer a second task per response, one decoding call per line,
+every encoder layer per event) 1.20-1.64x, median 1.55x over six runs; after
+(the source's task writes each read itself, a read decoded in one call, the
+renderer's text event asked first) 1.07-1.42x, median 1.17x over six runs
+(1.07-1.19x, median 1.13x, over the four with every change). Per request, building
+`rs.chat`'s request and pipeline is about half of what is left at 40 tokens.
+
 LiteLLM: `pip install 'litellm[proxy]==1.110.2'` (in a venv of its own) fails:
 the `proxy` extra of that release requires `litellm-proxy==1.110.2`, and the
 package index this project's machines reach has no version of `litellm-proxy`.

@@ -22,26 +22,24 @@ is subscribed directly: `.run()` would run it on another thread). Each result
 is checked against the stream's text. The ratio is the median over the rounds
 of a contender's time against plain's of the same shape in the same round.
 
-Target (issue 30): retry <= 1.05x plain per event. What it measured before
-`rs.chat(..., retry=)` became a `DeltaSource` (2-core machine shared with other
-work, 41 rounds of 5,000 events, three runs): the deltas shape 1.01-1.05x, the
-message shape 1.09-1.19x (+2.4-3.2 µs an event): behind the run,
-`accumulate_message()` was a stage of its own, a subscription and a delta
-decoder in front of its machine. Now the run hands its deltas to the machine
-operators after it with a plain call and without that decoder. Two runs of
-this script after the change, on the same machine at a load average of 10-13
-(other sessions' test runs: noisy): deltas 1.03-1.04x, message 1.05-1.07x,
-with a fallback route ready 1.04-1.09x. Then the attempt's subscription wrapper
-and the lines the attempt's decoder kept for a partial (which the run replaces
-anyway) went: the run takes each attempt's decoding run directly
-(`subscribe_direct`) and gives errors their partial itself. Two runs before and
-two after, taking turns (load average 5.6-6.9): before, deltas 1.06-1.07x,
-message 1.07x, with a fallback route 0.98-1.09x; after, deltas 0.94-0.99x,
-message 1.01-1.05x, with a fallback route 0.97-1.11x (one run 1.105x, the
-other 1.00x: the same pipeline moves by some 5% between rounds here). What is
-left in the message shape is the run's own `on_next` (its record of the items,
-for an error's partial and an estimate of a cut attempt's usage) and the
-accumulator's `on_next` of its own, against the plain pipeline's chained call.
+Target (issue 30): retry <= 1.05x plain per event. A ready fallback route
+costs nothing per event (the run is the same); what it cost was building its
+request with the chat (0.3-0.6 ms a call here), which now waits until the
+route is first asked (`prepare_chat`; what can raise still raises at once).
+The sources hand a run of machines a read's lines in one call, which made the
+plain pipeline cheaper (8-12 µs an event against main's 13-17 on the same
+loaded machine), and the retry run hands each attempt's read on in one call
+too. Main's code and this one taking turns (2-core machine, load average
+5.4-10, five runs of main, three of this with every change): main, deltas
+0.94-1.03x, message 1.03-1.06x, with a fallback route ready 0.96-1.03x and
+1.00-1.11x; after, deltas 0.88-0.97x, message 1.02-1.05x (median 1.02x), with
+a fallback route 0.94-0.99x and 1.00-1.09x (median 1.07x, two runs of three
+over the target). The fallback's run is the same code as the retry's, event
+for event: what separates those rows is the noise of a loaded machine, where
+the same pipeline moves by some 5% between rounds. What is left in the message
+shape is the run's own record of the items (for an error's partial and a cut
+attempt's usage) and the accumulator's run of its own, against the plain
+pipeline's one chain.
 """
 
 from __future__ import annotations

@@ -14,6 +14,13 @@ observer that its consumer is behind. The demand signal is how it learns:
   the gate is open while nobody holds it); `timeouts(idle=...)` reads `paused`
   so a consumer's pause is not taken for a stalled server.
 
+A consumer that writes what it receives (a server's response) may also lend
+the source its writer (`lend(write, loop)`): an rxstream async source on that
+loop then sets `batching` while it emits one read's worth of items and awaits
+`write()` after it, in its own task, so the consumer needs no task of its own
+woken per read. The consumer still writes by itself what arrives any other
+way (outside a batch, or from a source on another loop).
+
 Without a consumer that makes a demand there is none (`current_demand()` is
 None) and a source reads as fast as its observers accept. Sync sources need
 no signal: their thread blocks in `on_next` while a bounded consumer is full.
@@ -44,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -68,6 +75,10 @@ class Demand:
         self._holders: set[object] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self._writer: Callable[[], Awaitable[None]] | None = None
+        self._writer_loop: asyncio.AbstractEventLoop | None = None
+        #: True while a source emits a batch after which it awaits the lent writer.
+        self.batching = False
 
     @property
     def paused(self) -> bool:
@@ -93,6 +104,15 @@ class Demand:
     def reset(self) -> None:
         """Open the gate whoever holds it (the consumers are gone: a waiting source ends)."""
         self._on_loop(self._reset)
+
+    def lend(self, write: Callable[[], Awaitable[None]], loop: asyncio.AbstractEventLoop) -> None:
+        """Let a source on `loop` run `write()` in its own task after each batch it emits."""
+        self._writer = write
+        self._writer_loop = loop
+
+    def writer_for(self, loop: asyncio.AbstractEventLoop) -> Callable[[], Awaitable[None]] | None:
+        """The writer lent to sources on `loop` (None: none, or lent to another loop)."""
+        return self._writer if self._writer_loop is loop else None
 
     async def wait(self) -> None:
         """Return at once when open, else when the last holder lets go."""

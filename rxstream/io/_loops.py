@@ -44,7 +44,7 @@ import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
@@ -52,6 +52,7 @@ from reactivex.scheduler import CurrentThreadScheduler
 
 from .._flow import current_demand
 from ..errors import StreamError
+from ..operators.delta_source import Batching, BatchSource
 from ._args import loop_for
 from ._body import open_body
 from ._http import AsyncResponse, Exchange, SyncResponse
@@ -312,14 +313,38 @@ def sync_source(
     scheduler: abc.SchedulerBase | None,
 ) -> Observable[T]:
     """An observable that runs `make_reader(handle)`'s batches on a reactivex scheduler."""
+    return _SyncSource(make_reader, scheduler)
 
-    def subscribe(
-        observer: abc.ObserverBase[T], scheduler_: abc.SchedulerBase | None = None
+
+class _SyncSource(BatchSource):
+    """What `sync_source` gives: a `SyncLoop` per subscription (batches whole, if asked)."""
+
+    def __init__(
+        self,
+        make_reader: Callable[[Handle], Iterator[list[Any]]],
+        scheduler: abc.SchedulerBase | None,
+    ) -> None:
+        super().__init__()
+        self._make_reader = make_reader
+        self._scheduler = scheduler
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        sched = scheduler or scheduler_ or CurrentThreadScheduler.singleton()
-        return SyncLoop(make_reader, observer, sched).start()
+        return self._loop(observer, scheduler).start()
 
-    return Observable(subscribe)
+    def subscribe_batches(
+        self, observer: Batching, scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        loop = self._loop(cast(abc.ObserverBase[Any], observer), scheduler)
+        loop.on_batch = observer.on_batch
+        return loop.start()
+
+    def _loop(
+        self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None
+    ) -> SyncLoop[Any]:
+        sched = self._scheduler or scheduler or CurrentThreadScheduler.singleton()
+        return SyncLoop(self._make_reader, observer, sched)
 
 
 class SyncLoop(Generic[T]):
@@ -333,7 +358,7 @@ class SyncLoop(Generic[T]):
     any sync call.
     """
 
-    __slots__ = ("_handle", "_make_reader", "_observer", "_reader", "_scheduler")
+    __slots__ = ("_handle", "_make_reader", "_observer", "_reader", "_scheduler", "on_batch")
 
     def __init__(
         self,
@@ -346,6 +371,8 @@ class SyncLoop(Generic[T]):
         self._scheduler = scheduler
         self._handle = Handle()
         self._reader: Iterator[list[T]] | None = None
+        #: An observer's way to take a batch in one call (`BatchSource.subscribe_batches`).
+        self.on_batch: Callable[[list[T]], None] | None = None
 
     def start(self) -> abc.DisposableBase:
         """Schedule the first read; the disposable stops the loop from any thread."""
@@ -382,8 +409,12 @@ class SyncLoop(Generic[T]):
             self._handle.end_read()
 
     def push(self, batch: list[T]) -> bool:
-        """Emit `batch`, item by item while not disposed; False once disposed."""
+        """Emit `batch` (whole, or item by item while not disposed); False once disposed."""
         handle = self._handle
+        if self.on_batch is not None:
+            if batch and not handle.disposed:
+                self.on_batch(batch)
+            return not handle.disposed
         on_next = self._observer.on_next
         for item in batch:
             if handle.disposed:
@@ -417,13 +448,34 @@ def async_source(
     scheduler: abc.SchedulerBase | None,
 ) -> Observable[T]:
     """An observable that runs `make_reader(handle)`'s batches as a task on an asyncio loop."""
+    return _AsyncSource(make_reader, scheduler)
 
-    def subscribe(
-        observer: abc.ObserverBase[T], scheduler_: abc.SchedulerBase | None = None
+
+class _AsyncSource(BatchSource):
+    """What `async_source` gives: an `AsyncLoop` per subscription (batches whole, if asked)."""
+
+    def __init__(
+        self,
+        make_reader: Callable[[Handle], AsyncIterator[list[Any]]],
+        scheduler: abc.SchedulerBase | None,
+    ) -> None:
+        super().__init__()
+        self._make_reader = make_reader
+        self._scheduler = scheduler
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        return AsyncLoop(make_reader, observer, loop_for(scheduler or scheduler_)).start()
+        loop = loop_for(self._scheduler or scheduler)
+        return AsyncLoop(self._make_reader, observer, loop).start()
 
-    return Observable(subscribe)
+    def subscribe_batches(
+        self, observer: Batching, scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        loop = loop_for(self._scheduler or scheduler)
+        pump = AsyncLoop(self._make_reader, cast(abc.ObserverBase[Any], observer), loop)
+        pump.on_batch = observer.on_batch
+        return pump.start()
 
 
 class AsyncLoop(Generic[T]):
@@ -453,6 +505,7 @@ class AsyncLoop(Generic[T]):
         "_make_reader",
         "_observer",
         "_task",
+        "on_batch",
     )
 
     def __init__(
@@ -470,6 +523,8 @@ class AsyncLoop(Generic[T]):
         self._cancel: Callable[[], object] = _nothing
         self._inner: asyncio.Task[Any] | None = None
         self._finishing = False
+        #: An observer's way to take a batch in one call (`BatchSource.subscribe_batches`).
+        self.on_batch: Callable[[list[T]], None] | None = None
 
     def start(self) -> abc.DisposableBase:
         """Start the task on the loop (from its own thread, or from any other)."""
@@ -514,10 +569,12 @@ class AsyncLoop(Generic[T]):
     async def pump(self, reader: AsyncIterator[list[T]]) -> None:
         """Read a batch when there is demand, emit it item by item, yield to the loop; repeat."""
         handle = self._handle
-        on_next = self._observer.on_next
+        on_batch = self.on_batch
         demand = self._demand
         turns = turns_of(self._loop)
         await self.wait()  # (binds the gate to this loop)
+        # The consumer's writer, when it lends it (`Demand.lend`): run here after each batch.
+        write = demand.writer_for(self._loop) if demand is not None else None
         while True:
             if demand is not None and demand.paused:
                 await demand.wait()
@@ -528,16 +585,24 @@ class AsyncLoop(Generic[T]):
             batch = await anext(reader, None)
             if batch is None:
                 return
-            for item in batch:
-                # No await while nothing holds the gate: a coroutine per item
-                # was the larger part of what a follower cost (`Demand.wait`).
-                if demand is not None and demand.paused:
-                    await demand.wait()
+            if write is None:
+                if not await self.emit(batch, on_batch):
+                    return
+            else:
+                assert demand is not None  # (a writer is lent through the demand)
+                demand.batching = True
+                try:
+                    if on_batch is not None and not demand.paused:
+                        # A read's worth in one call (`emit`, inline: once per read).
+                        if batch:
+                            on_batch(batch)
+                    elif not await self.emit(batch, on_batch):
+                        return
+                finally:
+                    demand.batching = False
                 if handle.disposed:
                     return
-                on_next(item)
-            if handle.disposed:
-                return
+                await write()
             # A read that finds its data already buffered returns without
             # suspending: yield once per such read, so one fast stream cannot
             # starve the other tasks of the loop. A read that let the loop
@@ -546,6 +611,29 @@ class AsyncLoop(Generic[T]):
             # turn per batch was a task step per token of every stream.
             if not handle.waited and turns.count == seen:
                 await asyncio.sleep(0)
+
+    async def emit(self, batch: list[T], on_batch: Callable[[list[T]], None] | None) -> bool:
+        """Emit one read's items (whole to `on_batch` when it can); False once disposed."""
+        handle = self._handle
+        demand = self._demand
+        if on_batch is not None and (demand is None or not demand.paused):
+            # A read's worth in one call: the run of machines after the
+            # source feeds it to its machines at once (`feed_all`).
+            if batch:
+                on_batch(batch)
+            return not handle.disposed
+        on_next = self._observer.on_next
+        for item in batch:
+            # No await while nothing holds the gate: a coroutine per item
+            # was the larger part of what a follower cost (`Demand.wait`).
+            if demand is not None and demand.paused:
+                batching, demand.batching = demand.batching, False
+                await demand.wait()
+                demand.batching = batching
+            if handle.disposed:
+                return False
+            on_next(item)
+        return not handle.disposed
 
     async def wait(self) -> None:
         """Wait for the consumer's demand (`rxstream._flow`), if it signals any."""

@@ -37,6 +37,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -65,6 +66,8 @@ __all__ = [
     "join_url",
     "missing_key",
     "ollama_host",
+    "prepare_chat",
+    "prepare_request",
     "request",
     "send_request",
 ]
@@ -362,6 +365,41 @@ def build_request(
 
     The other arguments are `rs.request`'s.
     """
+    return prepare_request(
+        dialect,
+        model=model,
+        messages=messages,
+        tools=tools,
+        output=output,
+        api_key=api_key,
+        base_url=base_url,
+        headers=headers,
+        env=env,
+        require_key=require_key,
+        **options,
+    )()
+
+
+def prepare_request(
+    dialect: str,
+    *,
+    model: str,
+    messages: Iterable[Mapping[str, Any] | Message],
+    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    output: Output | type | JSONObject | OutputSpec | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    require_key: bool = True,
+    **options: Any,
+) -> Callable[[], httpx.Request]:
+    """`build_request`'s checks and rendering now (what raises, raises here), and a
+    function that makes the `httpx.Request` when called (its URL already parsed).
+
+    For a request that may never be sent (a fallback route): all that can
+    fail is done at once, the rest only when it is needed.
+    """
     import httpx
 
     endpoint = _endpoint(dialect)
@@ -396,7 +434,10 @@ def build_request(
     extensions: dict[str, Any] = {DIALECT_EXTENSION: dialect}
     if resolved is not None:
         extensions[OUTPUT_EXTENSION] = resolved
-    return httpx.Request(spec.method, url, headers=sent, content=body, extensions=extensions)
+    parsed = httpx.URL(url)  # (a malformed base URL raises here)
+    return partial(
+        httpx.Request, spec.method, parsed, headers=sent, content=body, extensions=extensions
+    )
 
 
 def request(
@@ -535,6 +576,51 @@ def chat(
         **options,
     )
     return send_request(client, built, scheduler=scheduler, line_limit=line_limit, limiter=limiter)
+
+
+def prepare_chat(
+    client: SyncClient | AsyncClient,
+    dialect: str,
+    *,
+    model: str,
+    messages: Iterable[Mapping[str, Any] | Message],
+    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
+    output: Output | type | JSONObject | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    scheduler: abc.SchedulerBase | None = None,
+    line_limit: int = DEFAULT_LIMIT,
+    limiter: Admission | None = None,
+    **options: Any,
+) -> Callable[[], Observable[Delta]]:
+    """`chat`'s checks now (what raises, raises here), and a function that gives its
+    observable when called (made on the first call, the same one after).
+
+    For a route that may never be asked (a fallback): its request costs only its
+    checks and rendering until it is used. The arguments are `chat`'s.
+    """
+    make = prepare_request(
+        dialect,
+        model=model,
+        messages=messages,
+        tools=tools,
+        output=output,
+        api_key=api_key,
+        base_url=base_url,
+        **options,
+    )
+    made: list[Observable[Delta]] = []
+
+    def source() -> Observable[Delta]:
+        if not made:
+            made.append(
+                send_request(
+                    client, make(), scheduler=scheduler, line_limit=line_limit, limiter=limiter
+                )
+            )
+        return made[0]
+
+    return source
 
 
 def send_request(

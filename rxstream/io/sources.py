@@ -389,7 +389,7 @@ def _async_request_source(
 ) -> Observable[Any]:
     async_client: AsyncClient = client
 
-    async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+    def aread(handle: Handle) -> AsyncIterator[list[Any]]:
         exchange = Exchange(client=client)
 
         async def send() -> AsyncResponse:
@@ -398,8 +398,8 @@ def _async_request_source(
             _answered(ticket, response)
             return response
 
-        async for batch in aread_body(send, exchange, handle, binary=binary, line_limit=line_limit):
-            yield batch
+        # The body's reader itself: no generator of ours between it and the loop.
+        return aread_body(send, exchange, handle, binary=binary, line_limit=line_limit)
 
     return async_source(aread, scheduler)
 
@@ -573,11 +573,8 @@ def from_response(
             take()
             return async_response
 
-        async def aread(handle: Handle) -> AsyncIterator[list[Any]]:
-            async for batch in aread_body(
-                aopen, exchange, handle, binary=binary, line_limit=line_limit
-            ):
-                yield batch
+        def aread(handle: Handle) -> AsyncIterator[list[Any]]:
+            return aread_body(aopen, exchange, handle, binary=binary, line_limit=line_limit)
 
         return async_source(aread, scheduler)
 

@@ -35,7 +35,7 @@ the partial answer (`StreamError.partial`), built only then:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
@@ -44,7 +44,8 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from ..core import Feeder, Machine, pipeline
 from ..core.message import MessageAccumulator, keep_partial, keep_partial_of
 from ..errors import StreamError
-from .delta_source import DeltaSource, Observing
+from .delta_source import BatchSource, DeltaSource, Observing
+from .wire import WireSource
 
 __all__ = ["Feeder", "Machine", "machine_operator"]
 
@@ -88,8 +89,11 @@ class _MachineChain(Observable[B]):
         whole = pipeline.chain(machines)
         arrival = self._arrival(whole, len(machines)) if partial else None
         run = _Run(whole, cast(abc.ObserverBase[Any], observer), arrival)
+        batches = _batches_of(source)
         if isinstance(source, DeltaSource):
             run.upstream.disposable = source.subscribe_observer(run, scheduler)
+        elif batches is not None:  # a read's worth of lines in one call
+            run.upstream.disposable = batches.subscribe_batches(run, scheduler)
         else:
             run.upstream.disposable = source.subscribe(
                 run.on_next, run.on_error, run.on_completed, scheduler=scheduler
@@ -104,6 +108,13 @@ class _MachineChain(Observable[B]):
         if type(last) is MessageAccumulator and self._tap == count - 2:
             return last
         return _Replay(self._factories[: self._tap + 1])
+
+
+def _batches_of(source: Observable[Any]) -> BatchSource | None:
+    """The `BatchSource` that `source` is (under its wire label), or None."""
+    while isinstance(source, WireSource):
+        source = source._source
+    return source if isinstance(source, BatchSource) else None
 
 
 class _Replay:
@@ -153,6 +164,7 @@ class _Run:
         "_machine",
         "_observer",
         "_stopped",
+        "_whole",
         "upstream",
     )
 
@@ -172,6 +184,9 @@ class _Run:
         close_into = machine.close_into if isinstance(machine, pipeline.Chained) else None
         self._closing: Callable[[list[Any]], None] | None = close_into
         self._stopped = False  # no more input: ended, failed or disposed
+        # An observer that takes many items in one call (a retry run, another run of
+        # machines) is handed each input's outputs so.
+        self._whole: Callable[[list[Any]], None] | None = getattr(observer, "on_batch", None)
         self.upstream = SingleAssignmentDisposable()
 
     def on_next(self, item: Any) -> None:
@@ -181,21 +196,37 @@ class _Run:
         if kept is not None:
             # A bytearray may be the source's buffer, filled again for the next item.
             kept.append(bytes(item) if type(item) is bytearray else item)
+        self._feed((item,))
+
+    def on_batch(self, items: list[Any]) -> None:
+        """Many source items in one call (a `BatchSource`'s read): as `on_next` for each."""
+        if self._stopped:
+            return
+        kept = self._kept
+        if kept is not None:
+            kept += [bytes(item) if type(item) is bytearray else item for item in items]
+        self._feed(items)
+
+    def _feed(self, items: Iterable[Any]) -> None:
         out: list[Any] = []
         machine = self._machine
         try:
-            machine.feed_all((item,), out)
+            machine.feed_all(items, out)
         except Exception as exc:
             self._emit(out)
             if not self._stopped:  # else the observer disposed meanwhile
                 self._fail(exc)
             return
-        # `_emit`, inline: this runs for every item of every operator.
-        on_next = self._observer.on_next
-        for value in out:
-            if self._stopped:
-                return  # the observer disposed meanwhile
-            on_next(value)
+        whole = self._whole
+        if whole is not None and len(out) > 1:
+            whole(out)
+        else:
+            # `_emit`, inline: this runs for every item of every operator.
+            on_next = self._observer.on_next
+            for value in out:
+                if self._stopped:
+                    return  # the observer disposed meanwhile
+                on_next(value)
         if not self._stopped and machine.done:
             # The input's end marker (the chunk decoder at [DONE]): the
             # machines below it were closed by the chain; release the source.

@@ -18,6 +18,10 @@ from .wire import wire_of
 __all__ = ["decode"]
 
 
+#: The arguments of `decode` that built a decoder once (they are good).
+_CHECKED: set[tuple[str, str, bool, bool]] = set()
+
+
 @overload
 def decode(
     dialect: Literal["rxstream"], *, on_malformed: OnMalformed = "raise", ids: bool = False
@@ -118,8 +122,12 @@ def decode(
     >>> _ = frames.pipe(decode("openai-chat")).subscribe(print)
     TextDelta(text='Hi', choice=0)
     """
-    # Build one decoder now so a bad name or option fails at pipe-building time.
-    decoder(dialect, on_malformed=on_malformed, ids=ids, runs=runs)
+    # Build one decoder now so a bad name or option fails at pipe-building time
+    # (once per set of arguments: a server builds this pipe for every request).
+    key = (dialect, on_malformed, ids, runs)
+    if key not in _CHECKED:
+        decoder(dialect, on_malformed=on_malformed, ids=ids, runs=runs)
+        _CHECKED.add(key)
     decode_items = machine_operator(
         partial(decoder, dialect, on_malformed=on_malformed, ids=ids, runs=runs),
         gives_deltas=True,

@@ -10,6 +10,13 @@ only (no `ChatChunk`) and delivers them from one place (the retry run of
 (`subscribe_observer`, no wrapper per item), with the delta decoder in front
 of their machines left out (a fast path: kept when the fast paths are off).
 What an observer sees is the same either way.
+
+`BatchSource` is the other end of a run: a source whose items come a read's
+worth at a time (the lines, or byte blocks, of one read of a response). A run
+of machine operators piped after it is handed each read whole
+(`subscribe_batches`) and feeds it to its machines in one call (`feed_all`),
+instead of one `on_next`, and one pass down the machines, per line. What an
+observer sees is the same either way.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import Any, Protocol, cast
 
 from reactivex import Observable, abc
 
-__all__ = ["DeltaSource", "Observing", "subscribe_direct"]
+__all__ = ["BatchSource", "Batching", "DeltaSource", "Observing", "subscribe_direct"]
 
 
 class Observing(Protocol):
@@ -30,6 +37,25 @@ class Observing(Protocol):
     def on_error(self, error: Exception, /) -> None: ...
 
     def on_completed(self) -> None: ...
+
+
+class Batching(Observing, Protocol):
+    """What `subscribe_batches` takes: an observer that also takes many items in one call."""
+
+    def on_batch(self, values: list[Any], /) -> None: ...
+
+
+class BatchSource(Observable[Any]):
+    """An observable whose items come in batches (one read's worth), which a run of machine
+    operators may take whole."""
+
+    def subscribe_batches(
+        self, observer: Batching, scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        """Subscribe `observer`, handing it each batch with one `on_batch` call (the items
+        of one batch, in order, as `on_next` would give them one by one); it ignores what
+        comes after its end itself, and the returned disposable ends the subscription."""
+        raise NotImplementedError  # pragma: no cover
 
 
 class DeltaSource(Observable[Any]):

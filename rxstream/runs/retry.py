@@ -70,7 +70,7 @@ from ..errors import (
     TransportError,
     TruncatedStreamError,
 )
-from ..io.requests import ENDPOINTS, base_url_for
+from ..io.requests import ENDPOINTS, base_url_for, prepare_chat
 from ..io.requests import chat as io_chat
 from ..io.sources import AsyncClient, SyncClient
 from ..models import (
@@ -85,7 +85,7 @@ from ..models import (
     Usage,
 )
 from ..operators.continuation import continue_from
-from ..operators.delta_source import DeltaSource, subscribe_direct
+from ..operators.delta_source import DeltaSource, Observing, subscribe_direct
 from ._estimate import estimated_usage, usage_of_record, usage_record
 
 __all__ = [
@@ -581,6 +581,23 @@ class RetryRun:
         self._emitted.append(item)
         self._observer.on_next(item)
 
+    def on_batch(self, items: list[Delta]) -> None:
+        """The deltas of one read of the attempt, in one call (`on_next` for each); passed
+        on in one call too where the observer takes them so (a run of machine operators)."""
+        for item in items:
+            if not self._output and _is_output(item):
+                self._output = True
+            if type(item) is Usage:
+                self._usage = item
+        self._emitted += items
+        whole = getattr(self._observer, "on_batch", None)
+        if whole is not None:
+            whole(items)
+            return
+        on_next = self._observer.on_next
+        for item in items:
+            on_next(item)
+
     def on_error(self, error: Exception) -> None:
         if not isinstance(error, StreamError):
             self._observer.on_error(error)  # a bug or a caller's mistake: not the stream's
@@ -945,7 +962,7 @@ def chat(
     tools = list(tools) if tools is not None else None
     portable = {k: v for k, v in options.items() if k in PORTABLE_OPTIONS}
 
-    def leg(route: Route, own: Mapping[str, Any]) -> Leg:
+    def leg(route: Route, own: Mapping[str, Any], *, first: bool) -> Leg:
         watch = _attempt_telemetry(route, own, traced)
 
         def rebuild(asked: Sequence[Mapping[str, Any] | Message]) -> Observable[Delta]:
@@ -955,14 +972,48 @@ def chat(
             )  # fmt: skip
             return source if watch is None else source.pipe(watch)
 
-        return Leg(route, rebuild(messages), rebuild, tuple(messages))
+        if first:
+            return Leg(route, rebuild(messages), rebuild, tuple(messages))
+        # A fallback: checked now, its request made when it is first asked.
+        later = prepare_chat(
+            client, route.dialect, model=route.model, messages=messages, tools=tools,
+            **{**common, **own},
+        )  # fmt: skip
+        source = _Later(later if watch is None else lambda: later().pipe(watch))
+        return Leg(route, source, rebuild, tuple(messages))
 
-    legs = [leg(Route(dialect, model, **options), options)]
-    legs += [leg(r, {**portable, **r.options}) for r in routes]
+    legs = [leg(Route(dialect, model, **options), options, first=True)]
+    legs += [leg(r, {**portable, **r.options}, first=False) for r in routes]
     async_ = inspect.iscoroutinefunction(getattr(client, "send", None))
     if retry is None and not fallback:
         return legs[0].source  # one request, one span: nothing to retry
     return _resilient(legs, retry or Retry(), scheduler, async_, traced=traced is not None)
+
+
+class _Later(Observable[Delta]):
+    """A fallback route's source, made when first subscribed (`prepare_chat`): a route
+    that is never asked costs only its checks. Subscribed directly where its source is."""
+
+    def __init__(self, make: Callable[[], Observable[Delta]]) -> None:
+        super().__init__()
+        self._make = make
+        self._made: Observable[Delta] | None = None
+
+    def _source(self) -> Observable[Delta]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[Delta], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        return self._source().subscribe(observer, scheduler=scheduler)
+
+    def subscribe_observer(
+        self, observer: Observing, scheduler: abc.SchedulerBase | None = None, *, partial: bool
+    ) -> abc.DisposableBase:
+        """The source's own direct subscription (see `subscribe_direct`)."""
+        return subscribe_direct(self._source(), observer, scheduler, partial=partial)
 
 
 def _telemetry_options(telemetry: object) -> dict[str, Any] | None:

@@ -101,6 +101,12 @@ class Connection:
         self._skips = 0  # gaps written to this client so far
         self._paused = False  # this connection holds the demand gate closed
         self._demand = Demand()
+        # The source's task writes after each batch it emits on this loop (`_flush`).
+        self._demand.lend(self._flush, self._loop)
+        self._send: Send | None = None
+        self._sending = False  # a send is under way (by the writer or the source's task)
+        # What the source's task met writing: the client gone (True), a mistake (raised).
+        self._outcome: bool | Exception | None = None
         self._subscription = SingleAssignmentDisposable()
         self._waiter: asyncio.Future[None] | None = None
         self._idle = False  # the keep-alive timer found the connection idle
@@ -131,6 +137,7 @@ class Connection:
         """
         encoder = self._encoder
         keepalive = self._keepalive
+        self._send = send
         try:
             self.start()
         except Exception as exc:  # a source that raised instead of calling on_error
@@ -144,70 +151,118 @@ class Connection:
             self._timer = self._loop.call_later(keepalive, self._tick)
         while True:
             skipped, items, end = await self.take()
-            chunks: list[bytes] = []
-            if skipped:
-                chunks += encoder.skipped(skipped)
-                # Once per connection as a warning: a slow client skips again and again.
-                log.log(
-                    logging.DEBUG if self._skips else logging.WARNING,
-                    "an SSE client fell behind (overflow='latest'): %d items skipped "
-                    "after id %s (%d skips on this connection so far)",
-                    skipped,
-                    encoder.position,
-                    self._skips + 1,
-                )
-                self._skips += 1
-            failure: Exception | None = None
-            for item in items:
-                try:
-                    chunks += encoder.feed(item)
-                except Exception as exc:
-                    failure = exc
-                    chunks += encoder.error(exc)
-                    self._subscription.dispose()
-                    break
-            if failure is None:
-                if isinstance(end, _Done):
-                    chunks += encoder.close()
-                elif end is not None:
-                    chunks += encoder.error(end)
-                elif not chunks and self._idle:
-                    chunks.append(encoder.keepalive())
-            self._idle = False
-            last = failure is not None or end is not None
+            outcome = self._outcome
+            if outcome is not None:  # what the source's task met writing (see `_flush`)
+                if isinstance(outcome, Exception):
+                    raise outcome
+                return outcome
+            self._sending = True
             try:
-                if chunks:
-                    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                if last:
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
-            except OSError:  # servers of ASGI spec 2.4 say so when the client is gone
-                if failure is not None:
-                    raise failure from None
-                return True
-            if failure is not None:
-                raise failure
+                result = await self._write_batch(send, skipped, items, end)
+            except Exception as exc:
+                self._outcome = exc  # the source's task writes nothing more
+                raise
+            finally:
+                self._sending = False
+            if result is not None:
+                self._outcome = result
+                return result
+
+    async def _write_batch(
+        self, send: Send, skipped: int, items: list[Any], end: Exception | _Done | None
+    ) -> bool | None:
+        """Encode and send what was taken: None to go on, else whether the client was gone.
+
+        A mistake in the pipeline writes the error event, ends the body and is raised.
+        """
+        encoder = self._encoder
+        chunks: list[bytes] = []
+        if skipped:
+            chunks += encoder.skipped(skipped)
+            # Once per connection as a warning: a slow client skips again and again.
+            log.log(
+                logging.DEBUG if self._skips else logging.WARNING,
+                "an SSE client fell behind (overflow='latest'): %d items skipped "
+                "after id %s (%d skips on this connection so far)",
+                skipped,
+                encoder.position,
+                self._skips + 1,
+            )
+            self._skips += 1
+        failure: Exception | None = None
+        for item in items:
+            try:
+                chunks += encoder.feed(item)
+            except Exception as exc:
+                failure = exc
+                chunks += encoder.error(exc)
+                self._subscription.dispose()
+                break
+        if failure is None:
+            if isinstance(end, _Done):
+                chunks += encoder.close()
+            elif end is not None:
+                chunks += encoder.error(end)
+            elif not chunks and self._idle:
+                chunks.append(encoder.keepalive())
+        self._idle = False
+        last = failure is not None or end is not None
+        try:
+            if chunks:
+                body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
             if last:
-                return False
-            if keepalive is not None:
-                self._idle_at = self._loop.time() + keepalive
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:  # servers of ASGI spec 2.4 say so when the client is gone
+            if failure is not None:
+                raise failure from None
+            return True
+        if failure is not None:
+            raise failure
+        if last:
+            return False
+        if self._keepalive is not None:
+            self._idle_at = self._loop.time() + self._keepalive
+        return None
+
+    async def _flush(self) -> None:
+        """The writer's step, run by the source's own task after a batch (`Demand.lend`).
+
+        Writes what waits unless the writer is sending, or the stream has
+        ended (the writer writes the end); what it meets (the client gone, a
+        mistake in the pipeline) it leaves to the writer, which it wakes.
+        """
+        send = self._send
+        if threading.get_ident() != self._loop_thread or send is None:
+            return
+        while not self._sending and self._outcome is None and self._end is None:
+            with self._lock:
+                if not self._buffer and not self._skipped:
+                    break
+                skipped, items, resume = self._take_now()
+            if resume:
+                self._demand.release(self)
+            self._sending = True
+            try:
+                self._outcome = await self._write_batch(send, skipped, items, None)
+            except Exception as exc:
+                self._outcome = exc
+            finally:
+                self._sending = False
+        if self._waiter is not None and self._ready():
+            self._wake_here()
 
     async def take(self) -> tuple[int, list[Any], Exception | _Done | None]:
         """Everything waiting: (items skipped before them, the items, the end if it came).
 
         Waits while nothing waits, until an item, the end, or the keep-alive
-        timer (then it returns nothing at all).
+        timer (then it returns nothing at all); and while the source's task
+        writes (`_flush`).
         """
         while True:
             with self._lock:
-                if self._buffer or self._skipped or self._end is not None or self._idle:
-                    items = list(self._buffer)
-                    self._buffer.clear()
-                    skipped, self._skipped = self._skipped, 0
-                    if self._waiting_producers:
-                        self._space.notify_all()
-                    resume = self._paused
-                    self._paused = False
+                if self._ready():
+                    skipped, items, resume = self._take_now()
                     end = self._end if not self._closed else None
                     break
                 waiter = self._waiter = self._loop.create_future()
@@ -218,6 +273,34 @@ class Connection:
         if resume:
             self._demand.release(self)
         return skipped, items, end
+
+    def _ready(self) -> bool:
+        """Whether the writer has something to do (and the source's task is not writing)."""
+        if self._sending:
+            return False
+        return bool(
+            self._buffer
+            or self._skipped
+            or self._end is not None
+            or self._idle
+            or self._outcome is not None
+        )
+
+    def _take_now(self) -> tuple[int, list[Any], bool]:
+        """(Under the lock) the items waiting, those skipped, and whether to resume the source."""
+        items = list(self._buffer)
+        self._buffer.clear()
+        skipped, self._skipped = self._skipped, 0
+        if self._waiting_producers:
+            self._space.notify_all()
+        resume = self._paused
+        self._paused = False
+        return skipped, items, resume
+
+    def detach(self) -> None:
+        """The response is done writing: the source's task writes nothing more (`_flush`)."""
+        if self._outcome is None:
+            self._outcome = True
 
     async def drain(self) -> None:
         """The client left: let the source run to its end, dropping its items."""
@@ -283,8 +366,10 @@ class Connection:
             if pause:
                 self._paused = True
             # The writer creates its waiter under this lock after finding the
-            # buffer empty: without one it will find this item by itself.
-            wake = self._waiter is not None
+            # buffer empty: without one it will find this item by itself. A
+            # source emitting a batch on the loop writes it itself after the
+            # batch (`_flush`), unless it is to pause: then the writer drains.
+            wake = self._waiter is not None and (pause or not (on_loop and self._demand.batching))
         if pause:
             self._demand.hold(self)
         if overflowed:

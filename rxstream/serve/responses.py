@@ -128,8 +128,9 @@ class SSEResponse(Response):
         if after is not None and not isinstance(after, str):
             raise TypeError(f"after must be a str, got {type(after).__name__}")
         self._after = after or None
-        # Checks the dialect and the options now, in the handler, not mid-response.
-        SSEEncoder(dialect, retry=retry, **options)
+        # Checks the dialect and the options now, in the handler, not mid-response;
+        # the first call that resumes after nothing writes with it.
+        self._checked: SSEEncoder | None = SSEEncoder(dialect, retry=retry, **options)
         self._source = source
         self._dialect = dialect
         self._keepalive = None if keepalive is None else duration(keepalive, "keepalive")
@@ -157,7 +158,11 @@ class SSEResponse(Response):
             else:
                 last_id = _last_event_id(scope) or last_id
                 observable = self._source(last_id)
-            encoder = SSEEncoder(self._dialect, retry=self._retry, after=last_id, **self._options)
+            encoder, self._checked = self._checked, None
+            if encoder is None or last_id is not None:
+                encoder = SSEEncoder(
+                    self._dialect, retry=self._retry, after=last_id, **self._options
+                )
         except ValueError as exc:  # the Last-Event-ID refused, by the source or as an id
             await PlainTextResponse(str(exc), status_code=400)(scope, receive, send)
             return
@@ -198,6 +203,7 @@ class SSEResponse(Response):
         finally:
             listener.cancel()
             writer.cancel()
+            connection.detach()  # the response writes nothing more, by any task
             await asyncio.wait({writer, listener})
             if gone and self._keep:
                 task = asyncio.ensure_future(_run_on(connection, self.background))

@@ -6,16 +6,19 @@ Virtual time (StreamMarbles): subscribed at 200, one tick is one second.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from reactivex import Observable, abc
+from reactivex import operators as ops
+from reactivex.disposable import Disposable
 
 import rxstream as rs
 from rxstream.core import Chained, DeltaDecoder, pipeline
 from rxstream.core.message import MessageAccumulator
-from rxstream.operators.delta_source import DeltaSource, Observing
+from rxstream.operators.delta_source import Batching, BatchSource, DeltaSource, Observing
 from rxstream.testing.marbles import StreamMarbles, finish, text, tool, usage
 from tests.support.fast import way
 
@@ -140,3 +143,120 @@ def test_accumulate_message_after_a_retried_chat_takes_the_run_directly(
     assert message.content == "Hi there"
     assert message.metadata["attempts"][0]["error"] is None
     assert fed == []
+
+
+# --------------------------------------------------------------------------- BatchSource
+
+
+class Reads(BatchSource):
+    """The lines of `reads`, one batch per read; counts the subscriptions taken whole."""
+
+    def __init__(self, reads: list[list[str]], *, error: Exception | None = None) -> None:
+        super().__init__()
+        self.reads = reads
+        self.error = error
+        self.whole = 0
+
+    def _run(self, emit: Callable[[list[str]], None], observer: Any) -> abc.DisposableBase:
+        disposed: list[bool] = []
+        for batch in self.reads:
+            if disposed:
+                break
+            emit(batch)
+        if not disposed:
+            if self.error is not None:
+                observer.on_error(self.error)
+            else:
+                observer.on_completed()
+        return Disposable(lambda: disposed.append(True))
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        def each(batch: list[str]) -> None:
+            for line in batch:
+                observer.on_next(line)
+
+        return self._run(each, observer)
+
+    def subscribe_batches(
+        self, observer: Batching, scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        self.whole += 1
+        return self._run(observer.on_batch, observer)
+
+
+def chunk(text: str) -> str:
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+READS: dict[str, tuple[list[list[str]], Exception | None]] = {
+    "whole": ([[chunk("Hel"), "", chunk("lo")], ["", "data: [DONE]", ""]], None),
+    # [DONE] mid-read: what follows it in the same read is never decoded.
+    "done mid-read": ([[chunk("Hel"), "", "data: [DONE]", "", "data: {broken", ""]], None),
+    # A malformed chunk mid-read: what came before it goes out, then the error, with it.
+    "broken mid-read": ([[chunk("Hel"), "", "data: {broken", "", chunk("lo"), ""]], None),
+    "source error": ([[chunk("Hel"), ""]], rs.TruncatedStreamError("cut")),
+}
+
+
+def events_of(source: Observable[Any]) -> list[Any]:
+    events: list[Any] = []
+    source.subscribe(
+        events.append,
+        lambda e: events.append((type(e).__name__, getattr(e, "partial", None))),
+        lambda: events.append("completed"),
+    )
+    return events
+
+
+@pytest.mark.parametrize("case", READS)
+@pytest.mark.parametrize("ways", ["plain", "stdlib"])
+def test_a_run_after_a_batch_source_takes_each_read_whole_with_the_same_outcome(
+    case: str, ways: str
+) -> None:
+    reads, error = READS[case]
+    with way(ways):
+        batched = Reads(reads, error=error)
+        whole = events_of(batched.pipe(rs.sse_frames(), rs.decode("openai-chat")))
+        # The same source behind an operator of another kind: one line at a time.
+        each = events_of(
+            Reads(reads, error=error).pipe(ops.map(lambda line: line), rs.sse_frames(),
+                                           rs.decode("openai-chat"))
+        )  # fmt: skip
+    assert batched.whole == 1
+    assert whole == each
+    assert whole[0] == rs.TextDelta("Hel")
+
+
+class Held(BatchSource):
+    """A batch source whose reads the test hands in itself (`observer.on_batch`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.observer: Batching | None = None
+        self.disposed = False
+
+    def subscribe_batches(
+        self, observer: Batching, scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        self.observer = observer
+        return Disposable(lambda: setattr(self, "disposed", True))
+
+
+def test_a_run_after_a_batch_source_stops_where_its_observer_disposes() -> None:
+    held = Held()
+    seen: list[Any] = []
+    subscription: list[abc.DisposableBase] = []
+
+    def on_next(delta: Any) -> None:
+        seen.append(delta)
+        subscription[0].dispose()
+
+    subscription.append(held.pipe(rs.sse_frames(), rs.decode("openai-chat")).subscribe(on_next))
+    assert held.observer is not None
+    # The disposal lands while the read's first delta goes out: the rest are dropped.
+    held.observer.on_batch([chunk("a"), "", chunk("b"), ""])
+    held.observer.on_batch([chunk("c"), ""])
+    assert seen == [rs.TextDelta("a")]
+    assert held.disposed

@@ -485,3 +485,36 @@ def test_chat_refuses_what_is_not_a_policy_or_a_route_list(monkeypatch: pytest.M
                 api_key="k",
                 fallback=[rs.Route("anthropic", "m")],
             )
+
+
+def test_a_fallback_route_is_checked_at_once_and_its_request_made_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rxstream.io import requests as io_requests
+
+    made: list[str] = []
+    send_request = io_requests.send_request
+
+    def spy(client: Any, built: httpx.Request, **options: Any) -> Observable[rs.Delta]:
+        made.append(built.url.path)
+        return send_request(client, built, **options)
+
+    monkeypatch.setattr(io_requests, "send_request", spy)
+    with FakeLLMServer(ANSWER) as server, httpx.Client() as client:
+        fallback = [route(server, "anthropic")]
+        # A bad fallback still raises at once, before anything is sent (the URL httpx
+        # refuses, parsed when the request is only made ready).
+        bad = rs.Route("anthropic", "m", api_key="k", base_url="http://a\x00b")
+        with pytest.raises(httpx.InvalidURL):
+            chat(client, server, "openai-chat", fallback=[bad])
+        made.clear()
+        answered = chat(client, server, "openai-chat", fallback=fallback)
+        assert made == ["/v1/chat/completions"]  # the fallback's request is not made yet
+        assert answered.pipe(rs.accumulate_message()).run().content == "Hello"
+        assert made == ["/v1/chat/completions"]  # nor when it was never asked
+        failing = chat(
+            client, server, "openai-chat", headers={FAULT_HEADER: "401"}, fallback=fallback
+        )
+        for _ in range(2):  # made when first asked, once for every subscription after
+            assert failing.pipe(rs.accumulate_message()).run().content == "Hello"
+    assert made == ["/v1/chat/completions"] * 2 + ["/v1/messages"]

@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 import rxstream as rs
 from rxstream.core import wire as codec
+from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.models import StreamEntry
 from rxstream.serve import DEFAULT_HEADERS, SSEResponse, sse_response
 from rxstream.testing.checks import minimal_body
@@ -484,3 +485,137 @@ def test_bad_arguments_fail_in_the_handler(
 def test_a_source_that_is_not_observable() -> None:
     with pytest.raises(TypeError, match="source must be an Observable or a function"):
         sse_response([rs.TextDelta("a")])  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------- the source's task writes
+
+
+def chat_of(client: httpx.AsyncClient, base_url: str) -> rs.Observable[rs.Delta]:
+    return rs.chat(
+        client, "openai-chat", model="m", messages=[{"role": "user", "content": "Hi"}],
+        api_key="sk-unit-0123", base_url=base_url,
+    )  # fmt: skip
+
+
+def encoded(deltas: list[rs.Delta], dialect: str) -> bytes:
+    """What `SSEEncoder(dialect)` writes for `deltas` and the end: the served body's events."""
+    encoder = SSEEncoder(dialect)
+    return b"".join([event for delta in deltas for event in encoder.feed(delta)] + encoder.close())
+
+
+def test_a_chat_served_in_another_dialect_is_byte_for_byte_what_the_encoder_writes() -> None:
+    # An async source on the server's loop writes each read's events itself (the
+    # connection lends it its writer): what the client reads is unchanged.
+    pieces = tuple(f" piece {n}" for n in range(30))
+    with FakeLLMServer(Scenario.text(*pieces, delay=0.002)) as fake:
+        base = f"http://127.0.0.1:{fake.port}/v1"
+
+        async def deltas() -> list[rs.Delta]:
+            async with httpx.AsyncClient() as client:
+                got: list[rs.Delta] = await chat_of(client, base).pipe(ops.to_list())
+                return got
+
+        expected = encoded(asyncio.run(deltas()), "anthropic")
+        client = httpx.AsyncClient()
+
+        def endpoint(request: Request) -> Response:
+            return sse_response(chat_of(client, base), dialect="anthropic")
+
+        with serving(app_of(endpoint)) as url:
+            bodies = [httpx.get(f"{url}/sse").content for _ in range(3)]
+    frames = events_of(expected)
+    texts = [json.loads(f.data)["delta"]["text"] for f in frames if "text_delta" in f.data]
+    assert texts == list(pieces)
+    assert bodies == [expected] * 3
+
+
+class Reads(httpx.AsyncByteStream):
+    """An upstream body of `blocks`, one read each, the loop let run between them."""
+
+    def __init__(self, blocks: list[bytes]) -> None:
+        self.blocks = blocks
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for block in self.blocks:
+            await asyncio.sleep(0)
+            yield block
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def chunk_line(text: str) -> bytes:
+    chunk = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def test_each_read_is_written_in_one_send_by_the_sources_task() -> None:
+    # Three reads of two chunks each, then the end: one body message per read, each
+    # holding that read's events, written without the writer's task being woken.
+    reads = [chunk_line(f"{n}a") + chunk_line(f"{n}b") for n in range(3)]
+    finish = {"index": 0, "delta": {}, "finish_reason": "stop"}
+    stop = {"id": "c1", "model": "m", "choices": [finish]}
+    end = b"data: " + json.dumps(stop).encode() + b"\n\n"
+    body = Reads([*reads, end + b"data: [DONE]\n\n"])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    async def main() -> list[bytes]:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+        sent: list[bytes] = []
+        never = asyncio.Event()
+        writers.clear()
+
+        async def receive() -> MutableMapping[str, Any]:
+            await never.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.body" and message["body"]:
+                sent.append(message["body"])
+                task = asyncio.current_task()
+                writers.append(getattr(task.get_coro(), "__qualname__", "") if task else "")
+
+        response = sse_response(chat_of(client, "http://up.test/v1"), dialect="anthropic")
+        await response({"type": "http", "headers": []}, receive, send)
+        await client.aclose()
+        return sent
+
+    writers: list[str] = []
+    sent = asyncio.run(main())
+    # Each read's events by the source's own task; the end (after it) by the writer's.
+    assert writers == ["AsyncLoop.run"] * 3 + ["Connection.write"]
+    texts = [[f.data.rsplit('"text":"', 1)[1][:2] for f in events_of(b) if '"text_delta"' in f.data]
+             for b in sent]  # fmt: skip
+    # The first read opens the message and its text block, before its two texts.
+    assert texts[:3] == [["0a", "0b"], ["1a", "1b"], ["2a", "2b"]]
+    assert [f.event for f in events_of(sent[0])][:3] == [
+        "message_start", "content_block_start", "ping"
+    ]  # fmt: skip
+    assert events_of(sent[-1])[-1].event == "message_stop"
+    assert body.closed
+
+
+def test_a_client_that_leaves_while_events_flow_disposes_the_upstream() -> None:
+    # The provider keeps sending: the writes happen in the source's own task, and the
+    # client's leaving must still end it and close the provider connection.
+    pieces = tuple(f" piece {n}" for n in range(400))
+    with FakeLLMServer(Scenario.text(*pieces, delay=0.01)) as fake:
+        client = httpx.AsyncClient()
+        base = f"http://127.0.0.1:{fake.port}/v1"
+
+        def endpoint(request: Request) -> Response:
+            return sse_response(chat_of(client, base), dialect="anthropic")
+
+        with serving(app_of(endpoint)) as url:
+            seen = b""
+            with httpx.stream("GET", f"{url}/sse") as response:
+                for chunk in response.iter_raw():
+                    seen += chunk
+                    if seen.count(b"text_delta") >= 3:
+                        break
+            assert fake.wait_for_disconnect(timeout=10)
+        assert fake.completed == 0
+    assert seen.startswith(b"event: message_start\nid: 1\n")

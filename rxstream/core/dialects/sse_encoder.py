@@ -126,11 +126,12 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..._deprecate import deprecated_arguments, moved_names, warn_deprecated
 from ...errors import HTTPStatusError, ProviderError, StreamError
-from ...models import DELTA_CLASSES, RUN_ITEM_CLASSES, Delta, SSEFrame, StreamEntry
+from ...models import DELTA_CLASSES, RUN_ITEM_CLASSES, Delta, SSEFrame, StreamEntry, TextDelta
 from .. import wire
 from ..sse import check_field, check_retry, comment_text, event_text
 from ..wire import RXSTREAM
@@ -228,6 +229,7 @@ class SSEEncoder:
         "_renderer",
         "_retry",
         "_state",
+        "_text_event",
     )
 
     @deprecated_arguments(renamed={"format": "dialect", "last_event_id": "after"})
@@ -258,6 +260,10 @@ class SSEEncoder:
                     "every other line as JSON), so it cannot carry retry"
                 )
         self._retry = retry
+        # A renderer's one event for a text delta, asked first (see `feed`), if it has it.
+        self._text_event: Callable[[TextDelta], tuple[str, str] | None] | None = getattr(
+            self._renderer, "text_event", None
+        )
         if after is not None:
             after = _check_id(after, "after")
         self._position = after
@@ -298,6 +304,12 @@ class SSEEncoder:
         """
         if self._state != "open":
             raise RuntimeError(f"this SSEEncoder is {self._state}; it takes no more input")
+        if type(item) is TextDelta and self._text_event is not None:
+            # A server writes one per token: the renderer's event for it, when it
+            # can tell it (the open text block's), without the layers below.
+            event = self._text_event(item)
+            if event is not None:
+                return [self._event(event[1], event[0], self._next())]
         if self._renderer is None and self._retry is None:
             return self._feed_rxstream(item)
         try:

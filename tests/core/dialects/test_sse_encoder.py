@@ -29,7 +29,9 @@ from rxstream.models import (
     ChatChunk,
     Finish,
     Message,
+    Metadata,
     ReasoningDelta,
+    Reset,
     SSEFrame,
     StreamEntry,
     TextDelta,
@@ -660,3 +662,49 @@ def test_skipped_tells_the_gap_and_where_to_resume(
     entries.close()
     with pytest.raises(RuntimeError, match="sends nothing more"):
         entries.skipped(1)
+
+
+# --------------------------------------------------------------------------- the text event first
+
+TEXT_SCRIPT: list[Any] = [
+    Metadata({"id": "msg_1", "model": "m"}),
+    TextDelta("Hel"),
+    TextDelta(""),
+    TextDelta('lo \u2028 "q" \n'),
+    TextDelta("other choice", choice=1),
+    ReasoningDelta("hmm"),
+    TextDelta("after thinking"),
+    TextDelta(" more"),
+    Reset(0, "cut"),
+    TextDelta("again"),
+    Finish("stop"),
+    Usage(3, 4, 7),
+]
+
+
+def test_the_renderers_text_event_is_what_feed_writes_where_it_answers() -> None:
+    from rxstream.core.dialects.anthropic.render import AnthropicRenderer
+
+    renderer = AnthropicRenderer()
+    answered: list[str] = []
+    for delta in TEXT_SCRIPT:
+        event = renderer.text_event(delta) if type(delta) is TextDelta else None
+        frames = renderer.feed(delta)
+        if event is not None:
+            answered.append(delta.text)
+            assert [(f.event, f.data) for f in frames] == [event]
+    # The texts of an open text block; not one that opens a block, another choice's, an empty one.
+    assert answered[:2] == ['lo \u2028 "q" \n', " more"]
+
+
+@pytest.mark.parametrize("ways", ["plain", "stdlib"])
+def test_an_encoder_writes_the_same_bytes_with_or_without_the_text_event(ways: str) -> None:
+    from tests.support.fast import way
+
+    with way("plain"):
+        slow = SSEEncoder("anthropic", retry=1000)
+        expected = [slow.feed(delta) for delta in TEXT_SCRIPT] + [slow.close()]
+    with way(ways):
+        encoder = SSEEncoder("anthropic", retry=1000)
+        got = [encoder.feed(delta) for delta in TEXT_SCRIPT] + [encoder.close()]
+    assert got == expected

@@ -242,6 +242,26 @@ class AnthropicRenderer:
                 self._metadata(data, out)
         return out
 
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the open text block's `text_delta`); else None: `feed` it.
+
+        What `feed` writes, without its layers: an encoder asks this first (a
+        server writes one per token). Only where `feed` would only append that
+        event: the renderer open, the first choice's text, a text block open, no
+        reset ending the choice, the fast paths on.
+        """
+        if (
+            self._open != "text"
+            or not self._templates
+            or self._closed
+            or self._resets.ended
+            or delta.choice != 0
+            or not delta.text
+        ):
+            return None
+        return _BLOCK_DELTA, self._text_data(delta.text)
+
     def _text_delta(self, text: str) -> SSEFrame:
         """The open text block's `text_delta` event (`_block_delta`, written by `dumps`).
 
@@ -249,13 +269,17 @@ class AnthropicRenderer:
         (`_around_text`): the text's JSON string between the same two halves is
         what `dumps` writes for the whole (a server writes one per token).
         """
-        index = self._next - 1
         if not self._templates:
-            return _frame(_block_delta(index, "text_delta", text=text))
+            return _frame(_block_delta(self._next - 1, "text_delta", text=text))
+        return SSEFrame(self._text_data(text), event=_BLOCK_DELTA)
+
+    def _text_data(self, text: str) -> str:
+        """The open text block's `text_delta` data, through its template (`_text_delta`)."""
+        index = self._next - 1
         template = self._text_template
         if template is None or template[0] != index:
             template = self._text_template = (index, *_around_text(index))
-        return SSEFrame(f"{template[1]}{encode_basestring(text)}{template[2]}", event=_BLOCK_DELTA)
+        return f"{template[1]}{encode_basestring(text)}{template[2]}"
 
     def _server_result(self, result: ServerToolResult, out: list[Wire]) -> None:
         """A server tool's result as its whole `<name>_tool_result` block."""
