@@ -224,11 +224,8 @@ class AnthropicRenderer:
                 self._tool(delta, out)
             case ReasoningState():
                 self._reasoning_state(delta, out)
-            case Citation():
+            case Citation() | EmptyCitations():
                 self._citation(delta, out)
-            case EmptyCitations():
-                if self._open == "text":
-                    self._open = "cited"  # the next text opens a block of its own
             case ServerToolCall():
                 self._server_call(delta, out)
             case ServerToolResult():
@@ -347,7 +344,11 @@ class AnthropicRenderer:
         out.append(_frame(_block_delta(self._next - 1, "compaction_delta", **delta)))
         self._close_block(out)
 
-    def _citation(self, delta: Citation, out: list[Wire]) -> None:
+    def _citation(self, delta: Citation | EmptyCitations, out: list[Wire]) -> None:
+        if isinstance(delta, EmptyCitations):
+            if self._open == "text":
+                self._open = "cited"  # the next text opens a block of its own
+            return
         if self._open not in ("text", "cited"):
             self._close_block(out)
             self._open_block(out, "text", {"type": "text", "text": "", "citations": []})
