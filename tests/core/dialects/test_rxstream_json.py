@@ -37,8 +37,8 @@ from rxstream.errors import (
     TruncatedStreamError,
 )
 from rxstream.models import SSEFrame, StreamEntry
-from tests.core.wire.test_codec import every_field, items
 from tests.support.chunking import outputs_for_all_chunkings
+from tests.support.codec_strategies import every_field, items
 
 ANSWER: list[Any] = [
     rs.ReasoningDelta("Think"),

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 import rxstream as rs
 from rxstream.core import wire
-from tests.core.wire.test_codec import every_field, json_objects, json_values, messages, text, usage
+from tests.support.codec_strategies import (
+    every_field,
+    json_objects,
+    json_values,
+    messages,
+    text,
+    usage,
+)
 from tests.support.run_items import FIRST, resumed
 
 small = st.integers(min_value=0, max_value=10**6)

@@ -31,7 +31,7 @@ from reactivex.subject import Subject
 import rxstream as rs
 from rxstream.core import wire as codec
 from rxstream.testing.redis_server import RedisServer
-from tests.core.wire.test_codec import every_field, items
+from tests.support.codec_strategies import every_field, items
 from tests.support.redis import (
     TIMEOUT,
     Outcome,
