@@ -19,11 +19,9 @@ import pytest
 import reactivex
 from reactivex import operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
-from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 import rxstream as rs
 from rxstream.core import wire as codec
@@ -32,25 +30,10 @@ from rxstream.models import StreamEntry
 from rxstream.serve import DEFAULT_HEADERS, SSEResponse, sse_response
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import Fail, FakeLLMServer, Say, Scenario, Stall
-from tests.support.serve import serving
+from tests.support.serve import app_of, events_of, items_of, serving
 
 PIECES = ("Hel", "lo", ", ", "world")
 POOL = ThreadPoolScheduler(4)
-
-
-def app_of(endpoint: Callable[[Request], Any]) -> Starlette:
-    return Starlette(routes=[Route("/sse", endpoint)])
-
-
-def events_of(body: bytes) -> list[rs.SSEFrame]:
-    frames: list[rs.SSEFrame] = []
-    reactivex.of(body).pipe(rs.lines(), rs.sse_frames()).subscribe(frames.append)
-    return frames
-
-
-def items_of(body: bytes) -> list[Any]:
-    """The items of an rxstream-format body (the `done` event left out)."""
-    return [codec.decode(json.loads(f.data)) for f in events_of(body) if f.event != "done"]
 
 
 def upstream(fake: FakeLLMServer, kind: str) -> tuple[rs.Observable[rs.Delta], Callable[[], Any]]:

@@ -1,15 +1,27 @@
-"""Run an ASGI app under uvicorn on 127.0.0.1, in a thread, for the length of a test."""
+"""Run an ASGI app under uvicorn on 127.0.0.1, in a thread, for the length of a test.
+
+And the small pieces around it: an app of one `/sse` route, a body read back as SSE frames
+or as rxstream items.
+"""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import reactivex
 import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+import rxstream as rs
+from rxstream.core import wire as codec
 
 
 @contextmanager
@@ -49,3 +61,18 @@ def serving(app: Any, *, sndbuf: int | None = None) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def app_of(endpoint: Callable[[Request], Any]) -> Starlette:
+    return Starlette(routes=[Route("/sse", endpoint)])
+
+
+def events_of(body: bytes) -> list[rs.SSEFrame]:
+    frames: list[rs.SSEFrame] = []
+    reactivex.of(body).pipe(rs.lines(), rs.sse_frames()).subscribe(frames.append)
+    return frames
+
+
+def items_of(body: bytes) -> list[Any]:
+    """The items of an rxstream-format body (the `done` event left out)."""
+    return [codec.decode(json.loads(f.data)) for f in events_of(body) if f.event != "done"]

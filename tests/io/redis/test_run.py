@@ -21,11 +21,10 @@ from starlette.responses import Response
 import rxstream as rs
 from rxstream.serve import sse_response
 from rxstream.testing.redis_server import RedisServer
-from tests.serve.test_responses import app_of, items_of
 from tests.support.codec_strategies import every_field
 from tests.support.redis import TIMEOUT, Outcome, client, follow, produce
 from tests.support.run_items import DELETE, FIRST, STEP_1
-from tests.support.serve import serving
+from tests.support.serve import app_of, items_of, serving
 
 #: Where step 1 is cut: its first call begun, not yet whole.
 MID_STEP = 2
