@@ -28,8 +28,8 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.operators.test_every_dialect import AVAILABLE, deltas_of
 from tests.support.operators import on_error
+from tests.support.scripted_streams import AVAILABLE, deltas_of
 
 on_next, on_completed = ReactiveTest.on_next, ReactiveTest.on_completed
 subscribe = ReactiveTest.subscribe
