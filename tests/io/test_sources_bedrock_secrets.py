@@ -33,10 +33,9 @@ import rxstream as rs
 from rxstream.core.eventstream import EventStreamParser, encode_message
 from rxstream.models import EventStreamMessage
 from rxstream.testing.server import FakeLLMServer, RecordedRequest, WireAnswer
+from tests.support.credentials import KEY, PLACES, credentials_of, secrets
 from tests.support.leaks import places
 from tests.support.sources import MODES, Outcome, drive
-
-from .test_sources_secrets import KEY, PLACES, credentials_of, secrets
 
 RECORDING = Path(__file__).parent.parent / "data" / "bedrock" / "converse-stream-text.eventstream"
 DATA = RECORDING.read_bytes()
