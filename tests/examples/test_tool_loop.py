@@ -11,8 +11,7 @@ import rxstream as rs
 from examples.tool_loop import tool_loop
 from rxstream.io.requests import ENDPOINTS
 from rxstream.testing.server import FakeLLMServer, Scenario
-
-from ..test_examples import run
+from tests.support.example_scripts import run
 
 CALL = rs.ToolCallDelta(0, '{"city": "Paris"}', id="call_1", name="get_weather")
 ANSWER = "It is sunny in Paris."
