@@ -35,8 +35,8 @@ from rxstream.models import Delta
 from rxstream.testing.checks import minimal_body
 from rxstream.testing.server import FakeLLMServer, Scenario
 from tests.support.aisdk import Expected, expected
+from tests.support.conformance_scenarios import ERROR_MID_STREAM, HTTP_429, SCENARIOS
 
-from ..conformance.test_fake_server import ERROR_MID_STREAM, HTTP_429, SCENARIOS
 from ..support.node import run_node
 from .conftest import HERE
 

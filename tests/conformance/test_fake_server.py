@@ -16,45 +16,11 @@ from __future__ import annotations
 import pytest
 
 import rxstream as rs
-from rxstream.testing.server import FakeLLMServer, Keepalive, Scenario
+from rxstream.testing.server import FakeLLMServer, Scenario
 from tests.support.conformance_readers import DIALECTS, Answer, Read, rxstream_read, sdk_read
+from tests.support.conformance_scenarios import ERROR_MID_STREAM, HTTP_429, SCENARIOS
 
 from .conftest import body_of, root
-
-CALLS = [
-    rs.ToolCallDelta(0, '{"city": ', id="call_1", name="weather"),
-    rs.ToolCallDelta(0, '"Paris", "days": [1, 2]}'),
-    rs.ToolCallDelta(1, '{"q": "rx"}', id="call_2", name="search"),
-]
-
-SCENARIOS = {
-    # The OpenAI-shaped chunks of `Scenario.text`, played in every dialect.
-    "text": Scenario.text("Hel", "lo, ", "world"),
-    "reasoning": Scenario.answer(
-        rs.ReasoningDelta("Let me "),
-        rs.ReasoningDelta("think."),
-        rs.TextDelta("42"),
-        rs.Finish("stop"),
-        rs.Usage(9, 6, 15, reasoning_tokens=4),
-    ),
-    "parallel-tool-calls": Scenario.answer(
-        rs.TextDelta("Checking."), *CALLS, rs.Finish("tool_calls"), rs.Usage(20, 11, 31)
-    ),
-    "usage-cached": Scenario.answer(
-        rs.TextDelta("Hi"), rs.Finish("stop"), rs.Usage(100, 3, 103, cached_tokens=64)
-    ),
-    "length": Scenario.answer(rs.TextDelta("Once upon"), rs.Finish("length"), rs.Usage(5, 2, 7)),
-    "keepalives": Scenario(
-        steps=(
-            Keepalive(),
-            *Scenario.answer(rs.TextDelta("a")).steps[:1],
-            Keepalive(),
-            Keepalive(),
-            *Scenario.answer(rs.TextDelta("b"), rs.Finish("stop"), rs.Usage(1, 2, 3)).steps,
-            Keepalive(),
-        )
-    ),
-}
 
 
 def expected(dialect: str, mine: Read) -> Answer:
@@ -90,13 +56,6 @@ def test_the_scenarios_carry_what_they_promise(server: FakeLLMServer) -> None:
 
 # ------------------------------------------------------------------------ errors and ends
 
-#: How each SDK reports the provider's error event mid-stream (what a user catches).
-ERROR_MID_STREAM = Scenario.answer(
-    rs.TextDelta("Hel"),
-    rs.ProviderError("the model is overloaded", type="overloaded_error", code=529),
-    end=False,
-)
-
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_provider_error_mid_stream_is_an_sdk_exception(
@@ -131,11 +90,6 @@ def test_a_dropped_connection_is_an_sdk_exception(server: FakeLLMServer, dialect
     got = sdk_read(dialect, root(server))
     assert got.error is not None
     assert got.answer.text in ("", "Hel")
-
-
-HTTP_429 = Scenario.error(
-    429, "Rate limit reached", type="rate_limit_error", headers={"Retry-After": "1"}
-)
 
 
 def _rate_limited(dialect: str, error: BaseException) -> bool:

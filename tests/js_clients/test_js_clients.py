@@ -29,9 +29,9 @@ import reactivex
 import rxstream as rs
 from rxstream.testing.server import FakeLLMServer, Scenario
 from tests.support.conformance_readers import DIALECTS, Read, rxstream_read
+from tests.support.conformance_scenarios import ERROR_MID_STREAM, SCENARIOS
 
 from ..conformance.conftest import body_of
-from ..conformance.test_fake_server import ERROR_MID_STREAM, SCENARIOS
 from ..support.node import run_node
 from .conftest import HERE
 
