@@ -205,13 +205,7 @@ def test_the_example_runs_on_a_cluster(cluster: RedisClusterNodes) -> None:
     pytest.importorskip("fastapi", reason="the example needs fastapi: pip install -e '.[example]'")
     from examples.fastapi_chat.app import PREFIX
     from rxstream.testing import FakeLLMServer
-    from tests.examples.test_fastapi_chat import (
-        ANSWER,
-        EXPECTED,
-        read,
-        read_on_another_worker,
-        start,
-    )
+    from tests.support.chat_app import ANSWER, EXPECTED, read, read_on_another_worker, start
     from tests.support.launch import launched
 
     url = f"redis://127.0.0.1:{cluster.ports[0]}/0"
