@@ -17,11 +17,9 @@ says why.
 from __future__ import annotations
 
 import base64
-import datetime
 import hashlib
 import hmac
 import json
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -48,11 +46,10 @@ from rxstream.testing.server import (
     RecordedRequest,
     Say,
     Scenario,
-    WireAnswer,
 )
 from tests.support.request_recordings import message
+from tests.support.sdk_oracle import AWS_KEY_ID, AWS_REGION, AWS_SECRET, KEY, sdk_request
 
-KEY = "sk-oracle-0123456789"
 SYSTEM = "You are terse."
 WEATHER = rs.Tool(
     "get_weather",
@@ -68,31 +65,6 @@ WEATHER_OPENAI: JSONObject = {
     },
 }
 RESULT = '{"temperature": 18, "unit": "C"}'
-
-
-def _refuse(request: RecordedRequest) -> WireAnswer:
-    # A 400 no SDK retries: the request is recorded, the SDK raises, nothing more.
-    body = json.dumps({"error": {"message": "recorded", "type": "invalid_request_error"}})
-    return WireAnswer(
-        400, "Bad Request", headers=(("Content-Type", "application/json"),), body=(body.encode(),)
-    )
-
-
-def sdk_request(send: Callable[[str], Any]) -> RecordedRequest:
-    """What the SDK sent when `send(root URL)` ran against a recording server."""
-
-    def run(root: str) -> None:
-        result = send(root)
-        for _ in result if hasattr(result, "__iter__") else ():
-            pass
-
-    with FakeLLMServer.scripted(_refuse) as server:
-        root = f"http://127.0.0.1:{server.port}"
-        with pytest.raises(Exception) as raised:  # noqa: PT011 - each SDK its own error
-            run(root)
-        assert server.wait_for_requests(1, timeout=30.0), raised.value
-        (recorded,) = server.requests
-    return recorded
 
 
 def assert_same(ours: httpx.Request, theirs: RecordedRequest, *auth: str) -> None:
@@ -699,10 +671,6 @@ def test_ollama(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- Bedrock --------------------------------------------------------------------------
 
-AWS_KEY_ID = "AKIDEXAMPLEORACLE"
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
-AWS_REGION = "us-west-2"
-FROZEN = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
 BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-v1:0"
 
 
@@ -740,29 +708,6 @@ def _sigv4_signature(
         key = hmac.new(key, piece.encode(), hashlib.sha256).digest()
     expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     return expected, fields["Signature"]
-
-
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("botocore")
-    for name in (
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-        "AWS_DEFAULT_REGION",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", AWS_KEY_ID)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", AWS_SECRET)
-    monkeypatch.setenv("AWS_REGION", AWS_REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    import botocore.auth  # type: ignore[import-untyped]
-
-    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: FROZEN.replace(tzinfo=None))
 
 
 def _bedrock_sdk_content(m: Message) -> list[JSONObject]:

@@ -22,9 +22,7 @@ import pydantic
 import pytest
 
 import rxstream as rs
-
-from .test_oracle import KEY, sdk_request
-from .test_oracle import aws_env as aws_env  # the fixture, for this module too
+from tests.support.sdk_oracle import KEY, sdk_request
 
 
 class Color(enum.Enum):

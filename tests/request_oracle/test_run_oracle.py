@@ -40,7 +40,6 @@ from rxstream.testing._routes import route
 from rxstream.testing._scenario import RecordedRequest
 
 from ..runs.run_resume import TOOLS, get_time, get_weather, to_fahrenheit
-from .test_oracle import aws_env  # noqa: F401 - a fixture
 
 ASK = "How warm is it in Paris, in Fahrenheit, and what time is it?"
 SPECS = [rs.tool(get_weather).spec, rs.tool(get_time).spec, rs.tool(to_fahrenheit).spec]

@@ -22,8 +22,7 @@ import rxstream as rs
 from rxstream.models import Message
 from rxstream.testing.server import FakeLLMServer, Raw, Scenario
 from tests.support.request_recordings import DATA
-
-from .test_oracle import KEY, sdk_request
+from tests.support.sdk_oracle import KEY, sdk_request
 
 ASK = "Go on."
 
