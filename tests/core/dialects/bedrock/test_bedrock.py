@@ -48,6 +48,16 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
+from tests.support.bedrock_events import (
+    MESSAGE_START,
+    delta,
+    event,
+    exception,
+    message_stop,
+    metadata,
+    start,
+    stop,
+)
 from tests.support.chunking import chunkings
 from tests.support.dialects import runner
 from tests.support.operators import error_of, on_completed, on_next, subscribe
@@ -58,55 +68,6 @@ pipeline = runner("bedrock", wire="eventstream")
 
 DATA = Path(__file__).parents[3] / "data" / "bedrock"
 RECORDING = DATA / "converse-stream-text.eventstream"
-PAD = "abcdefghijklmnop"
-
-
-def event(name: str, payload: Any = None, **headers: Any) -> EventStreamMessage:
-    """A ConverseStream event as Bedrock sends it (with the `p` padding field)."""
-    body = payload if isinstance(payload, bytes) else json.dumps({**(payload or {}), "p": PAD})
-    return EventStreamMessage(
-        {
-            ":event-type": name,
-            ":content-type": "application/json",
-            ":message-type": "event",
-            **headers,
-        },
-        body.encode() if isinstance(body, str) else body,
-    )
-
-
-def exception(kind: str, payload: Any) -> EventStreamMessage:
-    return EventStreamMessage(
-        {
-            ":exception-type": kind,
-            ":content-type": "application/json",
-            ":message-type": "exception",
-        },
-        json.dumps(payload).encode(),
-    )
-
-
-def delta(index: int, body: Any) -> EventStreamMessage:
-    return event("contentBlockDelta", {"contentBlockIndex": index, "delta": body})
-
-
-def start(index: int, body: Any) -> EventStreamMessage:
-    return event("contentBlockStart", {"contentBlockIndex": index, "start": body})
-
-
-def stop(index: int) -> EventStreamMessage:
-    return event("contentBlockStop", {"contentBlockIndex": index})
-
-
-MESSAGE_START = event("messageStart", {"role": "assistant"})
-
-
-def message_stop(reason: str = "end_turn", **extra: Any) -> EventStreamMessage:
-    return event("messageStop", {"stopReason": reason, **extra})
-
-
-def metadata(**usage: int) -> EventStreamMessage:
-    return event("metadata", {"usage": usage, "metrics": {"latencyMs": 5}})
 
 
 def feed_each(machine: BedrockDecoder, items: list[EventStreamMessage]) -> list[Delta]:
@@ -607,9 +568,9 @@ def test_events(items: list[EventStreamMessage], expected: list[Delta]) -> None:
         got += machine.feed(item)
     assert got == expected
     # What `==` leaves out: the provider's objects.
-    for delta in got:
-        if isinstance(delta, ReasoningState | Citation | ServerToolCall | ServerToolResult):
-            assert delta.raw is not None
+    for got_delta in got:
+        if isinstance(got_delta, ReasoningState | Citation | ServerToolCall | ServerToolResult):
+            assert got_delta.raw is not None
 
 
 @pytest.mark.parametrize(

@@ -20,10 +20,9 @@ from rxstream.core.wire.encoding import item_data
 from rxstream.models import Citation, Finish, Message, TextBlock, TextDelta, ToolCallDelta
 from rxstream.testing import FakeLLMServer, Scenario
 from rxstream.testing._scenario import RecordedRequest
+from tests.support.bedrock_events import MESSAGE_START, delta, message_stop, stop
 from tests.support.dialects import deltas_runner
 from tests.support.fast import WAYS, way
-
-from .test_bedrock import MESSAGE_START, delta, message_stop, stop
 
 deltas_of = deltas_runner("bedrock", wire="eventstream")
 
