@@ -21,6 +21,7 @@ from rxstream.core.json_stream import (
     pointer,
 )
 from tests.support.chunking import chunkings
+from tests.support.json_documents import damaged, documents
 
 
 def strict_loads(text: str) -> Any:
@@ -253,25 +254,6 @@ def test_a_snapshot_shares_closed_values_and_copies_open_ones() -> None:
 
 # -- properties --------------------------------------------------------------------------
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(10**30), max_value=10**30)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-
-@st.composite
-def documents(draw: st.DrawFn) -> str:
-    value = draw(json_values)
-    indent = draw(st.sampled_from([None, 1]))
-    return json.dumps(value, ensure_ascii=draw(st.booleans()), indent=indent)
-
 
 @settings(max_examples=300, deadline=None)
 @given(documents(), st.data())
@@ -297,19 +279,6 @@ def test_every_single_cut_and_one_at_a_time_agree(text: str) -> None:
         value, _, snapshots = read(pieces)
         assert value == expected, name
         assert all(s is None or prefix_of(s, expected, g) for s, g in snapshots), name
-
-
-@st.composite
-def damaged(draw: st.DrawFn) -> str:
-    text = draw(documents())
-    where = draw(st.integers(0, len(text)))
-    how = draw(st.sampled_from(["delete", "insert", "replace"]))
-    char = draw(st.sampled_from(list(',:[]{}"\\-0123456789.eE+ tfnaNI\x01u')))
-    if how == "delete":
-        return text[:where] + text[where + 1 :]
-    if how == "insert":
-        return text[:where] + char + text[where:]
-    return text[:where] + char + text[where + 1 :]
 
 
 @settings(max_examples=400, deadline=None)

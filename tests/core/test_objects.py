@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import itertools
 import json
@@ -42,7 +41,8 @@ from rxstream.models import (
     ToolCallDelta,
     Usage,
 )
-from tests.core.test_json_stream import damaged, documents
+from tests.support.json_documents import damaged, documents
+from tests.support.json_patch import apply
 
 
 def run(machine: Any, deltas: Sequence[Delta]) -> list[Any]:
@@ -437,32 +437,6 @@ def test_pointer_syntax() -> None:
 
 
 # -- JSON Patch --------------------------------------------------------------------------
-
-
-def apply(document: Any, ops: tuple[dict[str, Any], ...]) -> Any:
-    """A plain RFC 6902 applier of `add` and `replace` (jsonpatch is not installed here)."""
-    for op in ops:
-        assert op["op"] in ("add", "replace")
-        tokens = parse_pointer(op["path"])
-        value = copy.deepcopy(op["value"])
-        if not tokens:
-            document = value
-            continue
-        parent = document
-        for token in tokens[:-1]:
-            parent = parent[int(token) if isinstance(parent, list) else token]
-        last = tokens[-1]
-        if isinstance(parent, list):
-            index = len(parent) if last == "-" else int(last)
-            if op["op"] == "add":
-                assert index <= len(parent)
-                parent.insert(index, value)
-            else:
-                parent[index] = value
-        else:
-            assert op["op"] == "add" or last in parent
-            parent[last] = value
-    return document
 
 
 @settings(max_examples=200, deadline=None)

@@ -27,7 +27,7 @@ from rxstream.core.schema import OutputSpec
 from rxstream.io.requests import send_request
 from rxstream.testing import FakeLLMServer
 from rxstream.testing._asked import read_asked
-from tests.core.test_objects import apply
+from tests.support.json_patch import apply
 
 PROVIDERS = (
     "openai-chat",
