@@ -25,7 +25,7 @@ from rxstream import _encodings as encodings_module
 from rxstream.core import tokens as tokens_module
 from rxstream.core.tokens import TAIL_LIMIT, TokenCounter
 from rxstream.models import ReasoningDelta, TextDelta, ToolCallDelta
-from tests.core.tokens.test_counter import (
+from tests.support.token_encodings import (
     CL100K,
     NEW_CHAR,
     O200K,
