@@ -20,14 +20,14 @@ from rxstream.core.eventstream import encode_message
 from rxstream.core.message import MessageAccumulator
 from rxstream.core.tools import is_generated_call_id
 from rxstream.models import Delta, Message, TextDelta
+from tests.support.recordings import anthropic as anthropic_recordings
+from tests.support.recordings import bedrock as bedrock_recordings
+from tests.support.recordings import cohere as cohere_recordings
+from tests.support.recordings import gemini as gemini_recordings
+from tests.support.recordings import ollama as ollama_recordings
+from tests.support.recordings import openai_chat as chat
+from tests.support.recordings import openai_responses as openai_responses_recordings
 
-from .. import test_fixtures as chat
-from ..core.dialects.anthropic import test_anthropic
-from ..core.dialects.bedrock import test_bedrock
-from ..core.dialects.cohere import test_cohere
-from ..core.dialects.gemini import test_gemini
-from ..core.dialects.ollama import test_ollama
-from ..core.dialects.openai_responses import test_openai_responses
 from .conftest import Done, Run
 
 DATA = Path(__file__).parent.parent / "data"
@@ -55,32 +55,32 @@ def single(want: chat.Expected) -> Check:
 
 
 def gemini(name: str) -> Check:
-    return one(partial(test_gemini.check_recording, name))
+    return one(partial(gemini_recordings.check_recording, name))
 
 
-def responses(case: test_openai_responses.Recording) -> Check:
-    return partial(test_openai_responses.check_recording, case)
+def responses(case: openai_responses_recordings.Recording) -> Check:
+    return partial(openai_responses_recordings.check_recording, case)
 
 
 def checks() -> dict[str, Check]:
     """What each recording means, as the dialect tests assert it (their tables, reused)."""
     table: dict[str, Check] = {name: single(want) for name, want in chat.SINGLE_CHOICE.items()}
     table["openai/chat-n3-choices.sse"] = n3_choices
-    anthropic: Mapping[str, Callable[[Message], None]] = test_anthropic.RECORDINGS
+    anthropic: Mapping[str, Callable[[Message], None]] = anthropic_recordings.RECORDINGS
     for name, check in anthropic.items():
         table[f"anthropic/{name}"] = one(check)
-    table["bedrock/converse-stream-text.eventstream"] = one(test_bedrock.check_recording)
-    cohere: Mapping[str, Callable[[Message], None]] = test_cohere.RECORDINGS
+    table["bedrock/converse-stream-text.eventstream"] = one(bedrock_recordings.check_recording)
+    cohere: Mapping[str, Callable[[Message], None]] = cohere_recordings.RECORDINGS
     for name, check in cohere.items():
         table[f"cohere/{name}"] = one(check)
-    for name in test_gemini.RECORDINGS:
+    for name in gemini_recordings.RECORDINGS:
         table[f"google/{name}"] = gemini(name)
-    for param in test_ollama.RECORDINGS:
+    for param in ollama_recordings.RECORDINGS:
         recording, ollama = param.values
         assert isinstance(recording, str)
         assert callable(ollama)
         table[f"ollama/{recording}"] = one(ollama)
-    for case in test_openai_responses.RECORDINGS:
+    for case in openai_responses_recordings.RECORDINGS:
         if case.error is None:
             table[case.name] = responses(case)
     return table

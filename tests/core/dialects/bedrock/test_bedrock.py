@@ -61,6 +61,7 @@ from tests.support.bedrock_events import (
 from tests.support.chunking import chunkings
 from tests.support.dialects import runner
 from tests.support.operators import error_of, on_completed, on_next, subscribe
+from tests.support.recordings.bedrock import check_recording
 from tests.support.sources import TIMEOUT, run
 
 pipeline = runner("bedrock", wire="eventstream")
@@ -94,18 +95,6 @@ def message_of(items: list[EventStreamMessage]) -> Message:
 
 
 # ----------------------------------------------------------------------------- the recording
-
-
-def check_recording(message: Message) -> None:
-    assert message.content == "2 + 2 = 4."
-    assert message.reasoning == ""
-    assert message.tool_calls == ()
-    assert (message.finish_reason, message.finish_raw) == ("stop", "end_turn")
-    assert message.usage == Usage(37, 15, 52)
-    assert message.usage is not None
-    assert message.usage.raw == {"inputTokens": 37, "outputTokens": 15, "totalTokens": 52}
-    assert message.metadata == {"metrics": {"latencyMs": 1382}}
-    assert (message.citations, message.server_tools, message.reasoning_state) == ((), (), ())
 
 
 @pytest.mark.parametrize("dialect", ["bedrock", "auto"])
