@@ -17,6 +17,7 @@ the cross-cutting directories the page lists (`CROSS_CUTTING`, read from the pag
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -208,3 +209,77 @@ def test_the_rule_names_a_misplaced_file_and_where_it_goes(
         [message] = found
         assert message.startswith(f"tests/{test_file}: "), message
         assert problem in message, message
+
+
+# -- imports between test modules ------------------------------------------------------------
+
+
+def _module_of(path: Path, tests: Path, node: ast.ImportFrom) -> list[str]:
+    """The dotted parts of the module an `import from` names, `tests.` first when relative."""
+    parts = list(path.relative_to(tests.parent).parent.parts)
+    base = parts[: len(parts) - node.level + 1] if node.level else []
+    return base + (node.module.split(".") if node.module else [])
+
+
+def _from_test_modules(path: Path, tests: Path) -> list[str]:
+    """What `path` imports from a `test_*` module of `tests`: `importer: module.name` each."""
+    found = []
+    where = path.relative_to(tests.parent).as_posix()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name.split(".") for alias in node.names]
+            found += [f"{where}: {'.'.join(m)}" for m in modules if _is_test_module(m, tests)]
+        elif isinstance(node, ast.ImportFrom):
+            module = _module_of(path, tests, node)
+            if module[:1] != [tests.name]:
+                continue
+            for alias in node.names:
+                if _is_test_module(module, tests):
+                    found.append(f"{where}: {'.'.join(module)}.{alias.name}")
+                elif _is_test_module([*module, alias.name], tests):
+                    found.append(f"{where}: {'.'.join([*module, alias.name])}")
+    return found
+
+
+def _is_test_module(parts: list[str], tests: Path) -> bool:
+    return parts[:1] == [tests.name] and any(part.startswith("test_") for part in parts[1:])
+
+
+def imports_from_test_modules(tests: Path) -> list[str]:
+    """Every import of a name from a `test_*` module under `tests`, with its importer."""
+    return [
+        found for path in sorted(tests.rglob("*.py")) for found in _from_test_modules(path, tests)
+    ]
+
+
+def test_no_test_module_imports_from_another() -> None:
+    found = imports_from_test_modules(TESTS)
+    assert found == [], (
+        "a helper two test files share belongs in tests/support/ (one module per kind of "
+        "helper), imported from there by both:\n" + "\n".join(found)
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from tests.support.chunking import chunkings\n", []),
+        ("from tests.core.test_x import helper\n", ["tests/a/test_y.py: tests.core.test_x.helper"]),
+        (
+            "from .test_x import A, b\n",
+            ["tests/a/test_y.py: tests.a.test_x.A", "tests/a/test_y.py: tests.a.test_x.b"],
+        ),
+        ("from ..core import test_x\n", ["tests/a/test_y.py: tests.core.test_x"]),
+        ("import tests.core.test_x\n", ["tests/a/test_y.py: tests.core.test_x"]),
+        ("def f():\n    from tests.test_x import run\n", ["tests/a/test_y.py: tests.test_x.run"]),
+        ("from rxstream.testing import test_helpers\n", []),
+        ("from .conftest import HERE\n", []),
+    ],
+)
+def test_the_import_rule_names_the_importer_and_the_name(
+    tmp_path: Path, source: str, found: list[str]
+) -> None:
+    tests = tmp_path / "tests"
+    (tests / "a").mkdir(parents=True)
+    (tests / "a" / "test_y.py").write_text(source, encoding="utf-8")
+    assert imports_from_test_modules(tests) == found
