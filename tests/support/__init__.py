@@ -21,5 +21,18 @@
   SDKs' readers and the request oracle share;
 - `leaks`: every place a secret could hide in an exception;
 - `pools`: single-thread pools (the `pool` fixture of `tests/io`);
-- `processes`, `node`: child processes and the Node clients.
+- `processes`, `node`: child processes and the Node clients;
+- `codec_strategies`: every kind of item the wire codec encodes, and all of an item's fields;
+- `scripted_streams`: one script of deltas in every dialect's bytes, read back (`deltas_of`);
+- `credentials`: the credentials the secrets tests send, and every form that must not leak;
+- `example_scripts`: an example script run in a fresh interpreter (`run`);
+- `chat_app`: the chat example's client side (start a chat, read its events);
+- `conformance_scenarios`: the scenarios the SDKs and the JS clients read from the fake server;
+- `sdk_oracle`: what an official SDK sends (`sdk_request`), `KEY`, the `aws_env` fixture;
+- `bedrock_events`: Bedrock ConverseStream events written by hand;
+- `json_documents`, `json_patch`: JSON documents (and damaged ones); an RFC 6902 applier;
+- `token_encodings`: the encodings the token tests count with, and their text helpers;
+- `recordings`: what each recording in tests/data means, one module a dialect.
+
+No test module imports from another test module (`tests/test_layout.py` checks it).
 """

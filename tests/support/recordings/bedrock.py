@@ -1,4 +1,4 @@
-"""What tests/data/bedrock/converse-stream-text.eventstream means, message by message."""
+"""What tests/data/bedrock/converse-stream-text.eventstream means: the one message it decodes to."""
 
 from __future__ import annotations
 
