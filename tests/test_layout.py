@@ -275,6 +275,16 @@ def test_no_test_module_imports_from_another() -> None:
         ("from rxstream.testing import test_helpers\n", []),
         ("from .conftest import HERE\n", []),
     ],
+    ids=[
+        "support",
+        "absolute",
+        "relative",
+        "a-module",
+        "import",
+        "in-a-function",
+        "not-tests",
+        "conftest",
+    ],
 )
 def test_the_import_rule_names_the_importer_and_the_name(
     tmp_path: Path, source: str, found: list[str]
