@@ -79,6 +79,12 @@ anthropic 0.77 -> 0.72 (18,443 -> 17,148), cohere 0.73 -> 0.70 (18,783 ->
 alone about 700 instructions an event fewer (anthropic 9,289 -> 8,574), the
 rest of the pipeline (lines, SSE frames, `accumulate_message`) unchanged.
 
+Two runs from a fresh clone on an idle machine afterwards (`--repeats 3`, x the
+hand loop, `fast`): every row at or under 0.7x but anthropic rendered (0.78x in
+both: its hand loop is the cheapest, 3.4-3.7 us an event) and gemini sent in
+one run (0.65x, then 0.73x); every row at or under 1.0x on the standard library
+(the highest 0.84x, anthropic rendered).
+
 `--setup`, three rounds each, x the plain stream (every fast path off):
 
 | dialect | fast / plain, main | fast / plain, this | stdlib / plain, main | stdlib / plain, this |
