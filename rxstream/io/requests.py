@@ -582,33 +582,19 @@ def prepare_chat(
     client: SyncClient | AsyncClient,
     dialect: str,
     *,
-    model: str,
-    messages: Iterable[Mapping[str, Any] | Message],
-    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
-    output: Output | type | JSONObject | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
     scheduler: abc.SchedulerBase | None = None,
     line_limit: int = DEFAULT_LIMIT,
     limiter: Admission | None = None,
-    **options: Any,
+    **arguments: Any,
 ) -> Callable[[], Observable[Delta]]:
     """`chat`'s checks now (what raises, raises here), and a function that gives its
     observable when called (made on the first call, the same one after).
 
     For a route that may never be asked (a fallback): its request costs only its
-    checks and rendering until it is used. The arguments are `chat`'s.
+    checks and rendering until it is used. `arguments` are the request's, as
+    `chat` (and `prepare_request`) take them.
     """
-    make = prepare_request(
-        dialect,
-        model=model,
-        messages=messages,
-        tools=tools,
-        output=output,
-        api_key=api_key,
-        base_url=base_url,
-        **options,
-    )
+    make = prepare_request(dialect, **arguments)
     made: list[Observable[Delta]] = []
 
     def source() -> Observable[Delta]:
