@@ -243,6 +243,9 @@ class _Skim:
         "first",
         "got",
         "in_string",
+        "mine",
+        "other",
+        "own",
         "pieces",
         "start",
         "tried",
@@ -259,6 +262,9 @@ class _Skim:
         self.escape = False  # a backslash in a string was the text's last character
         self.tried = False  # read whole by the scanner once (`_skim_whole`)
         self.got = 0  # closing characters (`"`, or `}` and `]`) in the text held since
+        self.own = '"'  # the closing character of the element's own kind (`"`, `}` or `]`)
+        self.other = ""  # the other one that closes a level inside it (none in a string)
+        self.mine = 0  # closing characters of its own kind in the text held since
 
 
 class _String:
@@ -304,6 +310,14 @@ class JSONStreamParser(MachineBase):
             reader gives without `skim`; it is raised when the element ends
             (or at `close()`), not at its bad character. `rs.elements`
             skims its array.
+        take: a decoder tried first on each skimmed container or string
+            element's whole text (from its first character to its closing
+            one; the pattern delimits it, the scanner does not read it):
+            what it returns is the element's value in its `JSONCompleted`;
+            if it raises `ValueError`, the standard decoder reads the text as
+            without `take`. It must accept only text the standard decoder
+            accepts (strict JSON: no `NaN`), and return that value or one made
+            from it alone (`rs.elements` returns the validated element).
         events: False for a reader that builds the value without reporting
             events (`rs.partial_object`'s, which shows snapshots): `feed` and
             `close` return empty lists, and `changed` says whether the
@@ -352,6 +366,7 @@ class JSONStreamParser(MachineBase):
         "_skim",
         "_stack",
         "_str",
+        "_take",
         "changed",
         "max_depth",
     )
@@ -364,12 +379,14 @@ class JSONStreamParser(MachineBase):
         max_depth: int = MAX_DEPTH,
         keep: Callable[[Path], bool] | None = None,
         skim: Callable[[Path], bool] | None = None,
+        take: Callable[[str], Any] | None = None,
         events: bool = True,
     ) -> None:
         super().__init__()
         self.max_depth = max_depth
         self._keep = keep
         self._skim = skim
+        self._take = take
         self._events = events
         self._paths = events or keep is not None or skim is not None  # paths are asked for
         self._runs = not self._paths  # whole runs read at once (`_whole_run`)
@@ -430,6 +447,31 @@ class JSONStreamParser(MachineBase):
             return self._str.text()
         return None
 
+    def holds(self) -> tuple[str, str, int] | None:
+        """What the next text must bring before `feed` reads it: `(own, other, count)`, or None.
+
+        Inside a skimmed element (`skim=`) that began in an earlier fragment, text
+        cannot end the element until it brings `count` closing characters (`own`
+        or `other`: `}` and `]` in a container element, `"` in a string one,
+        `other` then empty), one of them `own`, the element's own (`}` for an
+        object). Until then `feed` only holds the text, to read it joined with
+        the text that brings them. A consumer may hold such text itself and feed
+        it joined with that text: the reader then does what it does when fed the
+        pieces one by one (the same events, values and errors). None when the
+        next text is read at once (or the reader holds text already).
+
+        >>> p = JSONStreamParser(skim=lambda path: True)
+        >>> _ = p.feed('[{"a": [1')
+        >>> p.holds()
+        ('}', ']', 2)
+        """
+        if self._mode != _SKIM or self._held:
+            return None
+        skim: _Skim | None = self._stack[-1].skim
+        if skim is None or not skim.begun:
+            return None
+        return skim.own, skim.other, skim.depth or 1
+
     def snapshot_size(self) -> int:
         """What `snapshot()` copies: the open containers' entries plus the open string's length."""
         size = sum(len(frame.container) for frame in self._stack)
@@ -479,15 +521,15 @@ class JSONStreamParser(MachineBase):
             skim: Any = self._stack[-1].skim
             if skim.begun:
                 # It ends only once as many closing characters as it has open levels have
-                # arrived (a string: one quote); until then its text is read with the next.
-                if skim.depth:
-                    skim.got += text.count("}") + text.count("]")
-                else:
-                    skim.got += text.count('"')
-                if skim.got < (skim.depth or 1):
+                # arrived (a string: one quote), one of its own kind (`holds()`); until then
+                # its text is read with the next.
+                mine = text.count(skim.own)
+                skim.mine += mine
+                skim.got += mine + text.count(skim.other) if skim.other else mine
+                if skim.got < (skim.depth or 1) or not skim.mine:
                     self._held.append(text)
                     return out
-                skim.got = 0
+                skim.got = skim.mine = 0
             if self._held:
                 self._held.append(text)
                 text = "".join(self._held)
@@ -721,7 +763,7 @@ class JSONStreamParser(MachineBase):
         frame = self._stack[-1]
         skim: Any = frame.skim
         n = len(buf)
-        if skim.begun and not skim.tried and skim.pieces:
+        if skim.begun and not skim.tried and skim.pieces and self._take is None:
             end = self._skim_whole(frame, skim, buf, pos, out)
             if end >= 0:
                 return end
@@ -738,6 +780,7 @@ class JSONStreamParser(MachineBase):
             closes = '"' if c == '"' else "}" if c == "{" else "]"
             if (
                 self._budget > 0
+                and self._take is None
                 and len(self._stack) < self.max_depth
                 and buf.find(closes, pos + 1) > 0
             ):
@@ -758,6 +801,8 @@ class JSONStreamParser(MachineBase):
             skim.start = self._base + pos
             skim.in_string = c == '"'
             skim.depth = skim.deepest = int(c != '"')
+            skim.own = closes
+            skim.other = "" if c == '"' else "]" if c == "{" else "}"
         mark = pos
         if skim.start == self._base + pos:
             pos += 1
@@ -838,6 +883,16 @@ class JSONStreamParser(MachineBase):
         pieces.append(last)
         text = "".join(pieces) if len(pieces) > 1 else last
         if len(self._stack) + skim.deepest <= self.max_depth:
+            if self._take is not None:
+                try:
+                    value = self._take(text)
+                except ValueError:
+                    pass  # the standard decoder reads it
+                else:
+                    frame.skim = None
+                    frame.key = frame.count
+                    self._complete(value, out)
+                    return end
             try:
                 value, stop = _scan_once(text, 0)  # it starts at its first character
             except (StopIteration, ValueError, RecursionError):

@@ -74,7 +74,7 @@ from .json_stream import (
     pointer,
 )
 from .schema import OutputSpec, output_spec
-from .validation import Invalid, validator
+from .validation import Invalid, text_validator, validator
 
 __all__ = [
     "COPY_BUDGET",
@@ -432,7 +432,21 @@ class ElementSplitter(_Reading):
     [{'a': 1}, {'a': 2}]
     """
 
-    __slots__ = ("_count", "_found", "_pointer", "_text_of", "_tokens", "_validate")
+    __slots__ = (
+        "_count",
+        "_found",
+        "_got",
+        "_held",
+        "_mine",
+        "_need",
+        "_other",
+        "_own",
+        "_pointer",
+        "_text_of",
+        "_tokens",
+        "_validate",
+        "_validate_text",
+    )
 
     operator = "rs.elements()"
 
@@ -447,14 +461,53 @@ class ElementSplitter(_Reading):
         self._tokens = parse_pointer(pointer)
         self._pointer = pointer
         self._validate = validator(item)
+        self._validate_text = text_validator(item)
         tool, or_text = where_of(output, tool, self.operator, "the elements' own type is item=")
         super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
         super()._start()
-        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims)
+        take = None if self._validate_text is None else self._by_text
+        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims, take=take)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
+        self._held: list[str] = []  # text the reader would only hold (`JSONStreamParser.holds`)
+        # What the text must bring to be read (`JSONStreamParser.holds`): `_need` closing
+        # characters (`_own` or `_other`), one of them `_own`; `_need` 0: read it at once.
+        self._need = 0
+        self._own = self._other = ""
+        self._got = self._mine = 0  # those the held text brought
+
+    def feed(self, item: Delta) -> list[Any]:
+        """Take one delta; return the elements it closes.
+
+        The hot path: inside an element (`_need`), text that cannot close it is
+        held here, one count and one append, and read with the text that can.
+        """
+        need = self._need  # 0 unless open, reading the text, and inside a skimmed element
+        if need and type(item) is TextDelta and item.choice == 0:
+            text = item.text
+            mine = text.count(self._own)
+            got = self._got + (mine + text.count(self._other) if self._other else mine)
+            mine += self._mine
+            if got < need or not mine:
+                self._got = got
+                self._mine = mine
+                self._texts.append(text)
+                self._held.append(text)
+                return []
+        return super().feed(item)
+
+    def close(self) -> list[Any]:
+        """End the input: the last elements (or the error that the text is unfinished)."""
+        self._need = 0
+        return super().close()
+
+    def _end(self, out: list[Any]) -> None:
+        self._need = 0
+        if self._held:  # the text held back is read before the end
+            self._take_text("", out)
+        super()._end(out)
 
     def _keeps(self, path: Path) -> bool:
         """Keep the way to the array and the insides of an element being read, nothing else.
@@ -464,9 +517,27 @@ class ElementSplitter(_Reading):
         return len(path) != len(self._tokens) + 1 and self._under(path)
 
     def _take_text(self, piece: str, out: list[Any]) -> None:
-        events = self._reader.feed(piece)
+        held = self._held
+        if held:
+            held.append(piece)
+            piece = "".join(held)
+            held.clear()
+        self._need = self._got = self._mine = 0  # until all went well: a failed one holds none
+        reader = self._reader
+        events = reader.feed(piece)
         if events:  # most pieces inside a skimmed element give none
             self._read(events, piece, out)
+        holds = reader.holds()
+        if holds is not None and self._kind == "text":
+            self._own, self._other, self._need = holds
+
+    def _by_text(self, text: str) -> _Validated:
+        """A skimmed element's text validated in one pass (`text_validator`); else ValueError.
+
+        Whatever it refuses is decoded by the reader's scanner and validated as a
+        value (`_give`), which gives the exact value or error.
+        """
+        return _Validated(self._validate_text(text))  # type: ignore[misc]
 
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
@@ -510,6 +581,10 @@ class ElementSplitter(_Reading):
         self._found = True
 
     def _give(self, element: JSON, out: list[Any]) -> None:
+        if type(element) is _Validated:  # validated from its text (`_by_text`)
+            out.append(element.value)
+            self._count += 1
+            return
         try:
             out.append(self._validate(element))
         except Invalid as exc:
@@ -670,6 +745,15 @@ class ObjectTextDecoder(_Reading):
 
     def _finish(self, out: list[Any]) -> None:
         pass
+
+
+class _Validated:
+    """An element validated from its text, as the reader reports it (`ElementSplitter._by_text`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 # JSON's names of the kinds of a decoded value (int and float are "number").
