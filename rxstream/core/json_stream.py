@@ -190,6 +190,9 @@ _NESTED = rf'[\[{{][^\[\]{{}}"]*+(?:(?:{_STR}|{_FLAT})[^\[\]{{}}"]*+)*+[\]}}]'
 _ONE = rf"(?:{_STR}|{_NESTED}|[-0-9][-+.0-9eE]*+|true|false|null)[ \t\n\r]*+"
 _ELEMENT = rf"[ \t\n\r]*+{_ONE}"
 _MEMBER = rf"[ \t\n\r]*+{_STR}[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"
+# A whole string, or a container with containers at most one level inside it: a skimmed
+# element's text at once, where `take=` decodes it (the stepping finds the same end).
+_WHOLE_ELEMENT = re.compile(rf"{_STR}|{_NESTED}", re.DOTALL)
 _ELEMENT_RUN = re.compile(rf"(?>{_ELEMENT},)*{_ELEMENT}[,\]]", re.DOTALL)
 _LAST_MEMBER = rf"[ \t\n\r]*+(?P<key>{_STR})[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"  # its key kept
 _MEMBER_RUN = re.compile(rf"(?>{_MEMBER},)*{_LAST_MEMBER}[,}}]", re.DOTALL)
@@ -221,7 +224,7 @@ _N_NEEDS = {
 class _Frame:
     """An open object or array: its live container and the key (or index) being read."""
 
-    __slots__ = ("container", "count", "is_object", "key", "skim", "skims")
+    __slots__ = ("container", "count", "is_object", "key", "path", "skim", "skims")
 
     def __init__(self, container: dict[str, Any] | list[Any], key: str | int) -> None:
         self.container = container
@@ -230,6 +233,7 @@ class _Frame:
         self.count = 0  # an array's elements so far (kept or not)
         self.skims = False  # an array whose elements are skimmed (`skim=`)
         self.skim: _Skim | None = None  # the element being skimmed
+        self.path: Path = ()  # a skimmed array's own path (its elements' paths start so)
 
 
 class _Skim:
@@ -744,6 +748,7 @@ class JSONStreamParser(MachineBase):
         self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
         if c == "[" and self._skim is not None and self._skim(path):
             frame.skims = True
+            frame.path = path
             frame.skim = _Skim(self._base + pos + 1, first=True)
             self._mode = _SKIM
         if self._events:
@@ -763,7 +768,7 @@ class JSONStreamParser(MachineBase):
         frame = self._stack[-1]
         skim: Any = frame.skim
         n = len(buf)
-        if skim.begun and not skim.tried and skim.pieces and self._take is None:
+        if skim.begun and not skim.tried and skim.pieces:
             end = self._skim_whole(frame, skim, buf, pos, out)
             if end >= 0:
                 return end
@@ -778,6 +783,14 @@ class JSONStreamParser(MachineBase):
                 self._mode = _FIRST_ELEMENT if skim.first else _VALUE
                 return pos
             closes = '"' if c == '"' else "}" if c == "{" else "]"
+            if self._take is not None and len(self._stack) + 2 <= self.max_depth:
+                # Whole in this fragment? One pattern delimits it, and `take` decodes it.
+                whole = _WHOLE_ELEMENT.match(buf, pos)
+                if whole is not None:
+                    value = self._taken(buf[pos : whole.end()])
+                    if value is not _NOTHING:
+                        self._element(frame, value, out)
+                        return whole.end()
             if (
                 self._budget > 0
                 and self._take is None
@@ -793,9 +806,7 @@ class JSONStreamParser(MachineBase):
                 if end >= 0 and not _fits(buf, pos, end, self.max_depth - len(self._stack)):
                     self._budget -= end - pos
                 elif end >= 0:
-                    frame.skim = None
-                    frame.key = frame.count
-                    self._complete(value, out)
+                    self._element(frame, value, out)
                     return int(end)
             skim.begun = True
             skim.start = self._base + pos
@@ -861,6 +872,15 @@ class JSONStreamParser(MachineBase):
         if len(self._stack) >= self.max_depth:
             return -1
         done = "".join(skim.pieces)
+        if self._take is not None:
+            whole = _WHOLE_ELEMENT.match(done + buf[pos:])
+            if whole is None or len(self._stack) + 2 > self.max_depth:
+                return -1
+            value = self._taken(whole.group())
+            if value is _NOTHING:
+                return -1  # stepped through; the scanner then reads it (`_skimmed`)
+            self._element(frame, value, out)
+            return pos + whole.end() - len(done)
         try:
             value, end = _scan_once(done + buf[pos:], 0)
         except (StopIteration, ValueError, RecursionError):
@@ -870,9 +890,7 @@ class JSONStreamParser(MachineBase):
             return -1
         if not _fits(done + buf[pos:], 0, end, self.max_depth - len(self._stack)):
             return -1  # skimmed on: `_skimmed` knows its depth
-        frame.skim = None
-        frame.key = frame.count
-        self._complete(value, out)
+        self._element(frame, value, out)
         return pos + end - len(done)
 
     def _skimmed(
@@ -884,25 +902,39 @@ class JSONStreamParser(MachineBase):
         text = "".join(pieces) if len(pieces) > 1 else last
         if len(self._stack) + skim.deepest <= self.max_depth:
             if self._take is not None:
-                try:
-                    value = self._take(text)
-                except ValueError:
-                    pass  # the standard decoder reads it
-                else:
-                    frame.skim = None
-                    frame.key = frame.count
-                    self._complete(value, out)
+                value = self._taken(text)
+                if value is not _NOTHING:
+                    self._element(frame, value, out)
                     return end
             try:
                 value, stop = _scan_once(text, 0)  # it starts at its first character
             except (StopIteration, ValueError, RecursionError):
                 stop = -1
             if stop == len(text):
-                frame.skim = None
-                frame.key = frame.count
-                self._complete(value, out)
+                self._element(frame, value, out)
                 return end
         return self._rewind(buf[end:])
+
+    def _taken(self, text: str) -> Any:
+        """What `take` makes of a skimmed element's whole `text`; `_NOTHING` if it declines."""
+        try:
+            return self._take(text)  # type: ignore[misc]
+        except ValueError:
+            return _NOTHING  # the standard decoder reads it
+
+    def _element(self, frame: _Frame, value: Any, out: list[JSONEvent]) -> None:
+        """A skimmed element decoded: `_complete` in the array on top, its path the array's own."""
+        frame.skim = None
+        index = frame.key = frame.count
+        frame.count = index + 1
+        path = (*frame.path, index)
+        if self._events:
+            out.append(_completed(path, value, False))
+        else:
+            self.changed = True
+        if self._keep is None or self._keep(path):
+            frame.container.append(value)  # type: ignore[union-attr]
+        self._mode = _AFTER
 
     def _rewind(self, rest: str) -> int:
         """Stop skimming (here and for good): the element's text, then `rest`, is read again.

@@ -433,6 +433,7 @@ class ElementSplitter(_Reading):
     """
 
     __slots__ = (
+        "_at",
         "_count",
         "_found",
         "_got",
@@ -471,6 +472,7 @@ class ElementSplitter(_Reading):
         self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims, take=take)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
+        self._at: Path | None = None  # the array's path, once it opened
         self._held: list[str] = []  # text the reader would only hold (`JSONStreamParser.holds`)
         # What the text must bring to be read (`JSONStreamParser.holds`): `_need` closing
         # characters (`_own` or `_other`), one of them `_own`; `_need` 0: read it at once.
@@ -484,19 +486,33 @@ class ElementSplitter(_Reading):
         The hot path: inside an element (`_need`), text that cannot close it is
         held here, one count and one append, and read with the text that can.
         """
+        if type(item) is not TextDelta or item.choice != 0:
+            return super().feed(item)
+        text = item.text
         need = self._need  # 0 unless open, reading the text, and inside a skimmed element
-        if need and type(item) is TextDelta and item.choice == 0:
-            text = item.text
+        if need == 1:  # one closer to come, its own: the usual case
+            if self._own not in text:
+                self._held.append(text)
+                return []
+        elif need:
             mine = text.count(self._own)
             got = self._got + (mine + text.count(self._other) if self._other else mine)
             mine += self._mine
             if got < need or not mine:
                 self._got = got
                 self._mine = mine
-                self._texts.append(text)
                 self._held.append(text)
                 return []
-        return super().feed(item)
+        elif self._kind != "text" or self._ended or self._state is not OPEN or not text:
+            return super().feed(item)
+        out: list[Any] = []  # the text, known to be the answer: read at once
+        try:
+            self._texts.append(text)
+            self._take_text(text, out)
+        except BaseException:
+            self._state = FAILED
+            raise
+        return out
 
     def close(self) -> list[Any]:
         """End the input: the last elements (or the error that the text is unfinished)."""
@@ -506,6 +522,7 @@ class ElementSplitter(_Reading):
     def _end(self, out: list[Any]) -> None:
         self._need = 0
         if self._held:  # the text held back is read before the end
+            self._texts.append("")
             self._take_text("", out)
         super()._end(out)
 
@@ -519,6 +536,7 @@ class ElementSplitter(_Reading):
     def _take_text(self, piece: str, out: list[Any]) -> None:
         held = self._held
         if held:
+            self._texts[-1:-1] = held  # before `piece`, which the caller kept
             held.append(piece)
             piece = "".join(held)
             held.clear()
@@ -541,14 +559,21 @@ class ElementSplitter(_Reading):
 
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
-        return len(path) == len(self._tokens) and self._under(path)
+        if len(path) == len(self._tokens) and self._under(path):
+            self._at = path  # every array opening is asked: its elements come after this
+            return True
+        return False
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)
         for event in events:
             path = event.path
             if len(path) == depth + 1:  # an element (the usual event: tested first)
-                if type(event) is JSONCompleted and path[-1] == self._count and self._under(path):
+                if (
+                    type(event) is JSONCompleted
+                    and path[-1] == self._count
+                    and path[:-1] == self._at
+                ):
                     self._give(event.value, out)
                 continue
             if len(path) > depth or not self._under(path):

@@ -138,6 +138,10 @@ def test_held_text_is_read_with_the_piece_that_can_close_the_element() -> None:
     assert not splitter._held
     assert splitter.feed(TextDelta('"id": 2, "name": "b"}]}')) == [Item(id=2, name="b")]
     assert splitter.close() == []
+    assert splitter._text() == (  # the answer's text, in order, held pieces too
+        '{"items": [{"id": 1, "name": "a", "tags": ["x", "y"], "note": null}, '
+        '{"id": 2, "name": "b"}]}'
+    )
 
 
 def test_text_held_at_the_end_is_read_before_the_error_that_it_is_unfinished() -> None:
