@@ -45,7 +45,8 @@ Invariants:
   step from bracket to brace to quote, and each is decoded once; after one is
   refused, skimming stops for good, so its text is read again only once. The
   fragments of a skimmed element are held (not scanned) until as many closing
-  characters as it has open levels have arrived, then scanned together.
+  characters as it has open levels have arrived, one of them of its own kind
+  (`holds()`), then scanned together.
   Without events (`events=False`), a run of whole members or elements of the
   open container is decoded by one call of the standard decoder: one pattern
   (or one scan per container element) delimits it, the decoder checks it, and
@@ -190,9 +191,6 @@ _NESTED = rf'[\[{{][^\[\]{{}}"]*+(?:(?:{_STR}|{_FLAT})[^\[\]{{}}"]*+)*+[\]}}]'
 _ONE = rf"(?:{_STR}|{_NESTED}|[-0-9][-+.0-9eE]*+|true|false|null)[ \t\n\r]*+"
 _ELEMENT = rf"[ \t\n\r]*+{_ONE}"
 _MEMBER = rf"[ \t\n\r]*+{_STR}[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"
-# A whole string, or a container with containers at most one level inside it: a skimmed
-# element's text at once, where `take=` decodes it (the stepping finds the same end).
-_WHOLE_ELEMENT = re.compile(rf"{_STR}|{_NESTED}", re.DOTALL)
 _ELEMENT_RUN = re.compile(rf"(?>{_ELEMENT},)*{_ELEMENT}[,\]]", re.DOTALL)
 _LAST_MEMBER = rf"[ \t\n\r]*+(?P<key>{_STR})[ \t\n\r]*+:[ \t\n\r]*+{_ONE}"  # its key kept
 _MEMBER_RUN = re.compile(rf"(?>{_MEMBER},)*{_LAST_MEMBER}[,}}]", re.DOTALL)
@@ -314,14 +312,6 @@ class JSONStreamParser(MachineBase):
             reader gives without `skim`; it is raised when the element ends
             (or at `close()`), not at its bad character. `rs.elements`
             skims its array.
-        take: a decoder tried first on each skimmed container or string
-            element's whole text (from its first character to its closing
-            one; the pattern delimits it, the scanner does not read it):
-            what it returns is the element's value in its `JSONCompleted`;
-            if it raises `ValueError`, the standard decoder reads the text as
-            without `take`. It must accept only text the standard decoder
-            accepts (strict JSON: no `NaN`), and return that value or one made
-            from it alone (`rs.elements` returns the validated element).
         events: False for a reader that builds the value without reporting
             events (`rs.partial_object`'s, which shows snapshots): `feed` and
             `close` return empty lists, and `changed` says whether the
@@ -370,7 +360,6 @@ class JSONStreamParser(MachineBase):
         "_skim",
         "_stack",
         "_str",
-        "_take",
         "changed",
         "max_depth",
     )
@@ -383,14 +372,12 @@ class JSONStreamParser(MachineBase):
         max_depth: int = MAX_DEPTH,
         keep: Callable[[Path], bool] | None = None,
         skim: Callable[[Path], bool] | None = None,
-        take: Callable[[str], Any] | None = None,
         events: bool = True,
     ) -> None:
         super().__init__()
         self.max_depth = max_depth
         self._keep = keep
         self._skim = skim
-        self._take = take
         self._events = events
         self._paths = events or keep is not None or skim is not None  # paths are asked for
         self._runs = not self._paths  # whole runs read at once (`_whole_run`)
@@ -783,17 +770,8 @@ class JSONStreamParser(MachineBase):
                 self._mode = _FIRST_ELEMENT if skim.first else _VALUE
                 return pos
             closes = '"' if c == '"' else "}" if c == "{" else "]"
-            if self._take is not None and len(self._stack) + 2 <= self.max_depth:
-                # Whole in this fragment? One pattern delimits it, and `take` decodes it.
-                whole = _WHOLE_ELEMENT.match(buf, pos)
-                if whole is not None:
-                    value = self._taken(buf[pos : whole.end()])
-                    if value is not _NOTHING:
-                        self._element(frame, value, out)
-                        return whole.end()
             if (
                 self._budget > 0
-                and self._take is None
                 and len(self._stack) < self.max_depth
                 and buf.find(closes, pos + 1) > 0
             ):
@@ -872,15 +850,6 @@ class JSONStreamParser(MachineBase):
         if len(self._stack) >= self.max_depth:
             return -1
         done = "".join(skim.pieces)
-        if self._take is not None:
-            whole = _WHOLE_ELEMENT.match(done + buf[pos:])
-            if whole is None or len(self._stack) + 2 > self.max_depth:
-                return -1
-            value = self._taken(whole.group())
-            if value is _NOTHING:
-                return -1  # stepped through; the scanner then reads it (`_skimmed`)
-            self._element(frame, value, out)
-            return pos + whole.end() - len(done)
         try:
             value, end = _scan_once(done + buf[pos:], 0)
         except (StopIteration, ValueError, RecursionError):
@@ -901,11 +870,6 @@ class JSONStreamParser(MachineBase):
         pieces.append(last)
         text = "".join(pieces) if len(pieces) > 1 else last
         if len(self._stack) + skim.deepest <= self.max_depth:
-            if self._take is not None:
-                value = self._taken(text)
-                if value is not _NOTHING:
-                    self._element(frame, value, out)
-                    return end
             try:
                 value, stop = _scan_once(text, 0)  # it starts at its first character
             except (StopIteration, ValueError, RecursionError):
@@ -914,13 +878,6 @@ class JSONStreamParser(MachineBase):
                 self._element(frame, value, out)
                 return end
         return self._rewind(buf[end:])
-
-    def _taken(self, text: str) -> Any:
-        """What `take` makes of a skimmed element's whole `text`; `_NOTHING` if it declines."""
-        try:
-            return self._take(text)  # type: ignore[misc]
-        except ValueError:
-            return _NOTHING  # the standard decoder reads it
 
     def _element(self, frame: _Frame, value: Any, out: list[JSONEvent]) -> None:
         """A skimmed element decoded: `_complete` in the array on top, its path the array's own."""

@@ -74,7 +74,7 @@ from .json_stream import (
     pointer,
 )
 from .schema import OutputSpec, output_spec
-from .validation import Invalid, text_validator, validator
+from .validation import Invalid, validator
 
 __all__ = [
     "COPY_BUDGET",
@@ -420,6 +420,8 @@ class ElementSplitter(_Reading):
     (offset, path) the character-by-character reading gives. An error in a
     fragment (an element that does not validate, text that is not JSON)
     wins over the elements that closed before it in the same fragment.
+    Inside an element, text that cannot close it is held here and read with
+    the text that can (`JSONStreamParser.holds`).
 
     Raises:
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
@@ -446,7 +448,6 @@ class ElementSplitter(_Reading):
         "_text_of",
         "_tokens",
         "_validate",
-        "_validate_text",
     )
 
     operator = "rs.elements()"
@@ -462,14 +463,12 @@ class ElementSplitter(_Reading):
         self._tokens = parse_pointer(pointer)
         self._pointer = pointer
         self._validate = validator(item)
-        self._validate_text = text_validator(item)
         tool, or_text = where_of(output, tool, self.operator, "the elements' own type is item=")
         super().__init__(tool, or_text=or_text)
 
     def _start(self) -> None:
         super()._start()
-        take = None if self._validate_text is None else self._by_text
-        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims, take=take)
+        self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
         self._at: Path | None = None  # the array's path, once it opened
@@ -549,14 +548,6 @@ class ElementSplitter(_Reading):
         if holds is not None and self._kind == "text":
             self._own, self._other, self._need = holds
 
-    def _by_text(self, text: str) -> _Validated:
-        """A skimmed element's text validated in one pass (`text_validator`); else ValueError.
-
-        Whatever it refuses is decoded by the reader's scanner and validated as a
-        value (`_give`), which gives the exact value or error.
-        """
-        return _Validated(self._validate_text(text))  # type: ignore[misc]
-
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
         if len(path) == len(self._tokens) and self._under(path):
@@ -606,10 +597,6 @@ class ElementSplitter(_Reading):
         self._found = True
 
     def _give(self, element: JSON, out: list[Any]) -> None:
-        if type(element) is _Validated:  # validated from its text (`_by_text`)
-            out.append(element.value)
-            self._count += 1
-            return
         try:
             out.append(self._validate(element))
         except Invalid as exc:
@@ -770,15 +757,6 @@ class ObjectTextDecoder(_Reading):
 
     def _finish(self, out: list[Any]) -> None:
         pass
-
-
-class _Validated:
-    """An element validated from its text, as the reader reports it (`ElementSplitter._by_text`)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
 
 
 # JSON's names of the kinds of a decoded value (int and float are "number").

@@ -26,20 +26,6 @@ needs none of them):
   `default`, ...) assert nothing, as in jsonschema.
 
 Errors are dicts in pydantic's shape: `loc` (a tuple path) and `msg`.
-
-`text_validator(output)` validates a value's JSON text in one pass (pydantic's
-`validate_json`, msgspec's `json.decode(..., type=)`), with no Python value in
-between, for the types where that gives what the validator gives the value
-`json.loads` reads: models, dataclasses, `TypedDict`s and msgspec `Struct`s
-whose fields are numbers, strings, booleans, None and lists, Optionals and
-nested such types (pydantic: after-validators too; no strict mode, no extra
-fields kept, no before- or wrap-validators, no unions but Optionals; msgspec:
-no tagged unions). What the JSON readers tell apart is settled before either
-is trusted: text with `NaN` or `Infinity` in it (which both accept, and
-strict JSON does not) is refused, and what a text validator refuses (a lone
-surrogate, an integer past Python's digit limit, nesting past its own
-limit, a value that does not validate) is for the exact way to read
-(`json.loads`' reading, then `validator`), which gives the value or the error.
 """
 
 from __future__ import annotations
@@ -49,11 +35,9 @@ from typing import Any
 
 from ..models import JSON
 
-__all__ = ["UNCHECKED", "Invalid", "TextValidator", "Validator", "text_validator", "validator"]
+__all__ = ["UNCHECKED", "Invalid", "Validator", "validator"]
 
 Validator = Callable[[JSON], Any]
-#: Validates a value's JSON text; raises `ValueError` for whatever it does not take.
-TextValidator = Callable[[str], Any]
 
 #: The assertions jsonschema checks and rxstream's own checks do not.
 UNCHECKED = frozenset(
@@ -115,127 +99,6 @@ def validator(output: object) -> Validator:
             ) from None
 
     return validate
-
-
-def text_validator(output: object) -> TextValidator | None:
-    """A validator of a value's JSON text, for the types where it is exact; else None.
-
-    Where it is given (see the module docstring), it returns what
-    `validator(output)` returns for `json.loads(text)`, or raises `ValueError`
-    (the caller then takes that way): for text with `NaN` or `Infinity` in
-    it, for any text its library refuses, and for a value that does not
-    validate (the exact way then gives the error).
-
-    >>> import msgspec
-    >>> class Point(msgspec.Struct):
-    ...     x: int
-    >>> text_validator(Point)('{"x": 1}')
-    Point(x=1)
-    >>> text_validator(dict) is None
-    True
-    """
-    if output is None or isinstance(output, dict):
-        return None
-    if _is_struct(output):
-        import msgspec
-
-        if not _msgspec_exact(msgspec.inspect.type_info(output)):
-            return None
-        decoder = msgspec.json.Decoder(output)
-        errors: tuple[type[Exception], ...] = (msgspec.DecodeError,)
-        decode: Callable[[str], Any] = decoder.decode
-    else:
-        try:
-            from pydantic import TypeAdapter
-        except ImportError:
-            return None
-        try:
-            adapter: Any = TypeAdapter(output)  # type: ignore[call-overload,arg-type,unused-ignore]
-        except Exception:  # pragma: no cover - validator(output) says why
-            return None
-        if not _pydantic_exact(adapter.core_schema):
-            return None
-        decode = adapter.validate_json
-        errors = ()
-
-    def validate_text(text: str) -> Any:
-        if "NaN" in text or "Infinity" in text:
-            raise ValueError("NaN or Infinity: not strict JSON (the exact way refuses it)")
-        if not errors:
-            return decode(text)  # pydantic's ValidationError is a ValueError
-        try:
-            return decode(text)
-        except errors as exc:
-            raise ValueError(str(exc)) from None
-
-    return validate_text
-
-
-# Pydantic schemas whose JSON validation gives what validating `json.loads`' value gives.
-_PYDANTIC_SCALARS = frozenset({"int", "float", "str", "bool", "none"})
-_PYDANTIC_WRAPPERS = frozenset(
-    {"nullable", "default", "function-after", "model-field", "typed-dict-field", "dataclass-field"}
-)
-
-
-def _pydantic_exact(schema: Any) -> bool:
-    """Whether pydantic's JSON validation of `schema` agrees with its Python validation.
-
-    Only the kinds named here are walked; anything else (unions, before- and
-    wrap-validators, dicts, `Any`, bytes, dates, ...) says no: there the two
-    modes may read the same JSON differently (strict mode, a dict's key order
-    after duplicate keys, numbers as text).
-    """
-    kind = schema.get("type")
-    if schema.get("strict") or schema.get("coerce_numbers_to_str"):
-        return False
-    config = schema.get("config") or {}
-    if config.get("strict") or config.get("coerce_numbers_to_str"):
-        return False
-    if schema.get("extra_behavior") == "allow" or config.get("extra_fields_behavior") == "allow":
-        return False  # kept extra fields: a duplicate key's place differs
-    if kind in _PYDANTIC_SCALARS or kind == "definition-ref":
-        return True
-    if kind in _PYDANTIC_WRAPPERS:
-        return _pydantic_exact(schema["schema"])
-    if kind == "list":
-        return "items_schema" in schema and _pydantic_exact(schema["items_schema"])
-    if kind == "model":
-        return not schema.get("root_model") and _pydantic_exact(schema["schema"])
-    if kind in ("model-fields", "typed-dict"):
-        return all(_pydantic_exact(field) for field in schema["fields"].values())
-    if kind == "dataclass":
-        return _pydantic_exact(schema["schema"])
-    if kind == "dataclass-args":
-        return all(_pydantic_exact(field) for field in schema["fields"])
-    if kind == "definitions":
-        return all(map(_pydantic_exact, [schema["schema"], *schema["definitions"]]))
-    return False
-
-
-def _msgspec_exact(info: Any) -> bool:
-    """Whether msgspec's JSON decoding into `info`'s type agrees with `msgspec.convert`."""
-    import msgspec.inspect as mi
-
-    seen: set[int] = set()
-
-    def exact(t: Any) -> bool:
-        if isinstance(t, mi.IntType | mi.FloatType | mi.StrType | mi.BoolType | mi.NoneType):
-            return True
-        if isinstance(t, mi.ListType):
-            return exact(t.item_type)
-        if isinstance(t, mi.UnionType):
-            return all(map(exact, t.types))
-        if isinstance(t, mi.StructType):
-            if t.tag is not None or t.array_like:
-                return False
-            if id(t.cls) in seen:
-                return True
-            seen.add(id(t.cls))
-            return all(exact(field.type) for field in t.fields)
-        return False
-
-    return exact(info)
 
 
 def _same(value: JSON) -> JSON:
