@@ -850,14 +850,15 @@ class JSONStreamParser(MachineBase):
         if len(self._stack) >= self.max_depth:
             return -1
         done = "".join(skim.pieces)
+        text = done + buf[pos:]
         try:
-            value, end = _scan_once(done + buf[pos:], 0)
+            value, end = _scan_once(text, 0)
         except (StopIteration, ValueError, RecursionError):
             self._budget -= len(buf) - pos
             return -1
         if end <= len(done):  # pragma: no cover - the stepping would have found its end
             return -1
-        if not _fits(done + buf[pos:], 0, end, self.max_depth - len(self._stack)):
+        if not _fits(text, 0, end, self.max_depth - len(self._stack)):
             return -1  # skimmed on: `_skimmed` knows its depth
         self._element(frame, value, out)
         return pos + end - len(done)
