@@ -74,6 +74,41 @@ up to half between rounds, so ranges over the six are given; the ratios are to o
   `TypeAdapter.validate_json` (3.9 us an element) instead of scanning and `validate_python`
   (6.0 us) would save about 0.2x, but pydantic's JSON reader is not exact against
   `json.loads` (lone surrogates), so it needs a fallback to the scanner on any refusal.
+
+Third round, `rs.elements` (2 shared cores, load average 9.4-9.9 throughout; main's code
+and this one run alternately, four rounds, each side in a fresh process, the best of five
+runs a row):
+
+- pydantic `Item`, 16-character fragments: main 6.0-6.6x, now 3.3-3.8x; 256-character
+  fragments: main 3.1-3.5x, now 2.7-3.0x. msgspec `Struct` (against `json.loads` plus
+  `msgspec.convert` of each, about half pydantic's base): 16: main 10.7-11.7x, now 6.1-7.3x;
+  256: main 5.4-5.7x, now 4.8-5.7x. What changed: inside an element, the splitter holds a
+  delta that cannot close it itself (one `in` test and one append while one closer of the
+  element's own kind is what can close it: 85,000 of the 97,000 deltas at 16 characters,
+  0.3 us each), and the reader waits for a closer of the element's own kind too (an inner
+  `]` no longer starts a read: 11,800 reads instead of 21,800); a skimmed element's path is
+  its array's plus its index, and the splitter knows the array's path (no pointer walk per
+  element).
+- Where the 16-character time goes now (about 150 ms, the base 40 ms): holding the deltas
+  about 27 ms; the 11,800 reads about 10 us each (the run, the skimming step, the scan of the
+  whole element, its event, the splitter's look at it, the validation call: a dozen Python
+  calls an element), of which validating is 2.9 us with the scan. 2x needs the per-element
+  Python work under about 3 us: it would take reading runs of whole elements in one call.
+- Tried and not kept, measured: validating each element's text in one pass
+  (`validate_json`; msgspec's typed `json.decode`), made exact (only for plain field types,
+  where JSON and Python validation agree; text with `NaN`/`Infinity` sent the exact way
+  first; whatever it refuses, such as a lone surrogate or an integer past the digit limit,
+  decoded by the scanner and validated as a value). In the same process against the exact
+  way, three rounds: pydantic 16-character 160-175 ms against 142-152, 256-character 134-140
+  against 119-149; msgspec equal. `validate_json` costs 1.5 us an element against 2.9 us for
+  the scan and `validate_python`, but the element must first be delimited (a pattern), and
+  the calls around it cost the rest.
+- instructor's partial streaming at 100 KB (instructor 1.17, in an environment of its own):
+  `Partial[Catalog]` over the 6,255 fragments takes about 18 s, `rs.partial_object(Catalog)`'s
+  machine about 52 ms: 347x and 350x in two runs (load 8-9); target >= 100x met. Its cost
+  grows with the square of the size: per chunk it parses the whole buffer with jiter three
+  times (partially, strictly for the completeness check, partially again) and walks the
+  parsed value in Python.
 """
 
 from __future__ import annotations
@@ -85,7 +120,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import msgspec
 import pydantic
 import pydantic_core
 
@@ -94,15 +128,6 @@ from rxstream.models import TextDelta
 
 
 class Item(pydantic.BaseModel):
-    id: int
-    name: str
-    score: float
-    tags: list[str]
-    ok: bool
-    note: str | None = None
-
-
-class ItemStruct(msgspec.Struct):
     id: int
     name: str
     score: float
@@ -290,9 +315,29 @@ def loads_and_validate(text: str) -> Callable[[], Any]:
     return run
 
 
-def loads_and_convert(text: str) -> Callable[[], Any]:
+def item_struct() -> Any:
+    """`Item` as a msgspec Struct (msgspec is the `fast` extra); or why not."""
+    try:
+        import msgspec
+    except ImportError as exc:
+        return f"skipped: msgspec cannot be imported here ({exc})"
+
+    class ItemStruct(msgspec.Struct):
+        id: int
+        name: str
+        score: float
+        tags: list[str]
+        ok: bool
+        note: str | None = None
+
+    return ItemStruct
+
+
+def loads_and_convert(text: str, struct: Any) -> Callable[[], Any]:
+    import msgspec
+
     def run() -> Any:
-        return [msgspec.convert(item, ItemStruct) for item in json.loads(text)["items"]]
+        return [msgspec.convert(item, struct) for item in json.loads(text)["items"]]
 
     return run
 
@@ -389,9 +434,13 @@ def main() -> None:
                 "",
             )
         )
-    base = best(loads_and_convert(text), args.repeat)
-    for size in (16, 256):
-        cost = best(elements_machine(pieces(text, size), ItemStruct), args.repeat)
+    struct = item_struct()
+    if isinstance(struct, str):
+        rows.append(("elements with a msgspec Struct", float("nan"), struct))
+        struct = None
+    base = best(loads_and_convert(text, struct), args.repeat) if struct else 0.0
+    for size in (16, 256) if struct else ():
+        cost = best(elements_machine(pieces(text, size), struct), args.repeat)
         rows.append(
             (
                 f"10,000 elements, {size}-char fragments, msgspec: elements / (loads + convert)",
