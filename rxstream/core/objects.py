@@ -519,10 +519,10 @@ class ElementSplitter(_Reading):
         return super().close()
 
     def _end(self, out: list[Any]) -> None:
-        self._need = 0
         if self._held:  # the text held back is read before the end
             self._texts.append("")
             self._take_text("", out)
+        self._need = 0  # nothing is held after the answer's end: what follows is not read
         super()._end(out)
 
     def _keeps(self, path: Path) -> bool:

@@ -156,3 +156,22 @@ def test_a_failed_splitter_refuses_more_text_even_inside_an_element() -> None:
         splitter.close()
     with pytest.raises(RuntimeError):
         splitter.feed(TextDelta("me"))
+
+
+def test_text_after_the_finish_is_not_read_even_inside_an_element() -> None:
+    splitter = ElementSplitter("/items", item=Item)
+    assert splitter.feed(TextDelta('{"items": [{"id": 1, "na')) == []
+    with pytest.raises(JSONStreamError, match="the text ended"):
+        splitter.feed(Finish("stop"))  # the answer ended inside an element
+    splitter = ElementSplitter("/items")
+    assert splitter.feed(TextDelta('{"items": [{"id": 1}], "x": {"y": 1, "z": [')) == [{"id": 1}]
+    with pytest.raises(JSONStreamError, match="the text ended"):
+        splitter.feed(Finish("stop"))
+    splitter = ElementSplitter("/items")
+    splitter.feed(TextDelta('{"items": [{"id": 1}, {"id": 2'))
+    assert splitter._need == 1
+    assert splitter.feed(TextDelta("}]}")) == [{"id": 2}]
+    assert splitter.feed(Finish("stop")) == []
+    assert splitter._need == 0
+    assert splitter.feed(TextDelta('{"items": [{"id": 3}]}')) == []  # after the end: not read
+    assert splitter.close() == []
