@@ -48,6 +48,7 @@ never on a snapshot.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Final
 
 from ..errors import OutputValidationError
@@ -512,6 +513,25 @@ class ElementSplitter(_Reading):
             self._state = FAILED
             raise
         return out
+
+    def feed_all(self, items: Iterable[Delta], out: list[Any]) -> None:
+        """`feed` each item, into `out` (how a chain of machines feeds this one).
+
+        The usual held delta is held in the loop itself, with no call: text of
+        choice 0 without the one closer the element waits for (`_need` 1).
+        Raising, it leaves in `out` what the items before the bad one gave.
+        """
+        held = self._held
+        for item in items:
+            if (
+                self._need == 1
+                and type(item) is TextDelta
+                and item.choice == 0
+                and self._own not in item.text
+            ):
+                held.append(item.text)
+            else:
+                out += self.feed(item)
 
     def close(self) -> list[Any]:
         """End the input: the last elements (or the error that the text is unfinished)."""

@@ -175,3 +175,30 @@ def test_text_after_the_finish_is_not_read_even_inside_an_element() -> None:
     assert splitter._need == 0
     assert splitter.feed(TextDelta('{"items": [{"id": 3}]}')) == []  # after the end: not read
     assert splitter.close() == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(items(), max_size=4), st.data())
+def test_feed_all_gives_what_feeding_each_gives(elements: list[str], data: st.DataObject) -> None:
+    """The chain's way in (`feed_all`, holding in its loop) against `feed` per delta."""
+    text = '{"items": [' + ", ".join(elements) + "]}"
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))
+    deltas: list[Any] = [TextDelta(p) for p in cut(text, cuts)] + [Finish("stop")]
+    split = data.draw(st.integers(0, len(deltas)))
+    each: list[Any] = []
+    one = ElementSplitter("/items", item=Item)
+    try:
+        for delta in deltas:
+            each += one.feed(delta)
+        each += one.close()
+    except Exception as exc:
+        each.append((type(exc).__name__, str(exc)))
+    batched: list[Any] = []
+    other = ElementSplitter("/items", item=Item)
+    try:
+        other.feed_all(deltas[:split], batched)
+        other.feed_all(deltas[split:], batched)
+        batched += other.close()
+    except Exception as exc:
+        batched.append((type(exc).__name__, str(exc)))
+    assert batched == each
