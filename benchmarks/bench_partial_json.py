@@ -94,6 +94,13 @@ runs a row):
   whole element, its event, the splitter's look at it, the validation call: a dozen Python
   calls an element), of which validating is 2.9 us with the scan. 2x needs the per-element
   Python work under about 3 us: it would take reading runs of whole elements in one call.
+- The Rx chain (two more alternating rounds, load 9): `rs.elements` as an operator fed one
+  delta per `on_next` (`reactivex.from_iterable`), 16-character fragments: main 8.0-8.9x,
+  now 6.3-7.3x; fed through the chain of machines 64 deltas a call (as a source that hands
+  out a read's worth of lines at once feeds it): main 5.4-6.0x, now 3.4-3.7x, the machine's
+  own figure. So per-delta `on_next` costs about as much again as the machine (the run, the
+  chunk-or-delta decoder in front, the splitter's way in: some 1.5 us a delta), and a batched
+  source pays little of it. In 256-character fragments all three are within 0.5x.
 - Tried and not kept, measured: validating each element's text in one pass
   (`validate_json`; msgspec's typed `json.decode`), made exact (only for plain field types,
   where JSON and Python validation agree; text with `NaN`/`Infinity` sent the exact way
