@@ -8,13 +8,22 @@ Three measures (issue 32), each the best of `--repeat` runs, CPU time of this th
    machine at 256-character fragments.
 2. A 100 KB object in 16-character fragments: the same machine against re-parsing the buffer
    per fragment with `pydantic_core.from_json(buf, allow_partial=True)`, and against
-   instructor's partial streaming (`instructor.Partial[Model]`) when instructor can be
-   imported (install it in the benchmark's environment only, e.g.
-   `pip install --target /tmp/bench-site instructor` and `PYTHONPATH=/tmp/bench-site`).
-   Target: at least 100x cheaper.
+   instructor's partial streaming when instructor can be imported (else the row says it
+   was skipped, and why). instructor is driven offline, as its `create_partial` drives it
+   per chunk: `create_partial` asks for `instructor.Partial[Model]`, whose
+   `from_streaming_response` hands the answer's JSON text chunks to
+   `Partial[Model].model_from_chunks`; that adds each chunk to the buffer and calls
+   `process_potential_object` on the whole buffer (jiter's `from_json(...,
+   partial_mode="trailing-strings")`, a completeness walk of the parsed value, a partial
+   model), yielding an object per chunk. Here the chunks are the same 16-character
+   fragments. Install instructor in an environment of its own, never as a dependency of
+   rxstream (`python3 -m venv venv-typed && venv-typed/bin/pip install -e . instructor
+   pydantic`, then run this file with `venv-typed/bin/python`). Target: at least 100x
+   cheaper.
 3. `rs.elements("/items", item=Item)`'s machine over a 10,000-element array (16- and
    256-character fragments), against `json.loads` of the whole plus validating each element
-   once with the same pydantic `TypeAdapter`. Target: at most 2x.
+   once with the same pydantic `TypeAdapter`. Target: at most 2x. Also with a msgspec
+   `Struct` as the item, against `json.loads` plus `msgspec.convert` of each element.
 
     python benchmarks/bench_partial_json.py            # the figures above
     python benchmarks/bench_partial_json.py --quick    # smaller documents
@@ -65,6 +74,48 @@ up to half between rounds, so ranges over the six are given; the ratios are to o
   `TypeAdapter.validate_json` (3.9 us an element) instead of scanning and `validate_python`
   (6.0 us) would save about 0.2x, but pydantic's JSON reader is not exact against
   `json.loads` (lone surrogates), so it needs a fallback to the scanner on any refusal.
+
+Third round, `rs.elements` (2 shared cores, load average 9.4-9.9 throughout; main's code
+and this one run alternately, four rounds, each side in a fresh process, the best of five
+runs a row):
+
+- pydantic `Item`, 16-character fragments: main 6.0-6.6x, now 3.3-3.8x; 256-character
+  fragments: main 3.1-3.5x, now 2.7-3.0x. msgspec `Struct` (against `json.loads` plus
+  `msgspec.convert` of each, about half pydantic's base): 16: main 10.7-11.7x, now 6.1-7.3x;
+  256: main 5.4-5.7x, now 4.8-5.7x. What changed: inside an element, the splitter holds a
+  delta that cannot close it itself (one `in` test and one append while one closer of the
+  element's own kind is what can close it: 85,000 of the 97,000 deltas at 16 characters,
+  0.3 us each), and the reader waits for a closer of the element's own kind too (an inner
+  `]` no longer starts a read: 11,800 reads instead of 21,800); a skimmed element's path is
+  its array's plus its index, and the splitter knows the array's path (no pointer walk per
+  element).
+- Where the 16-character time goes now (about 150 ms, the base 40 ms): holding the deltas
+  about 27 ms; the 11,800 reads about 10 us each (the run, the skimming step, the scan of the
+  whole element, its event, the splitter's look at it, the validation call: a dozen Python
+  calls an element), of which validating is 2.9 us with the scan. 2x needs the per-element
+  Python work under about 3 us: it would take reading runs of whole elements in one call.
+- The Rx chain (two more alternating rounds, load 9): `rs.elements` as an operator fed one
+  delta per `on_next` (`reactivex.from_iterable`), 16-character fragments: main 8.0-8.9x,
+  now 6.3-7.3x; fed through the chain of machines 64 deltas a call (as a source that hands
+  out a read's worth of lines at once feeds it): main 5.4-6.0x, now 3.4-3.7x, the machine's
+  own figure. So per-delta `on_next` costs about as much again as the machine (the run, the
+  chunk-or-delta decoder in front, the splitter's way in: some 1.5 us a delta), and a batched
+  source pays little of it. In 256-character fragments all three are within 0.5x.
+- Tried and not kept, measured: validating each element's text in one pass
+  (`validate_json`; msgspec's typed `json.decode`), made exact (only for plain field types,
+  where JSON and Python validation agree; text with `NaN`/`Infinity` sent the exact way
+  first; whatever it refuses, such as a lone surrogate or an integer past the digit limit,
+  decoded by the scanner and validated as a value). In the same process against the exact
+  way, three rounds: pydantic 16-character 160-175 ms against 142-152, 256-character 134-140
+  against 119-149; msgspec equal. `validate_json` costs 1.5 us an element against 2.9 us for
+  the scan and `validate_python`, but the element must first be delimited (a pattern), and
+  the calls around it cost the rest.
+- instructor's partial streaming at 100 KB (instructor 1.17, in an environment of its own):
+  `Partial[Catalog]` over the 6,255 fragments takes about 18 s, `rs.partial_object(Catalog)`'s
+  machine about 52 ms: 347x and 350x in two runs (load 8-9); target >= 100x met. Its cost
+  grows with the square of the size: per chunk it parses the whole buffer with jiter three
+  times (partially, strictly for the completeness check, partially again) and walks the
+  parsed value in Python.
 """
 
 from __future__ import annotations
@@ -229,11 +280,12 @@ def reparse_per_fragment(fragments: list[str]) -> Callable[[], Any]:
     return run
 
 
-def instructor_partial(fragments: list[str]) -> Callable[[], Any] | None:
+def instructor_partial(fragments: list[str]) -> Callable[[], Any] | str:
+    """instructor's partial streaming over `fragments` (see the module docstring); or why not."""
     try:
         import instructor
-    except ImportError:
-        return None
+    except ImportError as exc:
+        return f"skipped: instructor cannot be imported here ({exc})"
     partial = instructor.Partial[Catalog]
 
     def chunks() -> Iterator[str]:
@@ -248,11 +300,11 @@ def instructor_partial(fragments: list[str]) -> Callable[[], Any] | None:
     return run
 
 
-def elements_machine(fragments: list[str]) -> Callable[[], Any]:
+def elements_machine(fragments: list[str], item: object = Item) -> Callable[[], Any]:
     deltas = [TextDelta(p) for p in fragments]
 
     def run() -> Any:
-        splitter = ElementSplitter("/items", item=Item)
+        splitter = ElementSplitter("/items", item=item)
         out = []
         for delta in deltas:
             out += splitter.feed(delta)
@@ -266,6 +318,33 @@ def loads_and_validate(text: str) -> Callable[[], Any]:
 
     def run() -> Any:
         return [adapter.validate_python(item) for item in json.loads(text)["items"]]
+
+    return run
+
+
+def item_struct() -> Any:
+    """`Item` as a msgspec Struct (msgspec is the `fast` extra); or why not."""
+    try:
+        import msgspec
+    except ImportError as exc:
+        return f"skipped: msgspec cannot be imported here ({exc})"
+
+    class ItemStruct(msgspec.Struct):
+        id: int
+        name: str
+        score: float
+        tags: list[str]
+        ok: bool
+        note: str | None = None
+
+    return ItemStruct
+
+
+def loads_and_convert(text: str, struct: Any) -> Callable[[], Any]:
+    import msgspec
+
+    def run() -> Any:
+        return [msgspec.convert(item, struct) for item in json.loads(text)["items"]]
 
     return run
 
@@ -330,8 +409,8 @@ def main() -> None:
         )
     )
     instructor_run = instructor_partial(fragments)
-    if instructor_run is None:
-        rows.append(("instructor's partial streaming", float("nan"), "not installed"))
+    if isinstance(instructor_run, str):
+        rows.append(("instructor's partial streaming", float("nan"), instructor_run))
     else:
         theirs = best(instructor_run, 1)
         rows.append(
@@ -360,6 +439,20 @@ def main() -> None:
                 f"10,000 elements, {size}-char fragments: the skimming reader alone / same",
                 cost / base,
                 "",
+            )
+        )
+    struct = item_struct()
+    if isinstance(struct, str):
+        rows.append(("elements with a msgspec Struct", float("nan"), struct))
+        struct = None
+    base = best(loads_and_convert(text, struct), args.repeat) if struct else 0.0
+    for size in (16, 256) if struct else ():
+        cost = best(elements_machine(pieces(text, size), struct), args.repeat)
+        rows.append(
+            (
+                f"10,000 elements, {size}-char fragments, msgspec: elements / (loads + convert)",
+                cost / base,
+                "target <= 2",
             )
         )
 

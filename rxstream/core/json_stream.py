@@ -45,7 +45,8 @@ Invariants:
   step from bracket to brace to quote, and each is decoded once; after one is
   refused, skimming stops for good, so its text is read again only once. The
   fragments of a skimmed element are held (not scanned) until as many closing
-  characters as it has open levels have arrived, then scanned together.
+  characters as it has open levels have arrived, one of them of its own kind
+  (`holds()`), then scanned together.
   Without events (`events=False`), a run of whole members or elements of the
   open container is decoded by one call of the standard decoder: one pattern
   (or one scan per container element) delimits it, the decoder checks it, and
@@ -221,7 +222,7 @@ _N_NEEDS = {
 class _Frame:
     """An open object or array: its live container and the key (or index) being read."""
 
-    __slots__ = ("container", "count", "is_object", "key", "skim", "skims")
+    __slots__ = ("container", "count", "is_object", "key", "path", "skim", "skims")
 
     def __init__(self, container: dict[str, Any] | list[Any], key: str | int) -> None:
         self.container = container
@@ -230,6 +231,7 @@ class _Frame:
         self.count = 0  # an array's elements so far (kept or not)
         self.skims = False  # an array whose elements are skimmed (`skim=`)
         self.skim: _Skim | None = None  # the element being skimmed
+        self.path: Path = ()  # a skimmed array's own path (its elements' paths start so)
 
 
 class _Skim:
@@ -243,6 +245,9 @@ class _Skim:
         "first",
         "got",
         "in_string",
+        "mine",
+        "other",
+        "own",
         "pieces",
         "start",
         "tried",
@@ -259,6 +264,9 @@ class _Skim:
         self.escape = False  # a backslash in a string was the text's last character
         self.tried = False  # read whole by the scanner once (`_skim_whole`)
         self.got = 0  # closing characters (`"`, or `}` and `]`) in the text held since
+        self.own = '"'  # the closing character of the element's own kind (`"`, `}` or `]`)
+        self.other = ""  # the other one that closes a level inside it (none in a string)
+        self.mine = 0  # closing characters of its own kind in the text held since
 
 
 class _String:
@@ -430,6 +438,31 @@ class JSONStreamParser(MachineBase):
             return self._str.text()
         return None
 
+    def holds(self) -> tuple[str, str, int] | None:
+        """What the next text must bring before `feed` reads it: `(own, other, count)`, or None.
+
+        Inside a skimmed element (`skim=`) that began in an earlier fragment, text
+        cannot end the element until it brings `count` closing characters (`own`
+        or `other`: `}` and `]` in a container element, `"` in a string one,
+        `other` then empty), one of them `own`, the element's own (`}` for an
+        object). Until then `feed` only holds the text, to read it joined with
+        the text that brings them. A consumer may hold such text itself and feed
+        it joined with that text: the reader then does what it does when fed the
+        pieces one by one (the same events, values and errors). None when the
+        next text is read at once (or the reader holds text already).
+
+        >>> p = JSONStreamParser(skim=lambda path: True)
+        >>> _ = p.feed('[{"a": [1')
+        >>> p.holds()
+        ('}', ']', 2)
+        """
+        if self._mode != _SKIM or self._held:
+            return None
+        skim: _Skim | None = self._stack[-1].skim
+        if skim is None or not skim.begun:
+            return None
+        return skim.own, skim.other, skim.depth or 1
+
     def snapshot_size(self) -> int:
         """What `snapshot()` copies: the open containers' entries plus the open string's length."""
         size = sum(len(frame.container) for frame in self._stack)
@@ -479,15 +512,15 @@ class JSONStreamParser(MachineBase):
             skim: Any = self._stack[-1].skim
             if skim.begun:
                 # It ends only once as many closing characters as it has open levels have
-                # arrived (a string: one quote); until then its text is read with the next.
-                if skim.depth:
-                    skim.got += text.count("}") + text.count("]")
-                else:
-                    skim.got += text.count('"')
-                if skim.got < (skim.depth or 1):
+                # arrived (a string: one quote), one of its own kind (`holds()`); until then
+                # its text is read with the next.
+                mine = text.count(skim.own)
+                skim.mine += mine
+                skim.got += mine + text.count(skim.other) if skim.other else mine
+                if skim.got < (skim.depth or 1) or not skim.mine:
                     self._held.append(text)
                     return out
-                skim.got = 0
+                skim.got = skim.mine = 0
             if self._held:
                 self._held.append(text)
                 text = "".join(self._held)
@@ -702,6 +735,7 @@ class JSONStreamParser(MachineBase):
         self._mode = _FIRST_KEY if c == "{" else _FIRST_ELEMENT
         if c == "[" and self._skim is not None and self._skim(path):
             frame.skims = True
+            frame.path = path
             frame.skim = _Skim(self._base + pos + 1, first=True)
             self._mode = _SKIM
         if self._events:
@@ -750,14 +784,14 @@ class JSONStreamParser(MachineBase):
                 if end >= 0 and not _fits(buf, pos, end, self.max_depth - len(self._stack)):
                     self._budget -= end - pos
                 elif end >= 0:
-                    frame.skim = None
-                    frame.key = frame.count
-                    self._complete(value, out)
+                    self._element(frame, value, out)
                     return int(end)
             skim.begun = True
             skim.start = self._base + pos
             skim.in_string = c == '"'
             skim.depth = skim.deepest = int(c != '"')
+            skim.own = closes
+            skim.other = "" if c == '"' else "]" if c == "{" else "}"
         mark = pos
         if skim.start == self._base + pos:
             pos += 1
@@ -816,18 +850,17 @@ class JSONStreamParser(MachineBase):
         if len(self._stack) >= self.max_depth:
             return -1
         done = "".join(skim.pieces)
+        text = done + buf[pos:]
         try:
-            value, end = _scan_once(done + buf[pos:], 0)
+            value, end = _scan_once(text, 0)
         except (StopIteration, ValueError, RecursionError):
             self._budget -= len(buf) - pos
             return -1
         if end <= len(done):  # pragma: no cover - the stepping would have found its end
             return -1
-        if not _fits(done + buf[pos:], 0, end, self.max_depth - len(self._stack)):
+        if not _fits(text, 0, end, self.max_depth - len(self._stack)):
             return -1  # skimmed on: `_skimmed` knows its depth
-        frame.skim = None
-        frame.key = frame.count
-        self._complete(value, out)
+        self._element(frame, value, out)
         return pos + end - len(done)
 
     def _skimmed(
@@ -843,11 +876,23 @@ class JSONStreamParser(MachineBase):
             except (StopIteration, ValueError, RecursionError):
                 stop = -1
             if stop == len(text):
-                frame.skim = None
-                frame.key = frame.count
-                self._complete(value, out)
+                self._element(frame, value, out)
                 return end
         return self._rewind(buf[end:])
+
+    def _element(self, frame: _Frame, value: Any, out: list[JSONEvent]) -> None:
+        """A skimmed element decoded: `_complete` in the array on top, its path the array's own."""
+        frame.skim = None
+        index = frame.key = frame.count
+        frame.count = index + 1
+        path = (*frame.path, index)
+        if self._events:
+            out.append(_completed(path, value, False))
+        else:
+            self.changed = True
+        if self._keep is None or self._keep(path):
+            frame.container.append(value)  # type: ignore[union-attr]
+        self._mode = _AFTER
 
     def _rewind(self, rest: str) -> int:
         """Stop skimming (here and for good): the element's text, then `rest`, is read again.

@@ -48,6 +48,7 @@ never on a snapshot.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Final
 
 from ..errors import OutputValidationError
@@ -420,6 +421,8 @@ class ElementSplitter(_Reading):
     (offset, path) the character-by-character reading gives. An error in a
     fragment (an element that does not validate, text that is not JSON)
     wins over the elements that closed before it in the same fragment.
+    Inside an element, text that cannot close it is held here and read with
+    the text that can (`JSONStreamParser.holds`).
 
     Raises:
         JSONStreamError: the text is not JSON, is unfinished, or holds no value.
@@ -432,7 +435,21 @@ class ElementSplitter(_Reading):
     [{'a': 1}, {'a': 2}]
     """
 
-    __slots__ = ("_count", "_found", "_pointer", "_text_of", "_tokens", "_validate")
+    __slots__ = (
+        "_at",
+        "_count",
+        "_found",
+        "_got",
+        "_held",
+        "_mine",
+        "_need",
+        "_other",
+        "_own",
+        "_pointer",
+        "_text_of",
+        "_tokens",
+        "_validate",
+    )
 
     operator = "rs.elements()"
 
@@ -455,6 +472,78 @@ class ElementSplitter(_Reading):
         self._reader = JSONStreamParser(keep=self._keeps, skim=self._skims)
         self._count = 0  # elements given out
         self._found = False  # the array at the pointer has closed
+        self._at: Path | None = None  # the array's path, once it opened
+        self._held: list[str] = []  # text the reader would only hold (`JSONStreamParser.holds`)
+        # What the text must bring to be read (`JSONStreamParser.holds`): `_need` closing
+        # characters (`_own` or `_other`), one of them `_own`; `_need` 0: read it at once.
+        self._need = 0
+        self._own = self._other = ""
+        self._got = self._mine = 0  # those the held text brought
+
+    def feed(self, item: Delta) -> list[Any]:
+        """Take one delta; return the elements it closes.
+
+        The hot path: inside an element (`_need`), text that cannot close it is
+        held here, one count and one append, and read with the text that can.
+        """
+        if type(item) is not TextDelta or item.choice != 0:
+            return super().feed(item)
+        text = item.text
+        need = self._need  # 0 unless open, reading the text, and inside a skimmed element
+        if need == 1:  # one closer to come, its own: the usual case
+            if self._own not in text:
+                self._held.append(text)
+                return []
+        elif need:
+            mine = text.count(self._own)
+            got = self._got + (mine + text.count(self._other) if self._other else mine)
+            mine += self._mine
+            if got < need or not mine:
+                self._got = got
+                self._mine = mine
+                self._held.append(text)
+                return []
+        elif self._kind != "text" or self._ended or self._state is not OPEN or not text:
+            return super().feed(item)
+        out: list[Any] = []  # the text, known to be the answer: read at once
+        try:
+            self._texts.append(text)
+            self._take_text(text, out)
+        except BaseException:
+            self._state = FAILED
+            raise
+        return out
+
+    def feed_all(self, items: Iterable[Delta], out: list[Any]) -> None:
+        """`feed` each item, into `out` (how a chain of machines feeds this one).
+
+        The usual held delta is held in the loop itself, with no call: text of
+        choice 0 without the one closer the element waits for (`_need` 1).
+        Raising, it leaves in `out` what the items before the bad one gave.
+        """
+        held = self._held
+        for item in items:
+            if (
+                self._need == 1
+                and type(item) is TextDelta
+                and item.choice == 0
+                and self._own not in item.text
+            ):
+                held.append(item.text)
+            else:
+                out += self.feed(item)
+
+    def close(self) -> list[Any]:
+        """End the input: the last elements (or the error that the text is unfinished)."""
+        self._need = 0
+        return super().close()
+
+    def _end(self, out: list[Any]) -> None:
+        if self._held:  # the text held back is read before the end
+            self._texts.append("")
+            self._take_text("", out)
+        self._need = 0  # nothing is held after the answer's end: what follows is not read
+        super()._end(out)
 
     def _keeps(self, path: Path) -> bool:
         """Keep the way to the array and the insides of an element being read, nothing else.
@@ -464,20 +553,38 @@ class ElementSplitter(_Reading):
         return len(path) != len(self._tokens) + 1 and self._under(path)
 
     def _take_text(self, piece: str, out: list[Any]) -> None:
-        events = self._reader.feed(piece)
+        held = self._held
+        if held:
+            self._texts[-1:-1] = held  # before `piece`, which the caller kept
+            held.append(piece)
+            piece = "".join(held)
+            held.clear()
+        self._need = self._got = self._mine = 0  # until all went well: a failed one holds none
+        reader = self._reader
+        events = reader.feed(piece)
         if events:  # most pieces inside a skimmed element give none
             self._read(events, piece, out)
+        holds = reader.holds()
+        if holds is not None and self._kind == "text":
+            self._own, self._other, self._need = holds
 
     def _skims(self, path: Path) -> bool:
         """Skim the array at the pointer: its elements are decoded whole, each once."""
-        return len(path) == len(self._tokens) and self._under(path)
+        if len(path) == len(self._tokens) and self._under(path):
+            self._at = path  # every array opening is asked: its elements come after this
+            return True
+        return False
 
     def _read(self, events: list[JSONEvent], piece: str, out: list[Any]) -> None:
         depth = len(self._tokens)
         for event in events:
             path = event.path
             if len(path) == depth + 1:  # an element (the usual event: tested first)
-                if type(event) is JSONCompleted and path[-1] == self._count and self._under(path):
+                if (
+                    type(event) is JSONCompleted
+                    and path[-1] == self._count
+                    and path[:-1] == self._at
+                ):
                     self._give(event.value, out)
                 continue
             if len(path) > depth or not self._under(path):

@@ -30,7 +30,8 @@
 - `conformance_scenarios`: the scenarios the SDKs and the JS clients read from the fake server;
 - `sdk_oracle`: what an official SDK sends (`sdk_request`), `KEY`, the `aws_env` fixture;
 - `bedrock_events`: Bedrock ConverseStream events written by hand;
-- `json_documents`, `json_patch`: JSON documents (and damaged ones); an RFC 6902 applier;
+- `json_documents`, `json_patch`: JSON documents (and damaged ones, and item-like objects); an
+  RFC 6902 applier;
 - `token_encodings`: the encodings the token tests count with, and their text helpers;
 - `recordings`: what each recording in tests/data means, one module a dialect.
 
