@@ -1,12 +1,14 @@
 """`from_redis_stream`: a stream written by `to_redis_stream` replayed, then followed to its end.
 
 The rules are `rxstream.io.redis.feed`'s (one subscription's `FollowPlan`,
-one `Feed` per key shared by its followers, a `Member` per follower); this
-module holds the shells that do the I/O: `_SyncFeed` / `_SyncFollower` for a
-`redis.Redis` (a thread reads each key), `_AsyncFeed` / `_AsyncFollower` for
-a `redis.asyncio.Redis` (a task on the loop reads each key), `_Gate` (how
-many commands the async followers of one client have under way at once) and
-the diagnosis of a gap.
+one `Feed` per key shared by its followers, a `Member` per follower) and the
+jobs are `rxstream.io.redis.following`'s step machines (`following`, a
+follower; `reading`, a key's one reader). This module holds the shells that
+perform their steps: `_SyncFeed` / `_SyncFollower` for a `redis.Redis` (a
+thread reads each key, under a lock the followers' threads share),
+`_AsyncFeed` / `_AsyncFollower` for a `redis.asyncio.Redis` (a task on the
+loop reads each key), `_Gate` (how many commands the async followers of one
+client have under way at once) and the sends of a diagnosis.
 """
 
 from __future__ import annotations

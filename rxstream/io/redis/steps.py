@@ -38,6 +38,7 @@ __all__ = [
     "Settle",
     "Step",
     "Steps",
+    "Turn",
     "Wait",
     "Write",
     "adrive",
@@ -116,6 +117,11 @@ class Idle:
 
 
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """Let the event loop run the others once (a source on it may add to the queue)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """The writer took a batch (the queue has room again): send `commands`, if any, in
     one pipeline."""
@@ -134,7 +140,7 @@ class Fail:
 
 
 Step: TypeAlias = (
-    Command | Diagnose | Emit | Open | Join | Settle | Next | Wait | Idle | Write | Fail
+    Command | Diagnose | Emit | Open | Join | Settle | Next | Wait | Idle | Turn | Write | Fail
 )
 #: A job: yields steps, is sent their outcome (or thrown their exception), returns at its end.
 Steps: TypeAlias = Generator[Step, Any, None]
