@@ -14,7 +14,6 @@ client have under way at once) and the sends of a diagnosis.
 from __future__ import annotations
 
 import asyncio
-import copy
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,7 +22,6 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, overload
 
 from reactivex import Observable, abc
 
-from ...core.message import Arrived, partial_message
 from ...errors import StreamError
 from ...models import StreamEntry
 from .._loops import Handle, async_source, sync_source
@@ -146,67 +144,9 @@ def from_redis_stream(
 
     if is_async(redis):
         afollower = _AsyncFollower(redis, key, plan, poll_of(redis, ASYNC_POLL), where)  # type: ignore[arg-type]
-        return async_source(_kept_async(afollower.batches), scheduler)
+        return async_source(afollower.batches, scheduler)
     follower = _SyncFollower(redis, key, plan, poll_of(redis, SYNC_POLL), where)  # type: ignore[arg-type]
-    return sync_source(_kept_sync(follower.batches), scheduler)
-
-
-def _kept_sync(
-    batches: Callable[[Handle], Iterator[list[Any]]],
-) -> Callable[[Handle], Iterator[list[Any]]]:
-    """`batches`, its error carrying the partial `Message` of the deltas it gave."""
-
-    def reader(handle: Handle) -> Iterator[list[Any]]:
-        arrived = Arrived()
-        try:
-            for batch in batches(handle):
-                for item in batch:
-                    arrived.see(item)
-                yield batch
-        except Exception as exc:
-            failure = _with_partial(exc, arrived)
-            if failure is exc:
-                raise
-            raise failure from exc.__cause__
-
-    return reader
-
-
-def _kept_async(
-    batches: Callable[[Handle], AsyncIterator[list[Any]]],
-) -> Callable[[Handle], AsyncIterator[list[Any]]]:
-    """`_kept_sync` for the async follower."""
-
-    async def reader(handle: Handle) -> AsyncIterator[list[Any]]:
-        arrived = Arrived()
-        try:
-            async for batch in batches(handle):
-                for item in batch:
-                    arrived.see(item)
-                yield batch
-        except Exception as exc:
-            failure = _with_partial(exc, arrived)
-            if failure is exc:
-                raise
-            raise failure from exc.__cause__
-
-    return reader
-
-
-def _with_partial(error: Exception, arrived: Arrived) -> Exception:
-    """`error`, or a copy of it with the partial `Message` of what this follower read.
-
-    A copy: the key's feed hands one error to every follower, and followers
-    that resumed at different entries read different parts of the answer.
-    """
-    if not isinstance(error, StreamError) or error.partial is not None:
-        return error
-    partial = partial_message(arrived.items)
-    if partial is None:
-        return error
-    own = copy.copy(error)
-    own.partial = partial
-    return own
+    return sync_source(follower.batches, scheduler)
 
 
 class _Follower(Generic[C]):

@@ -15,9 +15,12 @@ The rules they follow are `rxstream.io.redis.feed`'s; the steps they yield are
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Generator
 from typing import Any
 
+from ...core.message import Arrived, partial_message
+from ...errors import StreamError
 from .client import map_redis_error
 from .feed import Backlog, Feed, FollowPlan, Member, diagnosis, explained, explains
 from .steps import Command, Diagnose, Emit, Join, Next, Open, Settle, Step, Steps, Wait
@@ -60,48 +63,75 @@ def reading(feed: Feed, where: str, poll: float, clock: Callable[[], float]) -> 
 def following(plan: FollowPlan, member: Member, where: str, disposed: Callable[[], bool]) -> Steps:
     """The steps of one follower (`member`, of `plan`) until its end, its error, or `disposed()`.
 
-    Emits the items (a batch a step); raises the feed's end error, or what went wrong here.
+    Emits the items (a batch a step); raises the feed's end error, or what went wrong
+    here, carrying as `partial` the `Message` of the deltas this follower emitted.
     """
+    arrived = Arrived()
     try:
         yield Open(plan)
         while not plan.done:
             mark = yield Join(member)
             if mark is not None:
-                yield from _backlog(Backlog(plan, mark))
+                yield from _backlog(Backlog(plan, mark), arrived)
                 if plan.done:
                     break
                 if not (yield Settle(member)):
                     continue  # dropped meanwhile, for being slow: join again
-            yield from _live(member, disposed)
+            yield from _live(member, disposed, arrived)
             if disposed() or not member.detached:
                 break  # the end, or disposed; else dropped for being slow: join again
         plan.reader.check()
     except Exception as exc:
         error = yield from failure(exc, plan.key, where)
     else:
-        if member.ended is not None:
-            # The feed's error, made (mapped, explained) once and shared by every follower:
-            # each raises it with a traceback of its own.
-            raise member.ended.with_traceback(None)
-        return
-    raise error
+        if member.ended is None:
+            return
+        # The feed's error, made (mapped, explained) once and shared by every follower:
+        # each raises it with a traceback of its own.
+        error = member.ended.with_traceback(None)
+    own = _with_partial(error, arrived)
+    if own is error:
+        raise error
+    raise own from error.__cause__
 
 
-def _backlog(backlog: Backlog) -> Steps:
+def _backlog(backlog: Backlog, arrived: Arrived) -> Steps:
     """What the feed read before this follower joined: its entries after its own, by XRANGE."""
     while (command := backlog.command()) is not None:
         batch = backlog.received((yield Command(command)))
         if batch:
-            yield Emit(batch)
+            yield _emitted(batch, arrived)
 
 
-def _live(member: Member, disposed: Callable[[], bool]) -> Steps:
+def _live(member: Member, disposed: Callable[[], bool], arrived: Arrived) -> Steps:
     """The feed's batches for `member`, until its end, disposal, or until it is dropped."""
     while not disposed():
         what, batch = yield Next(member)
         if batch is not None:
-            yield Emit(batch)
+            yield _emitted(batch, arrived)
         elif what == "wait":
             yield Wait()
         else:
             return
+
+
+def _emitted(batch: list[Any], arrived: Arrived) -> Emit:
+    for item in batch:
+        arrived.see(item)
+    return Emit(batch)
+
+
+def _with_partial(error: Exception, arrived: Arrived) -> Exception:
+    """`error`, or a copy of it with the partial `Message` of what this follower read.
+
+    A copy: the key's feed hands one error to every follower, and followers
+    that resumed at different entries read different parts of the answer.
+    """
+    if not isinstance(error, StreamError) or error.partial is not None:
+        return error
+    partial = partial_message(arrived.items)
+    if partial is None:
+        return error
+    own = copy.copy(error)
+    own.partial = partial
+    return own

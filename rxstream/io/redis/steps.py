@@ -146,6 +146,14 @@ Step: TypeAlias = (
 Steps: TypeAlias = Generator[Step, Any, None]
 
 
+def _advance(steps: Steps, reply: Any, error: Exception | None) -> Step | None:
+    """The job's next step, sent the last step's reply or thrown its error; None at its end."""
+    try:
+        return steps.send(reply) if error is None else steps.throw(error)
+    except StopIteration:
+        return None
+
+
 def drive(
     steps: Steps,
     perform: Callable[[Step], Any],
@@ -163,10 +171,9 @@ def drive(
     try:
         while True:
             with guard:
-                try:
-                    step = steps.send(reply) if error is None else steps.throw(error)
-                except StopIteration:
-                    return
+                step = _advance(steps, reply, error)
+            if step is None:
+                return
             reply = error = None
             if isinstance(step, Emit):
                 yield step.batch
@@ -196,11 +203,7 @@ async def adrive(
     reply: Any = None
     error: Exception | None = None
     try:
-        while True:
-            try:
-                step = steps.send(reply) if error is None else steps.throw(error)
-            except StopIteration:
-                return
+        while (step := _advance(steps, reply, error)) is not None:
             reply = error = None
             if isinstance(step, Emit):
                 yield step.batch

@@ -312,3 +312,15 @@ def test_a_keys_reader_steps(case: str) -> None:
         else:
             assert value == want
     assert w.feed.closed
+
+
+def test_a_followers_error_carries_the_deltas_it_emitted_and_the_shared_error_stays_bare() -> None:
+    w = World()
+    plan, member, moves = stored_error(w)
+    _, raised = play(following(plan, member, "test", lambda: w.disposed), moves)
+    assert isinstance(raised, rs.ProviderError)
+    assert raised.partial is not None
+    assert raised.partial.content == "1"
+    assert raised is not STORED  # a copy: another follower may have read another part
+    assert STORED.partial is None
+    assert raised.__cause__ is STORED.__cause__
