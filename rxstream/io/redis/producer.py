@@ -49,7 +49,7 @@ from .client import (
     where_of,
 )
 from .cluster import asend, asend_all, send, send_all
-from .entries import EntryWriter, encodable, error_payload, item_payload
+from .entries import EntryWriter, error_payload
 from .steps import Command, Fail, Idle, Step, Turn, Write, arun, run
 from .writing import End, Writing
 
@@ -209,20 +209,18 @@ class _SyncProducer(_Producer[T, SyncRedis]):
     def _on_next(self, item: T) -> None:
         if self._stopped:
             return
-        if not encodable(item):
+        try:
+            queued = self._w.admit(item)
+        except TypeError as exc:
             self._upstream.dispose()
-            try:
-                item_payload(item)
-            except TypeError as exc:
-                self._on_error(exc)
+            self._on_error(exc)
             return
-        w = self._w
         with self._cond:
-            while len(w.queue) >= w.maxsize and w.failure is None and w.end is None:
+            while self._w.full and not self._w.closed:
                 self._cond.wait()
-            if w.failure is not None or w.end is not None:
+            if self._w.closed:
                 return
-            w.queue.append(item)
+            self._w.queue.append(queued)
             if self._idle:
                 self._cond.notify_all()
         with self._emit:
@@ -336,8 +334,7 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
         return Disposable(self._dispose)
 
     def _on_next(self, item: T) -> None:
-        w = self._w
-        if self._stopped or w.end is not None:
+        if self._stopped or self._w.end is not None:
             return
         if self._thread is not None and threading.get_ident() != self._thread:
             self._upstream.dispose()
@@ -349,21 +346,13 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
             )
             return
         try:
-            data = item_payload(item)
-        except TypeError as exc:
+            data = self._w.admit(item)
+        except (TypeError, BufferOverflowError) as exc:
             self._upstream.dispose()
             self._on_error(exc)
             return
-        if len(w.queue) >= 2 * w.maxsize:
-            self._upstream.dispose()
-            self._on_error(
-                BufferOverflowError(
-                    2 * w.maxsize, observer=f"to_redis_stream({w.key!r})", item=item
-                )
-            )
-            return
-        w.queue.append(data)
-        if len(w.queue) >= w.maxsize:
+        self._w.queue.append(data)
+        if self._w.full:
             self._demand.pause()
         self._wake.set()
         self._observer.on_next(item)

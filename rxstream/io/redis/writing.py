@@ -22,9 +22,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ...errors import StoredStreamError, TruncatedStreamError, excerpt
+from ...errors import BufferOverflowError, StoredStreamError, TruncatedStreamError, excerpt
 from .client import map_redis_error
-from .entries import EntryWriter, Reply, error_payload, item_payload
+from .entries import EntryWriter, Reply, encodable, error_payload, item_payload
 from .steps import Command, Fail, Idle, Steps, Turn, Write
 
 __all__ = ["End", "Writing"]
@@ -64,6 +64,38 @@ class Writing:
     @property
     def key(self) -> str:
         return self.writer.key
+
+    @property
+    def full(self) -> bool:
+        """Whether `maxsize` entries wait: the source is to be held back."""
+        return len(self.queue) >= self.maxsize
+
+    @property
+    def closed(self) -> bool:
+        """Whether the queue takes no more: the stream has its end, or a write failed."""
+        return self.end is not None or self.failure is not None
+
+    def admit(self, item: Any) -> Any:
+        """What the queue is to hold for `item`: its payload (`encoded`), or the item itself
+        (checked: the writer encodes it).
+
+        Raises:
+            TypeError: an item of a type the format does not encode, or (`encoded`) one
+                holding a value that is not JSON.
+            BufferOverflowError: (`encoded`) twice `maxsize` entries wait already: a source
+                that was asked to pause ran on.
+        """
+        if not self.encoded:
+            if not encodable(item):
+                item_payload(item)  # raises the TypeError that says why
+                raise TypeError(f"to_redis_stream cannot encode {type(item).__name__}")
+            return item
+        data = item_payload(item)
+        if len(self.queue) >= 2 * self.maxsize:
+            raise BufferOverflowError(
+                2 * self.maxsize, observer=f"to_redis_stream({self.key!r})", item=item
+            )
+        return data
 
     @property
     def has_work(self) -> bool:

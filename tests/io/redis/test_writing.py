@@ -259,3 +259,43 @@ def test_when_the_writer_waits(queued: int, end: bool, now: float, wait: float |
     steps = w.steps(Clock(now), start=False)
     first = next(steps)
     assert (getattr(first, "seconds", None)) == wait
+
+
+@pytest.mark.parametrize(
+    ("shell", "waiting", "item", "admitted"),
+    [
+        ("sync", 0, rs.TextDelta("a"), "the item"),
+        ("sync", 9, rs.TextDelta("a"), "the item"),  # a sync shell holds its source back itself
+        ("sync", 0, "a raw line", TypeError),
+        ("async", 0, rs.TextDelta("a"), "its payload"),
+        ("async", 7, rs.TextDelta("a"), "its payload"),
+        ("async", 8, rs.TextDelta("a"), rs.BufferOverflowError),
+        ("async", 0, "a raw line", TypeError),
+    ],
+    ids=[
+        "sync",
+        "sync-full",
+        "sync-not-encodable",
+        "async",
+        "async-full",
+        "async-ran-on",
+        "async-not-encodable",
+    ],
+)
+def test_what_the_queue_admits(shell: str, waiting: int, item: Any, admitted: Any) -> None:
+    asynchronous = shell == "async"
+    w = Writing(
+        EntryWriter("k", maxlen=None, ttl=60, heartbeat=2),
+        maxsize=4,
+        where="test",
+        encoded=asynchronous,
+        gather=asynchronous,
+    )
+    w.queue.extend([b"{}"] * waiting)
+    assert w.full == (waiting >= 4)
+    if isinstance(admitted, type):
+        with pytest.raises(admitted):
+            w.admit(item)
+    else:
+        expected = item if admitted == "the item" else item_payload(item)
+        assert w.admit(item) == expected
