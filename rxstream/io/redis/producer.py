@@ -251,7 +251,7 @@ class _SyncProducer(_Producer[T, SyncRedis]):
 
     def _run(self) -> None:
         try:
-            run(self._w.steps(time.monotonic, start=False), self._perform, self._cond)
+            run(self._w.steps(time.monotonic, start=False, guard=self._cond), self._perform)
         finally:
             self._written.set()
 

@@ -10,16 +10,17 @@ be encoded, or when a write fails (the error mapped). The shells in
 `Event` and the demand signal) hold the queue back, wake the writer, and
 perform the steps (`rxstream.io.redis.steps`).
 
-State that the source's thread and the writer share is read and written only
-inside the machine's steps and the shell's callbacks, both under the shell's
-lock for a sync client (`steps.drive` holds it while the machine decides), on
-the event loop's thread for an async one.
+State that the source's thread and the writer share (the queue, the end) is
+read and written under the shell's lock for a sync client (the machine is
+given it, as `guard`, and holds it around those reads and writes only), on the
+event loop's thread for an async one.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from ...errors import BufferOverflowError, StoredStreamError, TruncatedStreamError, excerpt
@@ -130,18 +131,36 @@ class Writing:
         `StoredStreamError` when the key holds anything already."""
         self._started((yield Command(self.writer.start(clock()), failover=False)))
 
-    def steps(self, clock: Callable[[], float], *, start: bool) -> Steps:
+    def steps(
+        self,
+        clock: Callable[[], float],
+        *,
+        start: bool,
+        guard: AbstractContextManager[Any] | None = None,
+    ) -> Steps:
         """The writer's steps, from the first write (when `start`) to the end.
 
         Yields `Idle` while there is nothing to write, `Write` for each batch,
         `Fail` when the stream ends early (an item that cannot be encoded, a
         write that failed: `failure`, mapped).
+
+        Args:
+            clock: a monotonic clock, in seconds.
+            start: make the first write (else the shell made it already).
+            guard: the shell's lock around what the source's thread shares with the
+                writer (the queue, the end): held around each read and write of them,
+                never across a step nor while items are encoded.
         """
+        lock = guard if guard is not None else nullcontext()
         try:
             if start:
                 yield from self.starting(clock)
             while True:
-                while (wait := self._beat_wait(clock())) is not None:
+                while True:
+                    with lock:
+                        wait = self._beat_wait(clock())
+                    if wait is None:
+                        break
                     yield Idle(wait)
                 if self.gather:
                     # A source that is producing right now (one item per turn of the loop)
@@ -151,23 +170,30 @@ class Writing:
                     while size != len(self.queue) < self.maxsize and self.end is None:
                         size = len(self.queue)
                         yield Turn()
-                items, end = list(self.queue), self.end
-                self.queue.clear()
+                with lock:
+                    items, end = list(self.queue), self.end
+                    self.queue.clear()
+                # Encoded here, outside the lock, rather than in the shell's `on_next`: the
+                # source's thread does the least, so the two threads contend less for the GIL.
                 data, refused = (items, None) if self.encoded else _encoded(items)
                 if refused is not None:
                     end = (b"error", error_payload(refused))
                 yield Write(self.writer.commands(data, end, clock()))
                 if refused is not None:
                     # Its error entry is written: the stream ends with it.
-                    ended = self.end is not None  # then the source's end passes it on
-                    self.end, self.error = self.end or (b"error", b""), refused
+                    with lock:
+                        ended = self.end is not None  # then the source's end passes it on
+                        self.end, self.error = self.end or (b"error", b""), refused
                     if not ended:
                         yield Fail(refused, ended=False)
                 if end is not None:
                     return
         except Exception as exc:
-            self.failure = self.mapped(exc)
-            yield Fail(self.error or self.failure, ended=self.end is not None)
+            with lock:
+                self.failure = self.mapped(exc)
+                ended = self.end is not None
+                told = self.error or self.failure
+            yield Fail(told, ended=ended)
 
     def _started(self, reply: Reply) -> None:
         held = reply.decode() if isinstance(reply, bytes) else str(reply)

@@ -56,6 +56,21 @@ def at(now: float) -> Do:
     return Do(lambda _, clock: setattr(clock, "now", now))
 
 
+class Guard:
+    """A lock that says whether it is held, and how often it was taken."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self.entered = 0
+
+    def __enter__(self) -> None:
+        assert not self.held
+        self.held, self.entered = True, self.entered + 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.held = False
+
+
 UPSTREAM = rs.ProviderError("upstream broke", code=500)
 REFUSED = ConnectionRefusedError(111, "Connection refused")
 
@@ -193,14 +208,22 @@ def test_the_writer_steps(case: str) -> None:
     writer = EntryWriter("k", maxlen=None, ttl=60, heartbeat=2)
     w = Writing(writer, maxsize=4, where="test", encoded=asynchronous, gather=asynchronous)
 
-    def outcome(reply: object) -> object:
-        if isinstance(reply, Do):
-            act = reply.act
-            return lambda: act(w, clock)
-        return reply
+    guard = Guard()
 
-    emitted, raised = play(w.steps(clock, start=True), [(s, outcome(r)) for s, r in moves])
+    def outcome(reply: object) -> object:
+        if isinstance(reply, BaseException):
+            return reply  # thrown in
+
+        def then() -> object:
+            assert not guard.held, "the guard is held across a step"
+            return reply.act(w, clock) if isinstance(reply, Do) else reply
+
+        return then
+
+    steps = w.steps(clock, start=True, guard=guard)
+    emitted, raised = play(steps, [(s, outcome(r)) for s, r in moves])
     assert (emitted, raised) == ([], None)
+    assert guard.entered > 0
     if told is None:
         assert w.outcome is None
     else:
