@@ -24,7 +24,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from .feed import FollowPlan, Member
 
 __all__ = [
     "Command",
@@ -77,7 +80,7 @@ class Open:
     """Open a follower's plan: send `plan.opening()` and give `plan.opened` the replies
     (or take another follower's opening of the key, where the shell shares them)."""
 
-    plan: Any  # a FollowPlan
+    plan: FollowPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,21 +88,21 @@ class Join:
     """Join the key's shared feed (the shell finds or starts it); the backlog mark comes
     back (`Feed.join`'s answer)."""
 
-    member: Any  # a Member
+    member: Member
 
 
 @dataclass(frozen=True, slots=True)
 class Settle:
     """`Feed.settle(member)` on the feed joined last; whether it settled comes back."""
 
-    member: Any
+    member: Member
 
 
 @dataclass(frozen=True, slots=True)
 class Next:
     """`member.next()` on the feed joined last (under its lock, if it has one)."""
 
-    member: Any
+    member: Member
 
 
 @dataclass(frozen=True, slots=True)
