@@ -113,8 +113,9 @@ class Wait:
 
 @dataclass(frozen=True, slots=True)
 class Idle:
-    """Wait up to `seconds` for work (the writer's queue or the end); the machine then
-    looks again."""
+    """Wait up to `seconds` for work (`Writing.has_work`: items queued, or the end), or not
+    at all when there is work already (checked where the shell's lock covers it); the
+    machine then looks again."""
 
     seconds: float
 

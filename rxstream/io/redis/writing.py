@@ -148,19 +148,17 @@ class Writing:
             clock: a monotonic clock, in seconds.
             start: make the first write (else the shell made it already).
             guard: the shell's lock around what the source's thread shares with the
-                writer (the queue, the end): held around each read and write of them,
-                never across a step nor while items are encoded.
+                writer (the queue, the end): held while the batch is taken and while the
+                end or the failure is set, never across a step nor while items are encoded.
         """
         lock = guard if guard is not None else nullcontext()
         try:
             if start:
                 yield from self.starting(clock)
             while True:
-                while True:
-                    with lock:
-                        wait = self._beat_wait(clock())
-                    if wait is None:
-                        break
+                # Read without the lock: a shell performs `Idle` by waiting for `has_work`
+                # under its lock, so work that comes meanwhile ends the wait at once.
+                while (wait := self._beat_wait(clock())) is not None:
                     yield Idle(wait)
                 if self.gather:
                     # A source that is producing right now (one item per turn of the loop)
