@@ -11,9 +11,9 @@ be encoded, or when a write fails (the error mapped). The shells in
 perform the steps (`rxstream.io.redis.steps`).
 
 State that the source's thread and the writer share (the queue, the end) is
-read and written under the shell's lock for a sync client (the machine is
-given it, as `guard`, and holds it around those reads and writes only), on the
-event loop's thread for an async one.
+changed under the shell's lock for a sync client (the machine is given it, as
+`guard`, and holds it while it takes a batch or sets the end, never across a
+step), on the event loop's thread for an async one.
 """
 
 from __future__ import annotations
