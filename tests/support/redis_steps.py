@@ -6,6 +6,9 @@ exception (thrown in), or a function of no arguments (called then, as a shell
 would act meanwhile; what it returns is sent in). `play` runs a script and
 returns the batches the machine emitted and what it raised at its end; the
 machine must end right after the last move.
+
+Also the stream entries and replies the Redis tests write by hand (`entry`,
+`xread`) and the commands a writer sends, in short (`kinds`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from rxstream.io.redis.steps import (
     Write,
 )
 
-__all__ = ["Clock", "Move", "entry", "later", "play", "said", "texts", "xread"]
+__all__ = ["Clock", "Move", "entry", "kinds", "later", "play", "said", "texts", "xread"]
 
 #: A step as `said` spells it, and what comes of it.
 Move = tuple[str, Any]
@@ -50,7 +53,8 @@ class Clock:
         return self.now
 
 
-def _kinds(commands: list[tuple[Any, ...]]) -> str:
+def kinds(commands: list[tuple[Any, ...]]) -> list[str]:
+    """Each command as `kind#number` (for an XADD) or its name."""
     out = []
     for command in commands:
         if command[0] == "XADD":
@@ -58,7 +62,7 @@ def _kinds(commands: list[tuple[Any, ...]]) -> str:
             out.append(f"{kind.decode()}#{number}")
         else:
             out.append(str(command[0]))
-    return " ".join(out)
+    return out
 
 
 def said(step: Step) -> str:
@@ -69,7 +73,7 @@ def said(step: Step) -> str:
             words = f"EVAL {command[3]}" if command[0] == "EVAL" else " ".join(map(str, command))
             return words if failover else f"{words} (once)"
         case Write(commands=commands):
-            return f"write {_kinds(commands)}".rstrip()
+            return " ".join(["write", *kinds(commands)])
         case Idle(seconds=seconds):
             return f"idle {seconds:g}"
         case Fail(error=error, ended=ended):

@@ -56,6 +56,13 @@ def at(now: float) -> Do:
     return Do(lambda _, clock: setattr(clock, "now", now))
 
 
+def writing(shell: str, writer: EntryWriter | None = None) -> Writing:
+    """The machine of a sync or an async shell, `maxsize` 4, heartbeat 2 s."""
+    asynchronous = shell == "async"
+    writer = writer or EntryWriter("k", maxlen=None, ttl=60, heartbeat=2)
+    return Writing(writer, maxsize=4, where="test", encoded=asynchronous, gather=asynchronous)
+
+
 class Guard:
     """A lock that says whether it is held, and how often it was taken."""
 
@@ -204,9 +211,7 @@ CASES: dict[str, tuple[str, list[Move], type[Exception] | None]] = {
 def test_the_writer_steps(case: str) -> None:
     shell, moves, told = CASES[case]
     clock = Clock()
-    asynchronous = shell == "async"
-    writer = EntryWriter("k", maxlen=None, ttl=60, heartbeat=2)
-    w = Writing(writer, maxsize=4, where="test", encoded=asynchronous, gather=asynchronous)
+    w = writing(shell)
 
     guard = Guard()
 
@@ -231,13 +236,7 @@ def test_the_writer_steps(case: str) -> None:
 
 
 def test_the_start_alone_raises_what_the_key_holds() -> None:
-    w = Writing(
-        EntryWriter("k", maxlen=5, ttl=60, heartbeat=2),
-        maxsize=4,
-        where="test",
-        encoded=False,
-        gather=False,
-    )
+    w = writing("sync")
     _, raised = play(w.starting(Clock()), [("EVAL k (once)", b"hash")])
     assert isinstance(raised, rs.StoredStreamError)
     assert "the key holds a hash, not a stream" in str(raised)
@@ -247,7 +246,7 @@ def test_the_start_alone_raises_what_the_key_holds() -> None:
 
 def test_a_truncated_end_counts_the_items_written_and_queued() -> None:
     writer = EntryWriter("k", maxlen=None, ttl=60, heartbeat=2)
-    w = Writing(writer, maxsize=4, where="test", encoded=False, gather=False)
+    w = writing("sync", writer)
     writer.commands([b"{}"] * 3, None, 0.0)
     w.queue.extend([rs.TextDelta("x")] * 2)
     assert w.truncate()
@@ -268,13 +267,7 @@ def test_a_truncated_end_counts_the_items_written_and_queued() -> None:
     ids=["idle", "beat-due", "items", "the-end"],
 )
 def test_when_the_writer_waits(queued: int, end: bool, now: float, wait: float | None) -> None:
-    w = Writing(
-        EntryWriter("k", maxlen=None, ttl=60, heartbeat=2),
-        maxsize=4,
-        where="test",
-        encoded=False,
-        gather=False,
-    )
+    w = writing("sync")
     w.writer.start(0.0)
     w.queue.extend([rs.TextDelta("x")] * queued)
     if end:
@@ -306,14 +299,7 @@ def test_when_the_writer_waits(queued: int, end: bool, now: float, wait: float |
     ],
 )
 def test_what_the_queue_admits(shell: str, waiting: int, item: Any, admitted: Any) -> None:
-    asynchronous = shell == "async"
-    w = Writing(
-        EntryWriter("k", maxlen=None, ttl=60, heartbeat=2),
-        maxsize=4,
-        where="test",
-        encoded=asynchronous,
-        gather=asynchronous,
-    )
+    w = writing(shell)
     w.queue.extend([b"{}"] * waiting)
     assert w.full == (waiting >= 4)
     if isinstance(admitted, type):
