@@ -101,22 +101,31 @@ def stored_error(w: World) -> Script:
     )
 
 
-def joiner(w: World) -> Script:
+def late(w: World, *moves: Move) -> Script:
+    """A follower that joins a feed another follower's reading brought to entry 3: it opens,
+    joins, then `moves` (its backlog first)."""
     w.joined()
     w.reads(START, entry(1), entry(2), entry(3))()
     plan, member = w.follower()
+    opening: list[Move] = [("open", w.opened(plan)), ("join", lambda: w.feed.join(member))]
+    return plan, member, [*opening, *moves]
+
+
+def joiner(w: World) -> Script:
+    plan, member, moves = late(
+        w,
+        # While the joiner reads its backlog, the feed reads entry 4: held for it.
+        (
+            "XRANGE k (0-0 1003-0 COUNT 4096",
+            later(w.reads(entry(4)), lambda: xrange(START, *map(entry, (1, 2, 3)))),
+        ),
+        ("emit 1 2 3", None),
+    )
     return (
         plan,
         member,
         [
-            ("open", w.opened(plan)),
-            ("join", lambda: w.feed.join(member)),
-            # While the joiner reads its backlog, the feed reads entry 4: held for it.
-            (
-                "XRANGE k (0-0 1003-0 COUNT 4096",
-                later(w.reads(entry(4)), lambda: xrange(START, *map(entry, (1, 2, 3)))),
-            ),
-            ("emit 1 2 3", None),
+            *moves,
             ("settle", lambda: w.feed.settle(member)),
             ("next", member.next),
             ("emit 4", None),
@@ -128,18 +137,10 @@ def joiner(w: World) -> Script:
 
 
 def backlog_gone(w: World) -> Script:
-    w.joined()
-    w.reads(START, entry(1), entry(2), entry(3))()
-    plan, member = w.follower()
-    return (
-        plan,
-        member,
-        [
-            ("open", w.opened(plan)),
-            ("join", lambda: w.feed.join(member)),
-            ("XRANGE k (0-0 1003-0 COUNT 4096", xrange(entry(2), entry(3))),
-            ("diagnose TYPE k, XINFO STREAM k", [b"none", None]),
-        ],
+    return late(
+        w,
+        ("XRANGE k (0-0 1003-0 COUNT 4096", xrange(entry(2), entry(3))),
+        ("diagnose TYPE k, XINFO STREAM k", [b"none", None]),
     )
 
 
