@@ -11,8 +11,9 @@ root modules and for tests of the whole (the front door, the layers, the docs).
 The test walks `tests/` and names every `test_*.py` out of place, with where it goes:
 a directory that mirrors no package or module of rxstream; a file named after a
 subpackage that sits beside that subpackage's test package instead of in it; a file at the
-root of `tests/` named after one module of a subpackage. Tests that span the package live in
-the cross-cutting directories the page lists (`CROSS_CUTTING`, read from the page: one list).
+root of `tests/` named after one module of a subpackage; any test file in `tests/support/`,
+which holds helpers only. Tests that span the package live in the cross-cutting directories
+the page lists (`CROSS_CUTTING`, read from the page: one list).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def cross_cutting(page: Path = PAGE) -> list[str]:
 
 #: The directories of `tests/` that mirror no module: what spans the package is there.
 CROSS_CUTTING = frozenset(cross_cutting())
+
+#: The cross-cutting directory of the helpers tests share: no test module is there.
+HELPERS = "support"
 
 
 def _named(folder: Path, part: str) -> tuple[Path, str] | None:
@@ -92,6 +96,12 @@ def misplaced(tests: Path, package: Path) -> list[str]:
     found = []
     for path in sorted(tests.rglob("test_*.py")):
         where = path.relative_to(tests)
+        if where.parts[0] == HELPERS:
+            found.append(
+                f"tests/{where.as_posix()}: tests/{HELPERS}/ holds the helpers tests share, "
+                "not tests: move it to the tests of what it tests (tests/ for the run's own)"
+            )
+            continue
         if where.parts[0] in CROSS_CUTTING:
             continue
         problem = _misplaced(where, package)
@@ -184,7 +194,7 @@ FAKE_PACKAGE = [
         ("io/loops/test_x.py", None),
         ("io/sources/test_x.py", "tests/io/sources mirrors no package or module"),
         ("conformance/test_x.py", None),
-        ("support/test_x.py", None),
+        ("support/test_x.py", "tests/support/ holds the helpers tests share, not tests"),
     ],
 )
 def test_the_rule_names_a_misplaced_file_and_where_it_goes(

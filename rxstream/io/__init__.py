@@ -9,9 +9,10 @@
   in steps and closes what it holds on dispose: the CLI's byte source);
 - `bridges`: `to_iterator`, `to_async_iterator`, pulling at the consumer's pace;
 - `multicast`: one upstream (one request) for several observers;
-- `redis` (a package: entries, feed, cluster, producer, follower): `to_redis_stream`,
-  `from_redis_stream`, a pipeline's items kept in Redis Streams for followers
-  in other processes and for resuming (needs the `redis` extra only when used).
+- `redis` (a package: entries, feed, steps, writing, following, cluster, client,
+  producer, follower): `to_redis_stream`, `from_redis_stream`, a pipeline's items
+  kept in Redis Streams for followers in other processes and for resuming (needs
+  the `redis` extra only when used).
 """
 
 from ._loops import Handle, sync_source

@@ -14,6 +14,8 @@
 - `sources`: running an observable to its end, sync or async, against a server;
 - `serve`: an ASGI app under uvicorn on 127.0.0.1, in a thread (`serving`);
 - `redis`, `redis_cluster`: a producer and a follower on a real Redis; a Redis Cluster;
+- `redis_steps`: the Redis jobs' step machines played by hand (`play`, `said`), no Redis;
+  entries and commands written by hand (`entry`, `xread`, `kinds`);
 - `launch`: the example app launched as a user would;
 - `schema_check`: a tiny JSON Schema checker (jsonschema is not a dependency);
 - `docs_blocks`: a docs block run as printed against a fake server;

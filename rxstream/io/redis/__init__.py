@@ -86,12 +86,20 @@ passed downstream only once the end marker is written.
 Errors (via `on_error`): Redis unreachable or failing is `TransportError`
 (the message says where and what redis-py reported; nothing of a password);
 a key of another type, a foreign or newer entry, a malformed or unknown resume
+id, entries gone before a follower read them is `StoredStreamError`; a stream
+whose producer fell silent is `StreamTimeoutError`; the error the producer
+stored reaches each follower as its own class.
 
-The modules, one job each (every decision lives in a sans-I/O module; the
-sync and async shells only send commands, wait and wake):
+The modules, one job each (every decision lives in a sans-I/O module: each
+job is one step machine, a generator that yields what to do next and is sent
+what came of it; the sync and async shells only perform the steps, see
+`rxstream.io.redis.steps`):
 
 - `entries`: the entry format, `EntryWriter` and `EntryReader` (no I/O);
 - `feed`: how a key is followed, `FollowPlan`, `Feed`, `Member` (no I/O);
+- `steps`: the steps a job yields, and `drive` / `adrive`, which run a job;
+- `writing`: the producer's job, `Writing` (no I/O);
+- `following`: the follower's jobs, `following` and `reading` (no I/O);
 - `cluster`: failover, `Failover` (when to send again) and the sends;
 - `client`: the client protocols, `map_redis_error`, what a client tells;
 - `producer`: `to_redis_stream`, its thread (sync) and task (async) shells;

@@ -1,18 +1,19 @@
 """`from_redis_stream`: a stream written by `to_redis_stream` replayed, then followed to its end.
 
 The rules are `rxstream.io.redis.feed`'s (one subscription's `FollowPlan`,
-one `Feed` per key shared by its followers, a `Member` per follower); this
-module holds the shells that do the I/O: `_SyncFeed` / `_SyncFollower` for a
-`redis.Redis` (a thread reads each key), `_AsyncFeed` / `_AsyncFollower` for
-a `redis.asyncio.Redis` (a task on the loop reads each key), `_Gate` (how
-many commands the async followers of one client have under way at once) and
-the diagnosis of a gap.
+one `Feed` per key shared by its followers, a `Member` per follower) and the
+jobs are `rxstream.io.redis.following`'s step machines (`following`, a
+follower; `reading`, a key's one reader). This module holds the shells that
+perform their steps: `_SyncFeed` / `_SyncFollower` for a `redis.Redis` (a
+thread reads each key, under a lock the followers' threads share),
+`_AsyncFeed` / `_AsyncFollower` for a `redis.asyncio.Redis` (a task on the
+loop reads each key), `_Gate` (how many commands the async followers of one
+client have under way at once) and the sends of a diagnosis.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -21,23 +22,14 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, overload
 
 from reactivex import Observable, abc
 
-from ...core.message import Arrived, partial_message
 from ...errors import StreamError
 from ...models import StreamEntry
 from .._loops import Handle, async_source, sync_source
-from .client import (
-    TASKS,
-    AsyncRedis,
-    SyncRedis,
-    as_seconds,
-    check_key,
-    is_async,
-    map_redis_error,
-    poll_of,
-    where_of,
-)
+from .client import TASKS, AsyncRedis, SyncRedis, as_seconds, check_key, is_async, poll_of, where_of
 from .cluster import asend, asend_all, pipeline_of, send, send_all
-from .feed import Backlog, Feed, FollowPlan, Member, diagnosis, explained, explains
+from .feed import Feed, FollowPlan, Member
+from .following import following, reading
+from .steps import Command, Diagnose, Join, Next, Open, Settle, Step, Wait, adrive, arun, drive, run
 
 __all__ = ["from_redis_stream"]
 
@@ -152,67 +144,9 @@ def from_redis_stream(
 
     if is_async(redis):
         afollower = _AsyncFollower(redis, key, plan, poll_of(redis, ASYNC_POLL), where)  # type: ignore[arg-type]
-        return async_source(_kept_async(afollower.batches), scheduler)
+        return async_source(afollower.batches, scheduler)
     follower = _SyncFollower(redis, key, plan, poll_of(redis, SYNC_POLL), where)  # type: ignore[arg-type]
-    return sync_source(_kept_sync(follower.batches), scheduler)
-
-
-def _kept_sync(
-    batches: Callable[[Handle], Iterator[list[Any]]],
-) -> Callable[[Handle], Iterator[list[Any]]]:
-    """`batches`, its error carrying the partial `Message` of the deltas it gave."""
-
-    def reader(handle: Handle) -> Iterator[list[Any]]:
-        arrived = Arrived()
-        try:
-            for batch in batches(handle):
-                for item in batch:
-                    arrived.see(item)
-                yield batch
-        except Exception as exc:
-            failure = _with_partial(exc, arrived)
-            if failure is exc:
-                raise
-            raise failure from exc.__cause__
-
-    return reader
-
-
-def _kept_async(
-    batches: Callable[[Handle], AsyncIterator[list[Any]]],
-) -> Callable[[Handle], AsyncIterator[list[Any]]]:
-    """`_kept_sync` for the async follower."""
-
-    async def reader(handle: Handle) -> AsyncIterator[list[Any]]:
-        arrived = Arrived()
-        try:
-            async for batch in batches(handle):
-                for item in batch:
-                    arrived.see(item)
-                yield batch
-        except Exception as exc:
-            failure = _with_partial(exc, arrived)
-            if failure is exc:
-                raise
-            raise failure from exc.__cause__
-
-    return reader
-
-
-def _with_partial(error: Exception, arrived: Arrived) -> Exception:
-    """`error`, or a copy of it with the partial `Message` of what this follower read.
-
-    A copy: the key's feed hands one error to every follower, and followers
-    that resumed at different entries read different parts of the answer.
-    """
-    if not isinstance(error, StreamError) or error.partial is not None:
-        return error
-    partial = partial_message(arrived.items)
-    if partial is None:
-        return error
-    own = copy.copy(error)
-    own.partial = partial
-    return own
+    return sync_source(follower.batches, scheduler)
 
 
 class _Follower(Generic[C]):
@@ -298,36 +232,11 @@ class _SyncFeed:
                 del self._feeds[slot]
 
     def _run(self) -> None:
-        error: Exception | None
         try:
-            try:
-                if not self._read():
-                    return
-                error = self.feed.reader.failure
-            except Exception as exc:
-                error = exc
-            if error is not None:
-                error = _failure(self.client, self.key, self.where, error)
-            with self.lock:
-                self.feed.finish(error)
+            reader = reading(self.feed, self.where, self.poll, time.monotonic)
+            run(reader, lambda step: _sent(self.client, step), self.lock)
         finally:
             self._forget()
-
-    def _read(self) -> bool:
-        """`XREAD` until the feed's reader is done (True) or the feed is closed (False)."""
-        feed = self.feed
-        while True:
-            with self.lock:
-                if feed.closed:
-                    return False
-                command = feed.command(time.monotonic(), self.poll)
-            reply = send(self.client, command)
-            with self.lock:
-                if feed.closed:
-                    return False
-                feed.received(reply, time.monotonic())
-                if feed.reader.done:
-                    return True
 
 
 class _SyncFollower(_Follower[SyncRedis]):
@@ -344,29 +253,31 @@ class _SyncFollower(_Follower[SyncRedis]):
         woken = threading.Event()
         member = Member(plan, woken.set)
         shell: _SyncFeed | None = None
-        try:
-            try:
-                self._open(plan)
-                while not plan.done:
+
+        def perform(step: Step) -> Any:
+            nonlocal shell
+            match step:
+                case Open():
+                    self._open(plan)
+                case Join():
                     shell, mark = _SyncFeed.join(
                         self._client, self._key, member, self._poll, self._where
                     )
-                    if mark is not None:
-                        yield from self._backlog(Backlog(plan, mark))
-                        if plan.done:
-                            break
-                        if not shell.settle(member):
-                            continue  # dropped meanwhile, for being slow: join again
-                    yield from self._live(shell, member, woken, handle)
-                    if handle.disposed or not member.detached:
-                        break  # the end, or disposed; else dropped for being slow: join again
-                plan.reader.check()
-            except Exception as exc:
-                error = _failure(self._client, self._key, self._where, exc)
-            else:
-                _raise_end(member.ended)
-                return
-            raise error
+                    return mark
+                case Settle() if shell is not None:
+                    return shell.settle(member)
+                case Next() if shell is not None:
+                    woken.clear()
+                    with shell.lock:
+                        return member.next()
+                case Wait():
+                    woken.wait(self._poll)
+                case _:
+                    return _sent(self._client, step)
+            return None
+
+        try:
+            yield from drive(following(plan, member, self._where, lambda: handle.disposed), perform)
         finally:
             if shell is not None:
                 shell.leave(member)
@@ -376,28 +287,6 @@ class _SyncFollower(_Follower[SyncRedis]):
         t0 = time.monotonic()
         replies = send_all(self._client, commands, raise_on_error=False)
         plan.opened(replies, (t0 + time.monotonic()) / 2)
-
-    def _backlog(self, backlog: Backlog) -> Iterator[list[Any]]:
-        """What the feed read before this follower joined: its entries after its own, by XRANGE."""
-        while (command := backlog.command()) is not None:
-            batch = backlog.received(send(self._client, command))
-            if batch:
-                yield batch
-
-    def _live(
-        self, shell: _SyncFeed, member: Member, woken: threading.Event, handle: Handle
-    ) -> Iterator[list[Any]]:
-        """The feed's batches for `member`, until its end, disposal, or until it is dropped."""
-        while not handle.disposed:
-            woken.clear()
-            with shell.lock:
-                what, batch = member.next()
-            if batch is not None:
-                yield batch
-            elif what == "wait":
-                woken.wait(self._poll)
-            else:
-                return
 
 
 class _AsyncFeed:
@@ -456,19 +345,9 @@ class _AsyncFeed:
             del self._feeds[self._slot]
 
     async def _run(self) -> None:
-        error: Exception | None
         try:
-            try:
-                if not await self._read():
-                    return
-                error = self.feed.reader.failure
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                error = exc
-            if error is not None:
-                error = await _afailure(self.client, self.key, self.where, error)
-            self.feed.finish(error)
+            reader = reading(self.feed, self.where, self.poll, time.monotonic)
+            await arun(reader, lambda step: _asent(self.client, step))
         except asyncio.CancelledError:
             # Not by the last follower leaving (that closes the feed first): the loop is
             # shutting down under followers that still run.
@@ -482,18 +361,6 @@ class _AsyncFeed:
         finally:
             self._forget()
 
-    async def _read(self) -> bool:
-        """`XREAD` until the feed's reader is done (True) or the feed is closed (False)."""
-        feed = self.feed
-        while not feed.closed:
-            reply = await asend(self.client, feed.command(time.monotonic(), self.poll))
-            if feed.closed:
-                return False
-            feed.received(reply, time.monotonic())
-            if feed.reader.done:
-                return True
-        return False
-
 
 class _AsyncFollower(_Follower[AsyncRedis]):
     """The read loop of `from_redis_stream` for `redis.asyncio.Redis` (see `_SyncFollower`)."""
@@ -504,50 +371,41 @@ class _AsyncFollower(_Follower[AsyncRedis]):
         woken = asyncio.Event()
         member = Member(plan, woken.set)
         shell: _AsyncFeed | None = None
-        try:
-            try:
-                shell = await self._opening(plan)
-                while not plan.done:
+
+        async def perform(step: Step) -> Any:
+            nonlocal shell
+            match step:
+                case Open():
+                    shell = await self._opening(plan)
+                case Join():
                     shell, mark = _AsyncFeed.join(
                         self._client, self._key, member, self._poll, self._where
                     )
-                    if mark is not None:
-                        async for batch in self._backlog(Backlog(plan, mark)):
-                            yield batch
-                        if plan.done:
-                            break
-                        if not shell.feed.settle(member):
-                            continue  # dropped meanwhile, for being slow: join again
-                    async for batch in self._live(member, woken, handle):
-                        yield batch
-                    if handle.disposed or not member.detached:
-                        break
-                plan.reader.check()
-            except Exception as exc:
-                error = await _afailure(self._client, self._key, self._where, exc)
-            else:
-                _raise_end(member.ended)
-                return
-            raise error
+                    return mark
+                case Settle() if shell is not None:
+                    return shell.feed.settle(member)
+                case Next():
+                    woken.clear()
+                    return member.next()
+                case Wait():
+                    # The flag as well as the cancel: a lost cancellation must not leave
+                    # this loop waiting.
+                    await woken.wait()
+                    handle.waited = True  # the loop ran the others meanwhile
+                case Command():
+                    async with _Gate.of(self._client):
+                        return await _asent(self._client, step)
+                case _:
+                    return await _asent(self._client, step)
+            return None
+
+        steps = following(plan, member, self._where, lambda: handle.disposed)
+        try:
+            async for batch in adrive(steps, perform):
+                yield batch
         finally:
             if shell is not None:
                 shell.leave(member)
-
-    async def _live(
-        self, member: Member, woken: asyncio.Event, handle: Handle
-    ) -> AsyncIterator[list[Any]]:
-        """As `_SyncFollower._live`, on the loop (the flag as well as the cancel: a lost
-        cancellation must not leave this loop waiting)."""
-        while not handle.disposed:
-            woken.clear()
-            what, batch = member.next()
-            if batch is not None:
-                yield batch
-            elif what == "wait":
-                await woken.wait()
-                handle.waited = True  # the loop ran the others meanwhile
-            else:
-                return
 
     async def _opening(self, plan: FollowPlan) -> _AsyncFeed | None:
         """Open `plan`; the feed it will join, when the first to open for it.
@@ -588,14 +446,6 @@ class _AsyncFollower(_Follower[AsyncRedis]):
             replies = await asend_all(self._client, commands, raise_on_error=False)
             t1 = time.monotonic()
         plan.opened(replies, (t0 + t1) / 2)
-
-    async def _backlog(self, backlog: Backlog) -> AsyncIterator[list[Any]]:
-        while (command := backlog.command()) is not None:
-            async with _Gate.of(self._client):
-                reply = await asend(self._client, command)
-            batch = backlog.received(reply)
-            if batch:
-                yield batch
 
 
 class _Gate:
@@ -638,36 +488,38 @@ class _Gate:
             del self._gates[self._slot]
 
 
-def _raise_end(end: Exception | None) -> None:
-    """Raise the feed's error, as the feed made it (mapped and explained there) and shared by
-    every follower: each raises it with a traceback of its own."""
-    if end is not None:
-        raise end.with_traceback(None)
+def _sent(client: SyncRedis, step: Step) -> Any:
+    """Perform a step that only sends: a command, or a diagnosis (see `steps`)."""
+    match step:
+        case Command(command=command):
+            return send(client, command)
+        case Diagnose(commands=commands):
+            return _diagnosis(client, commands)
+    raise TypeError(f"a Redis reader cannot perform {step!r}")
 
 
-def _failure(client: SyncRedis, key: str, where: str, exc: Exception) -> Exception:
-    """`exc` as a follower reports it: mapped, and when entries are gone, saying why."""
-    error = map_redis_error(exc, key, where) or exc
-    return explained(error, _diagnosis(client, key)) if explains(error) else error
+async def _asent(client: AsyncRedis, step: Step) -> Any:
+    """`_sent` with an async client."""
+    match step:
+        case Command(command=command):
+            return await asend(client, command)
+        case Diagnose(commands=commands):
+            return await _adiagnosis(client, commands)
+    raise TypeError(f"a Redis reader cannot perform {step!r}")
 
 
-async def _afailure(client: AsyncRedis, key: str, where: str, exc: Exception) -> Exception:
-    error = map_redis_error(exc, key, where) or exc
-    return explained(error, await _adiagnosis(client, key)) if explains(error) else error
-
-
-def _diagnosis(client: SyncRedis, key: str) -> list[Any] | None:
-    """The replies of `diagnosis(key)`, or None when they cannot be had."""
+def _diagnosis(client: SyncRedis, commands: list[tuple[Any, ...]]) -> list[Any] | None:
+    """The replies of `commands` (a diagnosis), or None when they cannot be had."""
     try:
-        replies: list[Any] = pipeline_of(client, diagnosis(key)).execute(raise_on_error=False)
+        replies: list[Any] = pipeline_of(client, commands).execute(raise_on_error=False)
     except Exception:  # the error at hand is the one to report
         return None
     return replies
 
 
-async def _adiagnosis(client: AsyncRedis, key: str) -> list[Any] | None:
+async def _adiagnosis(client: AsyncRedis, commands: list[tuple[Any, ...]]) -> list[Any] | None:
     try:
-        pipe = pipeline_of(client, diagnosis(key))
+        pipe = pipeline_of(client, commands)
         async with _Gate.of(client):
             replies: list[Any] = await pipe.execute(raise_on_error=False)
     except Exception:  # the error at hand is the one to report

@@ -1,11 +1,13 @@
 """`to_redis_stream`: a pipeline's items passed on and written to a Redis Stream, one entry each.
 
 The entries (a `start`, the items, heartbeats, the end) are spelled by
-`EntryWriter` (`rxstream.io.redis.entries`); the two producers here only
-hold the queue and send its batches: `_SyncProducer` with a thread of its
-own for a `redis.Redis`, `_AsyncProducer` with a task on the event loop for
-a `redis.asyncio.Redis`. What they share (the first write's check, the
-truncated end, the mapping of errors) is `_Producer`.
+`EntryWriter` (`rxstream.io.redis.entries`), and what is written when (the
+first write's check, the batches, the heartbeats, the truncated end, the
+failures) is decided by one machine, `Writing` (`rxstream.io.redis.writing`).
+The two shells here only hold the source back, wake the writer and perform
+the machine's steps: `_SyncProducer` with a thread of its own for a
+`redis.Redis`, `_AsyncProducer` with a task on the event loop for a
+`redis.asyncio.Redis`.
 
 Backpressure: items are passed downstream at once and written behind them,
 in batches (one pipeline per batch, in order). At most `maxsize` entries wait
@@ -25,8 +27,6 @@ import asyncio
 import contextlib
 import threading
 import time
-from abc import ABC, abstractmethod
-from collections import deque
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -36,7 +36,7 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from ..._deprecate import deprecated_arguments
 from ..._flow import Demand, current_demand, demand_scope
-from ...errors import BufferOverflowError, StoredStreamError, TruncatedStreamError, excerpt
+from ...errors import BufferOverflowError
 from .._args import check_count, loop_for
 from .._loops import _running_loop
 from .client import (
@@ -46,11 +46,12 @@ from .client import (
     as_seconds,
     check_key,
     is_async,
-    map_redis_error,
     where_of,
 )
-from .cluster import asend_all, send_all
-from .entries import EntryWriter, Reply, encodable, error_payload, item_payload
+from .cluster import asend, asend_all, send, send_all
+from .entries import EntryWriter, error_payload
+from .steps import Command, Fail, Idle, Step, Turn, Write, arun, run
+from .writing import End, Writing
 
 __all__ = ["to_redis_stream"]
 
@@ -146,8 +147,11 @@ def to_redis_stream(
             observer: abc.ObserverBase[T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             writer = EntryWriter(key, maxlen=maxlen, ttl=ttl_s, heartbeat=heartbeat_s)
+            writing = Writing(
+                writer, maxsize=maxsize, where=where, encoded=asynchronous, gather=asynchronous
+            )
             shell = _AsyncProducer if asynchronous else _SyncProducer
-            producer = shell(redis, writer, observer, maxsize=maxsize, where=where)  # type: ignore[arg-type]
+            producer = shell(redis, writing, observer)  # type: ignore[arg-type]
             return producer.subscribe(source, scheduler)
 
         return Observable(subscribe)
@@ -155,85 +159,15 @@ def to_redis_stream(
     return operator
 
 
-class _Producer(ABC, Generic[T, C]):
-    """What the sync and async producers share: the first write's check, the end, the emissions."""
+class _Producer(Generic[T, C]):
+    """What both shells hold: the client, the machine (`Writing`), the observer, the source."""
 
-    def __init__(
-        self,
-        client: C,
-        writer: EntryWriter,
-        observer: abc.ObserverBase[T],
-        *,
-        maxsize: int,
-        where: str,
-    ) -> None:
+    def __init__(self, client: C, writing: Writing, observer: abc.ObserverBase[T]) -> None:
         self._client = client
-        self._writer = writer
+        self._w = writing
         self._observer = observer
-        self._maxsize = maxsize
-        self._where = where
-        self._queue: deque[Any] = deque()  # items (sync) or their payloads (async)
-        self._end: tuple[bytes, bytes | None] | None = None
-        self._error: Exception | None = None  # the upstream error, passed on after the end
-        self._failure: Exception | None = None  # what went wrong writing
         self._stopped = False  # downstream got its terminal event, or was disposed
         self._upstream = SingleAssignmentDisposable()
-        self._setup()
-
-    @abstractmethod
-    def _setup(self) -> None:
-        """The shell's own state (its locks and thread, or its event and demand)."""
-
-    @property
-    def _key(self) -> str:
-        return self._writer.key
-
-    def _started(self, reply: Reply) -> None:
-        held = reply.decode() if isinstance(reply, bytes) else str(reply)
-        if held == "none":
-            return
-        if held == "stream":
-            reason = (
-                "the key already holds a stream (an earlier or a concurrent producer): "
-                "to_redis_stream writes one new stream per key and subscription; use a fresh "
-                "key, or delete the old stream"
-            )
-        else:
-            reason = f"the key holds a {excerpt(held)}, not a stream"
-        raise StoredStreamError(self._key, reason)
-
-    def _truncated(self) -> bytes:
-        return error_payload(
-            TruncatedStreamError(
-                f"the producer of Redis stream {self._key!r} stopped before the end: its "
-                f"subscription was disposed after {self._writer.items + len(self._queue)} item(s)"
-            )
-        )
-
-    def _mapped(self, exc: Exception) -> Exception:
-        return map_redis_error(exc, self._key, self._where) or exc
-
-    def _beat_wait(self) -> float | None:
-        """How long the writer may wait for work before the next heartbeat is due, or None
-        when it has work (items queued, or the end) or the heartbeat is due now."""
-        if self._queue or self._end is not None:
-            return None
-        wait = self._writer.next_beat() - time.monotonic()
-        return wait if wait > 0 else None
-
-    def _take(self) -> tuple[list[Any], tuple[bytes, bytes | None] | None]:
-        """The next batch: all that is queued, and the end if it has come."""
-        batch = list(self._queue)
-        self._queue.clear()
-        return batch, self._end
-
-    def _truncate(self) -> bool:
-        """Disposed downstream: the stream ends with `TruncatedStreamError`, unless it has
-        an end already; whether the writer is to be woken for it."""
-        if self._end is not None:
-            return False
-        self._end = (b"error", self._truncated())
-        return True
 
     def _terminate(self, error: Exception | None) -> None:
         """Pass the end downstream, once: `error`, or completion when None."""
@@ -247,26 +181,26 @@ class _Producer(ABC, Generic[T, C]):
 
 
 class _SyncProducer(_Producer[T, SyncRedis]):
-    """A producer with a sync client: a writer thread drains the queue in batches."""
+    """A producer with a sync client: a writer thread performs the machine's steps, under
+    a `Condition` that the source's thread waits on while the queue is full."""
 
-    def _setup(self) -> None:
+    def __init__(self, client: SyncRedis, writing: Writing, observer: abc.ObserverBase[T]) -> None:
+        super().__init__(client, writing, observer)
         self._cond = threading.Condition()
         self._idle = False  # the writer waits for work
         self._emit = threading.RLock()
         self._written = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"rxstream redis writer {self._key!r}", daemon=True
-        )
 
     def subscribe(
         self, source: Observable[T], scheduler: abc.SchedulerBase | None
     ) -> abc.DisposableBase:
         try:
-            self._started(self._client.execute_command(*self._writer.start(time.monotonic())))
+            run(self._w.starting(time.monotonic), self._perform)
         except Exception as exc:
-            self._observer.on_error(self._mapped(exc))
+            self._observer.on_error(self._w.mapped(exc))
             return Disposable()
-        self._thread.start()
+        name = f"rxstream redis writer {self._w.key!r}"
+        threading.Thread(target=self._run, name=name, daemon=True).start()
         self._upstream.disposable = source.subscribe(
             self._on_next, self._on_error, self._on_completed, scheduler=scheduler
         )
@@ -275,19 +209,18 @@ class _SyncProducer(_Producer[T, SyncRedis]):
     def _on_next(self, item: T) -> None:
         if self._stopped:
             return
-        if not encodable(item):
+        try:
+            queued = self._w.admit(item)
+        except TypeError as exc:
             self._upstream.dispose()
-            try:
-                item_payload(item)
-            except TypeError as exc:
-                self._on_error(exc)
+            self._on_error(exc)
             return
         with self._cond:
-            while len(self._queue) >= self._maxsize and self._failure is None and self._end is None:
+            while self._w.full and not self._w.closed:
                 self._cond.wait()
-            if self._failure is not None or self._end is not None:
+            if self._w.closed:
                 return
-            self._queue.append(item)
+            self._w.queue.append(queued)
             if self._idle:
                 self._cond.notify_all()
         with self._emit:
@@ -300,78 +233,56 @@ class _SyncProducer(_Producer[T, SyncRedis]):
     def _on_completed(self) -> None:
         self._finish((b"end", None), None)
 
-    def _finish(self, end: tuple[bytes, bytes | None], error: Exception | None) -> None:
+    def _finish(self, end: End, error: Exception | None) -> None:
         with self._cond:
-            if self._end is not None:
+            if not self._w.ended(end, error):
                 return
-            self._end, self._error = end, error
             self._cond.notify_all()
         self._written.wait()
         with self._emit:
-            self._terminate(self._error or self._failure)
+            self._terminate(self._w.outcome)
 
     def _dispose(self) -> None:
         self._stopped = True
         with self._cond:
-            self._truncate()
+            self._w.truncate()
             self._cond.notify_all()
         self._upstream.dispose()
 
     def _run(self) -> None:
         try:
-            while True:
-                with self._cond:
-                    while (wait := self._beat_wait()) is not None:
-                        self._idle = True
-                        self._cond.wait(wait)
-                        self._idle = False
-                    items, end = self._take()
-                    self._cond.notify_all()
-                # Encoded here rather than in `on_next`: the source's thread does
-                # the least, so the two threads contend less for the GIL.
-                data, refused = self._encode(items)
-                if refused is not None:
-                    end = (b"error", error_payload(refused))
-                commands = self._writer.commands(data, end, time.monotonic())
-                if commands:
-                    send_all(self._client, commands)
-                if refused is not None:
-                    self._refused(refused)
-                if end is not None:
-                    return
-        except Exception as exc:
-            failure = self._mapped(exc)
-            with self._cond:
-                self._failure = failure
-                ended = self._end is not None
-                self._cond.notify_all()
-            if not ended:
-                with self._emit:
-                    self._terminate(failure)
-                self._upstream.dispose()
+            run(self._w.steps(time.monotonic, start=False, guard=self._cond), self._perform)
         finally:
             self._written.set()
 
-    def _encode(self, items: list[Any]) -> tuple[list[bytes], TypeError | None]:
-        """The payloads of `items`, up to one holding a value that is not JSON (and that error)."""
-        data = []
-        for item in items:
-            try:
-                data.append(item_payload(item))
-            except TypeError as exc:
-                return data, exc
-        return data, None
-
-    def _refused(self, error: TypeError) -> None:
-        """An item could not be encoded (its error entry is written): end the stream with it."""
-        with self._cond:
-            finishing = self._end is not None  # then `_finish` passes the error on
-            self._end, self._error = self._end or (b"error", b""), error
-            self._cond.notify_all()
-        if not finishing:
-            with self._emit:
-                self._terminate(error)
-            self._upstream.dispose()
+    def _perform(self, step: Step) -> Any:
+        match step:
+            case Command(command=command, failover=failover):
+                return (
+                    send(self._client, command)
+                    if failover
+                    else self._client.execute_command(*command)
+                )
+            case Idle(seconds=seconds):
+                with self._cond:
+                    self._idle = True
+                    self._cond.wait_for(lambda: self._w.has_work, seconds)
+                    self._idle = False
+            case Write(commands=commands):
+                with self._cond:
+                    self._cond.notify_all()  # the queue has room again
+                if commands:
+                    send_all(self._client, commands)
+            case Fail(error=error, ended=ended):
+                with self._cond:
+                    self._cond.notify_all()
+                if not ended:  # else the source's end, waiting for the writer, passes it on
+                    with self._emit:
+                        self._terminate(error)
+                    self._upstream.dispose()
+            case _:
+                raise TypeError(f"a sync Redis writer cannot perform {step!r}")
+        return None
 
 
 class _JointDemand(Demand):
@@ -396,9 +307,10 @@ class _JointDemand(Demand):
 
 
 class _AsyncProducer(_Producer[T, AsyncRedis]):
-    """A producer with an async client: a task on the loop drains the queue in batches."""
+    """A producer with an async client: a task on the loop performs the machine's steps."""
 
-    def _setup(self) -> None:
+    def __init__(self, client: AsyncRedis, writing: Writing, observer: abc.ObserverBase[T]) -> None:
+        super().__init__(client, writing, observer)
         self._wake = asyncio.Event()
         self._demand = _JointDemand(current_demand())
         self._thread: int | None = None  # the loop's thread, once known
@@ -422,7 +334,7 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
         return Disposable(self._dispose)
 
     def _on_next(self, item: T) -> None:
-        if self._stopped or self._end is not None:
+        if self._stopped or self._w.end is not None:
             return
         if self._thread is not None and threading.get_ident() != self._thread:
             self._upstream.dispose()
@@ -434,38 +346,28 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
             )
             return
         try:
-            data = item_payload(item)
-        except TypeError as exc:
+            data = self._w.admit(item)
+        except (TypeError, BufferOverflowError) as exc:
             self._upstream.dispose()
             self._on_error(exc)
             return
-        if len(self._queue) >= 2 * self._maxsize:
-            self._upstream.dispose()
-            self._on_error(
-                BufferOverflowError(
-                    2 * self._maxsize, observer=f"to_redis_stream({self._key!r})", item=item
-                )
-            )
-            return
-        self._queue.append(data)
-        if len(self._queue) >= self._maxsize:
+        self._w.queue.append(data)
+        if self._w.full:
             self._demand.pause()
         self._wake.set()
         self._observer.on_next(item)
 
     def _on_error(self, error: Exception) -> None:
-        if self._end is None:
-            self._end, self._error = (b"error", error_payload(error)), error
+        if self._w.end is None and self._w.ended((b"error", error_payload(error)), error):
             self._wake.set()
 
     def _on_completed(self) -> None:
-        if self._end is None:
-            self._end = (b"end", None)
+        if self._w.ended((b"end", None), None):
             self._wake.set()
 
     def _dispose(self) -> None:
         self._stopped = True
-        if self._truncate():
+        if self._w.truncate():
             if self._thread is None or threading.get_ident() == self._thread:
                 self._wake.set()
             elif self._loop is not None and not self._loop.is_closed():
@@ -476,32 +378,30 @@ class _AsyncProducer(_Producer[T, AsyncRedis]):
 
     async def _run(self) -> None:
         self._thread = threading.get_ident()
-        try:
-            self._started(await self._client.execute_command(*self._writer.start(time.monotonic())))
-            while True:
-                while (wait := self._beat_wait()) is not None:
-                    self._wake.clear()
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(wait):
-                            await self._wake.wait()
-                # A source that is producing right now (one item per turn of the loop)
-                # adds to this batch while it grows: fewer, larger writes. A source
-                # that waits (a model between two tokens) costs one turn, no more.
-                size = -1
-                while size != len(self._queue) < self._maxsize and self._end is None:
-                    size = len(self._queue)
-                    await asyncio.sleep(0)
-                payloads, end = self._take()
+        await arun(self._w.steps(time.monotonic, start=True), self._perform)
+        self._terminate(self._w.outcome)
+
+    async def _perform(self, step: Step) -> Any:
+        match step:
+            case Command(command=command, failover=failover):
+                if failover:
+                    return await asend(self._client, command)
+                return await self._client.execute_command(*command)
+            case Idle(seconds=seconds):
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(seconds):
+                        await self._wake.wait()
+            case Turn():
+                await asyncio.sleep(0)
+            case Write(commands=commands):
                 self._demand.resume()
-                commands = self._writer.commands(payloads, end, time.monotonic())
                 if commands:
                     await asend_all(self._client, commands)
-                if end is not None:
-                    break
-        except Exception as exc:
-            self._failure = self._mapped(exc)
-            self._demand.resume()
-            self._terminate(self._error or self._failure)
-            self._upstream.dispose()
-            return
-        self._terminate(self._error)
+            case Fail(error=error):
+                self._demand.resume()
+                self._terminate(error)
+                self._upstream.dispose()
+            case _:
+                raise TypeError(f"an async Redis writer cannot perform {step!r}")
+        return None

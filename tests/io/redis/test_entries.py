@@ -24,19 +24,7 @@ from rxstream.io.redis.entries import (
     item_payload,
     parse_id,
 )
-
-
-def kinds(commands: list[tuple[Any, ...]]) -> list[str]:
-    """Each command as `kind` (for an XADD) or its name."""
-    out = []
-    for command in commands:
-        if command[0] == "XADD":
-            kind, number = command[command.index(b"kind") + 1], command[command.index(b"n") + 1]
-            out.append(f"{kind.decode()}#{number}")
-        else:
-            out.append(str(command[0]))
-    return out
-
+from tests.support.redis_steps import entry, kinds
 
 # --------------------------------------------------------------------------- writer
 
@@ -164,15 +152,6 @@ def test_parse_id(text: str, expected: tuple[int, int] | None) -> None:
 
 
 # --------------------------------------------------------------------------- reader
-
-
-def entry(n: int, kind: str = "item", data: Any = None, *, ms: int = 1000) -> Entry:
-    fields: dict[str, bytes | str] = {"v": "1", "n": str(n), "kind": kind}
-    if kind == "item":
-        fields["data"] = json.dumps(wire.encode(rs.TextDelta(str(n) if data is None else data)))
-    elif data is not None:
-        fields["data"] = data if isinstance(data, str) else json.dumps(data)
-    return Entry(f"{ms + n}-0", fields)
 
 
 START = entry(0, "start", {"heartbeat": 2.0, "maxlen": None})

@@ -1,4 +1,8 @@
-"""The run's clean stop: descendants found in /proc and ended; SIGTERM tears fixtures down."""
+"""The test run's clean stop: descendants found in /proc and ended; SIGTERM tears fixtures down.
+
+These test the test run itself (`tests/conftest.py` and its helper `tests.support.processes`),
+not a module of rxstream: they live at the root of `tests/`, with the tests of the whole.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +67,7 @@ def test_a_child_that_ignores_sigterm_is_killed() -> None:
 
 def test_sigterm_to_a_run_tears_down_and_leaves_no_process(pytester: pytest.Pytester) -> None:
     """A run stopped by SIGTERM runs its fixtures' teardown and leaves no child alive."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     marker = pytester.path / "torn-down"
     pids = pytester.path / "pids"
     pytester.makeconftest(
