@@ -105,6 +105,46 @@ CITED = _sse(
 )
 ANTHROPIC.append(HAND_CITED)
 
+# Written by hand in the API's wire shape: text blocks side by side, none with `citations`
+# (the SDK's final message keeps each), around a tool call.
+HAND_ADJACENT = "hand-written: adjacent text blocks"
+ADJACENT = _sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    },
+    *_text(0, "Let me ", "check. "),
+    *_text(1, "One moment."),
+    {
+        "type": "content_block_start",
+        "index": 2,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": '{"q": 1}'},
+    },
+    {"type": "content_block_stop", "index": 2},
+    *_text(3, "Then "),
+    *_text(4, "more."),
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+        "usage": {"output_tokens": 20},
+    },
+    {"type": "message_stop"},
+)
+ANTHROPIC.append(HAND_ADJACENT)
+
 RESPONSES = [
     "openai-responses/function-call-args.sse",
     "openai-responses/reasoning-encrypted-content-function-call.sse",
@@ -131,7 +171,8 @@ def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
 
 
 def _serve(path: str) -> FakeLLMServer:
-    body = CITED if path == HAND_CITED else (DATA / path).read_bytes()
+    hand = {HAND_CITED: CITED, HAND_ADJACENT: ADJACENT}
+    body = hand[path] if path in hand else (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     return FakeLLMServer(Scenario(steps=tuple(Raw(piece) for piece in pieces)))
 

@@ -23,6 +23,7 @@ from ....models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -118,8 +119,11 @@ class AnthropicRenderer:
     - a `Citation` is sent in the open text block (one is opened when none is)
       and closes it, so it decodes with that block's span as `start`/`end`;
       an `EmptyCitations` closes the open text block too, but its start went
-      out already without `citations`, so it reads back as plain text (joined
-      with the text next to it);
+      out already without `citations`, so it reads back as a plain text block
+      of its own (`TextBlock.citations` None, not `()`);
+    - a `TextBlockStart` closes the open text block: the text after it goes
+      in a block of its own (so text before a cited block, which the
+      decoders mark so, stays out of that block);
     - a `ReasoningState` of kind `"thinking"` signs the open thinking block (an
       empty one is opened when none is: its text is then not repeated);
       `"redacted_thinking"` is a block of its own; `"compaction"` a block
@@ -226,6 +230,9 @@ class AnthropicRenderer:
                 self._reasoning_state(delta, out)
             case Citation() | EmptyCitations():
                 self._citation(delta, out)
+            case TextBlockStart():
+                if self._open in ("text", "cited"):
+                    self._close_block(out)  # the text that follows is a block of its own
             case ServerToolCall():
                 self._server_call(delta, out)
             case ServerToolResult():
