@@ -145,6 +145,43 @@ ADJACENT = _sse(
 )
 ANTHROPIC.append(HAND_ADJACENT)
 
+# Compaction, in the shape the anthropic SDK's own fixture streams it: the written
+# recording, and a compaction that failed (no summary: `content` stays null).
+HAND_FAILED_COMPACTION = "hand-written: a compaction that failed"
+FAILED_COMPACTION = _sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_3",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    },
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "compaction", "content": None, "encrypted_content": None},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "compaction_delta", "content": None, "encrypted_content": "EqNone=="},
+    },
+    {"type": "content_block_stop", "index": 0},
+    *_text(1, "Go on with what?"),
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 6},
+    },
+    {"type": "message_stop"},
+)
+COMPACTIONS = ["anthropic/compaction-written.sse", HAND_FAILED_COMPACTION]
+
 RESPONSES = [
     "openai-responses/function-call-args.sse",
     "openai-responses/reasoning-encrypted-content-function-call.sse",
@@ -171,20 +208,25 @@ def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
 
 
 def _serve(path: str) -> FakeLLMServer:
-    hand = {HAND_CITED: CITED, HAND_ADJACENT: ADJACENT}
+    hand = {HAND_CITED: CITED, HAND_ADJACENT: ADJACENT, HAND_FAILED_COMPACTION: FAILED_COMPACTION}
     body = hand[path] if path in hand else (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     return FakeLLMServer(Scenario(steps=tuple(Raw(piece) for piece in pieces)))
 
 
-@pytest.mark.parametrize("path", ANTHROPIC)
-def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
+def _anthropic_turns(path: str, *, beta: bool = False) -> tuple[Any, Any]:
+    """The assistant turn the anthropic SDK sends back for the served answer, and rxstream's.
+
+    `beta`: the SDK's beta client reads and sends the answer (compaction blocks are the
+    context management beta's; the released client's types do not have them).
+    """
     anthropic = pytest.importorskip("anthropic")
     with _serve(path) as server:
         client = anthropic.Anthropic(
             api_key=KEY, base_url=f"http://127.0.0.1:{server.port}", max_retries=0
         )
-        with client.messages.stream(
+        messages = client.beta.messages if beta else client.messages
+        with messages.stream(
             model="claude-sonnet-4-5",
             max_tokens=1024,
             messages=[{"role": "user", "content": ASK}],
@@ -194,7 +236,7 @@ def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
 
     def send(root: str) -> Any:
         again = anthropic.Anthropic(api_key=KEY, base_url=root, max_retries=0)
-        return again.messages.create(
+        return (again.beta.messages if beta else again.messages).create(
             model="claude-sonnet-4-5",
             max_tokens=1024,
             messages=[
@@ -213,7 +255,20 @@ def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
         api_key=KEY,
         base_url="http://127.0.0.1",
     )
-    assert json.loads(ours.content)["messages"][1] == theirs.json["messages"][1]
+    return json.loads(ours.content)["messages"][1], theirs.json["messages"][1]
+
+
+@pytest.mark.parametrize("path", ANTHROPIC)
+def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
+    ours, theirs = _anthropic_turns(path)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("path", COMPACTIONS)
+def test_anthropic_compaction_goes_back_as_the_beta_sdk_final_message(path: str) -> None:
+    ours, theirs = _anthropic_turns(path, beta=True)
+    assert ours == theirs
+    assert ours["content"][0]["type"] == "compaction"
 
 
 @pytest.mark.parametrize("path", RESPONSES)

@@ -24,9 +24,12 @@ What becomes what:
   "redacted_thinking", data=<data>)` at once (it comes whole); a
   `compaction` block (the provider's summary of the earlier turns) ->
   `ReasoningState(kind="compaction", data=<the summary>)` when it ends (its
-  `compaction_delta`s joined; the `encrypted_content` a delta carries is
-  kept in `raw`, the last one given). `raw` is the block to send back on the
-  next turn;
+  `compaction_delta`s joined: the API opens the block with null `content`
+  and `encrypted_content` and sends one delta carrying both; the
+  `encrypted_content` a delta carries is kept in `raw`, the last one given;
+  a block no summary came for, a compaction that failed, keeps `content`
+  null in `raw`, as the API takes it back). `raw` is the block to send back
+  on the next turn;
 - a client `tool_use` block -> `ToolCallDelta`s: the first with the block's
   `id` (the id the client answers with) and `name`, `index` = the order of
   `tool_use` blocks (not the content-block index), then the `input_json_delta`

@@ -622,7 +622,9 @@ class AnthropicDecoder(DialectDecoder):
             if not stopped:
                 return []  # cut short: not a summary to send back
             summary = "".join(block.parts)
-            raw = {**block.block, "content": summary}
+            # No summary came: a compaction that failed, whose `content` stays null (the
+            # API takes it back as a no-op, and refuses an empty string there).
+            raw = {**block.block, "content": summary or None}
             return [ReasoningState("compaction", summary, raw=raw)]
         if kind == _SERVER_TOOL:
             source = block.block

@@ -1981,13 +1981,14 @@ def test_render_usage_cache_writes_beyond_prompt_are_refused() -> None:
 
 
 def test_a_compaction_block_keeps_its_encrypted_content_through_render_and_decode() -> None:
-    # The API streams a compaction block opened empty, then one compaction_delta with the
-    # summary and its opaque `encrypted_content`, which goes back with the block.
+    # The API streams a compaction block opened with null content and encrypted_content,
+    # then one compaction_delta with the summary and its opaque `encrypted_content`, which
+    # goes back with the block (the anthropic SDK's compaction fixture has this shape).
     summary = "Earlier: the user asked about tides."
     block = {"type": "compaction", "content": summary, "encrypted_content": "EncCmp=="}
     frames = [
         MESSAGE_START,
-        start(0, type="compaction", content=None),
+        start(0, type="compaction", content=None, encrypted_content=None),
         delta(0, type="compaction_delta", content=summary, encrypted_content="EncCmp=="),
         stop(0),
         MESSAGE_STOP,
@@ -1996,8 +1997,8 @@ def test_a_compaction_block_keeps_its_encrypted_content_through_render_and_decod
     assert (state.kind, state.data, state.raw) == ("compaction", summary, block)
     rendered = payloads(render([state], pings=False))
     assert rendered[1:4] == [
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction",
-                                                                       "content": None}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "compaction", "content": None, "encrypted_content": None}},
         {"type": "content_block_delta", "index": 0, "delta": {
             "type": "compaction_delta", "content": summary, "encrypted_content": "EncCmp=="}},
         {"type": "content_block_stop", "index": 0},
@@ -2145,3 +2146,26 @@ def test_text_before_a_cited_block_is_closed_where_that_block_starts() -> None:
         {"type": "text", "text": "Claim.", "citations": [cite]},
     ]
     assert message_of([wire_bytes(again)]).blocks == message_of([wire_bytes(frames)]).blocks
+
+
+def test_a_compaction_that_failed_keeps_its_content_null_through_render_and_decode() -> None:
+    # No summary came (the SDK's types: null content is a failed compaction, which the API
+    # takes back as a no-op and refuses as ""): `raw` keeps `content` null.
+    frames = [
+        MESSAGE_START,
+        start(0, type="compaction", content=None, encrypted_content=None),
+        delta(0, type="compaction_delta", content=None, encrypted_content="EncCmp=="),
+        stop(0),
+        MESSAGE_STOP,
+    ]
+    block = {"type": "compaction", "content": None, "encrypted_content": "EncCmp=="}
+    (state,) = [d for d in run_all(frames) if isinstance(d, ReasoningState)]
+    assert (state.kind, state.data, state.raw) == ("compaction", "", block)
+    rendered = payloads(render([state], pings=False))
+    assert rendered[2]["delta"] == {
+        "type": "compaction_delta",
+        "content": None,
+        "encrypted_content": "EncCmp==",
+    }
+    (again,) = [d for d in run_all(render([state])) if isinstance(d, ReasoningState)]
+    assert again.raw == block
