@@ -190,6 +190,64 @@ RESPONSES = [
 ]
 
 
+def _response(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1765000000,
+        "status": status,
+        "model": "gpt-5",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None
+        if status != "completed"
+        else {
+            "input_tokens": 9,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 8,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 17,
+        },
+    }
+
+
+def _message_item(oi: int, *parts: str) -> list[dict[str, Any]]:
+    """A message item's events in the API's order, with more than one part when given."""
+    item_id = f"msg_{oi}"
+    whole = [{"type": "output_text", "text": p, "annotations": []} for p in parts]
+    item = {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_item.added", "output_index": oi, "item": {**item, "content": []}}
+    ]
+    for ci, part in enumerate(whole):
+        at = {"item_id": item_id, "output_index": oi, "content_index": ci}
+        events += [
+            {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
+            {"type": "response.output_text.delta", **at, "delta": part["text"]},
+            {"type": "response.output_text.done", **at, "text": part["text"]},
+            {"type": "response.content_part.done", **at, "part": part},
+        ]
+    done = {**item, "status": "completed", "content": whole}
+    return [*events, {"type": "response.output_item.done", "output_index": oi, "item": done}]
+
+
+# Written by hand in the API's wire shape: two message items one after the other (the
+# first with two output_text parts); the SDK's final output keeps both items.
+HAND_TWO_MESSAGES = "hand-written: two message items"
+TWO_MESSAGES = _sse(
+    {"type": "response.created", "response": _response("in_progress", [])},
+    *(first := _message_item(0, "Paris is the capital. ", "It is in France.")),
+    *(second := _message_item(1, "Anything else?")),
+    {
+        "type": "response.completed",
+        "response": _response("completed", [first[-1]["item"], second[-1]["item"]]),
+    },
+)
+RESPONSES.append(HAND_TWO_MESSAGES)
+
+
 def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
     """The answer the server gives, read by `rs.chat` (the server repeats its last scenario)."""
     out: list[Message] = []
@@ -208,7 +266,12 @@ def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
 
 
 def _serve(path: str) -> FakeLLMServer:
-    hand = {HAND_CITED: CITED, HAND_ADJACENT: ADJACENT, HAND_FAILED_COMPACTION: FAILED_COMPACTION}
+    hand = {
+        HAND_CITED: CITED,
+        HAND_ADJACENT: ADJACENT,
+        HAND_FAILED_COMPACTION: FAILED_COMPACTION,
+        HAND_TWO_MESSAGES: TWO_MESSAGES,
+    }
     body = hand[path] if path in hand else (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     return FakeLLMServer(Scenario(steps=tuple(Raw(piece) for piece in pieces)))

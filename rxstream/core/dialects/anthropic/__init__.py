@@ -17,7 +17,10 @@ before the final brace (the JSON decoder does not mind).
 What becomes what:
 
 - `text_delta` -> `TextDelta`; `thinking_delta` -> `ReasoningDelta` (text
-  of several blocks is concatenated in wire order with nothing added);
+  of several blocks is concatenated in wire order with nothing added); a
+  text block that starts right after a text block with text and no
+  `citations` list -> `TextBlockStart(raw=<its start>)` before its text, so
+  the two stay two blocks, as the anthropic SDK's final message keeps them;
 - a `thinking` block -> `ReasoningState(kind="thinking", data=<signature>,
   text=<the block's thinking>)` when it ends (its `signature_delta`s
   joined); a `redacted_thinking` block -> `ReasoningState(kind=
