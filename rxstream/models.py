@@ -64,6 +64,7 @@ __all__ = [
     "StepStart",
     "StreamEntry",
     "TextBlock",
+    "TextBlockStart",
     "TextDelta",
     "TokenCount",
     "Tool",
@@ -178,6 +179,7 @@ class DeltaType(StrEnum):
     USAGE = "usage"
     CITATION = "citation"
     EMPTY_CITATIONS = "empty_citations"
+    TEXT_BLOCK_START = "text_block_start"
     SERVER_TOOL_CALL = "server_tool_call"
     SERVER_TOOL_RESULT = "server_tool_result"
     REASONING_STATE = "reasoning_state"
@@ -465,6 +467,37 @@ class EmptyCitations:
 
 
 @dataclass(frozen=True, slots=True)
+class TextBlockStart:
+    """The text that follows starts a text block of its own: it does not join the text before it.
+
+    Adjacent `TextDelta`s are one run of text; a provider that sends two text
+    blocks one after the other (two Anthropic `text` content blocks, two
+    Bedrock text content blocks, two Responses `message` items) means two. A
+    decoder gives this delta where such a block starts right after a text
+    block whose text would otherwise run into it (only there: a block after
+    a tool call, reasoning, or a cited block is apart already). It carries
+    no text: a consumer of the text alone (a UI, `count_tokens`) sees the
+    same characters. `accumulate_message` starts a new `TextBlock` at it, so
+    the turn goes back block by block as the provider's SDK sends it;
+    renderers close the open text block (part, item) at it.
+
+    Attributes:
+        choice: the choice it belongs to.
+        raw: the block's start as the provider sent it, when it sent one.
+
+    >>> TextBlockStart().type
+    <DeltaType.TEXT_BLOCK_START: 'text_block_start'>
+    """
+
+    choice: int = 0
+    raw: JSONObject | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> DeltaType:
+        return DeltaType.TEXT_BLOCK_START
+
+
+@dataclass(frozen=True, slots=True)
 class ServerToolCall:
     """A tool the provider ran on its own side (never the client's to answer).
 
@@ -623,6 +656,7 @@ Delta: TypeAlias = (
     | Usage
     | Citation
     | EmptyCitations
+    | TextBlockStart
     | ServerToolCall
     | ServerToolResult
     | ReasoningState
@@ -644,6 +678,7 @@ DELTA_CLASSES = (
     Usage,
     Citation,
     EmptyCitations,
+    TextBlockStart,
     ServerToolCall,
     ServerToolResult,
     ReasoningState,

@@ -199,6 +199,7 @@ def test_delta_types_are_lower_case_names() -> None:
         rs.Usage(1, 2, 3),
         rs.Citation("url_citation"),
         rs.EmptyCitations(0, 5),
+        rs.TextBlockStart(),
         rs.ServerToolCall(None, "web_search"),
         rs.ServerToolResult(None, "web_search"),
         rs.ReasoningState("thinking"),

@@ -58,6 +58,7 @@ from ..models import (
     ServerToolCall,
     ServerToolResult,
     TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -218,7 +219,9 @@ def replay(message: Message) -> list[Delta]:
 
     A text block of its own with a citations list (Anthropic's) is followed
     by its citations (or an `EmptyCitations` when the list is empty), so it
-    stays a block of its own; the other citations come after the blocks.
+    stays a block of its own; a text block right after one without such a
+    list starts with a `TextBlockStart`, so the two stay apart; the other
+    citations come after the blocks.
 
     What a consumer is sent after a `Reset` to be shown the trimmed partial
     again (when the partial it saw held a call cut in its arguments, which no
@@ -233,10 +236,14 @@ def replay(message: Message) -> list[Delta]:
     blocks = message.blocks or _blocks_of(message)
     rest = list(message.citations)  # those no text block carries: after the blocks
     chars = 0
+    after_text = False  # the block before was text that the next text would run into
     for block in blocks:
         match block:
             case TextBlock(text=text, citations=cited):
                 start, chars = chars, chars + len(text)
+                if after_text:
+                    out.append(TextBlockStart(n))
+                after_text = cited is None and bool(text)
                 if text:
                     out.append(TextDelta(text, n))
                 if cited:  # a block of its own: its citations right after it, as they came
@@ -247,13 +254,16 @@ def replay(message: Message) -> list[Delta]:
                 elif cited is not None and text:
                     out.append(EmptyCitations(start, chars, n))
             case ReasoningBlock(text=text, state=state):
+                after_text = False
                 if text:
                     out.append(ReasoningDelta(text, n))
                 if state is not None:
                     out.append(state)
             case ToolCall():
+                after_text = False
                 out.append(ToolCallDelta(block.index, block.arguments, block.id, block.name, n))
             case ServerToolCall() | ServerToolResult() | ReasoningState():
+                after_text = False
                 out.append(block)
     if message.refusal:
         out.append(RefusalDelta(message.refusal, n))

@@ -25,7 +25,9 @@ Invariants:
   that span off as a text block of its own carrying it (and the citations
   of the same span that follow it), so the text after it starts a new one;
   an `EmptyCitations` splits its span off the same way, a block whose
-  `citations` is `()` (other text blocks have None);
+  `citations` is `()` (other text blocks have None); a `TextBlockStart`
+  ends the open text run, so the text after it is a block of its own (the
+  text itself is unchanged: `content` joins both);
 - `usage` is the stream's last `Usage`, shared by every choice;
 - a `Reset` drops everything before it (every choice, their tool calls, the
   usage): the messages are the new answer's alone (the choices and roles a
@@ -68,6 +70,7 @@ from ..models import (
     ServerToolResult,
     StreamEntry,
     TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -533,6 +536,10 @@ class MessageAccumulator(MachineBase):
                     state.cite_block(delta.start, delta.end, delta)
             case EmptyCitations(start=start, end=end):
                 self._choice(delta.choice).cite_block(start, end, None)
+            case TextBlockStart():
+                state = self._choice(delta.choice)
+                if state.open_kind is _TEXT:
+                    state.open_kind = None  # the next text piece starts a run of its own
             case ServerToolCall() | ServerToolResult():
                 state = self._choice(delta.choice)
                 state.server_tools.append(delta)

@@ -30,6 +30,7 @@ from rxstream.models import (
     ServerToolCall,
     ServerToolResult,
     TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -281,9 +282,11 @@ def test_replay_keeps_the_text_blocks_that_came_with_a_citations_list() -> None:
     loose = Citation("url_citation", "https://x")
     deltas: list[Delta] = [
         TextDelta("So "),
+        TextBlockStart(),  # as the decoder marks a block that starts after plain text
         TextDelta("sky"),
         cited,
         TextDelta(" and "),
+        TextBlockStart(),
         TextDelta("rain"),
         EmptyCitations(11, 15),
         loose,
@@ -293,6 +296,27 @@ def test_replay_keeps_the_text_blocks_that_came_with_a_citations_list() -> None:
     assert [b.citations for b in message.blocks] == [None, (cited,), None, ()]
     assert replay(message) == deltas
     assert _closed(replay(message)) == message
+
+
+def test_replay_keeps_adjacent_text_blocks_apart() -> None:
+    # Two Anthropic text blocks side by side, then a call, then text again.
+    call = ToolCall(0, "toolu_1", "f", "{}")
+    message = Message(
+        content="Hello. World.!",
+        tool_calls=(call,),
+        finish_reason="tool_calls",
+        blocks=(TextBlock("Hello. "), TextBlock("World."), call, TextBlock("!")),
+    )
+    deltas = replay(message)
+    assert deltas == [
+        TextDelta("Hello. "),
+        TextBlockStart(),
+        TextDelta("World."),
+        ToolCallDelta(0, "{}", "toolu_1", "f"),
+        TextDelta("!"),
+        Finish("tool_calls"),
+    ]
+    assert _closed(deltas).blocks == message.blocks
 
 
 # ------------------------------------------------------------------ the overlap

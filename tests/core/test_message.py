@@ -19,6 +19,7 @@ from rxstream.models import (
     ReasoningState,
     RefusalDelta,
     TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -299,6 +300,32 @@ SIGNED_2 = ReasoningState("thinking", data="sig-2", text="then")
                 TextBlock(" Sky", ()),
             ],
             id="an-empty-citations-list-keeps-its-block-apart",
+        ),
+        pytest.param(
+            # Two text blocks side by side (Anthropic, Bedrock, Responses items): apart,
+            # the text unchanged; a start where no text is open changes nothing.
+            [
+                TextBlockStart(),
+                TextDelta("Hel"),
+                TextDelta("lo. "),
+                TextBlockStart(),
+                TextDelta("World."),
+                TextBlockStart(),
+                TextBlockStart(),
+                TextDelta("!"),
+                ReasoningDelta("r"),
+                TextBlockStart(),
+                TextDelta("?"),
+                Finish("stop"),
+            ],
+            [
+                TextBlock("Hello. "),
+                TextBlock("World."),
+                TextBlock("!"),
+                ReasoningBlock("r"),
+                TextBlock("?"),
+            ],
+            id="a-text-block-start-keeps-adjacent-text-blocks-apart",
         ),
         pytest.param(
             # No text open, or not the tail: nothing splits.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import reactivex.operators as ops
 from reactivex.testing import TestScheduler
 
 import rxstream as rs
-from rxstream.models import Message, TextDelta, Usage
+from rxstream.models import Message, MessageBlock, TextBlock, TextDelta, Usage
 from rxstream.testing.marbles import StreamMarbles, finish, text
 from tests.support.operators import chunk, error_of, on_completed, on_error, on_next, subscribe
 
@@ -64,3 +65,20 @@ def test_dispose_before_completion_gives_nothing() -> None:
     results = scheduler.start(lambda: source.pipe(rs.accumulate_message()), disposed=300)
     assert results.messages == []
     assert source.subscriptions == [subscribe(200, 300)]
+
+
+def _content_and_blocks(message: Message) -> tuple[str, tuple[MessageBlock, ...]]:
+    return message.content, message.blocks
+
+
+def test_marbles_a_text_block_start_keeps_two_text_blocks_apart() -> None:
+    # Two Anthropic text blocks side by side: one text, two blocks, each as it came.
+    m = StreamMarbles()
+    source = m.deltas(
+        "-a-s-b-f-|",
+        {"a": text("Hello. "), "s": rs.TextBlockStart(), "b": text("World."), "f": finish("stop")},
+    )
+    blocks = (TextBlock("Hello. "), TextBlock("World."))
+    seen = source.pipe(rs.accumulate_message(), ops.map(_content_and_blocks))
+    assert m.start(seen) == m.expected("---------(m,|)", {"m": ("Hello. World.", blocks)})
+    assert source.subscriptions == [m.subscription("^--------!")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import reactivex
 from reactivex import GroupedObservable
 from reactivex.testing import TestScheduler
 
@@ -136,3 +137,19 @@ def test_disposing_outer_and_groups_ends_the_upstream_window() -> None:
     assert events[DeltaType.TEXT] == [(210, TextDelta("a"))]
     assert outer == []
     assert source.subscriptions == [subscribe(200, 300)]
+
+
+def test_a_text_block_start_has_a_group_of_its_own_and_the_text_group_is_unchanged() -> None:
+    # A consumer of the text sees the same pieces whether or not blocks are marked.
+    marked: list[Delta] = [TextDelta("a"), rs.TextBlockStart(), TextDelta("b"), Finish("stop")]
+    groups: dict[DeltaType, list[Any]] = {}
+
+    def keep(group: GroupedObservable[DeltaType, Delta]) -> None:
+        group.subscribe(groups.setdefault(group.key, []).append)
+
+    reactivex.from_iterable(marked).pipe(rs.split_by_delta_type()).subscribe(keep)
+    assert groups == {
+        DeltaType.TEXT: [TextDelta("a"), TextDelta("b")],
+        DeltaType.TEXT_BLOCK_START: [rs.TextBlockStart()],
+        DeltaType.FINISH: [Finish("stop")],
+    }

@@ -295,3 +295,13 @@ def test_a_wrong_item_is_reported_alike_with_and_without_the_fast_paths(
     [error] = errors
     assert says in str(error)
     assert isinstance(error, TypeError if isinstance(item, str) else rs.MalformedChunkError)
+
+
+def test_a_text_block_start_adds_nothing_to_the_count() -> None:
+    plain: list[Delta] = [TextDelta("Hello. "), TextDelta("World.")]
+    marked: list[Delta] = [TextDelta("Hello. "), rs.TextBlockStart(), TextDelta("World.")]
+    counts = [
+        reactivex.from_iterable(deltas).pipe(rs.count_tokens()).run() for deltas in (plain, marked)
+    ]
+    assert counts[0] == counts[1]
+    assert counts[1].final

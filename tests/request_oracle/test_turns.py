@@ -105,12 +105,147 @@ CITED = _sse(
 )
 ANTHROPIC.append(HAND_CITED)
 
+# Written by hand in the API's wire shape: text blocks side by side, none with `citations`
+# (the SDK's final message keeps each), around a tool call.
+HAND_ADJACENT = "hand-written: adjacent text blocks"
+ADJACENT = _sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    },
+    *_text(0, "Let me ", "check. "),
+    *_text(1, "One moment."),
+    {
+        "type": "content_block_start",
+        "index": 2,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": '{"q": 1}'},
+    },
+    {"type": "content_block_stop", "index": 2},
+    *_text(3, "Then "),
+    *_text(4, "more."),
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+        "usage": {"output_tokens": 20},
+    },
+    {"type": "message_stop"},
+)
+ANTHROPIC.append(HAND_ADJACENT)
+
+# Compaction, in the shape the anthropic SDK's own fixture streams it: the written
+# recording, and a compaction that failed (no summary: `content` stays null).
+HAND_FAILED_COMPACTION = "hand-written: a compaction that failed"
+FAILED_COMPACTION = _sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_3",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    },
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "compaction", "content": None, "encrypted_content": None},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "compaction_delta", "content": None, "encrypted_content": "EqNone=="},
+    },
+    {"type": "content_block_stop", "index": 0},
+    *_text(1, "Go on with what?"),
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 6},
+    },
+    {"type": "message_stop"},
+)
+COMPACTIONS = ["anthropic/compaction-written.sse", HAND_FAILED_COMPACTION]
+
 RESPONSES = [
     "openai-responses/function-call-args.sse",
     "openai-responses/reasoning-encrypted-content-function-call.sse",
     "openai-responses/reasoning-summary-and-text.sse",
     "openai-responses/text.sse",
 ]
+
+
+def _response(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1765000000,
+        "status": status,
+        "model": "gpt-5",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None
+        if status != "completed"
+        else {
+            "input_tokens": 9,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 8,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 17,
+        },
+    }
+
+
+def _message_item(oi: int, *parts: str) -> list[dict[str, Any]]:
+    """A message item's events in the API's order, with more than one part when given."""
+    item_id = f"msg_{oi}"
+    whole = [{"type": "output_text", "text": p, "annotations": []} for p in parts]
+    item = {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_item.added", "output_index": oi, "item": {**item, "content": []}}
+    ]
+    for ci, part in enumerate(whole):
+        at = {"item_id": item_id, "output_index": oi, "content_index": ci}
+        events += [
+            {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
+            {"type": "response.output_text.delta", **at, "delta": part["text"]},
+            {"type": "response.output_text.done", **at, "text": part["text"]},
+            {"type": "response.content_part.done", **at, "part": part},
+        ]
+    done = {**item, "status": "completed", "content": whole}
+    return [*events, {"type": "response.output_item.done", "output_index": oi, "item": done}]
+
+
+# Written by hand in the API's wire shape: two message items one after the other (the
+# first with two output_text parts); the SDK's final output keeps both items.
+HAND_TWO_MESSAGES = "hand-written: two message items"
+TWO_MESSAGES = _sse(
+    {"type": "response.created", "response": _response("in_progress", [])},
+    *(first := _message_item(0, "Paris is the capital. ", "It is in France.")),
+    *(second := _message_item(1, "Anything else?")),
+    {
+        "type": "response.completed",
+        "response": _response("completed", [first[-1]["item"], second[-1]["item"]]),
+    },
+)
+RESPONSES.append(HAND_TWO_MESSAGES)
 
 
 def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
@@ -131,19 +266,30 @@ def _chat(server: FakeLLMServer, dialect: str, base_url: str) -> Message:
 
 
 def _serve(path: str) -> FakeLLMServer:
-    body = CITED if path == HAND_CITED else (DATA / path).read_bytes()
+    hand = {
+        HAND_CITED: CITED,
+        HAND_ADJACENT: ADJACENT,
+        HAND_FAILED_COMPACTION: FAILED_COMPACTION,
+        HAND_TWO_MESSAGES: TWO_MESSAGES,
+    }
+    body = hand[path] if path in hand else (DATA / path).read_bytes()
     pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     return FakeLLMServer(Scenario(steps=tuple(Raw(piece) for piece in pieces)))
 
 
-@pytest.mark.parametrize("path", ANTHROPIC)
-def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
+def _anthropic_turns(path: str, *, beta: bool = False) -> tuple[Any, Any]:
+    """The assistant turn the anthropic SDK sends back for the served answer, and rxstream's.
+
+    `beta`: the SDK's beta client reads and sends the answer (compaction blocks are the
+    context management beta's; the released client's types do not have them).
+    """
     anthropic = pytest.importorskip("anthropic")
     with _serve(path) as server:
         client = anthropic.Anthropic(
             api_key=KEY, base_url=f"http://127.0.0.1:{server.port}", max_retries=0
         )
-        with client.messages.stream(
+        messages = client.beta.messages if beta else client.messages
+        with messages.stream(
             model="claude-sonnet-4-5",
             max_tokens=1024,
             messages=[{"role": "user", "content": ASK}],
@@ -153,7 +299,7 @@ def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
 
     def send(root: str) -> Any:
         again = anthropic.Anthropic(api_key=KEY, base_url=root, max_retries=0)
-        return again.messages.create(
+        return (again.beta.messages if beta else again.messages).create(
             model="claude-sonnet-4-5",
             max_tokens=1024,
             messages=[
@@ -172,7 +318,20 @@ def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
         api_key=KEY,
         base_url="http://127.0.0.1",
     )
-    assert json.loads(ours.content)["messages"][1] == theirs.json["messages"][1]
+    return json.loads(ours.content)["messages"][1], theirs.json["messages"][1]
+
+
+@pytest.mark.parametrize("path", ANTHROPIC)
+def test_anthropic_turn_goes_back_as_the_sdk_final_message(path: str) -> None:
+    ours, theirs = _anthropic_turns(path)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("path", COMPACTIONS)
+def test_anthropic_compaction_goes_back_as_the_beta_sdk_final_message(path: str) -> None:
+    ours, theirs = _anthropic_turns(path, beta=True)
+    assert ours == theirs
+    assert ours["content"][0]["type"] == "compaction"
 
 
 @pytest.mark.parametrize("path", RESPONSES)

@@ -60,6 +60,7 @@ deltas = st.one_of(
     usage,
     citations,
     st.builds(rs.EmptyCitations, small, small, small, st.none() | json_objects),
+    st.builds(rs.TextBlockStart, small, st.none() | json_objects),
     server_tools,
     states,
     st.builds(rs.Metadata, json_objects, small),

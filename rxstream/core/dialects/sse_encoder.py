@@ -36,8 +36,8 @@ one line::
     data: {"type":"text","text":"Hel","choice":0}
 
 The item types are those of `rxstream.core.wire`: `text`, `reasoning`, `refusal`,
-`tool_call`, `finish`, `usage`, `citation`, `empty_citations`, `server_tool_call`,
-`server_tool_result`, `reasoning_state`, `metadata`, `reset` (deltas), `frame`,
+`tool_call`, `finish`, `usage`, `citation`, `empty_citations`, `text_block_start`,
+`server_tool_call`, `server_tool_result`, `reasoning_state`, `metadata`, `reset` (deltas), `frame`,
 `chunk`, `eventstream_message`, `call` (a complete `ToolCall`), `message`,
 `token_count`. A stream ends with exactly one of two events::
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import rxstream as rs
+from rxstream.core.continuation import replay
 from rxstream.serve import sse_response
 from rxstream.testing.redis_server import RedisServer
 from tests.support.codec_strategies import every_field
@@ -108,11 +109,16 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
     cited = (_cite("https://a/1"), _cite("https://b/2"))
     deltas: list[rs.Delta] = [
         rs.TextDelta("It says: "),
+        rs.TextBlockStart(),  # a block starts right after plain text (the decoder marks it)
         rs.TextDelta("sky is blue"),
         *cited,
         rs.TextDelta("."),
+        rs.TextBlockStart(),
         rs.TextDelta(" Rain"),
         rs.EmptyCitations(21, 26),  # a block whose citations list came empty
+        rs.TextDelta(" Also."),
+        rs.TextBlockStart(),  # two plain blocks side by side
+        rs.TextDelta(" Done."),
         rs.Finish("stop"),
     ]
     step = [
@@ -122,7 +128,12 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
     ]
     message = reactivex.from_iterable(deltas).pipe(rs.accumulate_message()).run()
     assert message.blocks[1] == rs.TextBlock("sky is blue", cited)
-    assert message.blocks[2:] == (rs.TextBlock("."), rs.TextBlock(" Rain", ()))
+    assert message.blocks[2:] == (
+        rs.TextBlock("."),
+        rs.TextBlock(" Rain", ()),
+        rs.TextBlock(" Also."),
+        rs.TextBlock(" Done."),
+    )
     items = [*step, rs.RunEnd(({"role": "user", "content": "Sky?"}, message), None, 1)]
     r = client(redis_server)
     produce(r, "run:cited", items)
@@ -133,4 +144,9 @@ def test_a_run_keeps_its_cited_text_blocks_through_redis(redis_server: RedisServ
     assert isinstance(end, rs.RunEnd)
     assert end.messages[1].blocks == message.blocks
     assert [c.raw for c in end.messages[1].blocks[1].citations] == [c.raw for c in cited]
-    assert [b.citations for b in end.messages[1].blocks] == [None, cited, None, ()]
+    assert [b.citations for b in end.messages[1].blocks] == [None, cited, None, (), None, None]
+    # The run's Message sent again as deltas (replay): the same blocks.
+    turn = end.messages[1]
+    assert isinstance(turn, rs.Message)
+    again = reactivex.from_iterable(replay(turn)).pipe(rs.accumulate_message()).run()
+    assert again.blocks == message.blocks

@@ -11,6 +11,7 @@ from rxstream.models import (
     Message,
     ServerToolCall,
     ServerToolResult,
+    TextBlock,
     ToolCall,
     Usage,
 )
@@ -200,7 +201,34 @@ def check_web_search(m: Message) -> None:
     assert m.usage.raw["server_tool_use"] == {"web_search_requests": 2}
 
 
+COMPACTION_SUMMARY = (
+    "The user asked for the tide times at Brest on 3 May; the assistant gave the two high "
+    "tides and offered the low tides too."
+)
+COMPACTION_SEALED = (
+    "EqQBCkgIDxACGAIqQHJ4c3RyZWFtIHdyaXR0ZW4gY29tcGFjdGlvbiBmaXh0dXJlEgxzZWFsZWQtYnlvdGVz"
+)
+
+
+def check_compaction(m: Message) -> None:
+    # Written by hand in the shape the anthropic SDK's own compaction fixture has: the block
+    # opens with null content and encrypted_content, one compaction_delta brings both.
+    (state,) = m.reasoning_state
+    assert (state.kind, state.data) == ("compaction", COMPACTION_SUMMARY)
+    assert state.raw == {
+        "type": "compaction",
+        "content": COMPACTION_SUMMARY,
+        "encrypted_content": COMPACTION_SEALED,
+    }
+    assert m.content == "The low tides at Brest on 3 May are at 04:12 and 16:37."
+    assert m.blocks == (state, TextBlock(m.content))
+    assert (m.finish_reason, m.finish_raw) == ("stop", "end_turn")
+    assert m.usage == Usage(52, 41, 93, raw={"input_tokens": 52, "output_tokens": 41})
+    assert m.metadata == {"id": "msg_01RxWrittenCompaction0001", "model": "claude-sonnet-4-6"}
+
+
 RECORDINGS = {
+    "compaction-written.sse": check_compaction,
     "text-minimal-padded.sse": check_text_minimal,
     "thinking-signature-padded.sse": check_thinking,
     "redacted-thinking.sse": check_redacted,

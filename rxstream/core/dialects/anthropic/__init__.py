@@ -17,16 +17,22 @@ before the final brace (the JSON decoder does not mind).
 What becomes what:
 
 - `text_delta` -> `TextDelta`; `thinking_delta` -> `ReasoningDelta` (text
-  of several blocks is concatenated in wire order with nothing added);
+  of several blocks is concatenated in wire order with nothing added); a
+  text block that starts right after a text block with text and no
+  `citations` list -> `TextBlockStart(raw=<its start>)` before its text, so
+  the two stay two blocks, as the anthropic SDK's final message keeps them;
 - a `thinking` block -> `ReasoningState(kind="thinking", data=<signature>,
   text=<the block's thinking>)` when it ends (its `signature_delta`s
   joined); a `redacted_thinking` block -> `ReasoningState(kind=
   "redacted_thinking", data=<data>)` at once (it comes whole); a
   `compaction` block (the provider's summary of the earlier turns) ->
   `ReasoningState(kind="compaction", data=<the summary>)` when it ends (its
-  `compaction_delta`s joined; the `encrypted_content` a delta carries is
-  kept in `raw`, the last one given). `raw` is the block to send back on the
-  next turn;
+  `compaction_delta`s joined: the API opens the block with null `content`
+  and `encrypted_content` and sends one delta carrying both; the
+  `encrypted_content` a delta carries is kept in `raw`, the last one given;
+  a block no summary came for, a compaction that failed, keeps `content`
+  null in `raw`, as the API takes it back). `raw` is the block to send back
+  on the next turn;
 - a client `tool_use` block -> `ToolCallDelta`s: the first with the block's
   `id` (the id the client answers with) and `name`, `index` = the order of
   `tool_use` blocks (not the content-block index), then the `input_json_delta`

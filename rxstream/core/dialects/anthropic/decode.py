@@ -24,6 +24,7 @@ from ....models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
 )
@@ -136,6 +137,9 @@ class AnthropicDecoder(DialectDecoder):
         self._around: tuple[str, str] | None = None
         self._budget = Budget()  # not before a few text deltas (a short stream learns none)
         self._chars = 0  # characters of answer text so far (citation spans)
+        # The last block to end was a text block with text and no citations list, and no
+        # block started since: a text block starting now would run into its text.
+        self._after_text = False
         self._tools = 0
         self._usage: JSONObject = {}
         self._usage_sent = False
@@ -460,9 +464,12 @@ class AnthropicDecoder(DialectDecoder):
     def _open(self, index: int, kind: str, block: JSONObject, payload: JSONObject) -> list[Delta]:
         """Open content block `index` (its fields are checked before any state changes)."""
         out: list[Delta] = []
+        after_text, self._after_text = self._after_text, False
         if kind == "text":
             text = opt_str(block, "text", "content_block") or ""
             citations = _citations(block)
+            if after_text:  # a block of its own, not the end of the one before
+                out.append(TextBlockStart(raw=block))
             state = _Block(_TEXT, block)
             state.citations = citations
             state.start = self._chars
@@ -593,6 +600,7 @@ class AnthropicDecoder(DialectDecoder):
         kind = block.kind
         if kind == _TEXT:
             start, end = block.start, self._chars
+            self._after_text = end > start and "citations" not in block.block
             if block.citations:
                 return [_citation(c, start, end) for c in block.citations]
             if "citations" in block.block and end > start:
@@ -614,7 +622,9 @@ class AnthropicDecoder(DialectDecoder):
             if not stopped:
                 return []  # cut short: not a summary to send back
             summary = "".join(block.parts)
-            raw = {**block.block, "content": summary}
+            # No summary came: a compaction that failed, whose `content` stays null (the
+            # API takes it back as a no-op, and refuses an empty string there).
+            raw = {**block.block, "content": summary or None}
             return [ReasoningState("compaction", summary, raw=raw)]
         if kind == _SERVER_TOOL:
             source = block.block

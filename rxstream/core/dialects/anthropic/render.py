@@ -23,6 +23,7 @@ from ....models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -118,12 +119,16 @@ class AnthropicRenderer:
     - a `Citation` is sent in the open text block (one is opened when none is)
       and closes it, so it decodes with that block's span as `start`/`end`;
       an `EmptyCitations` closes the open text block too, but its start went
-      out already without `citations`, so it reads back as plain text (joined
-      with the text next to it);
+      out already without `citations`, so it reads back as a plain text block
+      of its own (`TextBlock.citations` None, not `()`);
+    - a `TextBlockStart` closes the open text block: the text after it goes
+      in a block of its own (so text before a cited block, which the
+      decoders mark so, stays out of that block);
     - a `ReasoningState` of kind `"thinking"` signs the open thinking block (an
       empty one is opened when none is: its text is then not repeated);
       `"redacted_thinking"` is a block of its own; `"compaction"` a block
-      opened empty and filled by one `compaction_delta` (the summary, and the
+      opened with null `content` and `encrypted_content` and filled by one
+      `compaction_delta` (the summary, null when there is none, and the
       `encrypted_content` its `raw` holds), as the API streams it; other kinds (Gemini thought
       signatures, Responses reasoning items) have no Anthropic form and are left out;
     - a tool call without an id gets `toolu_<index>`, one without a name `""`;
@@ -226,6 +231,9 @@ class AnthropicRenderer:
                 self._reasoning_state(delta, out)
             case Citation() | EmptyCitations():
                 self._citation(delta, out)
+            case TextBlockStart():
+                if self._open in ("text", "cited"):
+                    self._close_block(out)  # the text that follows is a block of its own
             case ServerToolCall():
                 self._server_call(delta, out)
             case ServerToolResult():
@@ -337,8 +345,10 @@ class AnthropicRenderer:
         raw = state.raw or {}
         kept = {k: v for k, v in raw.items() if k not in ("content", "encrypted_content")}
         self._close_block(out)
-        self._open_block(out, "whole", {**kept, "type": "compaction", "content": None})
-        delta: JSONObject = {"content": state.data}
+        start = {**kept, "type": "compaction", "content": None, "encrypted_content": None}
+        self._open_block(out, "whole", start)
+        # A failed compaction (no summary) keeps its content null: the API refuses "".
+        delta: JSONObject = {"content": state.data or None}
         if raw.get("encrypted_content") is not None:
             delta["encrypted_content"] = raw["encrypted_content"]
         out.append(_frame(_block_delta(self._next - 1, "compaction_delta", **delta)))

@@ -10,6 +10,9 @@ carries a random-length `p` padding string, which is ignored)::
 
 - `contentBlockDelta.delta.text` is `TextDelta` (text blocks have no
   `contentBlockStart`, or one with an empty `start`, which gives nothing);
+  the first text after a text block with text and no citations ended (its
+  `contentBlockStop`), with no other block between, comes after a
+  `TextBlockStart`: two text content blocks stay two;
   `reasoningContent.text` is `ReasoningDelta`.
 - A `contentBlockStart` with `toolUse {toolUseId, name}` begins a client tool
   call: `ToolCallDelta` with `id` = `toolUseId` (the id the client answers

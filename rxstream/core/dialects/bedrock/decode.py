@@ -24,6 +24,7 @@ from ....models import (
     ReasoningState,
     ServerToolCall,
     ServerToolResult,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
 )
@@ -135,6 +136,10 @@ cache_write_tokens=None, estimated=False)
         # after another).
         self._chars = 0
         self._mark = 0
+        # A text block with text and no citations ended and no other block began since:
+        # the next text starts a block of its own (`TextBlockStart` before it). Text
+        # blocks have no contentBlockStart, so the mark waits for the first text delta.
+        self._after_text = False
         self._events: dict[str, Callable[[JSONObject, EventStreamMessage], list[Delta]]] = {
             "contentBlockDelta": self._block_delta,
             "contentBlockStart": self._block_start,
@@ -223,8 +228,16 @@ cache_write_tokens=None, estimated=False)
         return delta_events
 
     def _ready(self) -> bool:
-        """After the first answer, and before `messageStop` (see `DialectDecoder._ready`)."""
-        return self._gave_answer and not self._stopped
+        """After the first answer, before `messageStop`, and not while a text block's
+        start is to be marked (see `DialectDecoder._ready`)."""
+        return self._gave_answer and not self._stopped and not self._after_text
+
+    def _text_start(self) -> list[Delta]:
+        """`[TextBlockStart()]` where a text block ended just before this text, else `[]`."""
+        if not self._after_text:
+            return []
+        self._after_text = False
+        return [TextBlockStart()]
 
     def _plain_delta(self, payload: str, out: list[Delta]) -> bool:
         """A content delta's payload read on the standard library (False: `_decode` reads it).
@@ -373,6 +386,7 @@ cache_write_tokens=None, estimated=False)
             raise ShapeError("start", "an object", None)
         self._answered = True
         self._mark = self._chars
+        self._after_text = False
         use = opt_object(start, "toolUse", "start")
         if use is not None:
             call_id = opt_str(use, "toolUseId", "start.toolUse")
@@ -409,7 +423,7 @@ cache_write_tokens=None, estimated=False)
             if type(text) is not str:  # null too: a text delta without its text
                 raise ShapeError("delta.text", "a string", text)
             self._chars += len(text)
-            return [_text(text, 0)]
+            return [*self._text_start(), _text(text, 0)]
         use = delta.get("toolUse")
         if use is not None:
             return self._tool_input(index, use, item)
@@ -450,7 +464,7 @@ cache_write_tokens=None, estimated=False)
         if delta.text is not self._unset:
             self._answered = True
             self._chars += len(delta.text)
-            return [_text(delta.text, 0)]
+            return [*self._text_start(), _text(delta.text, 0)]
         use = delta.tool_use
         if use is not None:
             block = self._blocks.get(index)
@@ -470,6 +484,7 @@ cache_write_tokens=None, estimated=False)
         if block is not None and block.kind != "reasoning":
             return None
         self._answered = True
+        self._after_text = False
         if block is None:
             block = self._blocks[index] = _Block("reasoning")
         out: list[Delta] = []
@@ -511,6 +526,7 @@ cache_write_tokens=None, estimated=False)
             return self._malformed(
                 f"a reasoningContent delta in content block {index}, a {block.kind} block", item
             )
+        self._after_text = False
         out: list[Delta] = []
         text = opt_str(reasoning, "text", "delta.reasoningContent")
         if text is not None:
@@ -560,6 +576,9 @@ cache_write_tokens=None, estimated=False)
         index = _index(data)
         block = self._blocks.pop(index, None)
         out = [] if block is None else self._flush(block)
+        # A plain text block (no citations: no block record) that brought text; an empty
+        # one between two leaves the mark as it was.
+        self._after_text = block is None and (self._after_text or self._chars > self._mark)
         self._mark = self._chars
         return out
 

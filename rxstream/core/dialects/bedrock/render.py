@@ -21,6 +21,7 @@ from ....models import (
     RefusalDelta,
     ServerToolCall,
     ServerToolResult,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -69,8 +70,10 @@ class BedrockRenderer:
     it); a whole-block `Citation` (`Citation.whole_block`) goes in the open
     text block and closes it to more text, so it decodes with that block's
     span, and any other citation in a block of its own without text (text
-    before the span in the same open block goes with it: this format
-    separates blocks only by their index); each client tool call is a
+    before the span in the same open block goes with it, unless a
+    `TextBlockStart` marked where the cited block began: this format
+    separates blocks only by their index); a `TextBlockStart` closes the
+    open text block, so the text after it has an index of its own; each client tool call is a
     `toolUse` block, kept open until the finish so fragments of several
     calls may interleave; `Finish` is
     `messageStop`; the `Usage` (and `Metadata` such as `metrics`) goes into
@@ -168,6 +171,9 @@ class BedrockRenderer:
             self._tool_call(out, delta)
         elif isinstance(delta, Citation):
             self._citation(out, delta)
+        elif isinstance(delta, TextBlockStart):
+            if self._open is not None and self._open[0] in ("text", "cited"):
+                self._close_open(out)  # the text after it goes in a block of its own
         elif isinstance(delta, ServerToolCall):
             self._whole_block(
                 out,

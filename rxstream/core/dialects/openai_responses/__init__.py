@@ -12,7 +12,10 @@ Mapping (what each event becomes):
   `reasoning_summary_text.delta` and `reasoning_text.delta` ->
   `ReasoningDelta`: the text of every output item and content part in wire
   order, with nothing added between them. A delta's `logprobs` come as
-  `Metadata({"logprobs": [...]})` just before its text.
+  `Metadata({"logprobs": [...]})` just before its text. A `message` item
+  added right after a message item with text ended (no other item
+  between) -> `TextBlockStart(raw=<the item>)`: each message item is a
+  block of its own, as the openai SDK's final output keeps it.
 - `function_call` items -> `ToolCallDelta`: `id` is the item's `call_id`
   (what the client answers with; the `fc_...` item id only when a server
   sends no `call_id`), the name from `output_item.added`, the arguments from

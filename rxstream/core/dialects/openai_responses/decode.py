@@ -22,6 +22,7 @@ from ....models import (
     ReasoningState,
     RefusalDelta,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
 )
@@ -174,6 +175,10 @@ class ResponsesDecoder(DialectDecoder):
         self._typed: Any = typed("openai_responses")
         # function_call items' own ids (`fc_...`) by their call_id, sent back with the call.
         self._item_ids: dict[str, str] = {}
+        # The last item to end was a message with text, and no item began since: a message
+        # item beginning now would run into its text (`TextBlockStart`).
+        self._after_message = False
+        self._messages_begun: set[int] = set()  # message items whose output_item.added came
         # The last text delta read inline, as a `Template`: a later event made of
         # the same JSON but for its text (and the free fields) is read by its text.
         self._around: Template | None = None
@@ -546,6 +551,11 @@ class ResponsesDecoder(DialectDecoder):
         oi = _output_index(payload)
         item = _obj(payload, "item", "")
         kind = _item_type(item, "item")
+        after_message, self._after_message = self._after_message, False
+        if kind == "message":
+            self._messages_begun.add(oi)
+            # A message item of its own, not the end of the one before.
+            return [TextBlockStart(raw=item)] if after_message else []
         if kind in _CLIENT_CALLS and oi not in self._calls:
             return self._begin_call(oi, item, kind, "item")
         return []
@@ -559,8 +569,13 @@ class ResponsesDecoder(DialectDecoder):
     def _item_done(self, oi: int, item: JSONObject, path: str) -> list[Delta]:
         """A finished item: whatever of it no finer event delivered."""
         kind = _item_type(item, path)
+        after_message, self._after_message = self._after_message, False
         if kind == "message":
-            return self._message_rest(oi, item, path)
+            rest = self._message_rest(oi, item, path)
+            if after_message and oi not in self._messages_begun and _gives_text(rest):
+                rest.insert(0, TextBlockStart(raw=item))  # a whole item, never added
+            self._after_message = _has_text(item)
+            return rest
         if kind == "reasoning":
             # The state where the item is done: before the items after it, as the API
             # wants them back (a call's reasoning item goes before it).
@@ -739,3 +754,15 @@ def _typed_names(typed: Any) -> dict[type, str]:
         kind: kind.__struct_config__.tag
         for kind in (typed.Text, typed.Summary, typed.Reasoning, typed.Refusal, typed.Arguments)
     }
+
+
+def _gives_text(deltas: list[Delta]) -> bool:
+    return any(type(d) is TextDelta for d in deltas)
+
+
+def _has_text(item: JSONObject) -> bool:
+    """Whether a message item holds answer text (an `output_text` part with text)."""
+    parts = item.get("content")
+    return type(parts) is list and any(
+        type(p) is dict and p.get("type") == "output_text" and p.get("text") for p in parts
+    )

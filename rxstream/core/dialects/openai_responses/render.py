@@ -23,6 +23,7 @@ from ....models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -105,7 +106,9 @@ class ResponsesRenderer:
     state keeps its id until it is done, as readers require, and has the
     state's id in the final output), `Metadata` `logprobs` on the next text
     delta, `content_filters` on the final response, `items` as whole output
-    items and `events` / `partial_images` as events again.
+    items and `events` / `partial_images` as events again; a `TextBlockStart`
+    ends the open message item, so the text after it is a message item of its
+    own (and decodes as a block of its own).
 
     What it cannot express: choices other than 0 (dropped), a `Finish` of
     `"stop"` with client calls or of `"tool_calls"` without (the decoder
@@ -191,6 +194,8 @@ class ResponsesRenderer:
                 out += self._call(delta)
             case Citation():
                 out += self._citation(delta)
+            case TextBlockStart():
+                out += self._end_message()  # the text after it goes in a message item of its own
             case ServerToolCall():
                 out += self._server_call(delta)
             case ServerToolResult():
@@ -306,6 +311,14 @@ class ResponsesRenderer:
             self._open = None
             out += self._end_item(opened)
         return out
+
+    def _end_message(self) -> list[SSEFrame]:
+        """End the open message item, if one is open."""
+        opened = self._open
+        if opened is None or opened.kind != "message":
+            return []
+        self._open = None
+        return self._end_item(opened)
 
     def _end_calls(self) -> list[SSEFrame]:
         out: list[SSEFrame] = []

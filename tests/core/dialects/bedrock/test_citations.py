@@ -17,7 +17,16 @@ from rxstream.core.dialects.bedrock.request import render_request
 from rxstream.core.eventstream import encode_message
 from rxstream.core.wire.decoding import decode as wire_decode
 from rxstream.core.wire.encoding import item_data
-from rxstream.models import Citation, Finish, Message, TextBlock, TextDelta, ToolCallDelta
+from rxstream.models import (
+    Citation,
+    Finish,
+    Message,
+    ReasoningDelta,
+    TextBlock,
+    TextBlockStart,
+    TextDelta,
+    ToolCallDelta,
+)
 from rxstream.testing import FakeLLMServer, Scenario
 from rxstream.testing._scenario import RecordedRequest
 from tests.support.bedrock_events import MESSAGE_START, delta, message_stop, stop
@@ -76,9 +85,44 @@ CASES = {
         [
             TextDelta("plain "),
             TextDelta("text. "),
+            TextBlockStart(),  # the cited block starts apart from the plain one
             TextDelta("cited"),
             TextDelta("!"),
             cited(WEB, 12, 18),
+        ],
+    ),
+    # Text content blocks side by side (no contentBlockStart for text): each starts apart.
+    "plain-blocks-side-by-side": (
+        [*texts(0, "a", "b"), stop(0), *texts(1, "c"), stop(1), *texts(2, "d", "e"), stop(2)],
+        [
+            TextDelta("a"),
+            TextDelta("b"),
+            TextBlockStart(),
+            TextDelta("c"),
+            TextBlockStart(),
+            TextDelta("d"),
+            TextDelta("e"),
+        ],
+    ),
+    # Reasoning between two text blocks, or an empty text block: apart already.
+    "reasoning-between-text-blocks": (
+        [
+            *texts(0, "a"),
+            stop(0),
+            delta(1, {"reasoningContent": {"text": "r"}}),
+            stop(1),
+            *texts(2, "b"),
+            stop(2),
+            stop(3),
+            *texts(4, "c"),
+            stop(4),
+        ],
+        [
+            TextDelta("a"),
+            ReasoningDelta("r"),
+            TextDelta("b"),
+            TextBlockStart(),
+            TextDelta("c"),
         ],
     ),
     "a-citation-in-a-block-with-no-text": (
@@ -212,3 +256,30 @@ def test_a_run_sends_the_cited_block_back() -> None:
         ],
     }
     assert end.messages[-1].content == "Planned."
+
+
+def test_text_blocks_side_by_side_go_back_as_boto3_users_send_them() -> None:
+    # A boto3 user builds the turn's content from `converse_stream` by contentBlockIndex:
+    # one `{"text": ...}` per text content block.
+    from rxstream.core.message import MessageAccumulator
+
+    accumulator = MessageAccumulator()
+    for item in deltas_of([wire(CASES["plain-blocks-side-by-side"][0])]):
+        accumulator.feed(item)
+    (message,) = accumulator.close()
+    assert message.content == "abcde"
+    assert message.blocks == (TextBlock("ab"), TextBlock("c"), TextBlock("de"))
+    assert assistant_content(message) == [{"text": "ab"}, {"text": "c"}, {"text": "de"}]
+
+
+@pytest.mark.parametrize("case", ["two-blocks-one-cited", "plain-blocks-side-by-side"])
+def test_rendered_blocks_decode_back_apart(case: str) -> None:
+    # The renderer closes the open text block at a TextBlockStart: text before a cited
+    # block keeps out of it, so the citation's span reads back the same.
+    from rxstream.core.dialects.bedrock import BedrockRenderer
+
+    deltas = deltas_of([wire(CASES[case][0])])
+    r = BedrockRenderer()
+    messages = [m for d in deltas for m in r.feed(d)] + r.close()
+    data = b"".join(encode_message(m.headers, m.payload) for m in messages)
+    assert deltas_of([data]) == deltas

@@ -53,6 +53,8 @@ from rxstream.models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -60,6 +62,7 @@ from rxstream.models import (
 )
 from tests.support.chunking import outputs_for_all_chunkings
 from tests.support.dialects import deltas_runner, frame, runner
+from tests.support.fast import WAYS, learning_at_once, way
 from tests.support.narrowing import only
 from tests.support.recordings.openai_responses import (
     BY_NAME,
@@ -363,7 +366,8 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
                 ]
             ),
         ],
-        [TextDelta("x"), TextDelta("y"), STOP],
+        # Two message items: the second one's text is a block of its own.
+        [TextDelta("x"), TextBlockStart(), TextDelta("y"), STOP],
     ),
     (
         "text-only-in-output-text-done",
@@ -875,6 +879,36 @@ DECODE_CASES: list[tuple[str, list[dict[str, Any]], list[Delta]]] = [
         "done-events-without-their-text",
         [text("a"), ev("response.output_text.done", output_index=0, content_index=0), DONE],
         [TextDelta("a"), STOP],
+    ),
+    (
+        # Two message items one after the other: the second one's text is a block of its
+        # own (as the openai SDK's final output keeps two items); two parts of one item,
+        # or a message after another item, need no mark.
+        "message-items-side-by-side-stay-apart",
+        [
+            item_added(0, message()),
+            text("a", 0, 0),
+            text("b", 0, 1),
+            item_done(0, message(output_text("a"), output_text("b"))),
+            item_added(1, {**message(), "id": "msg_2"}),
+            text("c", 1),
+            item_done(1, {**message(output_text("c")), "id": "msg_2"}),
+            item_added(2, {"type": "reasoning", "id": "rs_1", "summary": []}),
+            item_done(2, {"type": "reasoning", "id": "rs_1", "summary": []}),
+            item_added(3, {**message(), "id": "msg_3"}),
+            text("d", 3),
+            item_done(3, {**message(output_text("d")), "id": "msg_3"}),
+            DONE,
+        ],
+        [
+            TextDelta("a"),
+            TextDelta("b"),
+            TextBlockStart(),
+            TextDelta("c"),
+            ReasoningState("reasoning_item", id="rs_1", raw={}),
+            TextDelta("d"),
+            STOP,
+        ],
     ),
     (
         "done-marker-before-the-end-is-ignored",
@@ -1849,3 +1883,81 @@ def test_reasoning_items_go_back_before_the_calls_they_came_before(summary: str)
         "final-0",
         "final-1",
     ]
+
+
+# -- message items side by side -----------------------------------------------------------
+
+_PARTS = st.lists(
+    st.lists(
+        st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=2,
+    ),
+    min_size=1,
+    max_size=2,
+)
+# Each output item: a message (its parts, each its text deltas) or a client call.
+_ITEMS = st.lists(
+    st.tuples(st.just("message"), _PARTS) | st.just(("call", [])), min_size=1, max_size=5
+)
+
+
+def _items_stream(items: list[tuple[str, list[list[str]]]]) -> tuple[bytes, tuple[Any, ...]]:
+    """The bytes of a stream of these output items, and the blocks of the turn they make.
+
+    Each message item is a block of its own (its parts joined), as the openai SDK's final
+    output keeps each item.
+    """
+    events: list[dict[str, Any]] = []
+    output: list[dict[str, Any]] = []
+    blocks: list[Any] = []
+    for oi, (kind, parts) in enumerate(items):
+        if kind == "call":
+            call = fcall(f"call_{oi}", arguments="{}", id=f"fc_{oi}")
+            events += [item_added(oi, {**call, "arguments": ""}), item_done(oi, call)]
+            blocks.append(
+                ToolCall(sum(k == "call" for k, _ in items[:oi]), f"call_{oi}", "f", "{}")
+            )
+            output.append(call)
+            continue
+        whole = {**message(*(output_text("".join(p)) for p in parts)), "id": f"msg_{oi}"}
+        events.append(item_added(oi, {**whole, "content": []}))
+        for ci, pieces in enumerate(parts):
+            events += [text(piece, oi, ci) for piece in pieces]
+        events.append(item_done(oi, whole))
+        blocks.append(TextBlock("".join("".join(p) for p in parts)))
+        output.append(whole)
+    events.append(completed(output))
+    data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    return data, tuple(blocks)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    items=_ITEMS,
+    cuts=st.lists(st.integers(0, 3_000), max_size=8),
+    how=st.sampled_from(sorted(WAYS)),
+)
+def test_message_items_stay_apart_under_any_chunking(
+    items: list[tuple[str, list[list[str]]]], cuts: list[int], how: str
+) -> None:
+    data, blocks = _items_stream(items)
+    bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    with way(how), learning_at_once():
+        (message,) = pipeline([data[a:b] for a, b in itertools.pairwise(bounds)])
+    assert message.blocks == blocks
+
+
+def test_a_text_block_start_renders_a_message_item_of_its_own_and_decodes_back() -> None:
+    deltas: list[Delta] = [TextDelta("One. "), TextBlockStart(), TextDelta("Two."), STOP]
+    r = ResponsesRenderer()
+    frames = [f for d in deltas for f in r.feed(d)] + r.close()
+    added = [
+        json.loads(f.data)["item"]["type"]
+        for f in frames
+        if isinstance(f, SSEFrame) and f.event == "response.output_item.added"
+    ]
+    assert added == ["message", "message"]
+    back = feed([f for f in frames if isinstance(f, SSEFrame)])
+    assert [d for d in back if isinstance(d, TextDelta | TextBlockStart)] == deltas[:3]
+    assert accumulate(back).blocks == (TextBlock("One. "), TextBlock("Two."))
