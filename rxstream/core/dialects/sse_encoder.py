@@ -130,6 +130,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..._deprecate import deprecated_arguments, moved_names, warn_deprecated
+from ..._fast import enabled
 from ...errors import HTTPStatusError, ProviderError, StreamError
 from ...models import DELTA_CLASSES, RUN_ITEM_CLASSES, Delta, SSEFrame, StreamEntry, TextDelta
 from .. import wire
@@ -223,6 +224,7 @@ class SSEEncoder:
     __slots__ = (
         "_count",
         "_dialect",
+        "_fast_text",
         "_frames",
         "_newline",
         "_position",
@@ -264,6 +266,8 @@ class SSEEncoder:
         self._text_event: Callable[[TextDelta], tuple[str, str] | None] | None = getattr(
             self._renderer, "text_event", None
         )
+        # The "rxstream" format's text event through its template (`wire.text_event`).
+        self._fast_text = enabled()
         if after is not None:
             after = _check_id(after, "after")
         self._position = after
@@ -424,7 +428,10 @@ class SSEEncoder:
                 _remember(item, event)
                 self._position = entry
                 return [event]
-            name, data = wire.item_event(item)
+            if type(item) is TextDelta and self._fast_text:
+                name, data = wire.text_event(item)
+            else:
+                name, data = wire.item_event(item)
             head = b"" if name == "message" else f"event: {check_field('event', name)}\n".encode()
             tail = _encode(event_text(data, newline=self._newline))
             _remember(item, head, tail)
