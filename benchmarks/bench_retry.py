@@ -42,6 +42,16 @@ shape is the run's own record of the items (for an error's partial and a cut
 attempt's usage) and the accumulator's run of its own, against the plain
 pipeline's one chain.
 
+Then the run stopped looking at each delta of a read once the output began: an
+attempt's usage is read from its record when it ends (its last `Usage`, from
+the end back), not looked for in every read. The code before and after taking
+turns (load average 5-8): before, through the accumulator 1.059-1.071x and
+with a fallback ready 1.060-1.077x (three runs); after, 1.043-1.057x and
+1.040-1.055x (three runs), and 1.033x and 1.024x, 1.049x and 1.048x at the
+worst in three more: under the target in three of six runs, not reliably.
+What is left per read (some 13 events): the run's call into the
+accumulator's own run, against the plain pipeline's one fused chain.
+
 LiteLLM (`--litellm`): its router, with two retries and a ready fallback, read
 from the same `MockTransport` (the openai SDK under it takes
 `litellm.client_session` as its client), its chunks to a list, and joined by
