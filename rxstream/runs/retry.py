@@ -502,8 +502,8 @@ class RetryRun:
         "_scheduler",
         "_serial",
         "_start",
-        "_usage",
         "_wait",
+        "_whole",
     )
 
     def __init__(
@@ -518,6 +518,8 @@ class RetryRun:
         self._legs = legs
         self._policy = policy
         self._observer = observer
+        # The observer's way to take many deltas in one call (a run of machines), if any.
+        self._whole: Callable[[list[Delta]], None] | None = getattr(observer, "on_batch", None)
         self._scheduler = scheduler
         self._serial = SerialDisposable()
         self._disposed = False
@@ -528,7 +530,6 @@ class RetryRun:
         self._emitted: list[Delta] = []
         self._output = False
         self._carry = False  # the next attempt continues the answer so far
-        self._usage: Usage | None = None
         self._asked = legs[0].messages  # the messages of the current attempt
         self._start = 0  # where the current attempt's items begin in `_emitted`
         self._began = scheduler.now
@@ -555,7 +556,6 @@ class RetryRun:
             self._output = False
             self._emitted = []
         self._start = len(self._emitted)
-        self._usage = None
         inner = SingleAssignmentDisposable()
         self._serial.disposable = inner
         with _attached(self._context):
@@ -576,21 +576,21 @@ class RetryRun:
     def on_next(self, item: Delta) -> None:
         if not self._output and _is_output(item):
             self._output = True
-        if type(item) is Usage:
-            self._usage = item
         self._emitted.append(item)
         self._observer.on_next(item)
 
     def on_batch(self, items: list[Delta]) -> None:
         """The deltas of one read of the attempt, in one call (`on_next` for each); passed
-        on in one call too where the observer takes them so (a run of machine operators)."""
-        for item in items:
-            if not self._output and _is_output(item):
-                self._output = True
-            if type(item) is Usage:
-                self._usage = item
+        on in one call too where the observer takes them so (a run of machine operators).
+
+        Nothing per delta once the output began (the attempt's usage is read from
+        its items when it ends, `_usage`): a read brings several deltas, and a
+        server's answer thousands.
+        """
+        if not self._output:
+            self._output = any(map(_is_output, items))
         self._emitted += items
-        whole = getattr(self._observer, "on_batch", None)
+        whole = self._whole
         if whole is not None:
             whole(items)
             return
@@ -617,9 +617,10 @@ class RetryRun:
         earlier = [r["usage"] for r in self._records[:-1] if r["usage"] is not None]
         # Summed when the provider reports usage (an estimate alone is not a usage: it
         # stays in the records).
-        reported = self._usage is not None or any(not u.get("estimated") for u in earlier)
+        usage = self._usage()
+        reported = usage is not None or any(not u.get("estimated") for u in earlier)
         if earlier and reported:
-            self._observer.on_next(_summed(self._usage, earlier))
+            self._observer.on_next(_summed(usage, earlier))
         self._observer.on_completed()
 
     # ------------------------------------------------------------------ decisions
@@ -746,11 +747,25 @@ class RetryRun:
             }
         )
 
+    def _usage(self) -> Usage | None:
+        """The current attempt's last `Usage` (the provider's last report wins), or None.
+
+        Read from its items when it ends, from the last back (a usage comes at
+        the end), rather than looked for in each read.
+        """
+        emitted = self._emitted
+        for i in range(len(emitted) - 1, self._start - 1, -1):
+            item = emitted[i]
+            if type(item) is Usage:
+                return item
+        return None
+
     def _attempt_usage(self, error: StreamError | None) -> JSONObject | None:
         """The attempt's usage record: as reported; estimated when it died after output
         without one (it was billed); None when it reported none otherwise."""
-        if self._usage is not None:
-            return usage_record(self._usage)
+        usage = self._usage()
+        if usage is not None:
+            return usage_record(usage)
         own = self._emitted[self._start :]
         if error is None or not any(_is_output(item) for item in own):
             return None

@@ -9,16 +9,17 @@ No sockets: the handler (`rxstream.testing._handler`) writes what comes out.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core import DeltaDecoder, dialects
 from ..core.dialects import AI_SDK, Wire
 from ..core.dialects.ai_sdk import HEADERS as AI_SDK_HEADERS
+from ..core.dialects.bedrock import event_message
 from ..core.provider_errors import provider_error
 from ..core.sse import comment_lines, event_text
 from ..errors import ProviderError
-from ..models import ChatChunk
+from ..models import ChatChunk, Delta, SSEFrame, TextDelta
 from ._scenario import (
     JSON,
     Chunk,
@@ -65,6 +66,10 @@ class Player:
         self.content_type = _CONTENT_TYPES[self.wire]
         self._literal = dialect == "openai-chat"
         self._decoder = DeltaDecoder()
+        # The renderer's one event for a text delta, asked first (see `_render`), if it has it.
+        self._text_event: Callable[[TextDelta], tuple[str, str] | None] | None = getattr(
+            self._renderer, "text_event", None
+        )
 
     def play(self, step: Step) -> bytes:
         renderer = self._renderer
@@ -85,14 +90,14 @@ class Player:
                     return self._bytes(renderer.error(error))
                 items: list[Wire] = []
                 for delta in self._decoder.feed(ChatChunk(payload)):
-                    items += renderer.feed(delta)
+                    items += self._render(delta)
                 return self._bytes(items)
             case Done() | End():
                 return self._bytes(renderer.close())
             case Say(deltas=deltas):
                 items = []
                 for delta in deltas:
-                    items += renderer.feed(delta)
+                    items += self._render(delta)
                 return self._bytes(items)
             case Fail(message=message, type=kind, code=code):
                 return self._bytes(renderer.error(ProviderError(message, type=kind, code=code)))
@@ -120,6 +125,20 @@ class Player:
             # google-genai parses every line but `data:` and blank ones as JSON.
             return self._renderer.newline.encode()
         return ("\n".join(comment_lines("keep-alive")) + "\n").encode()
+
+    def _render(self, delta: Delta) -> list[Wire]:
+        """The wire items of one delta: a text delta's one event through the renderer's
+        `text_event` where it answers (what `feed` would give), else `feed`."""
+        if type(delta) is TextDelta and self._text_event is not None:
+            event = self._text_event(delta)
+            if event is not None:
+                name, data = event
+                if self.wire == "sse":
+                    return [SSEFrame(data, event=name)]
+                if self.wire == "ndjson":
+                    return [data]
+                return [event_message(name, data)]
+        return self._renderer.feed(delta)
 
     def _bytes(self, items: list[Wire]) -> bytes:
         return dialects.wire_bytes(self._renderer, items)

@@ -127,6 +127,14 @@ class Renderer(Protocol):
     name written into the stream) and `id` (the response id, a fixed default
     so renders are reproducible).
 
+    A renderer that writes one event per text delta also has `text_event(delta)
+    -> tuple[str, str] | None`: that event as (name, data), exactly what `feed`
+    would write for it (and the state `feed` would keep), when the delta
+    changes nothing else (a block of text already open), else None, and then
+    `feed` must take the delta. A writer asks it first for every `TextDelta`
+    (`SSEEncoder`, the test kit's fake server): a server writes one per token.
+    Each is a template learnt from `feed`'s own writing, on with the fast paths.
+
     Attributes:
         wire: how its wire items become bytes (`wire_bytes`).
         newline: the line end `wire_bytes` writes after each line of text

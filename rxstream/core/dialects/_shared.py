@@ -15,6 +15,7 @@ import json.decoder
 import re
 from collections.abc import Callable, Iterable
 from itertools import pairwise
+from json.encoder import encode_basestring
 from typing import ClassVar
 
 from ..._fast import enabled, loaders, scan_loads
@@ -31,6 +32,7 @@ from ..lines import Cut, cut_short
 
 __all__ = [
     "NO_ANSWER",
+    "TEXT_MARK",
     "Budget",
     "ShapeError",
     "Template",
@@ -42,6 +44,7 @@ __all__ = [
     "reread",
     "skeleton",
     "stdlib_loads",
+    "text_halves",
     "truncation",
 ]
 
@@ -400,6 +403,28 @@ def dumps(value: JSON, *, colon: str = ":") -> str:
 
 
 _ENCODERS: dict[str, json.JSONEncoder] = {}
+
+#: A text no delta holds (NUL is escaped in JSON): a renderer writes it where a
+#: delta's text goes, to learn the JSON around the text (`text_halves`).
+TEXT_MARK = "\x00rxstream-text\x00"
+_MARK_JSON = encode_basestring(TEXT_MARK)
+
+
+def text_halves(written: str) -> tuple[str, str]:
+    """The JSON `dumps` wrote around `TEXT_MARK` in `written`: (before, after).
+
+    A renderer's template for an event that differs only by its text (a text
+    delta's event): `before + encode_basestring(text) + after` is what `dumps`
+    writes for the same payload with `text` in place of the mark, since
+    `dumps` writes every string with `encode_basestring` (`ensure_ascii=False`).
+
+    >>> text_halves(dumps({"a": 1, "text": TEXT_MARK}))
+    ('{"a":1,"text":', '}')
+    """
+    before, mark, after = written.partition(_MARK_JSON)
+    if not mark or _MARK_JSON in after:  # pragma: no cover - dumps' own rule
+        raise AssertionError(f"no one place for the text in {written!r}")
+    return before, after
 
 
 def json_kind(value: JSON) -> str:

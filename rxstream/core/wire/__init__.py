@@ -10,7 +10,8 @@ it and `rs.from_redis_stream` follows it.
   `decode_error` for a `StreamError`);
 - `item_event`, `done_event`, `error_event` / `read_event`: the name and
   data of the SSE events (the SSE text itself is written by
-  `rxstream.core.sse`'s writer);
+  `rxstream.core.sse`'s writer); `text_event`, a text delta's `item_event`
+  through a template (what the SSE encoder writes per token);
 - `entry_fields`, `item_data`, `error_data`, `start_data` / `entry_number`,
   `entry_kind`, `read_json`: the fields of a Redis Stream entry (the Redis
   commands themselves are in `rxstream.io`).
@@ -36,6 +37,7 @@ from .encoding import (
     item_event,
     reported,
     start_data,
+    text_event,
 )
 
 __all__ = [
@@ -62,4 +64,5 @@ __all__ = [
     "read_json",
     "reported",
     "start_data",
+    "text_event",
 ]

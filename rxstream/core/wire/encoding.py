@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any
 
 from ...errors import StreamError, excerpt
@@ -80,6 +81,7 @@ __all__ = [
     "item_event",
     "reported",
     "start_data",
+    "text_event",
 ]
 
 #: The version of the format this rxstream writes and reads.
@@ -254,6 +256,28 @@ def item_event(item: object) -> tuple[str, str]:
     # A lone surrogate stays in the text: the SSE encoder escapes it when it
     # makes the bytes, keeping every other character as it is.
     return str(obj["type"]), _ENCODER.encode(obj)
+
+
+def text_event(delta: TextDelta) -> tuple[str, str]:
+    """`item_event(delta)` for a `TextDelta`, of the first choice through a template.
+
+    What `item_event` writes, without its layers (a server writes one per
+    token): the text's JSON string between the two halves `item_event` wrote
+    once around a mark, for a delta of choice 0 whose text is a `str`; any
+    other through `item_event`.
+
+    >>> text_event(TextDelta("Hi")) == item_event(TextDelta("Hi"))
+    True
+    """
+    if delta.choice == 0 and type(delta.choice) is int and type(delta.text) is str:
+        return _TEXT, f"{_TEXT_BEFORE}{encode_basestring(delta.text)}{_TEXT_AFTER}"
+    return item_event(delta)
+
+
+# A text no delta holds (NUL is escaped in JSON), where `text_event`'s template puts the text.
+_MARK = "\x00rxstream-text\x00"
+_TEXT, _TEXT_WRITTEN = item_event(TextDelta(_MARK))
+_TEXT_BEFORE, _, _TEXT_AFTER = _TEXT_WRITTEN.partition(encode_basestring(_MARK))
 
 
 def done_event() -> tuple[str, str]:

@@ -6,8 +6,10 @@ See the package docstring for the wire format, and `AISDKRenderer` for the rules
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -36,7 +38,7 @@ from ....models import (
 from ...tools import ToolCallMatcher, generated_call_id
 from ...wire.encoding import encode
 from .._base import CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Wire, WireKind
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .decode import RESET_PART, RXSTREAM_KEY, STEP_PART
 
 __all__ = ["AISDKRenderer", "approval_id"]
@@ -184,6 +186,10 @@ class AISDKRenderer:
         self._shown: dict[str, str] = {}  # a run's call id -> the id the stream shows for it
         self._run_usage: Usage | None = None  # `RunEnd.usage`, the run's sum
         self._waits = False  # the run ended waiting for approvals
+        # The open text part's `text-delta` as a template (a fast path, `text_event`):
+        # the part's id, and the JSON before and after the text.
+        self._templates = enabled()
+        self._text_template: tuple[str, str, str] | None = None
 
     def feed(self, delta: Delta | RunItem) -> list[Wire]:
         """The chunks `delta` (or a run's item) becomes."""
@@ -243,6 +249,32 @@ class AISDKRenderer:
             case Reset():
                 return self._reset(delta)
         return []
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the open text part's `text-delta`); else None: `feed` it.
+
+        What `feed` writes, without its layers: an encoder asks this first (a
+        server writes one per token). Only where `feed` would only append that
+        chunk: a step open, a text part open (not a refusal's), the first
+        choice's text, not empty, the fast paths on.
+        """
+        part = self._part
+        if (
+            part is None
+            or part[0] != "text"
+            or not self._step_open
+            or not delta.text
+            or delta.choice != 0
+            or self._closed
+            or not self._templates
+        ):
+            return None
+        template = self._text_template
+        if template is None or template[0] != part[1]:
+            written = _chunk({"type": "text-delta", "id": part[1], "delta": TEXT_MARK}).data
+            template = self._text_template = (part[1], *text_halves(written))
+        return "message", f"{template[1]}{encode_basestring(delta.text)}{template[2]}"
 
     def close(self) -> list[Wire]:
         """The chunks that end the stream: open parts, the tool inputs, `finish`, `[DONE]`."""

@@ -68,6 +68,13 @@ from __future__ import annotations
 
 from .decode import FINISH_REASONS, BedrockDecoder
 from .errors import ERROR_TYPES, http_error
-from .render import BedrockRenderer
+from .render import BedrockRenderer, event_message
 
-__all__ = ["ERROR_TYPES", "FINISH_REASONS", "BedrockDecoder", "BedrockRenderer", "http_error"]
+__all__ = [
+    "ERROR_TYPES",
+    "FINISH_REASONS",
+    "BedrockDecoder",
+    "BedrockRenderer",
+    "event_message",
+    "http_error",
+]

@@ -6,8 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     Citation,
@@ -35,11 +37,11 @@ from .._base import (
     Wire,
     WireKind,
 )
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .decode import _LOCATIONS, FINISH_REASONS
 from .errors import stream_exception
 
-__all__ = ["BedrockRenderer"]
+__all__ = ["BedrockRenderer", "event_message"]
 
 # --------------------------------------------------------------------------- rendering
 
@@ -52,13 +54,25 @@ _REASONS_BACK = {
 }
 
 
-def _event(name: str, payload: JSONObject) -> EventStreamMessage:
+def event_message(name: str, data: str) -> EventStreamMessage:
+    """The event-stream message of the ConverseStream event `name` whose JSON payload is `data`.
+
+    What `BedrockRenderer.feed` gives for each event, and what a writer makes of
+    the `(name, data)` of `BedrockRenderer.text_event`.
+
+    >>> event_message("messageStop", '{"stopReason":"end_turn"}').headers[":event-type"]
+    'messageStop'
+    """
     headers: dict[str, str | bytes | int | bool] = {
         ":event-type": name,
         ":content-type": "application/json",
         ":message-type": "event",
     }
-    return EventStreamMessage(headers, dumps(payload).encode())
+    return EventStreamMessage(headers, data.encode())
+
+
+def _event(name: str, payload: JSONObject) -> EventStreamMessage:
+    return event_message(name, dumps(payload))
 
 
 class BedrockRenderer:
@@ -125,6 +139,10 @@ class BedrockRenderer:
         self._closed = False
         self._usage: Usage | None = None
         self._extra: JSONObject = {}
+        # The open text block's `contentBlockDelta` as a template (a fast path,
+        # `text_event`): its block index, and the JSON before and after the text.
+        self._templates = enabled()
+        self._text_template: tuple[int, str, str] | None = None
 
     def feed(self, delta: Delta) -> list[Wire]:
         """Take one delta; return the event-stream messages it becomes.
@@ -159,7 +177,7 @@ class BedrockRenderer:
         out = self._begin()
         if isinstance(delta, TextDelta):
             index = self._block(out, "text")
-            out.append(_event("contentBlockDelta", _at(index, {"text": delta.text})))
+            out.append(_event(_BLOCK_DELTA, _at(index, {"text": delta.text})))
         elif isinstance(delta, ReasoningDelta):
             index = self._block(out, "reasoning")
             out.append(
@@ -201,6 +219,35 @@ class BedrockRenderer:
             out.append(_event("messageStop", stop))
             self._finished = True
         return out
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the open text block's `contentBlockDelta`); else None:
+        `feed` it. The name is the `:event-type`, the data the JSON payload
+        (`event_message` makes the message).
+
+        What `feed` writes, without its layers (a server writes one per token).
+        Only where `feed` would only give that event: the renderer open, the
+        first choice's text, a text block open, no finish yet, no reset ending
+        the choice, the fast paths on.
+        """
+        opened = self._open
+        if (
+            opened is None
+            or opened[0] != "text"
+            or delta.choice != 0
+            or self._finished
+            or self._closed
+            or self._resets.ended
+            or not self._templates
+        ):
+            return None
+        index = opened[1]
+        template = self._text_template
+        if template is None or template[0] != index:
+            written = dumps(_at(index, {"text": TEXT_MARK}))
+            template = self._text_template = (index, *text_halves(written))
+        return _BLOCK_DELTA, f"{template[1]}{encode_basestring(delta.text)}{template[2]}"
 
     def close(self) -> list[Wire]:
         """End the stream: `messageStop` if no `Finish` came, then `metadata` with the usage.
@@ -345,6 +392,9 @@ class BedrockRenderer:
         extra = self._extra.get("additionalModelResponseFields")
         if extra is not None:
             stop["additionalModelResponseFields"] = extra
+
+
+_BLOCK_DELTA = "contentBlockDelta"
 
 
 def _at(index: int, delta: JSONObject) -> JSONObject:

@@ -6,8 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     Citation,
@@ -29,6 +31,7 @@ from .._base import (
     Wire,
     WireKind,
 )
+from .._shared import TEXT_MARK, text_halves
 from .decode import _FINISH, _WORD
 
 __all__ = ["CohereRenderer"]
@@ -44,6 +47,16 @@ DEFAULT_HELD_LIMIT = 16_777_216
 def _frame(kind: str, body: JSONObject) -> SSEFrame:
     data = {"type": kind, **body}
     return SSEFrame(json.dumps(data, separators=(",", ":"), ensure_ascii=False), kind)
+
+
+_CONTENT_DELTA = "content-delta"
+
+
+def _text_delta(index: int, text: str) -> SSEFrame:
+    """Text block `index`'s `content-delta` (what `text_event` writes through a template)."""
+    return _frame(
+        _CONTENT_DELTA, {"index": index, "delta": {"message": {"content": {"text": text}}}}
+    )
 
 
 class CohereRenderer:
@@ -135,6 +148,10 @@ class CohereRenderer:
         self._citations = 0
         self._finish: Finish | None = None
         self._usage: Usage | None = None
+        # The open text block's `content-delta` as a template (a fast path, `text_event`):
+        # its content index, and the JSON before and after the text.
+        self._templates = enabled()
+        self._text_template: tuple[int, str, str] | None = None
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The events `delta` becomes."""
@@ -161,6 +178,33 @@ class CohereRenderer:
             case Usage():
                 self._usage = delta
         return []
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the open text block's `content-delta`); else None: `feed` it.
+
+        What `feed` writes, without its layers: an encoder asks this first (a
+        server writes one per token). Only where `feed` would only append that
+        event: the renderer open, the first choice's text, not empty, a text
+        block open, no reset ending the choice, the fast paths on.
+        """
+        if (
+            self._block != "text"
+            or not delta.text
+            or delta.choice != 0
+            or self._closed
+            or self._resets.ended
+            or not self._templates
+        ):
+            return None
+        index = self._content_index
+        template = self._text_template
+        if template is None or template[0] != index:
+            template = self._text_template = (
+                index,
+                *text_halves(_text_delta(index, TEXT_MARK).data),
+            )
+        return _CONTENT_DELTA, f"{template[1]}{encode_basestring(delta.text)}{template[2]}"
 
     def close(self) -> list[Wire]:
         """The events that end the stream: the open block's end and `message-end`."""
@@ -243,8 +287,11 @@ class CohereRenderer:
                     {"index": self._content_index, "delta": {"message": {"content": start}}},
                 )
             )
-        piece = {"message": {"content": {kind: text}}}
-        out.append(_frame("content-delta", {"index": self._content_index, "delta": piece}))
+        if kind == "text":
+            out.append(_text_delta(self._content_index, text))
+        else:
+            piece = {"message": {"content": {kind: text}}}
+            out.append(_frame(_CONTENT_DELTA, {"index": self._content_index, "delta": piece}))
         return out
 
     def _tool(self, delta: ToolCallDelta) -> list[Wire]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+from json.encoder import encode_basestring
 from typing import Any, ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -38,7 +40,7 @@ from .._base import (
     WireKind,
 )
 from .._json_paths import path_values
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .fields import finish_reason
 
 __all__ = ["GeminiRenderer"]
@@ -142,6 +144,10 @@ class GeminiRenderer:
         self._choices: dict[int, _Rendered] = {}
         self._usage: Usage | None = None
         self._closed = False
+        # Each choice's text chunk as a template (a fast path, `text_event`): choice ->
+        # the JSON before and after the text.
+        self._templates = enabled()
+        self._text_templates: dict[int, tuple[str, str]] = {}
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The chunks `delta` becomes (often none: calls and finishes wait for their end)."""
@@ -197,6 +203,33 @@ class GeminiRenderer:
                     self._choice(choice).grounding = data["groundingMetadata"]
                 return out
         return []
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (a chunk of the text alone); else None: `feed` it.
+
+        What `feed` writes, without its layers (the text is kept for the
+        citations' offsets): an encoder asks this first (a server writes one per
+        token). Only where `feed` would only append that chunk: the renderer
+        open, a choice already begun, a text that is not empty, no reset ending
+        a choice, the fast paths on.
+        """
+        state = self._choices.get(delta.choice)
+        if (
+            state is None
+            or not delta.text
+            or self._closed
+            or self._resets.ended
+            or not self._templates
+        ):
+            return None
+        template = self._text_templates.get(delta.choice)
+        if template is None:
+            chunk = self._chunk(delta.choice, [{"text": TEXT_MARK}])
+            template = self._text_templates[delta.choice] = text_halves(chunk.data)
+        state.text.append(delta.text)
+        state.sent = True
+        return "message", f"{template[0]}{encode_basestring(delta.text)}{template[1]}"
 
     def close(self) -> list[Wire]:
         """The last chunks: pending tool calls, then every candidate's finish and the usage."""

@@ -6,8 +6,10 @@ See the package docstring for the wire format and the rules.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any, ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -28,7 +30,7 @@ from .._base import (
     Wire,
     WireKind,
 )
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .decode import DURATIONS
 
 __all__ = ["DEFAULT_CREATED_AT", "OllamaRenderer"]
@@ -96,6 +98,10 @@ class OllamaRenderer:
         self._usage: Usage | None = None
         self._durations: JSONObject = {}
         self._closed = False
+        # A text line as a template (a fast path, `text_event`): the JSON before and
+        # after the text.
+        self._templates = enabled()
+        self._text_template: tuple[str, str] | None = None
 
     def feed(self, delta: Delta) -> list[Wire]:
         """Take one delta; return the lines it completes.
@@ -132,6 +138,30 @@ class OllamaRenderer:
                 (key, value) for key, value in delta.data.items() if key in DURATIONS
             )
         return []
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one line `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else; else None: `feed` it. An NDJSON line has no event
+        name: the name is `""`, the data the line (without its newline).
+
+        What `feed` writes, without its layers (a server writes one per token).
+        Only where `feed` would only give that line: the renderer open, the
+        first choice's text, no tool call waiting to be written before it, no
+        reset ending the choice, the fast paths on.
+        """
+        if (
+            self._order
+            or delta.choice != 0
+            or self._closed
+            or self._resets.ended
+            or not self._templates
+        ):
+            return None
+        template = self._text_template
+        if template is None:
+            line = self._line({"role": "assistant", "content": TEXT_MARK})
+            template = self._text_template = text_halves(line)
+        return "", f"{template[0]}{encode_basestring(delta.text)}{template[1]}"
 
     def close(self) -> list[Wire]:
         """End the stream: pending tool calls, then the `"done": true` line.

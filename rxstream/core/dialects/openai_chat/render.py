@@ -5,8 +5,10 @@ See the package docstring for the wire format and the rules.
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -22,7 +24,7 @@ from ....models import (
     Usage,
 )
 from .._base import ResetRule, Wire, WireKind
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .reader import LOGPROBS
 
 __all__ = ["OpenAIChatRenderer"]
@@ -97,6 +99,10 @@ class OpenAIChatRenderer:
         self._begun: dict[tuple[int, int], bool] = {}
         # The logprobs of a `Metadata`, for the next chunk of their choice: (choice, logprobs).
         self._held: tuple[int, JSONObject] | None = None
+        # A text chunk of each choice as a template (a fast path, `text_event`): choice ->
+        # the JSON before and after the text.
+        self._templates = enabled()
+        self._text_templates: dict[int, tuple[str, str]] = {}
 
     def feed(self, delta: Delta) -> list[Wire]:
         """The frames that send `delta` (none for what chat completions cannot express)."""
@@ -142,6 +148,27 @@ class OpenAIChatRenderer:
             held, self._held = self._held[1], None
             out.append(self._choice_frame(choice, body, finish, held))
         return out
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the text chunk of an opened choice); else None: `feed` it.
+
+        What `feed` writes, without its layers: an encoder asks this first (a
+        server writes one per token). Only where `feed` would only append that
+        chunk: its choice opened, no logprobs held, no reset ending a choice,
+        the fast paths on.
+        """
+        if not self._templates or self._held is not None or self._resets.ended:
+            return None
+        choice = delta.choice
+        template = self._text_templates.get(choice)
+        if template is None:
+            if choice not in self._opened:
+                return None
+            template = self._text_templates[choice] = text_halves(
+                self._choice_frame(choice, {"content": TEXT_MARK}, None).data
+            )
+        return "message", f"{template[0]}{encode_basestring(delta.text)}{template[1]}"
 
     def close(self) -> list[Wire]:
         """`data: [DONE]` (after the logprobs still held, in a chunk of their own)."""

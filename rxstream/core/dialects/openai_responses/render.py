@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...._fast import enabled
 from ....errors import ProviderError
 from ....models import (
     JSON,
@@ -37,7 +39,7 @@ from .._base import (
     Wire,
     WireKind,
 )
-from .._shared import dumps
+from .._shared import TEXT_MARK, dumps, text_halves
 from .fields import _ITEM_KEYS, _OTHER_RESULT, _SERVER_ITEMS
 
 __all__ = ["ResponsesRenderer"]
@@ -50,6 +52,11 @@ _ANNOTATIONS = frozenset({"url_citation", "file_citation", "container_file_citat
 
 #: The finish reasons rendered as `response.incomplete`, with their `incomplete_details.reason`.
 _INCOMPLETE_REASON = {LENGTH: "max_output_tokens", CONTENT_FILTER: "content_filter"}
+
+
+_TEXT_DELTA = "response.output_text.delta"
+# What `_event` writes before a text delta's sequence number.
+_TEXT_HEAD = dumps({"type": _TEXT_DELTA})[:-1] + ',"sequence_number":'
 
 
 @dataclass(slots=True)
@@ -166,6 +173,11 @@ class ResponsesRenderer:
         self._usage: Usage | None = None
         self._logprobs: list[JSON] = []
         self._filters: list[JSON] | None = None
+        # The open text part's `response.output_text.delta` as a template (a fast path,
+        # `text_event`): (the part, the JSON after the sequence number and before the
+        # text, the JSON after the text).
+        self._templates = enabled()
+        self._text_template: tuple[_Part, str, str] | None = None
 
     # -- the protocol ---------------------------------------------------------------
 
@@ -210,6 +222,57 @@ class ResponsesRenderer:
             case Usage():
                 self._usage = delta
         return out
+
+    def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
+        """The one event `feed(delta)` gives for a text delta, as (name, data), when it
+        changes nothing else (the open text part's `response.output_text.delta`); else
+        None: `feed` it.
+
+        What `feed` writes, without its layers (the text is kept for the part's
+        `done` events, the sequence number counts it): an encoder asks this
+        first (a server writes one per token). Only where `feed` would only
+        append that event: the stream open, the first choice's text, a message's
+        text part open, no client call open, no logprobs held, no reset ending
+        the choice, the fast paths on.
+        """
+        opened = self._open
+        if (
+            opened is None
+            or opened.kind != "message"
+            or not opened.parts
+            or opened.parts[-1].kind != "output_text"
+            or self._calls
+            or self._logprobs
+            or self._state != "open"
+            or delta.choice != 0
+            or self._resets.ended
+            or not self._templates
+        ):
+            return None
+        part = opened.parts[-1]
+        template = self._text_template
+        if template is None or template[0] is not part:
+            template = self._text_template = (part, *self._around_text(opened))
+        part.pieces.append(delta.text)
+        seq = self._seq
+        self._seq += 1
+        return (
+            _TEXT_DELTA,
+            f"{_TEXT_HEAD}{seq}{template[1]}{encode_basestring(delta.text)}{template[2]}",
+        )
+
+    def _around_text(self, message: _Open) -> tuple[str, str]:
+        """The JSON `_content` writes for the open text part's delta after the sequence
+        number, before and after the text (see `text_event`)."""
+        where = {
+            "item_id": message.item["id"],
+            "output_index": message.index,
+            "content_index": len(message.parts) - 1,
+            "delta": TEXT_MARK,
+            "logprobs": [],
+        }
+        before, after = text_halves(dumps(where))
+        return "," + before[1:], after
 
     def close(self) -> list[Wire]:
         """The frames that end the stream: open items closed, then the terminal event.
@@ -443,7 +506,7 @@ class ResponsesRenderer:
         else:
             logprobs, self._logprobs = self._logprobs, []
             part.logprobs += logprobs
-            out.append(self._event("response.output_text.delta", {**where, "logprobs": logprobs}))
+            out.append(self._event(_TEXT_DELTA, {**where, "logprobs": logprobs}))
         return out
 
     def _citation(self, citation: Citation) -> list[SSEFrame]:
