@@ -38,6 +38,7 @@ from rxstream.models import (
     RefusalDelta,
     Reset,
     SSEFrame,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -94,6 +95,7 @@ _OTHERS: st.SearchStrategy[Delta] = st.one_of(
         Citation, st.just("url_citation"), url=st.just("https://example.com"), title=st.just("t")
     ),
     st.builds(EmptyCitations, st.just(0), st.just(2)),
+    st.builds(TextBlockStart, choice=_CHOICES),
     st.builds(
         ReasoningState, st.sampled_from(["thinking", "thought_signature"]), data=st.just("s")
     ),
