@@ -24,6 +24,7 @@ from ....models import (
     SSEFrame,
     StepEnd,
     StepStart,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     ToolResult,
@@ -115,6 +116,7 @@ class AISDKDecoder(DialectDecoder):
         self._answered_calls: set[str] = set()  # client calls whose output the backend sent
         self._refusals: set[str] = set()  # text part ids that carry a refusal
         self._ended = False  # `finish` (or `abort`) arrived; `[DONE]` may follow
+        self._after_text = False  # the last part with content was text (not a refusal)
 
     def _decode(self, frame: SSEFrame) -> list[Any]:
         if type(frame) is not SSEFrame:
@@ -138,10 +140,17 @@ class AISDKDecoder(DialectDecoder):
             if not text:
                 return []
             if kind == "reasoning-delta":
+                self._after_text = False
                 return [ReasoningDelta(text)]
-            return [RefusalDelta(text) if part in self._refusals else TextDelta(text)]
+            if part in self._refusals:
+                self._after_text = False
+                return [RefusalDelta(text)]
+            self._after_text = True
+            return [TextDelta(text)]
         if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
             return self._part_edge(kind, chunk)
+        if kind != "message-metadata" and kind != "start":
+            self._after_text = False  # a part between: text after it is apart already
         if kind.startswith("tool-"):
             if self._runs and (kind in _OUTCOMES or kind == "tool-approval-request"):
                 return self._run_tool(kind, chunk)
@@ -241,14 +250,20 @@ class AISDKDecoder(DialectDecoder):
     def _part_edge(self, kind: str, chunk: JSONObject) -> list[Delta]:
         part = _need_str(chunk, "id")
         meta = opt_object(chunk, "providerMetadata", "")
+        ours = opt_object(meta, RXSTREAM_KEY, "providerMetadata") if meta else None
+        refusal = kind == "text-start" and ours is not None and ours.get("refusal") is True
+        out: list[Delta] = []
+        if kind == "text-start" and not refusal and self._after_text:
+            # A text part of its own right after another's text: it stays a block of its own.
+            self._after_text = False
+            out.append(TextBlockStart(raw=chunk))
         if not meta:
-            return []
-        ours = opt_object(meta, RXSTREAM_KEY, "providerMetadata")
-        if kind == "text-start" and ours is not None and ours.get("refusal") is True:
+            return out
+        if refusal:
             self._refusals.add(part)
             rest = {k: v for k, v in meta.items() if k != RXSTREAM_KEY}
-            return [Metadata({"providerMetadata": rest})] if rest else []
-        return [Metadata({"providerMetadata": meta})]
+            return [*out, Metadata({"providerMetadata": rest})] if rest else out
+        return [*out, Metadata({"providerMetadata": meta})]
 
     def _tool(self, kind: str, chunk: JSONObject) -> list[Delta]:
         if kind == "tool-input-start":

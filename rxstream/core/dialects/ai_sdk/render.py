@@ -30,6 +30,7 @@ from ....models import (
     SSEFrame,
     StepEnd,
     StepStart,
+    TextBlockStart,
     TextDelta,
     ToolCallDelta,
     ToolResult,
@@ -231,6 +232,11 @@ class AISDKRenderer:
                 return self._text("refusal", text)
             case ToolCallDelta():
                 return self._tool(delta)
+            case TextBlockStart():
+                # A text block of its own follows: the open text part ends, the next opens.
+                return (
+                    self._end_part() if self._part is not None and self._part[0] == "text" else []
+                )
             case Citation():
                 return self._citation(delta)
             case ServerToolCall():

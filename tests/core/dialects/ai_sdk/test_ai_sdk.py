@@ -33,6 +33,8 @@ from rxstream.models import (
     ServerToolCall,
     ServerToolResult,
     SSEFrame,
+    TextBlock,
+    TextBlockStart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -267,6 +269,62 @@ DECODE_CASES: dict[str, tuple[list[Any], list[Delta]]] = {
         [TextDelta("a"), Metadata({"events": [{"type": "abort", "reason": "user"}]})],
     ),
     "done after finish": ([FINISH, DONE], [Finish("stop")]),
+    "a text part right after another's text stays a block of its own": (
+        [
+            {"type": "text-start", "id": "t0"},
+            {"type": "text-delta", "id": "t0", "delta": "One."},
+            {"type": "text-end", "id": "t0"},
+            {"type": "text-start", "id": "t1"},
+            {"type": "text-delta", "id": "t1", "delta": "Two."},
+            {"type": "text-end", "id": "t1"},
+            FINISH,
+        ],
+        [TextDelta("One."), TextBlockStart(), TextDelta("Two."), Finish("stop")],
+    ),
+    "an empty text part between gives one start, before the text after it": (
+        [
+            {"type": "text-delta", "id": "t0", "delta": "One."},
+            {"type": "text-start", "id": "t1"},
+            {"type": "text-end", "id": "t1"},
+            {"type": "text-start", "id": "t2"},
+            {"type": "text-delta", "id": "t2", "delta": "Two."},
+            FINISH,
+        ],
+        [TextDelta("One."), TextBlockStart(), TextDelta("Two."), Finish("stop")],
+    ),
+    "text after reasoning or a tool is apart already: no start": (
+        [
+            {"type": "text-delta", "id": "t0", "delta": "a"},
+            {"type": "reasoning-delta", "id": "r0", "delta": "r"},
+            {"type": "text-start", "id": "t1"},
+            {"type": "text-delta", "id": "t1", "delta": "b"},
+            {"type": "tool-input-start", "toolCallId": "c", "toolName": "f"},
+            {"type": "text-start", "id": "t2"},
+            {"type": "text-delta", "id": "t2", "delta": "c"},
+            FINISH,
+        ],
+        [
+            TextDelta("a"),
+            ReasoningDelta("r"),
+            TextDelta("b"),
+            ToolCallDelta(0, "", "c", "f"),
+            TextDelta("c"),
+            Finish("tool_calls"),
+        ],
+    ),
+    "a refusal part after text is apart already: no start": (
+        [
+            {"type": "text-delta", "id": "t0", "delta": "a"},
+            {
+                "type": "text-start",
+                "id": "t1",
+                "providerMetadata": {"rxstream": {"refusal": True}},
+            },
+            {"type": "text-delta", "id": "t1", "delta": "no"},
+            FINISH,
+        ],
+        [TextDelta("a"), RefusalDelta("no"), Finish("stop")],
+    ),
 }
 
 
@@ -580,6 +638,18 @@ RENDER_CASES: dict[str, tuple[list[Delta], list[Any]]] = {
             }
         ],
     ),
+    "a text block start ends the open text part; the next text opens another": (
+        [TextDelta("One."), TextBlockStart(), TextDelta("Two."), TextBlockStart()],
+        [
+            {"type": "text-start", "id": "text-0"},
+            {"type": "text-delta", "id": "text-0", "delta": "One."},
+            {"type": "text-end", "id": "text-0"},
+            {"type": "text-start", "id": "text-1"},
+            {"type": "text-delta", "id": "text-1", "delta": "Two."},
+            {"type": "text-end", "id": "text-1"},
+            {"type": "finish", "finishReason": "stop"},
+        ],
+    ),
     "a provider's own finish word is other": (
         [Finish("pause_turn", raw="pause_turn")],
         [{"type": "finish", "finishReason": "other"}],
@@ -701,6 +771,7 @@ deltas_strategy = st.lists(
             st.sampled_from([None, "f", "g"]),
         ),
         st.builds(Citation, st.just("url_citation"), url=st.sampled_from([None, "https://a"])),
+        st.just(TextBlockStart()),
     ),
     max_size=12,
 )
@@ -726,6 +797,13 @@ def test_random_deltas_and_chunkings_round_trip(deltas: list[Delta], cuts: list[
         str(_parsed(c.arguments)) for c in whole.tool_calls
     )
     assert out[-1] == Finish("tool_calls" if whole.tool_calls else "stop")
+    # Text blocks stay as the deltas made them (a start between texts keeps them apart);
+    # a refusal part between two texts parts them on this wire either way (no block says
+    # whether the texts around it were one), so such sequences say nothing of blocks.
+    if not any(isinstance(d, RefusalDelta) for d in deltas):
+        assert [b.text for b in got.blocks if isinstance(b, TextBlock) and b.text] == [
+            b.text for b in whole.blocks if isinstance(b, TextBlock) and b.text
+        ]
 
 
 # --------------------------------------------------------------------------- a real backend
