@@ -342,7 +342,7 @@ def test_a_cut_event_line_marks_the_last_frame_cut_in_feed_and_feed_all(batched:
 
 _VALUE = st.text(st.sampled_from('ab :{}"\n\r\u2028é'), max_size=6)
 _EVENT = st.one_of(
-    # The usual shapes, which `feed_all` reads in bulk, and lines that break them.
+    # Events of three lines (which `feed_all` reads in bulk), of two, and lines that break them.
     st.builds(lambda name, data: [f"event: {name}", f"data: {data}", ""], _VALUE, _VALUE),
     st.builds(lambda data: [f"data: {data}", ""], _VALUE),
     st.lists(LINE, max_size=3),
@@ -392,7 +392,7 @@ def test_feed_all_reads_long_runs_of_usual_events_as_feed_does() -> None:
     lines += [x for n in range(20) for x in (f"event: e{n}", f'data: {{"n": {n}}}', "")]
     lines += [x for n in range(20) for x in (f"data: {n}", "")]
     lines += ["id: 9", "event: last", "data: a", "data: b", "", "retry: 5", "event: x"]
-    # Each batch but the first and last one run of one shape, which `feed_all` reads in bulk.
+    # Each batch but the first and last one run of one shape (the first read in bulk).
     cuts = [(0, 1), (1, 62), (62, 102), (102, len(lines))]
     for marked in (None, 29):
         if marked is not None:  # an event line marked cut inside a run: feed keeps the mark
