@@ -12,7 +12,9 @@ The types describe what nearly every frame of a stream is: a
 `thinking`) or an `input_json_delta` (string `partial_json`); and `ping`.
 An unknown field, another event or delta type, a wrong type, or JSON msgspec
 refuses goes to the general path, whose items and errors then count; so does
-a delta for a block it does not fit (the decoder checks that).
+a delta for a block it does not fit (the decoder checks that). The types hold
+strings, integers and each other, never a cycle: they are left out of the
+garbage collector's tracking (`gc=False`), as Gemini's are.
 """
 
 from __future__ import annotations
@@ -22,20 +24,24 @@ import msgspec
 __all__ = ["BlockDelta", "InputJSON", "Ping", "Text", "Thinking", "decode"]
 
 
-class Text(msgspec.Struct, tag="text_delta", tag_field="type", forbid_unknown_fields=True):
+class Text(
+    msgspec.Struct, tag="text_delta", tag_field="type", forbid_unknown_fields=True, gc=False
+):
     """A `text_delta`."""
 
     text: str
 
 
-class Thinking(msgspec.Struct, tag="thinking_delta", tag_field="type", forbid_unknown_fields=True):
+class Thinking(
+    msgspec.Struct, tag="thinking_delta", tag_field="type", forbid_unknown_fields=True, gc=False
+):
     """A `thinking_delta`."""
 
     thinking: str
 
 
 class InputJSON(
-    msgspec.Struct, tag="input_json_delta", tag_field="type", forbid_unknown_fields=True
+    msgspec.Struct, tag="input_json_delta", tag_field="type", forbid_unknown_fields=True, gc=False
 ):
     """An `input_json_delta` (a fragment of a tool call's arguments)."""
 
@@ -43,7 +49,11 @@ class InputJSON(
 
 
 class BlockDelta(
-    msgspec.Struct, tag="content_block_delta", tag_field="type", forbid_unknown_fields=True
+    msgspec.Struct,
+    tag="content_block_delta",
+    tag_field="type",
+    forbid_unknown_fields=True,
+    gc=False,
 ):
     """A `content_block_delta` event."""
 
@@ -51,7 +61,7 @@ class BlockDelta(
     delta: Text | Thinking | InputJSON
 
 
-class Ping(msgspec.Struct, tag="ping", tag_field="type", forbid_unknown_fields=True):
+class Ping(msgspec.Struct, tag="ping", tag_field="type", forbid_unknown_fields=True, gc=False):
     """A `ping` event."""
 
 

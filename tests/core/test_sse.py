@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rxstream.core.lines import LineSplitter
+from rxstream.core.lines import LineSplitter, Unterminated
+from rxstream.core.pipeline import Handoff
 from rxstream.core.sse import SSEParser
 from rxstream.models import SSEFrame
 from tests.support.chunking import outputs_for_all_chunkings
@@ -335,3 +336,77 @@ def test_a_cut_event_line_marks_the_last_frame_cut_in_feed_and_feed_all(batched:
     (frame,) = parser.close()
     assert type(frame.data) is Cut
     assert (frame.event, frame.data) == ("r", '{"type":"response.completed"}')
+
+
+# -- feed_all: a list of lines read in bulk gives what feed gives line by line ---------------
+
+_VALUE = st.text(st.sampled_from('ab :{}"\n\r\u2028é'), max_size=6)
+_EVENT = st.one_of(
+    # Events of three lines (which `feed_all` reads in bulk), of two, and lines that break them.
+    st.builds(lambda name, data: [f"event: {name}", f"data: {data}", ""], _VALUE, _VALUE),
+    st.builds(lambda data: [f"data: {data}", ""], _VALUE),
+    st.lists(LINE, max_size=3),
+    st.builds(lambda name: [Unterminated(f"event: {name}")], _VALUE),
+)
+
+
+def _frames(parser: SSEParser, batches: list[list[object]]) -> tuple[list[object], str | None]:
+    """What `parser` gives for `batches`, each fed with `feed_all` (or, when one holds, by
+    `feed` line by line), then `close()`; and the error's type and message, if one came."""
+    out: list[object] = []
+    try:
+        for batch in batches:
+            parser.feed_all(batch, out)  # type: ignore[arg-type]
+        out += parser.close()
+    except TypeError as exc:
+        return out, f"{type(exc).__name__}: {exc}"
+    return out, None
+
+
+@pytest.mark.parametrize("mode", [Handoff.FRAMES, Handoff.STRINGS, Handoff.PAIRS])
+@settings(max_examples=150, deadline=None)
+@given(
+    events=st.lists(_EVENT, max_size=40),
+    cuts=st.lists(st.integers(0, 120), max_size=5),
+    bad=st.sampled_from([None, b"", 7]),
+    bad_at=st.one_of(st.none(), st.integers(0, 120)),
+)
+def test_feed_all_in_batches_gives_what_feed_gives_line_by_line(
+    mode: Handoff, events: list[list[str]], cuts: list[int], bad: object, bad_at: int | None
+) -> None:
+    lines: list[object] = [line for event in events for line in event]
+    if bad_at is not None:
+        lines.insert(min(bad_at, len(lines)), bad)  # a line of the wrong type, somewhere
+    bounds = sorted(min(c, len(lines)) for c in cuts)
+    batches = [lines[i:j] for i, j in zip([0, *bounds], [*bounds, len(lines)], strict=True)]
+    bulk, one_by_one = SSEParser(), SSEParser()
+    for parser in (bulk, one_by_one):
+        if mode is not Handoff.FRAMES:
+            parser._hand(mode)
+    expected = _frames(one_by_one, [[line] for line in lines])
+    assert _frames(bulk, batches) == expected
+
+
+def test_feed_all_reads_long_runs_of_usual_events_as_feed_does() -> None:
+    lines = ["data: first", ""]
+    lines += [x for n in range(20) for x in (f"event: e{n}", f'data: {{"n": {n}}}', "")]
+    lines += [x for n in range(20) for x in (f"data: {n}", "")]
+    lines += ["id: 9", "event: last", "data: a", "data: b", "", "retry: 5", "event: x"]
+    # Each batch but the first and last one run of one shape (the first read in bulk).
+    cuts = [(0, 1), (1, 62), (62, 102), (102, len(lines))]
+    for marked in (None, 29):
+        if marked is not None:  # an event line marked cut inside a run: feed keeps the mark
+            lines[marked] = Unterminated(lines[marked])
+        for mode in (Handoff.FRAMES, Handoff.STRINGS, Handoff.PAIRS):
+            bulk, one_by_one = SSEParser(), SSEParser()
+            for parser in (bulk, one_by_one):
+                if mode is not Handoff.FRAMES:
+                    parser._hand(mode)
+            out: list[SSEFrame] = []
+            for start, stop in cuts:
+                bulk.feed_all(lines[start:stop], out)
+            expected = [item for line in lines for item in one_by_one.feed(line)]
+            assert out == expected
+            kinds = [type(getattr(item, "event", item)) for item in out]
+            assert kinds == [type(getattr(item, "event", item)) for item in expected]
+            assert bulk.close() == one_by_one.close()
