@@ -41,6 +41,29 @@ def _sse(*events: dict[str, Any]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
+def _message_start(id: str, model: str) -> dict[str, Any]:
+    """A hand-written stream's `message_start`: an empty assistant message."""
+    message: dict[str, Any] = {
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 9, "output_tokens": 1},
+    }
+    return {"type": "message_start", "message": message}
+
+
+def _message_end(stop_reason: str, output_tokens: int) -> list[dict[str, Any]]:
+    """A hand-written stream's `message_delta` (its stop reason and usage), then `message_stop`."""
+    delta = {"stop_reason": stop_reason, "stop_sequence": None}
+    return [
+        {"type": "message_delta", "delta": delta, "usage": {"output_tokens": output_tokens}},
+        {"type": "message_stop"},
+    ]
+
+
 def _cite(url: str, text: str) -> dict[str, Any]:
     citation = {
         "type": "web_search_result_location",
@@ -76,18 +99,7 @@ def _text(
 # to each other (a block's citations_delta before and after its text).
 HAND_CITED = "hand-written: text blocks with citations"
 CITED = _sse(
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 9, "output_tokens": 1},
-        },
-    },
+    _message_start("msg_1", "claude-sonnet-4-5"),
     *_text(0, "From the ", "search: "),
     *_text(1, "the sky ", "is blue", cited=(_cite("https://a/1", "Sky"), _cite("https://b/2", ""))),
     *_text(2, ", and "),
@@ -96,12 +108,7 @@ CITED = _sse(
     # A block that may cite but whose list stays empty, between two plain ones: kept apart.
     *_text(5, "rain is ", "wet", listed=True),
     *_text(6, "!"),
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 30},
-    },
-    {"type": "message_stop"},
+    *_message_end("end_turn", 30),
 )
 ANTHROPIC.append(HAND_CITED)
 
@@ -109,18 +116,7 @@ ANTHROPIC.append(HAND_CITED)
 # (the SDK's final message keeps each), around a tool call.
 HAND_ADJACENT = "hand-written: adjacent text blocks"
 ADJACENT = _sse(
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_2",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 9, "output_tokens": 1},
-        },
-    },
+    _message_start("msg_2", "claude-sonnet-4-5"),
     *_text(0, "Let me ", "check. "),
     *_text(1, "One moment."),
     {
@@ -136,12 +132,7 @@ ADJACENT = _sse(
     {"type": "content_block_stop", "index": 2},
     *_text(3, "Then "),
     *_text(4, "more."),
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-        "usage": {"output_tokens": 20},
-    },
-    {"type": "message_stop"},
+    *_message_end("tool_use", 20),
 )
 ANTHROPIC.append(HAND_ADJACENT)
 
@@ -149,18 +140,7 @@ ANTHROPIC.append(HAND_ADJACENT)
 # recording, and a compaction that failed (no summary: `content` stays null).
 HAND_FAILED_COMPACTION = "hand-written: a compaction that failed"
 FAILED_COMPACTION = _sse(
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_3",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-6",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 9, "output_tokens": 1},
-        },
-    },
+    _message_start("msg_3", "claude-sonnet-4-6"),
     {
         "type": "content_block_start",
         "index": 0,
@@ -173,12 +153,7 @@ FAILED_COMPACTION = _sse(
     },
     {"type": "content_block_stop", "index": 0},
     *_text(1, "Go on with what?"),
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 6},
-    },
-    {"type": "message_stop"},
+    *_message_end("end_turn", 6),
 )
 COMPACTIONS = ["anthropic/compaction-written.sse", HAND_FAILED_COMPACTION]
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rxstream.core.dialects import renderer, wire_bytes
+from rxstream.core.dialects import DIALECTS, renderer, wire_bytes
 from rxstream.core.dialects.bedrock import event_message
 from rxstream.core.dialects.sse_encoder import SSEEncoder
 from rxstream.core.wire import item_event, text_event
@@ -48,16 +48,7 @@ from rxstream.testing._scenario import Say
 from tests.support.fast import fast_paths_as
 
 #: Every renderer that writes one event per text delta.
-SHORTCUT_DIALECTS = [
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "cohere",
-    "ollama",
-    "bedrock",
-    "ai-sdk",
-]
+SHORTCUT_DIALECTS = [*DIALECTS, "ai-sdk"]
 SSE_DIALECTS = [d for d in SHORTCUT_DIALECTS if d not in ("ollama", "bedrock")]
 
 # Text of every kind a JSON string writer must get right: quotes, backslashes,
