@@ -134,23 +134,16 @@ class AISDKDecoder(DialectDecoder):
         if type(kind) is not str:
             raise ShapeError("type", "a string", kind)
         if kind == "text-delta" or kind == "reasoning-delta":
-            part = _need_str(chunk, "id")
-            text = _need_str(chunk, "delta")
-            self._answered = True
-            if not text:
-                return []
-            if kind == "reasoning-delta":
-                self._after_text = False
-                return [ReasoningDelta(text)]
-            if part in self._refusals:
-                self._after_text = False
-                return [RefusalDelta(text)]
-            self._after_text = True
-            return [TextDelta(text)]
+            return self._text(kind, chunk)
         if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
             return self._part_edge(kind, chunk)
-        if kind != "message-metadata" and kind != "start":
-            self._after_text = False  # a part between: text after it is apart already
+        out = self._chunk(kind, chunk, frame)
+        if self._after_text and any(_begins_block(d) for d in out):
+            self._after_text = False  # a block between: text after it is apart already
+        return out
+
+    def _chunk(self, kind: str, chunk: JSONObject, frame: SSEFrame) -> list[Any]:
+        """What a chunk other than a text or reasoning part's gives."""
         if kind.startswith("tool-"):
             if self._runs and (kind in _OUTCOMES or kind == "tool-approval-request"):
                 return self._run_tool(kind, chunk)
@@ -174,6 +167,22 @@ class AISDKDecoder(DialectDecoder):
             opt_str(chunk, "reason", "")
             self._ended = True
         return [Metadata({"events": [chunk]})]
+
+    def _text(self, kind: str, chunk: JSONObject) -> list[Delta]:
+        """A `text-delta` (text, or a refusal's) or a `reasoning-delta`."""
+        part = _need_str(chunk, "id")
+        text = _need_str(chunk, "delta")
+        self._answered = True
+        if not text:
+            return []
+        if kind == "reasoning-delta":
+            self._after_text = False
+            return [ReasoningDelta(text)]
+        if part in self._refusals:
+            self._after_text = False
+            return [RefusalDelta(text)]
+        self._after_text = True
+        return [TextDelta(text)]
 
     def _start(self, chunk: JSONObject) -> list[Delta]:
         """The `start` part: the message's id and metadata."""
@@ -446,3 +455,10 @@ def _usage(value: JSON) -> Usage | None:
         cache_write=written,
         raw=value,
     )
+
+
+def _begins_block(item: object) -> bool:
+    """Whether `item` makes a block of a `Message` of its own (text after it is apart)."""
+    if type(item) is ToolCallDelta:
+        return item.id is not None or item.name is not None  # a call's start, not its input
+    return type(item) not in (Metadata, Usage, Finish)

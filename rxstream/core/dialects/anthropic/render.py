@@ -199,19 +199,12 @@ class AnthropicRenderer:
     def feed(self, delta: Delta) -> list[Wire]:
         """The wire events `delta` becomes (see the class docstring)."""
         self._check(delta)
-        if type(delta) is not TextDelta or self._resets.ended:
-            seen = self._resets.see(delta)
-            if seen is None:
+        if type(delta) is not TextDelta or self._resets.ended or delta.choice != 0:
+            written = self._written(delta)
+            if written is None:
                 return []
-            delta = seen
+            delta = written
         out: list[Wire] = []
-        if delta.choice != 0:
-            return out
-        if type(delta) is Metadata and not self._started:
-            rest = self._take_start_meta(delta)
-            if rest is None:
-                return out
-            delta = rest
         if not self._started:
             out += self._message_start()
         match delta:
@@ -246,6 +239,16 @@ class AnthropicRenderer:
             case Metadata(data=data):
                 self._metadata(data, out)
         return out
+
+    def _written(self, delta: Delta) -> Delta | None:
+        """What `feed` writes of `delta`, past resets (`Resets.see`), other choices and the
+        metadata the message's start takes; None when nothing."""
+        seen = self._resets.see(delta)
+        if seen is None or seen.choice != 0:
+            return None
+        if type(seen) is Metadata and not self._started:
+            return self._take_start_meta(seen)
+        return seen
 
     def text_event(self, delta: TextDelta) -> tuple[str, str] | None:
         """The one event `feed(delta)` gives for a text delta, as (name, data), when it
