@@ -209,6 +209,17 @@ class _Choice:
         else:
             self.push(ReasoningBlock(state.text, state))
 
+    def end_text(self) -> None:
+        """End the open text run: the next text piece starts a run (a block) of its own."""
+        if self.open_kind is _TEXT:
+            self.open_kind = None
+
+    def cite(self, citation: Citation) -> None:
+        """Keep `citation`; a whole-block one makes its span a cited block."""
+        self.citations.append(citation)
+        if citation.whole_block:
+            self.cite_block(citation.start, citation.end, citation)
+
     def cite_block(self, start: int | None, end: int | None, citation: Citation | None) -> None:
         """Make the text from `start` to `end`, the tail of the open text run, a cited block.
 
@@ -530,16 +541,11 @@ class MessageAccumulator(MachineBase):
                     call for call in self._tools.feed(delta) if type(call) is ToolCall
                 )
             case Citation():
-                state = self._choice(delta.choice)
-                state.citations.append(delta)
-                if delta.whole_block:
-                    state.cite_block(delta.start, delta.end, delta)
+                self._choice(delta.choice).cite(delta)
             case EmptyCitations(start=start, end=end):
                 self._choice(delta.choice).cite_block(start, end, None)
             case TextBlockStart():
-                state = self._choice(delta.choice)
-                if state.open_kind is _TEXT:
-                    state.open_kind = None  # the next text piece starts a run of its own
+                self._choice(delta.choice).end_text()
             case ServerToolCall() | ServerToolResult():
                 state = self._choice(delta.choice)
                 state.server_tools.append(delta)
