@@ -85,6 +85,17 @@ both: its hand loop is the cheapest, 3.4-3.7 us an event) and gemini sent in
 one run (0.65x, then 0.73x); every row at or under 1.0x on the standard library
 (the highest 0.84x, anthropic rendered).
 
+After the SSE parser's bulk read of three-line events and Anthropic's msgspec
+types without garbage-collector tracking (issue 29, fifth round), two runs on
+an idle machine (`--repeats` default, x the hand loop, `fast` / stdlib):
+anthropic rendered 0.64 / 0.74 and 0.62 / 0.72 (it was 0.78 with `fast`),
+gemini sent 0.64 / 0.65 and 0.64 / 0.64; every row at or under 0.7x with
+`fast` but openai-responses sent in one run (0.70x, flagged as a miss by a
+hair; 0.67x in the other), every row under 1.0x on the standard library (the
+highest 0.77x, openai-responses sent). `--setup`, three idle runs: fast /
+plain 0.83-0.93, stdlib / plain 0.91-0.99 (gemini 0.96-0.97, ollama and
+bedrock up to 0.98-0.99).
+
 `--setup`, three rounds each, x the plain stream (every fast path off):
 
 | dialect | fast / plain, main | fast / plain, this | stdlib / plain, main | stdlib / plain, this |
