@@ -35,6 +35,11 @@ every encoder layer per event) 1.20-1.64x, median 1.55x over six runs; after
 renderer's text event asked first) 1.07-1.42x, median 1.17x over six runs
 (1.07-1.19x, median 1.13x, over the four with every change). Per request, building
 `rs.chat`'s request and pipeline is about half of what is left at 40 tokens.
+Those figures were taken under load, where the hand loop itself cost 219-388 µs a
+token. On an idle machine (load 0.2, the hand loop 108-109 µs a token) the target is
+missed: two runs of the code of that change gave 1.32x and 1.36x, and three of the
+next round's (with every renderer's text shortcut) 1.36-1.39x, the two taking turns. At
+40 tokens a stream the fixed cost of each request weighs more when each token is cheap.
 
 LiteLLM: `pip install 'litellm[proxy]==1.110.2'` (in a venv of its own) fails:
 the `proxy` extra of that release requires `litellm-proxy==1.110.2`, and the
