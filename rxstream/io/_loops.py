@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")  # what a source's make_reader gives: an iterator of batches, sync or async
 
 
 class Handle:
@@ -316,17 +317,19 @@ def sync_source(
     return _SyncSource(make_reader, scheduler)
 
 
-class _SyncSource(BatchSource):
-    """What `sync_source` gives: a `SyncLoop` per subscription (batches whole, if asked)."""
+class _ReaderSource(BatchSource, Generic[R]):
+    """A source of `make_reader(handle)`'s batches, read on `scheduler` (or the subscriber's)."""
 
     def __init__(
-        self,
-        make_reader: Callable[[Handle], Iterator[list[Any]]],
-        scheduler: abc.SchedulerBase | None,
+        self, make_reader: Callable[[Handle], R], scheduler: abc.SchedulerBase | None
     ) -> None:
         super().__init__()
         self._make_reader = make_reader
         self._scheduler = scheduler
+
+
+class _SyncSource(_ReaderSource[Iterator[list[Any]]]):
+    """What `sync_source` gives: a `SyncLoop` per subscription (batches whole, if asked)."""
 
     def _subscribe_core(
         self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
@@ -451,17 +454,8 @@ def async_source(
     return _AsyncSource(make_reader, scheduler)
 
 
-class _AsyncSource(BatchSource):
+class _AsyncSource(_ReaderSource[AsyncIterator[list[Any]]]):
     """What `async_source` gives: an `AsyncLoop` per subscription (batches whole, if asked)."""
-
-    def __init__(
-        self,
-        make_reader: Callable[[Handle], AsyncIterator[list[Any]]],
-        scheduler: abc.SchedulerBase | None,
-    ) -> None:
-        super().__init__()
-        self._make_reader = make_reader
-        self._scheduler = scheduler
 
     def _subscribe_core(
         self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None

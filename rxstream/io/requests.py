@@ -342,42 +342,15 @@ def base_url_for(dialect: str, base_url: str | None, env: Mapping[str, str]) -> 
     return base
 
 
-def build_request(
-    dialect: str,
-    *,
-    model: str,
-    messages: Iterable[Mapping[str, Any] | Message],
-    tools: Iterable[Tool | Mapping[str, Any]] | None = None,
-    output: Output | type | JSONObject | OutputSpec | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    env: Mapping[str, str] | None = None,
-    require_key: bool = True,
-    **options: Any,
-) -> httpx.Request:
+def build_request(dialect: str, **arguments: Any) -> httpx.Request:
     """`rs.request`, with the environment given and the key optional (for the CLI).
 
-    Args:
-        env: the environment to read (default: `os.environ`).
-        require_key: False sends the request without credentials when none
-            are set, instead of raising (the caller warns).
-
-    The other arguments are `rs.request`'s.
+    The arguments are `prepare_request`'s: `rs.request`'s, and `env` (the
+    environment to read; default `os.environ`) and `require_key` (False sends
+    the request without credentials when none are set, instead of raising;
+    the caller warns).
     """
-    return prepare_request(
-        dialect,
-        model=model,
-        messages=messages,
-        tools=tools,
-        output=output,
-        api_key=api_key,
-        base_url=base_url,
-        headers=headers,
-        env=env,
-        require_key=require_key,
-        **options,
-    )()
+    return prepare_request(dialect, **arguments)()
 
 
 def prepare_request(
